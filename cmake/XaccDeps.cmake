@@ -1,0 +1,64 @@
+# Locates the third-party pieces. Each optional dependency switches its component
+# off with a message instead of failing the configure step.
+find_package(fmt CONFIG REQUIRED)
+find_package(nlohmann_json CONFIG REQUIRED)
+find_package(CLI11 CONFIG QUIET)
+if(NOT CLI11_FOUND)
+  find_path(CLI11_INCLUDE_DIR CLI/CLI.hpp REQUIRED)
+  add_library(CLI11::CLI11 INTERFACE IMPORTED)
+  target_include_directories(CLI11::CLI11 INTERFACE ${CLI11_INCLUDE_DIR})
+endif()
+find_package(GTest QUIET)
+find_package(TBB CONFIG QUIET)
+
+find_package(Python3 COMPONENTS Interpreter Development.Module REQUIRED)
+
+if(XACC_WITH_TORCH OR XACC_BUILD_PYTHON)
+  execute_process(
+    COMMAND ${Python3_EXECUTABLE} -c "import torch.utils; print(torch.utils.cmake_prefix_path)"
+    OUTPUT_VARIABLE XACC_TORCH_PREFIX OUTPUT_STRIP_TRAILING_WHITESPACE
+    RESULT_VARIABLE XACC_TORCH_RC ERROR_QUIET)
+  execute_process(
+    COMMAND ${Python3_EXECUTABLE} -c "import pybind11; print(pybind11.get_cmake_dir())"
+    OUTPUT_VARIABLE XACC_PYBIND11_DIR OUTPUT_STRIP_TRAILING_WHITESPACE ERROR_QUIET)
+endif()
+
+if(XACC_WITH_TORCH)
+  if(XACC_TORCH_RC EQUAL 0)
+    list(APPEND CMAKE_PREFIX_PATH ${XACC_TORCH_PREFIX})
+    # TorchConfig warns about kineto on CPU builds; harmless.
+    find_package(Torch CONFIG QUIET)
+  endif()
+  if(NOT Torch_FOUND)
+    message(WARNING "torch not found: building without the ATen backend and Python module")
+    set(XACC_WITH_TORCH OFF)
+    set(XACC_BUILD_PYTHON OFF)
+  else()
+    # torch_python carries the pybind11 type casters for at::Tensor.
+    get_filename_component(XACC_TORCH_LIBDIR "${TORCH_LIBRARY}" DIRECTORY)
+    find_library(XACC_TORCH_PYTHON_LIB torch_python PATHS ${XACC_TORCH_LIBDIR} NO_DEFAULT_PATH)
+  endif()
+endif()
+
+if(XACC_BUILD_PYTHON)
+  if(XACC_PYBIND11_DIR)
+    set(pybind11_DIR ${XACC_PYBIND11_DIR})
+  endif()
+  find_package(pybind11 CONFIG QUIET)
+  if(NOT pybind11_FOUND)
+    message(WARNING "pybind11 not found: not building xacc._C")
+    set(XACC_BUILD_PYTHON OFF)
+  endif()
+endif()
+
+if(XACC_WITH_MLIR)
+  find_package(MLIR CONFIG QUIET HINTS /usr/lib/llvm-22/lib/cmake/mlir)
+  if(NOT MLIR_FOUND)
+    message(WARNING "MLIR 22 not found: building without the xpu backend")
+    set(XACC_WITH_MLIR OFF)
+  endif()
+endif()
+
+find_program(XACC_LIT NAMES lit-22 lit)
+find_program(XACC_FILECHECK NAMES FileCheck-22 FileCheck
+             HINTS /usr/lib/llvm-22/bin)

@@ -1,0 +1,66 @@
+// The reference interpreter: executes any graph whose ops have an InterpFn
+// (every core op; `aten.*` ops once the ATen backend is registered). It is the
+// semantic oracle for constant folding, macros and backend tests, so it favours
+// clarity over speed, but it is demand-driven like the language: only nodes
+// that a result (or the final effect token) depends on run.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "xacc/ir/Datum.h"
+#include "xacc/ir/Graph.h"
+#include "xacc/support/Diagnostic.h"
+
+namespace xacc::ir {
+
+class Interpreter {
+public:
+  explicit Interpreter(support::DiagnosticEngine& diag, const Module* module = nullptr);
+  ~Interpreter();
+
+  /// Runs `g` on `args`. On failure reports a located runtime error and returns false.
+  bool run(const Graph& g, const std::vector<Datum>& args, std::vector<Datum>& results);
+  /// Calls a function datum (closure over a graph).
+  bool apply(const Datum& fn, const std::vector<Datum>& args, std::vector<Datum>& results,
+             const Node* site = nullptr);
+  /// Calls graph `name` of the module.
+  bool call(std::string_view name, const std::vector<Datum>& args, std::vector<Datum>& results,
+            const Node* site = nullptr);
+
+  /// Reports a runtime error located at `n`; always returns false.
+  bool fail(const Node& n, std::string code, std::string message);
+
+  const Module* module() const { return module_; }
+  void setModule(const Module* m) { module_ = m; }
+  support::DiagnosticEngine& diag() { return diag_; }
+
+  /// Sink for `io.print` (default: stdout).
+  void setOutput(std::function<void(std::string_view)> out) { out_ = std::move(out); }
+  void write(std::string_view s);
+
+  void setMaxDepth(unsigned d) { maxDepth_ = d; }
+
+private:
+  struct Plan;
+  const Plan& planFor(const Graph& g);
+
+  support::DiagnosticEngine& diag_;
+  const Module* module_;
+  std::function<void(std::string_view)> out_;
+  std::unordered_map<const Graph*, std::unique_ptr<Plan>> plans_;
+  unsigned depth_ = 0;
+  unsigned maxDepth_ = 2000;
+};
+
+/// Converts a constant attribute into a datum (null if not convertible).
+bool attrToDatum(const Attr& a, Type t, Datum& out);
+/// Converts a scalar/str/list/tuple datum to an attribute for folding; false for
+/// heap objects that have no attribute form (tensors, lists are allowed).
+bool datumToAttr(const Datum& d, Attr& out);
+
+}  // namespace xacc::ir

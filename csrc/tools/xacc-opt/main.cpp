@@ -1,0 +1,261 @@
+// xacc-opt: reads GIR text, verifies it, runs a pass pipeline and prints GIR or
+// DOT. With --verify-diagnostics it checks `// expected-error {{...}}` comments
+// against the diagnostics produced (like mlir-opt), which is how lit tests the
+// parser and verifier. Malformed input always ends in a located diagnostic and
+// exit code 1, never a crash.
+#include <CLI/CLI.hpp>
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+#include <regex>
+#include <sstream>
+
+#include "xacc/ir/Interpreter.h"
+#include "xacc/ir/Parser.h"
+#include "xacc/ir/Printer.h"
+#include "xacc/ir/Verifier.h"
+#include "xacc/passes/PassManager.h"
+#ifdef XACC_HAVE_ATEN
+#include "xacc/backend/aten/AtenOps.h"
+#endif
+
+using namespace xacc;
+
+namespace {
+
+struct Options {
+  std::string input = "-";
+  std::string output = "-";
+  std::string passes;
+  std::string emit = "gir";
+  std::string interpret;
+  bool verifyEach = false;
+  bool printAfterAll = false;
+  bool stats = false;
+  bool timing = false;
+  bool verifyDiagnostics = false;
+  bool splitInputFile = false;
+  bool noLocs = false;
+  bool noVerify = false;
+};
+
+struct Expected {
+  uint32_t line;
+  std::string message;
+  bool matched = false;
+};
+
+// Parses `// expected-error[@+N|@-N] {{message}}` comments of one chunk.
+std::vector<Expected> collectExpected(const std::string& text) {
+  std::vector<Expected> out;
+  static const std::regex re(R"(expected-error(@([+-]?)(\d+))?\s*\{\{(.*)\}\})");
+  std::istringstream in(text);
+  std::string line;
+  uint32_t lineNo = 0;
+  while (std::getline(in, line)) {
+    ++lineNo;
+    std::smatch m;
+    if (!std::regex_search(line, m, re)) continue;
+    uint32_t target = lineNo;
+    if (m[1].matched) {
+      long n = std::stol(m[3].str());
+      if (m[2].str() == "+") target = lineNo + uint32_t(n);
+      else if (m[2].str() == "-") target = lineNo - uint32_t(n);
+      else target = uint32_t(n);
+    }
+    out.push_back({target, m[4].str()});
+  }
+  return out;
+}
+
+// Processes one chunk; returns the exit status for it.
+int processChunk(const Options& opt, const std::string& text, const std::string& name,
+                 std::string& output) {
+  support::DiagnosticEngine diag;
+  ir::TextLocations locs;
+  std::unique_ptr<ir::Module> m = ir::parseModule(text, name, diag, &locs);
+  bool ok = m != nullptr;
+  if (ok && !opt.noVerify) ok = ir::verifyModule(*m, diag, &locs);
+  passes::PassManager pm(diag);
+  if (ok && !opt.passes.empty()) {
+    ok = pm.addPipeline(opt.passes);
+    pm.setVerifyEach(opt.verifyEach);
+    pm.setTextLocations(&locs);
+    if (opt.printAfterAll)
+      pm.setAfterPass([&](std::string_view pass, const ir::Module& mod) {
+        std::cerr << "// -----// IR after " << pass << " //----- //\n"
+                  << ir::printModule(mod, {!opt.noLocs});
+      });
+    if (ok) ok = pm.run(*m);
+  }
+
+  if (opt.verifyDiagnostics) {
+    std::vector<Expected> expected = collectExpected(text);
+    int status = 0;
+    for (const support::Diagnostic& d : diag.diagnostics()) {
+      if (d.severity != support::Severity::Error) continue;
+      bool found = false;
+      for (Expected& e : expected)
+        if (!e.matched && e.line == d.loc.line && d.message.find(e.message) != std::string::npos) {
+          e.matched = found = true;
+          break;
+        }
+      if (!found) {
+        std::cerr << name << ":" << d.loc.line << ":" << d.loc.col
+                  << ": error: unexpected error: " << d.message << "\n";
+        status = 1;
+      }
+    }
+    for (const Expected& e : expected)
+      if (!e.matched) {
+        std::cerr << name << ":" << e.line << ": error: expected error \"" << e.message
+                  << "\" was not produced\n";
+        status = 1;
+      }
+    return status;
+  }
+
+  if (!ok) {
+    std::cerr << diag.renderAllText();
+    return 1;
+  }
+  if (!opt.interpret.empty()) {
+    ir::Graph* g = m->lookup(opt.interpret);
+    if (!g) {
+      std::cerr << name << ": error[E0409]: no graph @" << opt.interpret << "\n";
+      return 1;
+    }
+    if (g->numParams() != 0) {
+      std::cerr << name << ": error[E0411]: --interpret needs a graph without parameters\n";
+      return 1;
+    }
+    ir::Interpreter interp(diag, m.get());
+    interp.setOutput([&](std::string_view s) { output.append(s); });
+    std::vector<ir::Datum> results;
+    if (!interp.run(*g, {}, results)) {
+      std::cerr << diag.renderAllText();
+      return 1;
+    }
+    for (size_t i = 0; i < results.size(); ++i)
+      if (results[i].kind() != ir::DKind::Token)
+        output += "result " + std::to_string(i) + ": " + results[i].repr(false) + "\n";
+  } else if (opt.emit == "dot") {
+    output += ir::printDot(*m);
+  } else {
+    output += ir::printModule(*m, {!opt.noLocs});
+  }
+  if (opt.stats) {
+    std::cerr << "===- Pass statistics -===\n";
+    for (auto& [k, v] : pm.stats()) std::cerr << "  " << v << "  " << k << "\n";
+  }
+  if (opt.timing) {
+    std::cerr << "===- Pass timing -===\n";
+    for (auto& [k, v] : pm.timings()) std::cerr << "  " << v * 1e3 << " ms  " << k << "\n";
+  }
+  return 0;
+}
+
+std::string passHelp() {
+  std::string s = "Passes (for --passes=a,b,c):\n";
+  for (const passes::PassInfo& p : passes::passRegistry()) {
+    s += "  " + p.name;
+    s += std::string(p.name.size() < 16 ? 16 - p.name.size() : 1, ' ');
+    s += p.description + "\n";
+  }
+  return s;
+}
+
+int realMain(int argc, char** argv) {
+#ifdef XACC_HAVE_ATEN
+  backend::aten::registerAtenOps();
+#endif
+  Options opt;
+  CLI::App app{"xacc-opt: read GIR, run passes, print GIR or DOT"};
+  app.footer(passHelp());
+  app.add_option("input", opt.input, "input .gir file ('-' for stdin)");
+  app.add_option("-o,--output", opt.output, "output file ('-' for stdout)");
+  app.add_option("--passes", opt.passes, "comma-separated pass pipeline");
+  app.add_option("--emit", opt.emit, "output form: gir or dot")->check(CLI::IsMember({"gir", "dot"}));
+  app.add_option("--interpret", opt.interpret, "run the named parameterless graph and print its results");
+  app.add_flag("--verify-each", opt.verifyEach, "verify the IR after every pass");
+  app.add_flag("--print-ir-after-all", opt.printAfterAll, "print the IR to stderr after every pass");
+  app.add_flag("--stats", opt.stats, "print pass statistics to stderr");
+  app.add_flag("--timing", opt.timing, "print the time spent in each pass to stderr");
+  app.add_flag("--verify-diagnostics", opt.verifyDiagnostics,
+               "check // expected-error {{...}} comments against the diagnostics");
+  app.add_flag("--split-input-file", opt.splitInputFile, "process chunks separated by '// -----'");
+  app.add_flag("--no-locs", opt.noLocs, "do not print loc(...) suffixes");
+  app.add_flag("--no-verify", opt.noVerify, "skip the verifier on input");
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e) == 0 ? 0 : 2;
+  }
+
+  std::string text;
+  std::string name = opt.input == "-" ? "<stdin>" : opt.input;
+  if (opt.input == "-") {
+    std::stringstream ss;
+    ss << std::cin.rdbuf();
+    text = ss.str();
+  } else {
+    std::ifstream f(opt.input, std::ios::binary);
+    if (!f) {
+      std::cerr << opt.input << ": error[E0002]: cannot open file\n";
+      return 1;
+    }
+    std::stringstream ss;
+    ss << f.rdbuf();
+    text = ss.str();
+  }
+
+  std::vector<std::string> chunks;
+  if (opt.splitInputFile) {
+    // Each chunk keeps its original line numbers by being padded with newlines.
+    std::istringstream in(text);
+    std::string line, cur;
+    size_t lineNo = 0, chunkStart = 0;
+    while (std::getline(in, line)) {
+      if (line.rfind("// -----", 0) == 0) {
+        chunks.push_back(std::string(chunkStart, '\n') + cur);
+        cur.clear();
+        chunkStart = lineNo + 1;
+      } else {
+        cur += line + "\n";
+      }
+      ++lineNo;
+    }
+    chunks.push_back(std::string(chunkStart, '\n') + cur);
+  } else {
+    chunks.push_back(text);
+  }
+
+  int status = 0;
+  std::string output;
+  for (size_t i = 0; i < chunks.size(); ++i) {
+    if (i) output += "// -----\n";
+    status |= processChunk(opt, chunks[i], name, output);
+  }
+  if (opt.output == "-") {
+    std::cout << output;
+  } else {
+    std::ofstream f(opt.output, std::ios::binary);
+    if (!f) {
+      std::cerr << opt.output << ": error[E0002]: cannot write file\n";
+      return 1;
+    }
+    f << output;
+  }
+  return status;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  try {
+    return realMain(argc, argv);
+  } catch (const std::exception& e) {
+    std::cerr << "xacc-opt: error[E0003]: internal error: " << e.what() << "\n";
+    return 1;
+  }
+}
