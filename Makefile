@@ -1,0 +1,86 @@
+# xacc developer entry points. A fresh machine needs only `make run` or `make test`;
+# both run `make install` first, which is idempotent and takes seconds once done.
+#
+#   make install  system + Python deps, CMake build, editable install, tools on PATH
+#   make build    incremental CMake build in build/ (Ninja, ccache)
+#   make test     every suite (GoogleTest, lit, pytest), one summary line each
+#   make run      the main job (RUN_CMD below)
+#   make bench    benchmarks (benchmarks/ir)
+#   make clean    remove the build tree and the linked extension
+#
+# Variables: PYTHON (interpreter to install into), XACC_BUILD_DIR (build tree),
+# XACC_JOBS (parallel compile jobs), XACC_CMAKE_ARGS (extra CMake -D options),
+# BIN_DIR (where xacc-opt and camel are linked; default /usr/local/bin).
+
+SHELL := /bin/bash
+.SHELLFLAGS := -eu -o pipefail -c
+
+PYTHON ?= python3
+XACC_BUILD_DIR ?= $(CURDIR)/build
+export XACC_BUILD_DIR
+BUILD_DIR := $(XACC_BUILD_DIR)
+BIN_DIR ?= /usr/local/bin
+TOOLS := xacc-opt camel
+
+# Steps of `install` must run in order even under `make -j`.
+.NOTPARALLEL:
+
+# The main job. Later: RUN_CMD := $(PYTHON) -m xjit --device cpu examples/<model>.py
+RUN_CMD := $(BUILD_DIR)/bin/xacc-opt --passes=dce,cse,const-fold examples/gir/demo.gir
+
+.PHONY: all install deps build package link-tools test run bench clean
+
+all: build
+
+install: deps build package link-tools
+
+deps:
+	@PYTHON=$(PYTHON) scripts/install-deps.sh
+
+# Configure once, then build incrementally; also points xacc/_C*.so at the built module.
+build:
+	@$(PYTHON) scripts/cmake_build.py build
+
+# Editable install of the Python packages; skipped when this interpreter already imports
+# them from this checkout (pip install -e would only rebuild what `build` just built).
+package: build
+	@if $(PYTHON) scripts/cmake_build.py check-editable; then \
+	  echo "-- xacc: editable install in place"; \
+	else \
+	  $(PYTHON) -m pip install --disable-pip-version-check --no-build-isolation --no-deps -e .; \
+	fi
+
+# Put the C++ tools on PATH (symlinks, so rebuilding updates them).
+link-tools: build
+	@for tool in $(TOOLS); do \
+	  src="$(abspath $(BUILD_DIR))/bin/$$tool"; \
+	  if [ ! -x "$$src" ]; then echo "-- xacc: $$tool not built yet, not linked"; continue; fi; \
+	  if [ "$$(readlink "$(BIN_DIR)/$$tool" 2>/dev/null)" = "$$src" ]; then continue; fi; \
+	  if ln -sfn "$$src" "$(BIN_DIR)/$$tool" 2>/dev/null; then \
+	    echo "-- xacc: $(BIN_DIR)/$$tool -> $$src"; \
+	  else \
+	    echo "-- xacc: cannot write $(BIN_DIR); add $(abspath $(BUILD_DIR))/bin to PATH"; \
+	  fi; \
+	done
+
+test: install
+	@$(PYTHON) scripts/run_tests.py
+
+run: install
+	@tool="$(firstword $(RUN_CMD))"; \
+	if [ ! -x "$$tool" ] && ! command -v "$$tool" >/dev/null; then \
+	  echo "make run: $$tool is not built yet (the IR tools are in progress); nothing to run." >&2; \
+	  exit 1; \
+	fi
+	$(RUN_CMD)
+
+bench: install
+	@if [ -f benchmarks/ir/run.py ]; then \
+	  $(PYTHON) benchmarks/ir/run.py; \
+	else \
+	  echo "make bench: benchmarks/ir/run.py does not exist yet; nothing to run." >&2; exit 1; \
+	fi
+
+clean:
+	rm -rf $(BUILD_DIR) *.egg-info
+	find xacc -maxdepth 1 -name '_C*.so' -type l -delete 2>/dev/null || true

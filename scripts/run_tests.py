@@ -1,0 +1,228 @@
+#!/usr/bin/env python3
+"""Runs every xacc test suite and prints one summary line per suite plus the totals.
+
+Suites, in order:
+
+* ``gtest`` -- the GoogleTest binaries, through ``ctest --test-dir <build>``;
+* ``lit`` -- ``lit-22 -sv tests/lit`` (IR, passes, Camel front end; FileCheck);
+* ``pytest <dir>`` -- ``python -m pytest -q <dir>`` for ``tests/python`` and for every
+  other ``tests/<dir>/`` holding ``test_*.py`` or ``*_test.py`` files (found, not listed,
+  so a new directory cannot be forgotten; ``PYTEST_FIRST`` only fixes the order).
+
+Each suite's own output streams through; counts come from the machine-readable reports
+(JUnit XML for ctest and pytest, lit's JSON) written under ``<build>/test-results/``.
+The last line is exactly ``N passed, N failed``; the exit status is 1 when any suite
+failed. A suite with no tests yet counts as empty, not failed -- but a suite whose test
+sources exist and that ran nothing (ctest finding no tests, pytest collecting none) fails.
+
+Environment: ``XACC_BUILD_DIR`` (default ``<repo>/build``), ``XACC_SUITE_TIMEOUT``
+(seconds per suite, default 1800). ``--only NAME`` runs the suites whose name contains
+NAME (e.g. ``--only lit``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+import xml.etree.ElementTree as ET
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+BUILD_DIR = Path(os.environ.get("XACC_BUILD_DIR", REPO_ROOT / "build")).resolve()
+RESULTS_DIR = BUILD_DIR / "test-results"
+SUITE_TIMEOUT = int(os.environ.get("XACC_SUITE_TIMEOUT", "1800"))
+
+# pytest directories that run first, in this order; any other tests/<dir>/ with test
+# files runs after them in name order. tests/lit and tests/unit belong to lit and ctest.
+PYTEST_FIRST = ["tests/python"]
+NOT_PYTEST = {"lit", "unit"}
+
+# lit result codes (lit's JSON "code" field).
+LIT_PASSED = {"PASS", "XFAIL", "FLAKYPASS"}
+LIT_FAILED = {"FAIL", "XPASS", "UNRESOLVED", "TIMEOUT"}
+
+
+@dataclass
+class Result:
+    passed: int = 0
+    failed: int = 0
+    skipped: int = 0
+    note: str = ""
+
+
+@dataclass
+class Suite:
+    name: str
+    run: Callable[[], Result]
+
+
+def run_streaming(cmd: list[str], env: dict[str, str] | None = None) -> int | None:
+    """Runs cmd with output going straight to ours; None when it hit the timeout."""
+    print(f"$ {' '.join(cmd)}", flush=True)
+    proc = subprocess.Popen(cmd, cwd=REPO_ROOT, env=env, start_new_session=True)
+    try:
+        return proc.wait(timeout=SUITE_TIMEOUT)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()
+        return None
+
+
+def fresh_report(name: str) -> Path:
+    RESULTS_DIR.mkdir(parents=True, exist_ok=True)
+    path = RESULTS_DIR / name
+    path.unlink(missing_ok=True)
+    return path
+
+
+def finish(result: Result, rc: int | None, tool: str) -> Result:
+    """Makes sure a failing exit status is never reported as a clean suite."""
+    if rc is None:
+        result.failed += 1
+        result.note = f"timed out after {SUITE_TIMEOUT}s"
+    elif rc != 0 and result.failed == 0:
+        result.failed = 1
+        result.note = result.note or f"{tool} exited with status {rc}"
+    return result
+
+
+# --- GoogleTest via ctest ---------------------------------------------------------------
+def run_ctest() -> Result:
+    sources = sorted((REPO_ROOT / "tests" / "unit").glob("*_test.cpp"))
+    if not (BUILD_DIR / "CTestTestfile.cmake").exists():
+        if sources:
+            return Result(failed=1, note=f"{BUILD_DIR} has no CTest files; run `make build`")
+        return Result(note="no tests yet")
+    report = fresh_report("ctest.xml")
+    jobs = str(os.cpu_count() or 2)
+    rc = run_streaming(["ctest", "--test-dir", str(BUILD_DIR), "--output-on-failure",
+                        "--parallel", jobs, "--output-junit", str(report)])
+    result = Result()
+    if report.exists():
+        for case in ET.parse(report).getroot().iter("testcase"):
+            status = case.get("status", "")
+            if status == "run":
+                result.passed += 1
+            elif status == "disabled":
+                result.skipped += 1
+            else:  # fail, notrun (binary missing or crashed during discovery)
+                result.failed += 1
+    if result.passed + result.failed == 0 and sources and rc == 0:
+        result.failed = 1
+        result.note = "tests/unit has tests but ctest ran none (is GoogleTest found?)"
+    return finish(result, rc, "ctest")
+
+
+# --- lit ---------------------------------------------------------------------------------
+def run_lit() -> Result:
+    lit = shutil.which("lit-22") or shutil.which("lit")
+    if lit is None:
+        return Result(failed=1, note="lit-22 not found (make install provides it)")
+    report = fresh_report("lit.json")
+    env = dict(os.environ, XACC_BUILD_DIR=str(BUILD_DIR), XACC_PYTHON=sys.executable)
+    rc = run_streaming([lit, "-sv", "tests/lit", "-o", str(report)], env=env)
+    result = Result()
+    if report.exists():
+        for test in json.loads(report.read_text()).get("tests", []):
+            code = test.get("code", "")
+            if code in LIT_PASSED:
+                result.passed += 1
+            elif code in LIT_FAILED:
+                result.failed += 1
+            else:  # UNSUPPORTED, SKIPPED, EXCLUDED
+                result.skipped += 1
+    return finish(result, rc, "lit")
+
+
+# --- pytest ------------------------------------------------------------------------------
+def has_pytest_files(directory: Path) -> bool:
+    return any(directory.rglob("test_*.py")) or any(directory.rglob("*_test.py"))
+
+
+def pytest_dirs() -> list[str]:
+    found = []
+    tests = REPO_ROOT / "tests"
+    if tests.is_dir():
+        for d in sorted(p for p in tests.iterdir() if p.is_dir()):
+            rel = f"tests/{d.name}"
+            if d.name not in NOT_PYTEST and rel not in PYTEST_FIRST and has_pytest_files(d):
+                found.append(rel)
+    return PYTEST_FIRST + found
+
+
+def make_pytest(rel: str) -> Callable[[], Result]:
+    def run() -> Result:
+        directory = REPO_ROOT / rel
+        if not directory.is_dir() or not has_pytest_files(directory):
+            return Result(note="no tests yet")
+        report = fresh_report(f"pytest-{rel.replace('/', '-')}.xml")
+        rc = run_streaming([sys.executable, "-m", "pytest", "-q", rel,
+                            f"--junitxml={report}"])
+        result = Result()
+        if report.exists():
+            root = ET.parse(report).getroot()
+            suites = [root] if root.tag == "testsuite" else list(root.iter("testsuite"))
+            for s in suites:
+                total = int(s.get("tests", 0))
+                failed = int(s.get("failures", 0)) + int(s.get("errors", 0))
+                skipped = int(s.get("skipped", 0))
+                result.passed += total - failed - skipped
+                result.failed += failed
+                result.skipped += skipped
+        if rc == 5:  # pytest: no tests collected, although test files exist
+            return Result(failed=1, note="test files exist but pytest collected no tests")
+        return finish(result, rc, "pytest")
+
+    return run
+
+
+def all_suites() -> list[Suite]:
+    suites = [Suite("gtest", run_ctest), Suite("lit", run_lit)]
+    suites += [Suite(f"pytest {rel}", make_pytest(rel)) for rel in pytest_dirs()]
+    return suites
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description="Run xacc's test suites.")
+    parser.add_argument("--only", action="append", default=[],
+                        help="run only suites whose name contains this (repeatable)")
+    parser.add_argument("--list", action="store_true", help="list the suites and exit")
+    args = parser.parse_args()
+
+    suites = all_suites()
+    if args.only:
+        suites = [s for s in suites if any(o in s.name for o in args.only)]
+    if args.list:
+        print("\n".join(s.name for s in suites))
+        return 0
+
+    summary = []
+    for suite in suites:
+        print(f"\n===== {suite.name} =====", flush=True)
+        start = time.monotonic()
+        result = suite.run()
+        summary.append((suite, result, time.monotonic() - start))
+
+    print("\n===== summary =====")
+    total_passed = total_failed = 0
+    for suite, r, seconds in summary:
+        extras = [f"{r.skipped} skipped"] if r.skipped else []
+        extras += [r.note] if r.note else []
+        extras.append(f"{seconds:.1f}s")
+        print(f"{suite.name}: {r.passed} passed, {r.failed} failed ({'; '.join(extras)})")
+        total_passed += r.passed
+        total_failed += r.failed
+    print(f"{total_passed} passed, {total_failed} failed", flush=True)
+    return 1 if total_failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
