@@ -1,0 +1,33 @@
+// Shared pieces of the xacc._C bindings: error conversion at the boundary and
+// datum <-> Python conversion. Optional components register their bindings
+// through the weak hooks declared here, so the module builds with or without
+// them.
+#pragma once
+
+#include <pybind11/pybind11.h>
+
+#include "xacc/ir/Datum.h"
+#include "xacc/support/Diagnostic.h"
+
+namespace py = pybind11;
+
+namespace xacc::python {
+
+/// Raises xacc.errors.<kind> carrying the rendered diagnostics.
+[[noreturn]] void raiseDiagnostics(const support::DiagnosticEngine& diag,
+                                   const char* kind = "CompileError");
+
+/// Python object -> datum (int, float, bool, str, None, list, tuple, dict as
+/// struct, torch.Tensor when the ATen component is linked).
+bool toDatum(py::handle obj, ir::Datum& out, std::string& error);
+py::object fromDatum(const ir::Datum& d);
+
+}  // namespace xacc::python
+
+// Hooks defined by optional binding files (weak: null when absent).
+void bindCapture(py::module_& m) __attribute__((weak));
+void bindCamel(py::module_& m) __attribute__((weak));
+void bindAten(py::module_& m) __attribute__((weak));
+/// Tensor conversion, provided by the ATen bindings.
+bool xaccTensorToDatum(py::handle obj, xacc::ir::Datum& out) __attribute__((weak));
+py::object xaccDatumToTensor(const xacc::ir::Datum& d) __attribute__((weak));

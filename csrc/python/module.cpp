@@ -1,0 +1,223 @@
+// xacc._C: the GIR core for Python — parse, print, verify, run passes,
+// interpret, DOT export — plus hooks through which the optional components
+// (ATen, capture, Camel) add their bindings. Exceptions are raised only here,
+// at the boundary, as xacc.errors.* carrying located diagnostics.
+#include <pybind11/stl.h>
+
+#include "Bindings.h"
+#include "xacc/ir/Interpreter.h"
+#include "xacc/ir/Parser.h"
+#include "xacc/ir/Printer.h"
+#include "xacc/ir/Verifier.h"
+#include "xacc/passes/PassManager.h"
+
+namespace xacc::python {
+
+void raiseDiagnostics(const support::DiagnosticEngine& diag, const char* kind) {
+  py::object errors = py::module_::import("xacc.errors");
+  py::list items;
+  for (const support::Diagnostic& d : diag.diagnostics()) {
+    py::dict item;
+    item["severity"] = support::severityName(d.severity);
+    item["code"] = d.code;
+    item["file"] = d.loc.file ? *d.loc.file : std::string();
+    item["line"] = d.loc.line;
+    item["col"] = d.loc.col;
+    item["message"] = d.message;
+    items.append(item);
+  }
+  py::object exc = errors.attr(kind)(diag.renderAllText(), items);
+  PyErr_SetObject(exc.get_type().ptr(), exc.ptr());
+  throw py::error_already_set();
+}
+
+bool toDatum(py::handle obj, ir::Datum& out, std::string& error) {
+  if (obj.is_none()) {
+    out = ir::Datum();
+  } else if (PyBool_Check(obj.ptr())) {
+    out = ir::Datum::boolean(obj.cast<bool>());
+  } else if (PyLong_Check(obj.ptr())) {
+    int overflow = 0;
+    long long v = PyLong_AsLongLongAndOverflow(obj.ptr(), &overflow);
+    if (overflow) {
+      error = "integer does not fit in 64 bits";
+      return false;
+    }
+    out = ir::Datum::integer(v);
+  } else if (PyFloat_Check(obj.ptr())) {
+    out = ir::Datum::real(obj.cast<double>());
+  } else if (PyUnicode_Check(obj.ptr())) {
+    out = ir::Datum::string(obj.cast<std::string>());
+  } else if (PyList_Check(obj.ptr()) || PyTuple_Check(obj.ptr())) {
+    std::vector<ir::Datum> items;
+    for (py::handle h : obj) {
+      ir::Datum d;
+      if (!toDatum(h, d, error)) return false;
+      items.push_back(std::move(d));
+    }
+    out = PyList_Check(obj.ptr()) ? ir::Datum::list(std::move(items)) : ir::Datum::tuple(std::move(items));
+  } else if (PyDict_Check(obj.ptr())) {
+    std::vector<std::string> names;
+    std::vector<ir::Datum> fields;
+    for (auto item : obj.cast<py::dict>()) {
+      if (!PyUnicode_Check(item.first.ptr())) {
+        error = "struct keys must be strings";
+        return false;
+      }
+      names.push_back(item.first.cast<std::string>());
+      ir::Datum d;
+      if (!toDatum(item.second, d, error)) return false;
+      fields.push_back(std::move(d));
+    }
+    out = ir::Datum::structure(std::move(names), std::move(fields));
+  } else if (xaccTensorToDatum && xaccTensorToDatum(obj, out)) {
+    return true;
+  } else {
+    error = "cannot convert a Python '" + std::string(Py_TYPE(obj.ptr())->tp_name) + "' to a GIR value";
+    return false;
+  }
+  return true;
+}
+
+py::object fromDatum(const ir::Datum& d) {
+  switch (d.kind()) {
+    case ir::DKind::Null:
+    case ir::DKind::Token: return py::none();
+    case ir::DKind::Int: return py::int_(d.asInt());
+    case ir::DKind::Float: return py::float_(d.asFloat());
+    case ir::DKind::Bool: return py::bool_(d.asBool());
+    case ir::DKind::Str: return py::str(d.asStr());
+    case ir::DKind::List: {
+      py::list l;
+      for (const ir::Datum& e : d.listItems()) l.append(fromDatum(e));
+      return std::move(l);
+    }
+    case ir::DKind::Tuple: {
+      py::tuple t(d.tupleItems().size());
+      for (size_t i = 0; i < d.tupleItems().size(); ++i) t[i] = fromDatum(d.tupleItems()[i]);
+      return std::move(t);
+    }
+    case ir::DKind::Struct: {
+      py::dict dict;
+      for (size_t i = 0; i < d.structNames().size(); ++i)
+        dict[py::str(d.structNames()[i])] = fromDatum(d.structFields()[i]);
+      return std::move(dict);
+    }
+    case ir::DKind::Tensor:
+      if (xaccDatumToTensor) return xaccDatumToTensor(d);
+      break;
+    default: break;
+  }
+  return py::str(d.repr(false));
+}
+
+namespace {
+
+/// A parsed module plus the text positions of its nodes.
+struct PyModule {
+  std::unique_ptr<ir::Module> module;
+  ir::TextLocations locs;
+};
+
+std::shared_ptr<PyModule> parse(const std::string& text, const std::string& filename) {
+  support::DiagnosticEngine diag;
+  auto pm = std::make_shared<PyModule>();
+  pm->module = ir::parseModule(text, filename, diag, &pm->locs);
+  if (!pm->module) raiseDiagnostics(diag);
+  return pm;
+}
+
+void verify(PyModule& pm) {
+  support::DiagnosticEngine diag;
+  if (!ir::verifyModule(*pm.module, diag, &pm.locs)) raiseDiagnostics(diag);
+}
+
+py::dict runPasses(PyModule& pm, const std::string& pipeline, bool verifyEach) {
+  support::DiagnosticEngine diag;
+  passes::PassManager mgr(diag);
+  mgr.setVerifyEach(verifyEach);
+  mgr.setTextLocations(&pm.locs);
+  if (!mgr.addPipeline(pipeline) || !mgr.run(*pm.module)) raiseDiagnostics(diag);
+  py::dict stats;
+  for (auto& [k, v] : mgr.stats()) stats[py::str(k)] = v;
+  return stats;
+}
+
+py::object interpret(PyModule& pm, const std::string& graph, py::list args) {
+  const ir::Graph* g = pm.module->lookup(graph);
+  support::DiagnosticEngine diag;
+  if (!g) {
+    diag.error("E0409", {}, "no graph @" + graph);
+    raiseDiagnostics(diag);
+  }
+  std::vector<ir::Datum> in;
+  for (py::handle h : args) {
+    ir::Datum d;
+    std::string err;
+    if (!toDatum(h, d, err)) throw py::type_error(err);
+    in.push_back(std::move(d));
+  }
+  std::string printed;
+  ir::Interpreter interp(diag, pm.module.get());
+  interp.setOutput([&](std::string_view s) { printed.append(s); });
+  std::vector<ir::Datum> results;
+  bool ok;
+  {
+    py::gil_scoped_release release;
+    ok = interp.run(*g, in, results);
+  }
+  if (!ok) raiseDiagnostics(diag, "ExecutionError");
+  py::list out;
+  for (const ir::Datum& r : results)
+    if (r.kind() != ir::DKind::Token) out.append(fromDatum(r));
+  return py::make_tuple(out, printed);
+}
+
+}  // namespace
+
+}  // namespace xacc::python
+
+PYBIND11_MODULE(_C, m) {
+  using namespace xacc;
+  using xacc::python::PyModule;
+  m.doc() = "xacc core: graph IR, passes, interpreter";
+
+  py::class_<PyModule, std::shared_ptr<PyModule>>(m, "Module")
+      .def("print", [](const PyModule& pm, bool locs) { return ir::printModule(*pm.module, {locs}); },
+           py::arg("locations") = true)
+      .def("__str__", [](const PyModule& pm) { return ir::printModule(*pm.module); })
+      .def("verify", &python::verify)
+      .def("run_passes", &python::runPasses, py::arg("pipeline"), py::arg("verify_each") = false)
+      .def("to_dot", [](const PyModule& pm) { return ir::printDot(*pm.module); })
+      .def("interpret", &python::interpret, py::arg("graph"), py::arg("args") = py::list())
+      .def_property_readonly("graph_names",
+                             [](const PyModule& pm) {
+                               std::vector<std::string> names;
+                               for (auto& g : pm.module->graphs()) names.push_back(g->name());
+                               return names;
+                             })
+      .def_property_readonly("num_nodes", [](const PyModule& pm) { return pm.module->totalNodes(); });
+
+  m.def("parse", &python::parse, py::arg("text"), py::arg("filename") = "<string>",
+        "Parse GIR text; raises xacc.CompileError with located diagnostics.");
+  m.def("parse_type", [](const std::string& text) {
+    std::string err;
+    ir::Type t = ir::parseType(text, &err);
+    if (!t) throw py::value_error(err);
+    return t.str();
+  });
+  m.def("ops", []() {
+    std::vector<std::pair<std::string, std::string>> out;
+    for (const ir::OpInfo* op : ir::OpRegistry::get().all()) out.emplace_back(op->name, op->summary);
+    return out;
+  });
+  m.def("passes", []() {
+    std::vector<std::pair<std::string, std::string>> out;
+    for (const passes::PassInfo& p : passes::passRegistry()) out.emplace_back(p.name, p.description);
+    return out;
+  });
+
+  if (bindAten) bindAten(m);
+  if (bindCapture) bindCapture(m);
+  if (bindCamel) bindCamel(m);
+}

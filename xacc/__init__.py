@@ -1,0 +1,22 @@
+"""xacc: an AI compiler frontend.
+
+* ``xacc.ir`` — the graph IR (GIR): parse, print, verify, passes, interpreter.
+* errors — ``XaccError`` and its subclasses; every user-visible failure is one.
+
+The public API is the explicit list in ``__all__``; everything else is private.
+"""
+
+from __future__ import annotations
+
+from xacc.errors import BackendError, CompileError, ExecutionError, Unsupported, XaccError
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "XaccError",
+    "CompileError",
+    "ExecutionError",
+    "BackendError",
+    "Unsupported",
+    "__version__",
+]

@@ -1,0 +1,77 @@
+"""The graph IR (GIR) from Python: parse, print, verify, run passes, interpret.
+
+    >>> import xacc.ir as ir
+    >>> m = ir.parse('graph @main() -> i64 {\\n  %0 = arith.const() {value = 2} : i64\\n  return %0\\n}')
+    >>> m.interpret("main")
+    [2]
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from xacc import _C
+from xacc.errors import CompileError, ExecutionError
+
+
+class Module:
+    """A GIR module: named graphs. Wraps the C++ module; every method that can fail
+    raises CompileError/ExecutionError with located diagnostics."""
+
+    def __init__(self, impl: Any) -> None:
+        self._impl = impl
+
+    def __str__(self) -> str:
+        return self._impl.print(True)
+
+    def print(self, locations: bool = True) -> str:
+        return self._impl.print(locations)
+
+    def verify(self) -> None:
+        self._impl.verify()
+
+    def run_passes(self, pipeline: str | list[str], verify_each: bool = False) -> dict[str, int]:
+        if not isinstance(pipeline, str):
+            pipeline = ",".join(pipeline)
+        return dict(self._impl.run_passes(pipeline, verify_each))
+
+    def to_dot(self) -> str:
+        return self._impl.to_dot()
+
+    def interpret(self, graph: str = "main", *args: Any, capture_output: bool = False):
+        results, printed = self._impl.interpret(graph, list(args))
+        return (results, printed) if capture_output else results
+
+    @property
+    def graph_names(self) -> list[str]:
+        return list(self._impl.graph_names)
+
+    @property
+    def num_nodes(self) -> int:
+        return self._impl.num_nodes
+
+
+def parse(text: str, filename: str = "<string>", verify: bool = True) -> Module:
+    """Parse GIR text (and verify it unless verify=False)."""
+    m = Module(_C.parse(text, filename))
+    if verify:
+        m.verify()
+    return m
+
+
+def parse_file(path: str, verify: bool = True) -> Module:
+    with open(path, encoding="utf-8") as f:
+        return parse(f.read(), path, verify)
+
+
+def ops() -> list[tuple[str, str]]:
+    """Registered ops with their one-line summaries."""
+    return list(_C.ops())
+
+
+def passes() -> list[tuple[str, str]]:
+    """Available passes with their descriptions."""
+    return list(_C.passes())
+
+
+__all__ = ["Module", "parse", "parse_file", "ops", "passes", "CompileError", "ExecutionError"]
