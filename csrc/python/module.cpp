@@ -217,6 +217,7 @@ PYBIND11_MODULE(_C, m) {
     return out;
   });
 
+  m.attr("has_aten") = false;
   if (bindAten) bindAten(m);
   if (bindCapture) bindCapture(m);
   if (bindCamel) bindCamel(m);
