@@ -68,6 +68,15 @@ std::vector<Expected> collectExpected(const std::string& text) {
   return out;
 }
 
+// Runtime errors point at a node's source `loc`; nodes without one get their
+// position in the .gir text, so every runtime diagnostic is located.
+void stampTextLocations(ir::Graph& g, const ir::TextLocations& locs) {
+  for (ir::Node* n : g) {
+    if (!n->loc().valid()) n->setLoc(locs.of(*n));
+    for (auto& r : n->regions()) stampTextLocations(*r, locs);
+  }
+}
+
 // Processes one chunk; returns the exit status for it.
 int processChunk(const Options& opt, const std::string& text, const std::string& name,
                  std::string& output) {
@@ -125,14 +134,22 @@ int processChunk(const Options& opt, const std::string& text, const std::string&
       std::cerr << name << ": error[E0409]: no graph @" << opt.interpret << "\n";
       return 1;
     }
-    if (g->numParams() != 0) {
-      std::cerr << name << ": error[E0411]: --interpret needs a graph without parameters\n";
-      return 1;
+    // Each !token parameter receives a fresh token (see Note [Effect tokens]);
+    // there is nothing to pass for any other parameter.
+    std::vector<ir::Datum> args;
+    for (size_t i = 0; i < g->numParams(); ++i) {
+      if (!g->param(i)->type().isToken()) {
+        std::cerr << name
+                  << ": error[E0411]: --interpret needs a graph whose parameters are all !token\n";
+        return 1;
+      }
+      args.push_back(ir::Datum::token());
     }
+    for (auto& graph : m->graphs()) stampTextLocations(*graph, locs);
     ir::Interpreter interp(diag, m.get());
     interp.setOutput([&](std::string_view s) { output.append(s); });
     std::vector<ir::Datum> results;
-    if (!interp.run(*g, {}, results)) {
+    if (!interp.run(*g, args, results)) {
       std::cerr << diag.renderAllText();
       return 1;
     }
@@ -176,7 +193,8 @@ int realMain(int argc, char** argv) {
   app.add_option("-o,--output", opt.output, "output file ('-' for stdout)");
   app.add_option("--passes", opt.passes, "comma-separated pass pipeline");
   app.add_option("--emit", opt.emit, "output form: gir or dot")->check(CLI::IsMember({"gir", "dot"}));
-  app.add_option("--interpret", opt.interpret, "run the named parameterless graph and print its results");
+  app.add_option("--interpret", opt.interpret,
+                 "run the named graph (its parameters must be !token) and print its results");
   app.add_flag("--verify-each", opt.verifyEach, "verify the IR after every pass");
   app.add_flag("--print-ir-after-all", opt.printAfterAll, "print the IR to stderr after every pass");
   app.add_flag("--stats", opt.stats, "print pass statistics to stderr");
