@@ -349,6 +349,7 @@ bool interpCore(CoreOp op, Interpreter& I, const Node& n, Datums& a, Datums& r) 
         return I.fail(n, "E0410", n.attrs().getStr("message", "assertion failed"));
       r.push_back(Datum::token());
       return true;
+    case CoreOp::Builtin: case CoreOp::BuiltinEffect:  // installed by Builtins.cpp
     case CoreOp::NumCoreOps: break;
   }
   return I.fail(n, "E0403", "cannot execute " + n.opName());

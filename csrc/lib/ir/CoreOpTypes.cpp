@@ -276,6 +276,7 @@ bool inferCore(CoreOp op, const InferInput& in, Types& out, std::string& err) {
       return true;
     // Checked by the verifier against callee graphs and regions.
     case CoreOp::Call: case CoreOp::FuncRef: case CoreOp::If: case CoreOp::Loop:
+    case CoreOp::Builtin: case CoreOp::BuiltinEffect:
     case CoreOp::NumCoreOps:
       return true;
   }

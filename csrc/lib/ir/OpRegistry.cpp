@@ -10,6 +10,7 @@ namespace xacc::ir {
 // Defined in CoreOpTypes.cpp and CoreOpInterp.cpp.
 void installCoreInfer(OpInfo& info);
 void installCoreInterp(OpInfo& info);
+void installBuiltinOps(OpInfo& info);  // Builtins.cpp
 
 static const char* const kCoreNames[] = {
 #define XACC_OP(Id, Name, Traits, MinOps, MaxOps, NumRes, NumRegions, Summary) Name,
@@ -53,6 +54,7 @@ OpRegistry::OpRegistry() : impl_(std::make_unique<Impl>()) {
     info->coreId = int(r.id);
     installCoreInfer(*info);
     installCoreInterp(*info);
+    if (info->is(CoreOp::Builtin) || info->is(CoreOp::BuiltinEffect)) installBuiltinOps(*info);
     impl_->core[size_t(r.id)] = info.get();
     impl_->ops.emplace(info->name, std::move(info));
   }

@@ -15,6 +15,7 @@
 #include "xacc/ir/Printer.h"
 #include "xacc/ir/Verifier.h"
 #include "xacc/passes/PassManager.h"
+#include "xacc/runtime/Runtime.h"
 #ifdef XACC_HAVE_ATEN
 #include "xacc/backend/aten/AtenOps.h"
 #endif
@@ -29,6 +30,7 @@ struct Options {
   std::string passes;
   std::string emit = "gir";
   std::string interpret;
+  std::string engine = "interp";
   bool verifyEach = false;
   bool printAfterAll = false;
   bool stats = false;
@@ -146,10 +148,18 @@ int processChunk(const Options& opt, const std::string& text, const std::string&
       args.push_back(ir::Datum::token());
     }
     for (auto& graph : m->graphs()) stampTextLocations(*graph, locs);
-    ir::Interpreter interp(diag, m.get());
-    interp.setOutput([&](std::string_view s) { output.append(s); });
     std::vector<ir::Datum> results;
-    if (!interp.run(*g, args, results)) {
+    bool ran;
+    if (opt.engine == "runtime") {
+      runtime::Runtime rt(diag, *m);
+      rt.setOutput([&](std::string_view s) { output.append(s); });
+      ran = rt.run(*g, args, results);
+    } else {
+      ir::Interpreter interp(diag, m.get());
+      interp.setOutput([&](std::string_view s) { output.append(s); });
+      ran = interp.run(*g, args, results);
+    }
+    if (!ran) {
       std::cerr << diag.renderAllText();
       return 1;
     }
@@ -195,6 +205,8 @@ int realMain(int argc, char** argv) {
   app.add_option("--emit", opt.emit, "output form: gir or dot")->check(CLI::IsMember({"gir", "dot"}));
   app.add_option("--interpret", opt.interpret,
                  "run the named graph (its parameters must be !token) and print its results");
+  app.add_option("--engine", opt.engine, "what --interpret runs on: interp (reference) or runtime")
+      ->check(CLI::IsMember({"interp", "runtime"}));
   app.add_flag("--verify-each", opt.verifyEach, "verify the IR after every pass");
   app.add_flag("--print-ir-after-all", opt.printAfterAll, "print the IR to stderr after every pass");
   app.add_flag("--stats", opt.stats, "print pass statistics to stderr");

@@ -21,15 +21,17 @@ namespace xacc::ir {
 class Interpreter {
 public:
   explicit Interpreter(support::DiagnosticEngine& diag, const Module* module = nullptr);
-  ~Interpreter();
+  virtual ~Interpreter();
 
   /// Runs `g` on `args`. On failure reports a located runtime error and returns false.
-  bool run(const Graph& g, const std::vector<Datum>& args, std::vector<Datum>& results);
+  virtual bool run(const Graph& g, const std::vector<Datum>& args, std::vector<Datum>& results);
   /// Calls a function datum (closure over a graph).
-  bool apply(const Datum& fn, const std::vector<Datum>& args, std::vector<Datum>& results,
+  /// Builtins that take function values (map, filter, ...) call back through
+  /// this; a runtime overrides it to run the callee on its own engine.
+  virtual bool apply(const Datum& fn, const std::vector<Datum>& args, std::vector<Datum>& results,
              const Node* site = nullptr);
   /// Calls graph `name` of the module.
-  bool call(std::string_view name, const std::vector<Datum>& args, std::vector<Datum>& results,
+  virtual bool call(std::string_view name, const std::vector<Datum>& args, std::vector<Datum>& results,
             const Node* site = nullptr);
 
   /// Reports a runtime error located at `n`; always returns false.

@@ -1,0 +1,70 @@
+// The sequential runtime: runs GIR programs fast enough to be a language
+// runtime (Camel's default scheduler), unlike the reference interpreter it
+// shares semantics with. Each graph is compiled once into a linear program of
+// instructions over numbered slots (only nodes a result depends on, so
+// evaluation is demand-driven); common scalar ops get typed fast paths and
+// every other op runs its registered interpreter rule. Calls, branch regions
+// and closures run on an explicit frame stack, never the C++ stack, so
+// recursion depth is bounded only by memory, and a call or branch in tail
+// position replaces its caller's frame (unbounded tail recursion in constant
+// space), without any annotation.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "xacc/ir/Datum.h"
+#include "xacc/ir/Graph.h"
+#include "xacc/support/Diagnostic.h"
+
+namespace xacc::runtime {
+
+struct Program;
+
+class Runtime {
+public:
+  Runtime(support::DiagnosticEngine& diag, const ir::Module& module);
+  ~Runtime();
+
+  /// Calls graph `name` with `args`. On a runtime error reports a located
+  /// diagnostic (with a call trace as notes) and returns false.
+  bool call(std::string_view name, const std::vector<ir::Datum>& args,
+            std::vector<ir::Datum>& results);
+  bool run(const ir::Graph& g, const std::vector<ir::Datum>& args, std::vector<ir::Datum>& results);
+
+  /// Sink for io.print and output builtins (default: stdout).
+  void setOutput(std::function<void(std::string_view)> out);
+  /// Frames allowed before "stack overflow" (default 10 million).
+  void setMaxFrames(size_t n) { maxFrames_ = n; }
+
+  struct Stats {
+    uint64_t instructions = 0;
+    uint64_t calls = 0;
+    uint64_t tailCalls = 0;
+    size_t maxDepth = 0;
+  };
+  const Stats& stats() const { return stats_; }
+
+private:
+  struct Frame;
+  const Program& programFor(const ir::Graph& g);
+  bool execute(size_t baseDepth);
+  bool pushCall(const Program& p, const ir::Datum* args, size_t nargs, size_t retBase,
+                uint32_t retCount, bool tail, const ir::Node* site);
+  bool fail(const ir::Node& n, std::string code, std::string message);
+
+  support::DiagnosticEngine& diag_;
+  const ir::Module& module_;
+  std::unique_ptr<class RuntimeContext> ctx_;
+  std::unordered_map<const ir::Graph*, std::unique_ptr<Program>> programs_;
+  std::vector<ir::Datum> stack_;
+  std::vector<Frame> frames_;
+  size_t maxFrames_ = 10'000'000;
+  Stats stats_;
+};
+
+}  // namespace xacc::runtime

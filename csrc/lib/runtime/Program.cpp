@@ -1,0 +1,191 @@
+// Graph -> Program: liveness (demand-driven evaluation), slot assignment,
+// typed fast paths, ctrl.if arms compiled inline as branches, and tail-position
+// detection (a call whose results are its frame's results replaces the frame).
+#include "Program.h"
+
+#include <unordered_map>
+#include <unordered_set>
+
+#include "xacc/ir/Interpreter.h"
+
+namespace xacc::runtime {
+
+namespace {
+
+using ir::CoreOp;
+
+bool allOf(const ir::Node& n, ir::TypeKind k, unsigned bits = 64) {
+  for (ir::Value* v : n.operands()) {
+    ir::Type t = v->type();
+    if (t.kind() != k) return false;
+    if ((k == ir::TypeKind::Int || k == ir::TypeKind::Float) && t.bitWidth() != bits) return false;
+  }
+  return true;
+}
+
+Code fastCode(const ir::Node& n) {
+  if (n.op().coreId < 0) return Code::Generic;
+  CoreOp op = CoreOp(n.op().coreId);
+  bool ints = allOf(n, ir::TypeKind::Int) && n.numOperands() == 2;
+  bool floats = allOf(n, ir::TypeKind::Float) && n.numOperands() == 2;
+  switch (op) {
+    case CoreOp::Const: return Code::Const;
+    case CoreOp::Add: return ints ? Code::AddI : floats ? Code::AddF : Code::Generic;
+    case CoreOp::Sub: return ints ? Code::SubI : floats ? Code::SubF : Code::Generic;
+    case CoreOp::Mul: return ints ? Code::MulI : floats ? Code::MulF : Code::Generic;
+    case CoreOp::Div: return floats ? Code::DivF : Code::Generic;
+    case CoreOp::Lt: return ints ? Code::LtI : floats ? Code::LtF : Code::Generic;
+    case CoreOp::Le: return ints ? Code::LeI : floats ? Code::LeF : Code::Generic;
+    case CoreOp::Gt: return ints ? Code::GtI : floats ? Code::GtF : Code::Generic;
+    case CoreOp::Ge: return ints ? Code::GeI : floats ? Code::GeF : Code::Generic;
+    case CoreOp::Eq: return ints ? Code::EqI : Code::Generic;
+    case CoreOp::Ne: return ints ? Code::NeI : Code::Generic;
+    case CoreOp::Not: return Code::Not;
+    case CoreOp::And: return Code::And;
+    case CoreOp::Or: return Code::Or;
+    case CoreOp::Select: return Code::Select;
+    case CoreOp::Call: return Code::Call;
+    case CoreOp::Apply: return Code::Apply;
+    case CoreOp::FuncRef: return Code::FuncRef;
+    case CoreOp::Loop: return Code::Loop;
+    default: return Code::Generic;
+  }
+}
+
+class Compiler {
+public:
+  explicit Compiler(Program& p) : p_(p), module_(p.graph->module()) {}
+
+  /// Emits `g`'s live nodes. `resultsTail`: the frame returns g's results
+  /// directly, so a final call producing them can replace the frame.
+  /// Returns the slots holding g's results.
+  std::vector<uint32_t> emit(const ir::Graph& g, std::unordered_map<const ir::Value*, uint32_t>& slot,
+                             bool resultsTail) {
+    std::vector<const ir::Node*> order;
+    order.reserve(g.numNodes());
+    for (ir::Node* n : g) order.push_back(n);
+    std::unordered_set<const ir::Value*> needed;
+    for (ir::Value* v : g.results()) needed.insert(v);
+    std::vector<bool> keep(order.size(), false);
+    size_t lastLive = order.size();
+    for (size_t i = order.size(); i-- > 0;) {
+      const ir::Node* n = order[i];
+      bool live = false;
+      for (size_t r = 0; r < n->numResults() && !live; ++r) live = needed.count(n->result(r));
+      if (!live) continue;
+      keep[i] = true;
+      if (lastLive == order.size()) lastLive = i;
+      for (ir::Value* v : n->operands()) needed.insert(v);
+    }
+    for (size_t i = 0; i < order.size(); ++i) {
+      if (!keep[i]) continue;
+      const ir::Node& n = *order[i];
+      // Tail position: the last live node yields exactly the results, in order.
+      bool tail = false;
+      if (resultsTail && i == lastLive && n.numResults() == g.results().size()) {
+        tail = true;
+        for (size_t r = 0; r < n.numResults(); ++r) tail &= g.results()[r] == n.result(r);
+      }
+      if (n.op().is(CoreOp::If)) {
+        emitIf(n, slot, tail);
+        continue;
+      }
+      Instr in;
+      in.node = &n;
+      in.code = fastCode(n);
+      in.tail = tail && (in.code == Code::Call || in.code == Code::Apply);
+      operands(in, n, slot);
+      results(in, n, slot);
+      if (in.code == Code::Const) {
+        if (!ir::attrToDatum(*n.attr("value"), n.result(0)->type(), in.constant)) in.code = Code::Generic;
+      } else if (in.code == Code::Call) {
+        const ir::Attr* c = n.attr("callee");
+        in.target = module_ && c ? module_->lookup(c->getSymbol()) : nullptr;
+        if (!in.target) in.code = Code::Generic;  // reports "unknown graph" when run
+      }
+      p_.code.push_back(std::move(in));
+    }
+    std::vector<uint32_t> out;
+    for (ir::Value* v : g.results()) out.push_back(slot.at(v));
+    return out;
+  }
+
+private:
+  void operands(Instr& in, const ir::Node& n, std::unordered_map<const ir::Value*, uint32_t>& slot,
+                size_t from = 0) {
+    in.opBegin = uint32_t(p_.operandSlots.size());
+    in.opCount = uint32_t(n.numOperands() - from);
+    for (size_t i = from; i < n.numOperands(); ++i) p_.operandSlots.push_back(slot.at(n.operand(i)));
+  }
+  void results(Instr& in, const ir::Node& n, std::unordered_map<const ir::Value*, uint32_t>& slot) {
+    in.dst = p_.numSlots;
+    in.nres = uint32_t(n.numResults());
+    for (size_t r = 0; r < n.numResults(); ++r) slot[n.result(r)] = p_.numSlots++;
+  }
+  void move(uint32_t dst, uint32_t src, const ir::Node* n) {
+    Instr mv;
+    mv.code = Code::Move;
+    mv.node = n;
+    mv.dst = dst;
+    mv.opBegin = uint32_t(p_.operandSlots.size());
+    mv.opCount = 1;
+    p_.operandSlots.push_back(src);
+    p_.code.push_back(std::move(mv));
+  }
+
+  // Branch c -> else; then-arm; Jump end; else-arm; end. Each arm binds its
+  // parameters with moves and moves its results into the node's result slots.
+  void emitIf(const ir::Node& n, std::unordered_map<const ir::Value*, uint32_t>& slot, bool tail) {
+    Instr br;
+    br.code = Code::Branch;
+    br.node = &n;
+    operands(br, n, slot);
+    br.opCount = 1;  // only the condition; arm arguments are moved below
+    std::vector<uint32_t> args;
+    for (size_t i = 1; i < n.numOperands(); ++i) args.push_back(slot.at(n.operand(i)));
+    Instr dummy;
+    results(dummy, n, slot);
+    uint32_t dst = dummy.dst;
+    size_t brIndex = p_.code.size();
+    p_.code.push_back(std::move(br));
+    size_t jumpIndex = 0;
+    for (int arm = 0; arm < 2; ++arm) {
+      if (arm == 1) p_.code[brIndex].jump = uint32_t(p_.code.size());
+      const ir::Graph& r = *n.region(arm);
+      std::unordered_map<const ir::Value*, uint32_t> inner;
+      for (size_t i = 0; i < r.numParams(); ++i) {
+        uint32_t s = p_.numSlots++;
+        inner[r.param(i)] = s;
+        move(s, args[i], &n);
+      }
+      std::vector<uint32_t> res = emit(r, inner, tail);
+      for (size_t i = 0; i < res.size(); ++i) move(dst + uint32_t(i), res[i], &n);
+      if (arm == 0) {
+        Instr j;
+        j.code = Code::Jump;
+        j.node = &n;
+        jumpIndex = p_.code.size();
+        p_.code.push_back(std::move(j));
+      }
+    }
+    p_.code[jumpIndex].jump = uint32_t(p_.code.size());
+  }
+
+  Program& p_;
+  const ir::Module* module_;
+};
+
+}  // namespace
+
+std::unique_ptr<Program> compileProgram(const ir::Graph& g) {
+  auto p = std::make_unique<Program>();
+  p->graph = &g;
+  std::unordered_map<const ir::Value*, uint32_t> slot;
+  p->numParams = uint32_t(g.numParams());
+  for (size_t i = 0; i < g.numParams(); ++i) slot[g.param(i)] = p->numSlots++;
+  Compiler c(*p);
+  p->resultSlots = c.emit(g, slot, /*resultsTail=*/true);
+  return p;
+}
+
+}  // namespace xacc::runtime
