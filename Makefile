@@ -26,7 +26,7 @@ TOOLS := xacc-opt camel
 .NOTPARALLEL:
 
 # The main job. Later: RUN_CMD := $(PYTHON) -m xjit --device cpu examples/<model>.py
-RUN_CMD := $(BUILD_DIR)/bin/xacc-opt --passes=dce,cse,const-fold examples/gir/demo.gir
+RUN_CMD := $(BUILD_DIR)/bin/xacc-opt --passes=const-fold,cse,dce --stats examples/gir/demo.gir
 
 .PHONY: all install deps build package link-tools test run bench clean
 
