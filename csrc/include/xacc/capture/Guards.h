@@ -1,0 +1,106 @@
+// Guard trees: the checks that decide whether a cache entry of a captured frame
+// may run for the current call. A tree has one node per *source* (how to fetch a
+// value again from a frame: an argument slot, a global, a closure cell, an
+// entry constant, then attribute and item steps below those); nodes with the
+// same path are shared, so `L[0].fc1.weight` and `L[0].fc1.bias` share the
+// `L[0]` and `L[0].fc1` prefixes. Each node carries leaf checks (type, id,
+// equality, tensor metadata, length). Checking resolves every node once, in
+// insertion order (parents before children), and hands the resolved objects
+// back so graph inputs, which are sources too, are read without a second
+// lookup. Nothing here is generated as Python code; a check never calls back
+// into Python except for attribute/item access and `==` on constants.
+//
+// Invariant: a node's parent has a smaller index than the node.
+#pragma once
+
+#include <Python.h>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace xacc::capture {
+
+/// What a check reads its root sources from.
+struct FrameView {
+  PyObject* const* args = nullptr;  ///< argument slots (positional, kw-only, *args, **kw)
+  size_t nargs = 0;
+  PyObject* globals = nullptr;   ///< borrowed
+  PyObject* builtins = nullptr;  ///< borrowed
+  PyObject* closure = nullptr;   ///< tuple of cells or null (borrowed)
+  PyObject* const* consts = nullptr;  ///< the entry's constants
+  size_t nconsts = 0;
+};
+
+/// How a node fetches its value (from the frame for roots, else from its parent).
+enum class Access : uint8_t { Local, Global, Closure, Const, Attr, Item };
+
+/// One leaf check on a node's value.
+struct Leaf {
+  enum class Kind : uint8_t { Type, Id, Equals, Tensor, Length, NotTensor };
+  Kind kind = Kind::Type;
+  PyObject* obj = nullptr;  ///< Type: the type; Id/Equals: the object (strong)
+  int64_t n = 0;            ///< Length
+  // Tensor metadata (Kind::Tensor); -1 in sizes/strides means "any".
+  PyTypeObject* tensorType = nullptr;
+  uint64_t keySet = 0;
+  int8_t dtype = 0;
+  int8_t deviceType = 0;
+  int8_t deviceIndex = -1;
+  bool requiresGrad = false;
+  std::vector<int64_t> sizes, strides;
+};
+
+class GuardTree {
+public:
+  GuardTree() = default;
+  GuardTree(const GuardTree&) = delete;
+  GuardTree& operator=(const GuardTree&) = delete;
+  ~GuardTree();
+
+  /// Finds or adds the node `parent -> access(index | key)`; `parent` is -1 for
+  /// a root. `key` (a str for Global/Attr, any hashable for Item on dicts) is
+  /// borrowed and retained. Returns the node id.
+  int node(int parent, Access access, int64_t index, PyObject* key);
+  /// Adds a leaf to node `id` (takes ownership of leaf.obj's new reference).
+  void addLeaf(int id, Leaf leaf);
+  /// Requires torch's grad mode to equal `enabled` when checked.
+  void setGradMode(bool enabled) { gradMode_ = enabled ? 1 : 0; }
+
+  size_t size() const { return nodes_.size(); }
+  /// Human-readable source path of node `id`, e.g. `L['x'].weight`.
+  std::string path(int id) const;
+  /// Names used for root `Local` nodes in paths and messages.
+  void setLocalNames(std::vector<std::string> names) { localNames_ = std::move(names); }
+
+  /// Resolves every node and runs every leaf. `resolved` must hold size()
+  /// slots; on return it holds new references (or null) that the caller
+  /// releases with release(). On failure returns false and, when `why` is
+  /// given, describes the first failing guard. Never leaves a Python error set.
+  bool check(const FrameView& view, PyObject** resolved, std::string* why) const;
+  /// Resolves nodes without running leaves (graph inputs of a checked entry).
+  bool resolve(const FrameView& view, PyObject** resolved) const;
+  void release(PyObject** resolved) const;
+
+  /// One line per leaf, `path: check` (for explain and XACC_LOG=guards).
+  std::vector<std::string> describe() const;
+  size_t numLeaves() const;
+
+private:
+  struct Node {
+    int parent = -1;
+    Access access = Access::Local;
+    int64_t index = 0;
+    PyObject* key = nullptr;
+    std::vector<Leaf> leaves;
+  };
+  PyObject* fetch(const Node& n, const FrameView& view, PyObject** resolved) const;
+  bool runLeaf(const Leaf& l, PyObject* v) const;
+  std::string leafText(const Leaf& l) const;
+
+  std::vector<Node> nodes_;
+  std::vector<std::string> localNames_;
+  int gradMode_ = -1;  ///< -1: not guarded
+};
+
+}  // namespace xacc::capture

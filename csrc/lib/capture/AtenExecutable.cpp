@@ -1,0 +1,294 @@
+// Preparing and running captured graphs on the c10 dispatcher. See
+// AtenExecutable.h. Argument binding reuses the ATen family's rules (Note [ATen
+// operands and attributes]) so a node means the same here as in the reference
+// interpreter; only the per-call work differs: constants are converted once.
+#include "xacc/capture/AtenExecutable.h"
+
+#include <unordered_map>
+
+#include <ATen/ScalarOps.h>
+
+#include "../backend/aten/AtenOp.h"
+#include "xacc/backend/aten/TensorDatum.h"
+#include "xacc/ir/Interpreter.h"
+
+namespace xacc::capture {
+
+namespace aten = xacc::backend::aten;
+
+struct AtenExecutable::Step {
+  enum class Kind : uint8_t { Aten, Const, ListGet, TupleGet, Generic } kind = Kind::Generic;
+  const aten::AtenOp* op = nullptr;
+  const ir::Node* node = nullptr;
+  // Aten: the argument stack with constants in place, and where operands go.
+  struct Fill {
+    int pos = 0;
+    enum class Kind : uint8_t { Single, List, OptList, WrapScalar } kind = Kind::Single;
+    std::vector<int> slots;
+  };
+  std::vector<c10::IValue> tmpl;
+  std::vector<Fill> fills;
+  std::vector<int> operands;  ///< Generic/ListGet/TupleGet operand slots
+  std::vector<int> results;   ///< result slots (token included for effects)
+  c10::IValue constant;       ///< Const
+  int64_t index = 0;          ///< TupleGet
+};
+
+AtenExecutable::~AtenExecutable() = default;
+size_t AtenExecutable::numSteps() const { return steps_.size(); }
+
+namespace {
+
+bool isTensorListArg(const c10::Argument& arg, bool& optElems) {
+  c10::TypePtr t = arg.real_type();
+  if (t->kind() == c10::TypeKind::OptionalType) t = t->expectRef<c10::OptionalType>().getElementType();
+  if (t->kind() != c10::TypeKind::ListType) return false;
+  c10::TypePtr e = t->expectRef<c10::ListType>().getElementType();
+  optElems = e->kind() == c10::TypeKind::OptionalType;
+  if (optElems) e = e->expectRef<c10::OptionalType>().getElementType();
+  return e->kind() == c10::TypeKind::TensorType;
+}
+
+bool isTensorArg(const c10::Argument& arg) {
+  c10::TypePtr t = arg.real_type();
+  if (t->kind() == c10::TypeKind::OptionalType) t = t->expectRef<c10::OptionalType>().getElementType();
+  return t->kind() == c10::TypeKind::TensorType;
+}
+
+bool attrToConstant(const ir::Attr& a, ir::Type t, c10::IValue& out) {
+  switch (a.kind()) {
+    case ir::Attr::Kind::None: out = c10::IValue(); return true;
+    case ir::Attr::Kind::Int: out = a.getInt(); return true;
+    case ir::Attr::Kind::Float: out = a.getFloat(); return true;
+    case ir::Attr::Kind::Bool: out = a.getBool(); return true;
+    case ir::Attr::Kind::Str: out = a.getStr(); return true;
+    default: return false;
+  }
+}
+
+}  // namespace
+
+std::unique_ptr<AtenExecutable> AtenExecutable::create(const ir::Graph& g, std::string& error) {
+  std::unique_ptr<AtenExecutable> exe(new AtenExecutable());
+  exe->graph_ = &g;
+  std::unordered_map<const ir::Value*, int> slot;
+  int next = 0;
+  for (size_t i = 0; i < g.numParams(); ++i) slot[g.param(i)] = next++;
+  for (ir::Node* n : g) {
+    Step s;
+    s.node = n;
+    const std::string& name = n->opName();
+    std::vector<int> ops;
+    for (ir::Value* v : n->operands()) {
+      auto it = slot.find(v);
+      if (it == slot.end()) {
+        error = "operand of '" + name + "' is not defined before use";
+        return nullptr;
+      }
+      ops.push_back(it->second);
+    }
+    for (size_t r = 0; r < n->numResults(); ++r) {
+      slot[n->result(r)] = next;
+      s.results.push_back(next++);
+    }
+    if (n->numRegions() > 0) {
+      error = "the ATen executor does not run ops with regions ('" + name + "') yet";
+      return nullptr;
+    }
+    if (name.rfind("aten.", 0) == 0) {
+      const aten::AtenOp* op = aten::resolveAtenOp(name, error);
+      if (!op) return nullptr;
+      s.kind = Step::Kind::Aten;
+      s.op = op;
+      size_t first = op->effect ? 1 : 0;
+      std::vector<aten::OperandClass> classes;
+      for (size_t i = first; i < n->numOperands(); ++i)
+        classes.push_back(aten::classOf(n->operand(i)->type()));
+      std::vector<aten::ArgSource> plan;
+      if (!aten::bindArguments(op->schema(), classes, n->attrs(), plan, error)) return nullptr;
+      const auto& args = op->schema().arguments();
+      s.tmpl.resize(args.size());
+      for (size_t i = 0; i < args.size(); ++i) {
+        const aten::ArgSource& src = plan[i];
+        switch (src.kind) {
+          case aten::ArgSource::Attr:
+            if (!aten::attrToIValue(*src.attr, args[i], c10::Device(c10::kCPU), s.tmpl[i], error))
+              return nullptr;
+            break;
+          case aten::ArgSource::Default: s.tmpl[i] = *args[i].default_value(); break;
+          case aten::ArgSource::None: break;
+          case aten::ArgSource::Operand: {
+            Step::Fill f;
+            f.pos = static_cast<int>(i);
+            f.slots.push_back(ops[first + src.first]);
+            bool tensorArg = isTensorArg(args[i]);
+            bool optElems = false;
+            if (isTensorListArg(args[i], optElems)) {
+              error = name + ": list operands for '" + args[i].name() + "' are not supported";
+              return nullptr;
+            }
+            if (tensorArg && !n->operand(first + src.first)->type().isTensor() &&
+                !n->operand(first + src.first)->type().isAny())
+              f.kind = Step::Fill::Kind::WrapScalar;
+            s.fills.push_back(std::move(f));
+            break;
+          }
+          case aten::ArgSource::Operands: {
+            Step::Fill f;
+            f.pos = static_cast<int>(i);
+            bool optElems = false;
+            isTensorListArg(args[i], optElems);
+            f.kind = optElems ? Step::Fill::Kind::OptList : Step::Fill::Kind::List;
+            for (int k = 0; k < src.count; ++k) f.slots.push_back(ops[first + src.first + k]);
+            s.fills.push_back(std::move(f));
+            break;
+          }
+        }
+      }
+    } else if (n->op().is(ir::CoreOp::Const) && n->attr("value") &&
+               attrToConstant(*n->attr("value"), n->result(0)->type(), s.constant)) {
+      s.kind = Step::Kind::Const;
+    } else if (n->op().is(ir::CoreOp::TupleGet) && n->attr("index")) {
+      s.kind = Step::Kind::TupleGet;
+      s.index = n->attr("index")->getInt();
+      s.operands = ops;
+    } else if (n->op().is(ir::CoreOp::ListGet)) {
+      s.kind = Step::Kind::ListGet;
+      s.operands = ops;
+    } else {
+      if (!n->op().interp) {
+        error = "no way to execute '" + name + "'";
+        return nullptr;
+      }
+      s.kind = Step::Kind::Generic;
+      s.operands = ops;
+    }
+    exe->steps_.push_back(std::move(s));
+  }
+  for (ir::Value* v : g.results()) exe->resultSlots_.push_back(slot.at(v));
+  exe->numSlots_ = next;
+  return exe;
+}
+
+namespace {
+
+bool runGeneric(const ir::Node& n, std::vector<c10::IValue>& slots, const std::vector<int>& ops,
+                const std::vector<int>& results, std::string& error) {
+  thread_local support::DiagnosticEngine diag;
+  thread_local ir::Interpreter interp(diag);
+  std::vector<ir::Datum> args, outs;
+  for (size_t i = 0; i < ops.size(); ++i) {
+    ir::Datum d;
+    if (n.operand(i)->type().isToken()) {
+      d = ir::Datum::token();
+    } else if (!aten::toDatum(slots[ops[i]], d, error)) {
+      return false;
+    }
+    args.push_back(std::move(d));
+  }
+  diag.clear();
+  if (!n.op().interp(interp, n, args, outs)) {
+    error = diag.diagnostics().empty() ? "'" + n.opName() + "' failed" : diag.diagnostics().back().message;
+    return false;
+  }
+  for (size_t r = 0; r < results.size() && r < outs.size(); ++r) {
+    if (outs[r].kind() == ir::DKind::Token) {
+      slots[results[r]] = c10::IValue();
+    } else if (!aten::toIValue(outs[r], slots[results[r]], error)) {
+      return false;
+    }
+  }
+  return true;
+}
+
+}  // namespace
+
+bool AtenExecutable::run(std::vector<c10::IValue>& inputs, std::vector<c10::IValue>& outputs,
+                         std::string& error) const {
+  std::vector<c10::IValue> slots(numSlots_);
+  for (size_t i = 0; i < inputs.size() && i < numSlots_; ++i) slots[i] = std::move(inputs[i]);
+  torch::jit::Stack stack;
+  for (const Step& s : steps_) {
+    switch (s.kind) {
+      case Step::Kind::Const: slots[s.results[0]] = s.constant; break;
+      case Step::Kind::TupleGet: {
+        const c10::IValue& t = slots[s.operands[0]];
+        if (t.isTuple()) slots[s.results[0]] = t.toTupleRef().elements()[s.index];
+        else if (t.isList()) slots[s.results[0]] = t.toListRef()[s.index];
+        else {
+          error = "tuple.get on a non-tuple";
+          return false;
+        }
+        break;
+      }
+      case Step::Kind::ListGet: {
+        const c10::IValue& l = slots[s.operands[0]];
+        const c10::IValue& i = slots[s.operands[1]];
+        if (!l.isList() || !i.isInt()) {
+          error = "list.get on a non-list";
+          return false;
+        }
+        auto items = l.toListRef();
+        int64_t k = i.toInt();
+        if (k < 0) k += static_cast<int64_t>(items.size());
+        if (k < 0 || k >= static_cast<int64_t>(items.size())) {
+          error = "list index out of range";
+          return false;
+        }
+        slots[s.results[0]] = items[k];
+        break;
+      }
+      case Step::Kind::Generic:
+        if (!runGeneric(*s.node, slots, s.operands, s.results, error)) return false;
+        break;
+      case Step::Kind::Aten: {
+        stack.assign(s.tmpl.begin(), s.tmpl.end());
+        for (const Step::Fill& f : s.fills) {
+          switch (f.kind) {
+            case Step::Fill::Kind::Single: stack[f.pos] = slots[f.slots[0]]; break;
+            case Step::Fill::Kind::WrapScalar: {
+              const c10::IValue& v = slots[f.slots[0]];
+              at::Tensor t = at::scalar_to_tensor(v.toScalar());
+              t.unsafeGetTensorImpl()->set_wrapped_number(true);
+              stack[f.pos] = std::move(t);
+              break;
+            }
+            case Step::Fill::Kind::List: {
+              c10::List<at::Tensor> l;
+              l.reserve(f.slots.size());
+              for (int k : f.slots) l.push_back(slots[k].toTensor());
+              stack[f.pos] = std::move(l);
+              break;
+            }
+            case Step::Fill::Kind::OptList: {
+              c10::List<std::optional<at::Tensor>> l;
+              l.reserve(f.slots.size());
+              for (int k : f.slots)
+                l.push_back(slots[k].isTensor() ? std::optional<at::Tensor>(slots[k].toTensor())
+                                                : std::nullopt);
+              stack[f.pos] = std::move(l);
+              break;
+            }
+          }
+        }
+        try {
+          s.op->handle.callBoxed(stack);
+        } catch (const std::exception& e) {
+          error = aten::qualifiedName(s.op->schema()) + ": " + aten::exceptionMessage(e);
+          return false;
+        }
+        size_t r = 0;
+        if (s.op->effect) slots[s.results[r++]] = c10::IValue();
+        for (size_t k = 0; k < stack.size() && r < s.results.size(); ++k, ++r)
+          slots[s.results[r]] = std::move(stack[k]);
+        break;
+      }
+    }
+  }
+  outputs.clear();
+  outputs.reserve(resultSlots_.size());
+  for (int sl : resultSlots_) outputs.push_back(slots[sl]);
+  return true;
+}
+
+}  // namespace xacc::capture

@@ -1,0 +1,258 @@
+// Compiled graphs, output templates, cache entries and graph functions. See
+// CacheEntry.h. Conversions between Python objects and IValues live here so the
+// hook file stays about CPython frames only.
+#include "xacc/capture/CacheEntry.h"
+
+#include <torch/csrc/autograd/python_variable.h>
+
+#include "xacc/ir/Printer.h"
+
+namespace xacc::capture {
+
+namespace {
+
+bool pythonToIValue(PyObject* o, c10::IValue& out, std::string& error) {
+  if (THPVariable_Check(o)) {
+    out = THPVariable_Unpack(o);
+  } else if (PyBool_Check(o)) {
+    out = o == Py_True;
+  } else if (PyLong_Check(o)) {
+    int overflow = 0;
+    long long v = PyLong_AsLongLongAndOverflow(o, &overflow);
+    if (overflow) {
+      error = "integer input does not fit in 64 bits";
+      return false;
+    }
+    out = static_cast<int64_t>(v);
+  } else if (PyFloat_Check(o)) {
+    out = PyFloat_AS_DOUBLE(o);
+  } else if (o == Py_None) {
+    out = c10::IValue();
+  } else {
+    error = std::string("graph input of type '") + Py_TYPE(o)->tp_name + "' is not supported";
+    return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+PyObject* ivalueToPython(const c10::IValue& v) {
+  if (v.isTensor()) return THPVariable_Wrap(v.toTensor());
+  if (v.isNone()) Py_RETURN_NONE;
+  if (v.isBool()) return PyBool_FromLong(v.toBool());
+  if (v.isInt()) return PyLong_FromLongLong(v.toInt());
+  if (v.isDouble()) return PyFloat_FromDouble(v.toDouble());
+  if (v.isList() || v.isTuple()) {
+    bool tuple = v.isTuple();
+    c10::ArrayRef<c10::IValue> items = tuple ? v.toTupleRef().elements() : v.toListRef();
+    PyObject* out = tuple ? PyTuple_New(items.size()) : PyList_New(items.size());
+    if (!out) return nullptr;
+    for (size_t i = 0; i < items.size(); ++i) {
+      PyObject* e = ivalueToPython(items[i]);
+      if (!e) {
+        Py_DECREF(out);
+        return nullptr;
+      }
+      if (tuple) PyTuple_SET_ITEM(out, i, e);
+      else PyList_SET_ITEM(out, i, e);
+    }
+    return out;
+  }
+  PyErr_Format(PyExc_TypeError, "xacc: cannot return a '%s' value to Python", v.tagKind().c_str());
+  return nullptr;
+}
+
+std::shared_ptr<CompiledGraph> CompiledGraph::create(std::unique_ptr<ir::Module> module,
+                                                     ir::Graph* graph, std::string& error) {
+  auto cg = std::shared_ptr<CompiledGraph>(new CompiledGraph());
+  cg->exe_ = AtenExecutable::create(*graph, error);
+  if (!cg->exe_) return nullptr;
+  for (size_t i = 0; i < graph->numParams(); ++i) {
+    bool tok = graph->param(i)->type().isToken();
+    cg->paramIsToken_.push_back(tok);
+    if (!tok) ++cg->numInputs_;
+  }
+  for (ir::Value* v : graph->results()) {
+    bool tok = v->type().isToken();
+    cg->resultIsToken_.push_back(tok);
+    if (tok) cg->hasEffects_ = true;
+  }
+  cg->module_ = std::move(module);
+  cg->graph_ = graph;
+  return cg;
+}
+
+std::string CompiledGraph::text() const { return ir::printGraph(*graph_); }
+
+bool CompiledGraph::run(PyObject* const* inputs, size_t n, std::vector<c10::IValue>& outs,
+                        std::string& error) const {
+  if (n != numInputs_) {
+    error = "graph expects " + std::to_string(numInputs_) + " inputs, got " + std::to_string(n);
+    return false;
+  }
+  std::vector<c10::IValue> args(paramIsToken_.size());
+  size_t k = 0;
+  for (size_t i = 0; i < paramIsToken_.size(); ++i) {
+    if (paramIsToken_[i]) continue;
+    if (!pythonToIValue(inputs[k++], args[i], error)) return false;
+  }
+  std::vector<c10::IValue> all;
+  bool ok;
+  Py_BEGIN_ALLOW_THREADS
+  ok = exe_->run(args, all, error);
+  Py_END_ALLOW_THREADS
+  if (!ok) return false;
+  outs.clear();
+  for (size_t i = 0; i < all.size(); ++i)
+    if (!resultIsToken_[i]) outs.push_back(std::move(all[i]));
+  return true;
+}
+
+PyObject* CompiledGraph::call(PyObject* const* inputs, size_t n) const {
+  std::vector<c10::IValue> outs;
+  std::string error;
+  if (!run(inputs, n, outs, error)) {
+    PyErr_SetString(PyExc_RuntimeError, error.c_str());
+    return nullptr;
+  }
+  PyObject* t = PyTuple_New(outs.size());
+  if (!t) return nullptr;
+  for (size_t i = 0; i < outs.size(); ++i) {
+    PyObject* o = ivalueToPython(outs[i]);
+    if (!o) {
+      Py_DECREF(t);
+      return nullptr;
+    }
+    PyTuple_SET_ITEM(t, i, o);
+  }
+  return t;
+}
+
+void OutTemplate::clear() {
+  Py_XDECREF(obj);
+  obj = nullptr;
+  for (OutTemplate& t : items) t.clear();
+  items.clear();
+}
+
+PyObject* OutTemplate::build(const std::vector<c10::IValue>& outs) const {
+  switch (kind) {
+    case Kind::Out:
+      if (index < 0 || index >= static_cast<int>(outs.size())) {
+        PyErr_SetString(PyExc_RuntimeError, "xacc: output template index out of range");
+        return nullptr;
+      }
+      return ivalueToPython(outs[index]);
+    case Kind::Const: Py_INCREF(obj); return obj;
+    case Kind::Tuple:
+    case Kind::List: {
+      PyObject* r = kind == Kind::Tuple ? PyTuple_New(items.size()) : PyList_New(items.size());
+      if (!r) return nullptr;
+      for (size_t i = 0; i < items.size(); ++i) {
+        PyObject* e = items[i].build(outs);
+        if (!e) {
+          Py_DECREF(r);
+          return nullptr;
+        }
+        if (kind == Kind::Tuple) PyTuple_SET_ITEM(r, i, e);
+        else PyList_SET_ITEM(r, i, e);
+      }
+      return r;
+    }
+    case Kind::Dict: {
+      PyObject* d = PyDict_New();
+      if (!d) return nullptr;
+      for (size_t i = 0; i < items.size(); ++i) {
+        PyObject* e = items[i].build(outs);
+        if (!e || PyDict_SetItem(d, PyTuple_GET_ITEM(obj, i), e) < 0) {
+          Py_XDECREF(e);
+          Py_DECREF(d);
+          return nullptr;
+        }
+        Py_DECREF(e);
+      }
+      return d;
+    }
+  }
+  return nullptr;
+}
+
+CacheEntry::~CacheEntry() {
+  if (!Py_IsInitialized()) return;
+  PyGILState_STATE g = PyGILState_Ensure();
+  Py_XDECREF(consts);
+  Py_XDECREF(fn);
+  ret.clear();
+  PyGILState_Release(g);
+}
+
+FrameView CacheEntry::view(PyObject* const* args, size_t nargs, PyObject* globals,
+                           PyObject* builtins, PyObject* closure) const {
+  FrameView v;
+  v.args = args;
+  v.nargs = nargs;
+  v.globals = globals;
+  v.builtins = builtins;
+  v.closure = closure;
+  if (consts) {
+    v.consts = &PyTuple_GET_ITEM(consts, 0);
+    v.nconsts = PyTuple_GET_SIZE(consts);
+  }
+  return v;
+}
+
+PyObject* CacheEntry::runGraph(PyObject** resolved) const {
+  PyObject* small[16];
+  std::vector<PyObject*> big;
+  PyObject** inputs = small;
+  if (inputNodes.size() > 16) {
+    big.resize(inputNodes.size());
+    inputs = big.data();
+  }
+  for (size_t i = 0; i < inputNodes.size(); ++i) inputs[i] = resolved[inputNodes[i]];
+  std::vector<c10::IValue> outs;
+  std::string error;
+  if (!graph->run(inputs, inputNodes.size(), outs, error)) {
+    PyErr_SetString(PyExc_RuntimeError, error.c_str());
+    return nullptr;
+  }
+  return ret.build(outs);
+}
+
+GraphFunction::~GraphFunction() {
+  if (!Py_IsInitialized()) return;
+  PyGILState_STATE g = PyGILState_Ensure();
+  Py_XDECREF(consts);
+  Py_XDECREF(globals);
+  Py_XDECREF(builtins);
+  Py_XDECREF(closure);
+  PyGILState_Release(g);
+}
+
+PyObject* GraphFunction::call(PyObject* const* args, size_t nargs) const {
+  FrameView v;
+  v.args = args;
+  v.nargs = nargs;
+  v.globals = globals;
+  v.builtins = builtins;
+  v.closure = closure;
+  if (consts) {
+    v.consts = &PyTuple_GET_ITEM(consts, 0);
+    v.nconsts = PyTuple_GET_SIZE(consts);
+  }
+  std::vector<PyObject*> resolved(sources->size());
+  if (!sources->resolve(v, resolved.data())) {
+    sources->release(resolved.data());
+    PyErr_SetString(PyExc_RuntimeError, "xacc: a graph input could not be read from its source");
+    return nullptr;
+  }
+  std::vector<PyObject*> inputs;
+  inputs.reserve(inputNodes.size());
+  for (int id : inputNodes) inputs.push_back(resolved[id]);
+  PyObject* r = graph->call(inputs.data(), inputs.size());
+  sources->release(resolved.data());
+  return r;
+}
+
+}  // namespace xacc::capture

@@ -1,0 +1,247 @@
+// Guard trees: resolution of sources and leaf checks. See Guards.h.
+#include "xacc/capture/Guards.h"
+
+#include <torch/csrc/autograd/python_variable.h>
+#include <c10/core/GradMode.h>
+
+#include <cstdio>
+
+namespace xacc::capture {
+
+GuardTree::~GuardTree() {
+  if (!Py_IsInitialized()) return;
+  PyGILState_STATE g = PyGILState_Ensure();
+  for (Node& n : nodes_) {
+    Py_XDECREF(n.key);
+    for (Leaf& l : n.leaves) Py_XDECREF(l.obj);
+  }
+  PyGILState_Release(g);
+}
+
+int GuardTree::node(int parent, Access access, int64_t index, PyObject* key) {
+  for (size_t i = 0; i < nodes_.size(); ++i) {
+    const Node& n = nodes_[i];
+    if (n.parent != parent || n.access != access || n.index != index) continue;
+    if (n.key == key) return static_cast<int>(i);
+    if (n.key && key) {
+      int eq = PyObject_RichCompareBool(n.key, key, Py_EQ);
+      if (eq < 0) PyErr_Clear();
+      if (eq == 1 && Py_TYPE(n.key) == Py_TYPE(key)) return static_cast<int>(i);
+    }
+  }
+  Node n;
+  n.parent = parent;
+  n.access = access;
+  n.index = index;
+  n.key = key;
+  Py_XINCREF(key);
+  nodes_.push_back(std::move(n));
+  return static_cast<int>(nodes_.size() - 1);
+}
+
+void GuardTree::addLeaf(int id, Leaf leaf) { nodes_[id].leaves.push_back(std::move(leaf)); }
+
+size_t GuardTree::numLeaves() const {
+  size_t n = gradMode_ >= 0 ? 1 : 0;
+  for (const Node& node : nodes_) n += node.leaves.size();
+  return n;
+}
+
+static std::string reprOf(PyObject* o) {
+  PyObject* r = PyObject_Repr(o);
+  if (!r) {
+    PyErr_Clear();
+    return "<?>";
+  }
+  const char* s = PyUnicode_AsUTF8(r);
+  std::string out = s ? s : "<?>";
+  if (!s) PyErr_Clear();
+  Py_DECREF(r);
+  return out;
+}
+
+std::string GuardTree::path(int id) const {
+  const Node& n = nodes_[id];
+  std::string base = n.parent >= 0 ? path(n.parent) : std::string();
+  switch (n.access) {
+    case Access::Local:
+      if (n.index < static_cast<int64_t>(localNames_.size()))
+        return "L['" + localNames_[n.index] + "']";
+      return "L[" + std::to_string(n.index) + "]";
+    case Access::Global: return "G[" + reprOf(n.key) + "]";
+    case Access::Closure: return "C[" + std::to_string(n.index) + "]";
+    case Access::Const: return "K[" + std::to_string(n.index) + "]";
+    case Access::Attr: return base + "." + (PyUnicode_Check(n.key) ? PyUnicode_AsUTF8(n.key) : "?");
+    case Access::Item: return base + "[" + (n.key ? reprOf(n.key) : std::to_string(n.index)) + "]";
+  }
+  return base;
+}
+
+PyObject* GuardTree::fetch(const Node& n, const FrameView& view, PyObject** resolved) const {
+  PyObject* parent = n.parent >= 0 ? resolved[n.parent] : nullptr;
+  switch (n.access) {
+    case Access::Local:
+      if (n.index >= static_cast<int64_t>(view.nargs) || !view.args[n.index]) return nullptr;
+      Py_INCREF(view.args[n.index]);
+      return view.args[n.index];
+    case Access::Global: {
+      PyObject* v = view.globals ? PyDict_GetItemWithError(view.globals, n.key) : nullptr;
+      if (!v && !PyErr_Occurred() && view.builtins && PyDict_Check(view.builtins))
+        v = PyDict_GetItemWithError(view.builtins, n.key);
+      Py_XINCREF(v);
+      return v;
+    }
+    case Access::Closure: {
+      if (!view.closure || n.index >= PyTuple_GET_SIZE(view.closure)) return nullptr;
+      PyObject* v = PyCell_GET(PyTuple_GET_ITEM(view.closure, n.index));
+      Py_XINCREF(v);
+      return v;
+    }
+    case Access::Const:
+      if (n.index >= static_cast<int64_t>(view.nconsts)) return nullptr;
+      Py_INCREF(view.consts[n.index]);
+      return view.consts[n.index];
+    case Access::Attr:
+      return parent ? PyObject_GetAttr(parent, n.key) : nullptr;
+    case Access::Item:
+      if (!parent) return nullptr;
+      if (n.key) {
+        if (PyDict_CheckExact(parent)) {
+          PyObject* v = PyDict_GetItemWithError(parent, n.key);
+          Py_XINCREF(v);
+          return v;
+        }
+        return PyObject_GetItem(parent, n.key);
+      }
+      if (PyTuple_CheckExact(parent)) {
+        if (n.index >= PyTuple_GET_SIZE(parent)) return nullptr;
+        PyObject* v = PyTuple_GET_ITEM(parent, n.index);
+        Py_INCREF(v);
+        return v;
+      }
+      if (PyList_CheckExact(parent)) {
+        if (n.index >= PyList_GET_SIZE(parent)) return nullptr;
+        PyObject* v = PyList_GET_ITEM(parent, n.index);
+        Py_INCREF(v);
+        return v;
+      }
+      return PySequence_GetItem(parent, n.index);
+  }
+  return nullptr;
+}
+
+bool GuardTree::runLeaf(const Leaf& l, PyObject* v) const {
+  switch (l.kind) {
+    case Leaf::Kind::Type: return reinterpret_cast<PyObject*>(Py_TYPE(v)) == l.obj;
+    case Leaf::Kind::Id: return v == l.obj;
+    case Leaf::Kind::Equals: {
+      if (v == l.obj) return true;
+      if (Py_TYPE(v) != Py_TYPE(l.obj)) return false;
+      int eq = PyObject_RichCompareBool(v, l.obj, Py_EQ);
+      if (eq < 0) PyErr_Clear();
+      return eq == 1;
+    }
+    case Leaf::Kind::Length: {
+      Py_ssize_t n = PyObject_Length(v);
+      if (n < 0) PyErr_Clear();
+      return n == l.n;
+    }
+    case Leaf::Kind::NotTensor: return !THPVariable_Check(v);
+    case Leaf::Kind::Tensor: {
+      if (Py_TYPE(v) != l.tensorType) return false;
+      const at::Tensor& t = THPVariable_Unpack(v);
+      if (t.key_set().raw_repr() != l.keySet) return false;
+      if (static_cast<int8_t>(t.scalar_type()) != l.dtype) return false;
+      c10::Device d = t.device();
+      if (static_cast<int8_t>(d.type()) != l.deviceType || d.index() != l.deviceIndex) return false;
+      if (t.requires_grad() != l.requiresGrad) return false;
+      if (t.dim() != static_cast<int64_t>(l.sizes.size())) return false;
+      auto sizes = t.sizes();
+      auto strides = t.strides();
+      for (size_t i = 0; i < l.sizes.size(); ++i) {
+        if (l.sizes[i] >= 0 && sizes[i] != l.sizes[i]) return false;
+        if (l.strides[i] >= 0 && strides[i] != l.strides[i]) return false;
+      }
+      return true;
+    }
+  }
+  return false;
+}
+
+std::string GuardTree::leafText(const Leaf& l) const {
+  switch (l.kind) {
+    case Leaf::Kind::Type:
+      return std::string("type is ") + reinterpret_cast<PyTypeObject*>(l.obj)->tp_name;
+    case Leaf::Kind::Id: return "is the object seen at capture (id)";
+    case Leaf::Kind::Equals: return "== " + reprOf(l.obj);
+    case Leaf::Kind::Length: return "len == " + std::to_string(l.n);
+    case Leaf::Kind::NotTensor: return "is not a tensor";
+    case Leaf::Kind::Tensor: {
+      std::string s = "tensor(dtype=" +
+                      std::string(c10::toString(static_cast<c10::ScalarType>(l.dtype))) +
+                      ", device=" +
+                      c10::Device(static_cast<c10::DeviceType>(l.deviceType), l.deviceIndex).str() +
+                      ", size=[";
+      for (size_t i = 0; i < l.sizes.size(); ++i)
+        s += (i ? ", " : "") + (l.sizes[i] < 0 ? std::string("?") : std::to_string(l.sizes[i]));
+      s += "], stride=[";
+      for (size_t i = 0; i < l.strides.size(); ++i)
+        s += (i ? ", " : "") + (l.strides[i] < 0 ? std::string("?") : std::to_string(l.strides[i]));
+      s += std::string("], requires_grad=") + (l.requiresGrad ? "True" : "False") + ")";
+      return s;
+    }
+  }
+  return "?";
+}
+
+bool GuardTree::resolve(const FrameView& view, PyObject** resolved) const {
+  for (size_t i = 0; i < nodes_.size(); ++i) resolved[i] = nullptr;
+  bool ok = true;
+  for (size_t i = 0; i < nodes_.size(); ++i) {
+    resolved[i] = fetch(nodes_[i], view, resolved);
+    if (!resolved[i]) {
+      PyErr_Clear();
+      ok = false;
+    }
+  }
+  return ok;
+}
+
+bool GuardTree::check(const FrameView& view, PyObject** resolved, std::string* why) const {
+  for (size_t i = 0; i < nodes_.size(); ++i) resolved[i] = nullptr;
+  if (gradMode_ >= 0 && c10::GradMode::is_enabled() != (gradMode_ == 1)) {
+    if (why) *why = std::string("grad mode is ") + (gradMode_ ? "enabled" : "disabled");
+    return false;
+  }
+  for (size_t i = 0; i < nodes_.size(); ++i) {
+    const Node& n = nodes_[i];
+    PyObject* v = fetch(n, view, resolved);
+    if (!v) {
+      PyErr_Clear();
+      if (why) *why = path(static_cast<int>(i)) + " exists";
+      return false;
+    }
+    resolved[i] = v;
+    for (const Leaf& l : n.leaves) {
+      if (!runLeaf(l, v)) {
+        if (why) *why = path(static_cast<int>(i)) + ": " + leafText(l);
+        return false;
+      }
+    }
+  }
+  return true;
+}
+
+void GuardTree::release(PyObject** resolved) const {
+  for (size_t i = 0; i < nodes_.size(); ++i) Py_XDECREF(resolved[i]);
+}
+
+std::vector<std::string> GuardTree::describe() const {
+  std::vector<std::string> out;
+  if (gradMode_ >= 0) out.push_back(std::string("grad mode ") + (gradMode_ ? "enabled" : "disabled"));
+  for (size_t i = 0; i < nodes_.size(); ++i)
+    for (const Leaf& l : nodes_[i].leaves) out.push_back(path(static_cast<int>(i)) + ": " + leafText(l));
+  return out;
+}
+
+}  // namespace xacc::capture

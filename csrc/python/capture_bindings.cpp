@@ -1,0 +1,359 @@
+// xacc._C.capture: the XJIT pieces the Python translator drives — the frame
+// hook and its thread state, per-code caches, guard trees, graph building and
+// compiled graphs. Everything here is a thin conversion layer; behaviour lives
+// in csrc/lib/capture. Python objects handed to C++ are retained by the C++
+// side for as long as it needs them.
+#include <pybind11/stl.h>
+
+#include <torch/csrc/autograd/python_variable.h>
+
+#include "Bindings.h"
+#include "xacc/backend/aten/AtenOps.h"
+#include "xacc/backend/aten/TensorDatum.h"
+#include "xacc/capture/EvalFrame.h"
+#include "xacc/capture/GraphBuilder.h"
+
+namespace cap = xacc::capture;
+namespace ir = xacc::ir;
+
+namespace {
+
+ir::Type typeFromSpec(py::handle spec) {
+  if (py::isinstance<py::str>(spec)) {
+    std::string s = spec.cast<std::string>();
+    if (s == "i64") return ir::Type::i64();
+    if (s == "f64") return ir::Type::f64();
+    if (s == "bool") return ir::Type::boolean();
+    if (s == "null") return ir::Type::null();
+    if (s == "str") return ir::Type::string();
+    if (s == "any") return ir::Type::any();
+    if (s == "pyobj") return ir::Type::pyobj();
+    throw py::value_error("unknown type spec '" + s + "'");
+  }
+  py::tuple t = spec.cast<py::tuple>();
+  std::string kind = t[0].cast<std::string>();
+  if (kind == "tensor") {
+    ir::DType d;
+    if (!ir::parseDType(t[1].cast<std::string>(), d)) throw py::value_error("unknown dtype");
+    std::vector<ir::Dim> dims;
+    for (py::handle s : t[2]) {
+      if (py::isinstance<py::str>(s)) dims.push_back(ir::Dim::symbol(s.cast<std::string>()));
+      else {
+        int64_t n = s.cast<int64_t>();
+        dims.push_back(n < 0 ? ir::Dim::dynamic() : ir::Dim::fixed(n));
+      }
+    }
+    return ir::Type::tensor(d, dims, t[3].cast<std::string>());
+  }
+  if (kind == "list") return ir::Type::list(typeFromSpec(t[1]));
+  if (kind == "tuple") {
+    std::vector<ir::Type> elems;
+    for (py::handle e : t[1]) elems.push_back(typeFromSpec(e));
+    return ir::Type::tuple(elems);
+  }
+  throw py::value_error("unknown type spec '" + kind + "'");
+}
+
+ir::Attr attrFromPython(py::handle v) {
+  if (v.is_none()) return ir::Attr::none();
+  if (PyBool_Check(v.ptr())) return ir::Attr::boolean(v.ptr() == Py_True);
+  if (PyLong_Check(v.ptr())) return ir::Attr::integer(v.cast<int64_t>());
+  if (PyFloat_Check(v.ptr())) return ir::Attr::real(v.cast<double>());
+  if (PyUnicode_Check(v.ptr())) return ir::Attr::string(v.cast<std::string>());
+  if (PyList_Check(v.ptr()) || PyTuple_Check(v.ptr())) {
+    ir::Attr::Array items;
+    for (py::handle e : v) items.push_back(attrFromPython(e));
+    return ir::Attr::array(std::move(items));
+  }
+  throw py::type_error(std::string("cannot make an attribute of a '") + Py_TYPE(v.ptr())->tp_name + "'");
+}
+
+cap::OutTemplate templateFromSpec(py::handle spec) {
+  py::tuple t = spec.cast<py::tuple>();
+  std::string kind = t[0].cast<std::string>();
+  cap::OutTemplate o;
+  if (kind == "out") {
+    o.kind = cap::OutTemplate::Kind::Out;
+    o.index = t[1].cast<int>();
+  } else if (kind == "const") {
+    o.kind = cap::OutTemplate::Kind::Const;
+    o.obj = py::object(t[1]).release().ptr();
+  } else if (kind == "tuple" || kind == "list") {
+    o.kind = kind == "tuple" ? cap::OutTemplate::Kind::Tuple : cap::OutTemplate::Kind::List;
+    for (py::handle e : t[1]) o.items.push_back(templateFromSpec(e));
+  } else if (kind == "dict") {
+    o.kind = cap::OutTemplate::Kind::Dict;
+    o.obj = py::tuple(t[1]).release().ptr();
+    for (py::handle e : t[2]) o.items.push_back(templateFromSpec(e));
+  } else {
+    throw py::value_error("unknown output template '" + kind + "'");
+  }
+  return o;
+}
+
+cap::Access accessFromName(const std::string& s) {
+  if (s == "L") return cap::Access::Local;
+  if (s == "G") return cap::Access::Global;
+  if (s == "C") return cap::Access::Closure;
+  if (s == "K") return cap::Access::Const;
+  if (s == "A") return cap::Access::Attr;
+  if (s == "I") return cap::Access::Item;
+  throw py::value_error("unknown source kind '" + s + "'");
+}
+
+PyCodeObject* asCode(py::handle h) {
+  if (!PyCode_Check(h.ptr())) throw py::type_error("expected a code object");
+  return reinterpret_cast<PyCodeObject*>(h.ptr());
+}
+
+PyObject* retained(py::handle h) {
+  if (h.is_none()) return nullptr;
+  return h.inc_ref().ptr();
+}
+
+py::dict entryInfo(const std::shared_ptr<cap::CacheEntry>& e) {
+  py::dict d;
+  const char* kinds[] = {"graph", "code", "default"};
+  d["kind"] = kinds[static_cast<int>(e->kind)];
+  d["label"] = e->label;
+  d["hits"] = e->hits.load();
+  d["guards"] = e->guards ? e->guards->describe() : std::vector<std::string>{};
+  d["graph"] = e->graph ? e->graph->text() : std::string();
+  return d;
+}
+
+}  // namespace
+
+void bindCapture(py::module_& m) {
+  py::module_ c = m.def_submodule("capture", "XJIT frame hook, caches, guards and graphs");
+
+  c.def("register_aten", [] { xacc::backend::aten::registerAtenOps(); });
+
+  py::class_<cap::CompiledGraph, std::shared_ptr<cap::CompiledGraph>>(c, "CompiledGraph")
+      .def("text", &cap::CompiledGraph::text)
+      .def_property_readonly("num_inputs", &cap::CompiledGraph::numInputs)
+      .def_property_readonly("num_nodes", [](const cap::CompiledGraph& g) { return g.graph().numNodes(); })
+      .def_property_readonly("has_effects", &cap::CompiledGraph::hasEffects)
+      .def("op_names", [](const cap::CompiledGraph& g) {
+        std::vector<std::string> names;
+        for (ir::Node* n : g.graph()) names.push_back(n->opName());
+        return names;
+      })
+      .def("__call__", [](const cap::CompiledGraph& g, py::args args) {
+        std::vector<PyObject*> in;
+        for (py::handle a : args) in.push_back(a.ptr());
+        PyObject* r = g.call(in.data(), in.size());
+        if (!r) throw py::error_already_set();
+        return py::reinterpret_steal<py::object>(r);
+      });
+
+  py::class_<cap::GraphBuilder>(c, "GraphBuilder")
+      .def(py::init<std::string>())
+      .def("add_input", [](cap::GraphBuilder& b, py::handle spec, std::string name) {
+        return b.addInput(typeFromSpec(spec), std::move(name));
+      })
+      .def("add_op", [](cap::GraphBuilder& b, const std::string& op, const std::vector<int>& operands,
+                        py::dict attrs, py::list types) {
+        ir::AttrDict a;
+        for (auto item : attrs) a.set(item.first.cast<std::string>(), attrFromPython(item.second));
+        std::vector<ir::Type> ts;
+        for (py::handle t : types) ts.push_back(typeFromSpec(t));
+        std::vector<int> results;
+        std::string error;
+        if (!b.addOp(op, operands, std::move(a), std::move(ts), results, error))
+          throw py::value_error(error);
+        return results;
+      })
+      .def("add_const", [](cap::GraphBuilder& b, py::handle v, py::handle spec) {
+        return b.addConst(attrFromPython(v), typeFromSpec(spec));
+      })
+      .def("set_outputs", &cap::GraphBuilder::setOutputs)
+      .def("set_loc", &cap::GraphBuilder::setLoc)
+      .def("type_of", [](const cap::GraphBuilder& b, int id) { return b.typeOf(id).str(); })
+      .def_property_readonly("num_nodes", &cap::GraphBuilder::numNodes)
+      .def_property_readonly("has_effects", &cap::GraphBuilder::hasEffects)
+      .def("text", &cap::GraphBuilder::text)
+      .def("run_passes", [](cap::GraphBuilder& b, const std::string& pipeline) {
+        std::string error;
+        if (!b.runPasses(pipeline, error)) throw py::value_error(error);
+      })
+      .def("compile", [](cap::GraphBuilder& b) {
+        std::string error;
+        auto g = b.compile(error);
+        if (!g) throw py::value_error(error);
+        return g;
+      });
+
+  py::class_<cap::GuardTree, std::shared_ptr<cap::GuardTree>>(c, "GuardTree")
+      .def(py::init<>())
+      .def("node", [](cap::GuardTree& t, int parent, const std::string& kind, int64_t index,
+                      py::handle key) {
+        return t.node(parent, accessFromName(kind), index, key.is_none() ? nullptr : key.ptr());
+      })
+      .def("leaf_type", [](cap::GuardTree& t, int id, py::handle type) {
+        cap::Leaf l;
+        l.kind = cap::Leaf::Kind::Type;
+        l.obj = type.inc_ref().ptr();
+        t.addLeaf(id, std::move(l));
+      })
+      .def("leaf_id", [](cap::GuardTree& t, int id, py::handle obj) {
+        cap::Leaf l;
+        l.kind = cap::Leaf::Kind::Id;
+        l.obj = obj.inc_ref().ptr();
+        t.addLeaf(id, std::move(l));
+      })
+      .def("leaf_equals", [](cap::GuardTree& t, int id, py::handle obj) {
+        cap::Leaf l;
+        l.kind = cap::Leaf::Kind::Equals;
+        l.obj = obj.inc_ref().ptr();
+        t.addLeaf(id, std::move(l));
+      })
+      .def("leaf_len", [](cap::GuardTree& t, int id, int64_t n) {
+        cap::Leaf l;
+        l.kind = cap::Leaf::Kind::Length;
+        l.n = n;
+        t.addLeaf(id, std::move(l));
+      })
+      .def("leaf_not_tensor", [](cap::GuardTree& t, int id) {
+        cap::Leaf l;
+        l.kind = cap::Leaf::Kind::NotTensor;
+        t.addLeaf(id, std::move(l));
+      })
+      .def("leaf_tensor", [](cap::GuardTree& t, int id, py::handle obj, std::vector<int> dynamicDims) {
+        if (!THPVariable_Check(obj.ptr())) throw py::type_error("leaf_tensor expects a tensor");
+        const at::Tensor& x = THPVariable_Unpack(obj.ptr());
+        cap::Leaf l;
+        l.kind = cap::Leaf::Kind::Tensor;
+        l.tensorType = Py_TYPE(obj.ptr());
+        l.keySet = x.key_set().raw_repr();
+        l.dtype = static_cast<int8_t>(x.scalar_type());
+        l.deviceType = static_cast<int8_t>(x.device().type());
+        l.deviceIndex = x.device().index();
+        l.requiresGrad = x.requires_grad();
+        l.sizes.assign(x.sizes().begin(), x.sizes().end());
+        l.strides.assign(x.strides().begin(), x.strides().end());
+        for (int d : dynamicDims) {
+          if (d >= 0 && d < static_cast<int>(l.sizes.size())) {
+            l.sizes[d] = -1;
+            l.strides[d] = -1;
+          }
+        }
+        // A dynamic dim makes every stride that depends on it dynamic too.
+        if (!dynamicDims.empty())
+          for (auto& s : l.strides) s = -1;
+        t.addLeaf(id, std::move(l));
+      })
+      .def("set_grad_mode", &cap::GuardTree::setGradMode)
+      .def("set_local_names", &cap::GuardTree::setLocalNames)
+      .def("path", &cap::GuardTree::path)
+      .def("describe", &cap::GuardTree::describe)
+      .def_property_readonly("num_leaves", &cap::GuardTree::numLeaves)
+      .def_property_readonly("num_nodes", &cap::GuardTree::size)
+      .def("check", [](cap::GuardTree& t, py::tuple args, py::dict globals, py::handle builtins,
+                       py::handle closure, py::tuple consts) {
+        cap::FrameView v;
+        std::vector<PyObject*> a;
+        for (py::handle h : args) a.push_back(h.ptr());
+        v.args = a.data();
+        v.nargs = a.size();
+        v.globals = globals.ptr();
+        v.builtins = builtins.is_none() ? nullptr : builtins.ptr();
+        v.closure = closure.is_none() ? nullptr : closure.ptr();
+        if (consts.size()) {
+          v.consts = &PyTuple_GET_ITEM(consts.ptr(), 0);
+          v.nconsts = consts.size();
+        }
+        std::vector<PyObject*> r(t.size());
+        std::string why;
+        bool ok = t.check(v, r.data(), &why);
+        t.release(r.data());
+        return py::make_tuple(ok, why);
+      });
+
+  py::class_<cap::CacheEntry, std::shared_ptr<cap::CacheEntry>>(c, "CacheEntry")
+      .def_property_readonly("info", [](const std::shared_ptr<cap::CacheEntry>& e) { return entryInfo(e); });
+
+  c.def("graph_entry", [](std::shared_ptr<cap::GuardTree> tree, py::tuple consts,
+                          std::shared_ptr<cap::CompiledGraph> graph, std::vector<int> inputs,
+                          py::handle ret, std::string label) {
+    auto e = std::make_shared<cap::CacheEntry>();
+    e->kind = cap::CacheEntry::Kind::Graph;
+    e->guards = std::move(tree);
+    e->consts = consts.inc_ref().ptr();
+    e->graph = std::move(graph);
+    e->inputNodes = std::move(inputs);
+    e->ret = templateFromSpec(ret);
+    e->label = std::move(label);
+    return e;
+  });
+  c.def("code_entry", [](std::shared_ptr<cap::GuardTree> tree, py::tuple consts, py::handle fn,
+                         std::string label) {
+    auto e = std::make_shared<cap::CacheEntry>();
+    e->kind = cap::CacheEntry::Kind::Code;
+    e->guards = std::move(tree);
+    e->consts = consts.inc_ref().ptr();
+    e->fn = fn.inc_ref().ptr();
+    e->label = std::move(label);
+    return e;
+  });
+  c.def("default_entry", [](std::shared_ptr<cap::GuardTree> tree, py::tuple consts, std::string label) {
+    auto e = std::make_shared<cap::CacheEntry>();
+    e->kind = cap::CacheEntry::Kind::Default;
+    e->guards = std::move(tree);
+    e->consts = consts.inc_ref().ptr();
+    e->label = std::move(label);
+    return e;
+  });
+
+  py::class_<cap::GraphFunction, std::shared_ptr<cap::GraphFunction>>(c, "GraphFunction")
+      .def(py::init([](std::shared_ptr<cap::CompiledGraph> graph, std::shared_ptr<cap::GuardTree> tree,
+                       std::vector<int> inputs, py::tuple consts, py::dict globals, py::handle builtins,
+                       py::handle closure) {
+        auto f = std::make_shared<cap::GraphFunction>();
+        f->graph = std::move(graph);
+        f->sources = std::move(tree);
+        f->inputNodes = std::move(inputs);
+        f->consts = consts.inc_ref().ptr();
+        f->globals = globals.inc_ref().ptr();
+        f->builtins = retained(builtins);
+        f->closure = retained(closure);
+        return f;
+      }))
+      .def_property_readonly("graph", [](const cap::GraphFunction& f) { return f.graph; })
+      .def("__call__", [](const cap::GraphFunction& f, py::args args) {
+        PyObject* r = f.call(&PyTuple_GET_ITEM(args.ptr(), 0), args.size());
+        if (!r) throw py::error_already_set();
+        return py::reinterpret_steal<py::object>(r);
+      });
+
+  c.def("install", &cap::installHook);
+  c.def("uninstall", &cap::uninstallHook);
+  c.def("installed", &cap::hookInstalled);
+  c.def("set_state", [](int s) { return static_cast<int>(cap::setState(static_cast<cap::CaptureState>(s))); });
+  c.def("get_state", [] { return static_cast<int>(cap::state()); });
+  c.def("set_callback", [](py::handle cb) { cap::setCallback(cb.is_none() ? nullptr : cb.ptr()); });
+  c.def("set_recompile_limit", &cap::setRecompileLimit);
+  c.def("recompile_limit", &cap::recompileLimit);
+  c.def("add_entry", [](py::handle code, std::shared_ptr<cap::CacheEntry> e) { cap::addEntry(asCode(code), std::move(e)); });
+  c.def("mark_skip", [](py::handle code) { cap::markSkip(asCode(code)); });
+  c.def("mark_run_only", [](py::handle code) { cap::markRunOnly(asCode(code)); });
+  c.def("code_action", [](py::handle code) { return cap::codeAction(asCode(code)); });
+  c.def("clear_code", [](py::handle code) { cap::clearCode(asCode(code)); });
+  c.def("clear_all", &cap::clearAll);
+  c.def("entries", [](py::handle code) {
+    py::list out;
+    for (auto& e : cap::entries(asCode(code))) out.append(entryInfo(e));
+    return out;
+  });
+  c.def("stats", [] {
+    cap::HookStats s = cap::hookStats();
+    py::dict d;
+    d["frames"] = s.frames;
+    d["hits"] = s.hits;
+    d["misses"] = s.misses;
+    d["compiles"] = s.compiles;
+    d["fallbacks"] = s.fallbacks;
+    return d;
+  });
+  c.def("reset_stats", &cap::resetHookStats);
+}
