@@ -87,7 +87,7 @@ private:
       else if (f.value)
         node(f.value, "field " + f.name.name, depth);
       else
-        line(depth, "field", f.name.name, f.range);
+        line(depth, "", "Shorthand " + f.name.name, f.range);
     }
   }
 

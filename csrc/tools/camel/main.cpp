@@ -1,6 +1,7 @@
 // The `camel` executable. Subcommands: `inspect --tokens|--ast FILE` prints
 // intermediate forms, `check FILE|DIR...` runs the front end on every `.cml`
-// file. Global options (`--error-format`, `--version`, `--help`) may appear
+// file (with `--verify-diagnostics` it checks expectation comments instead of
+// printing diagnostics, see VerifyDiagnostics.h). Global options (`--error-format`, `--version`, `--help`) may appear
 // before or after the subcommand. Exit status: 0 success, 1 diagnostics
 // (including unreadable input), 2 usage errors. Diagnostics go to stderr,
 // dumps to stdout. CLI11 exceptions are caught here, at the tool boundary.
@@ -10,6 +11,7 @@
 // `camel FILE` (the default command), `-I`, `--profile`, `--repeat` and
 // `--log-level` belong with the run command once it exists.
 #include <cstdio>
+#include <filesystem>
 #include <string>
 #include <vector>
 
@@ -19,6 +21,7 @@
 #include "xacc/camel/Frontend.h"
 #include "xacc/camel/Lexer.h"
 #include "xacc/camel/Token.h"
+#include "VerifyDiagnostics.h"
 
 #ifndef XACC_VERSION
 #define XACC_VERSION "0.1.0"
@@ -43,6 +46,8 @@ struct InspectArgs {
 
 struct CheckArgs {
   std::vector<std::string> paths;
+  bool verifyDiagnostics = false;
+  bool splitInputFile = false;
 };
 
 /// Prints the diagnostics collected so far to stderr and clears them.
@@ -76,10 +81,41 @@ int runInspect(const GlobalOptions& g, const InspectArgs& a) {
   return failed ? kExitDiagnostics : kExitOk;
 }
 
+/// Runs the front end on one file (or each of its chunks). Returns whether it
+/// failed: errors, or with --verify-diagnostics unmet expectations.
+bool checkFile(const GlobalOptions& g, const CheckArgs& a, const std::string& path,
+               size_t& errors) {
+  support::DiagnosticEngine diags;
+  const std::string* file = loadSourceFile(path, diags);
+  if (!file) {
+    errors += diags.errorCount();
+    flushDiagnostics(g, diags);
+    return true;
+  }
+  std::string whole(diags.sourceManager().bufferText(file));
+  std::vector<std::string> chunks =
+      a.splitInputFile ? tool::splitInputFile(whole) : std::vector<std::string>{whole};
+  bool failed = false;
+  for (std::string& chunk : chunks) {
+    file = diags.sourceManager().addBuffer(path, chunk);
+    ASTContext ctx;
+    parseModule(lex(diags.sourceManager().bufferText(file), file, diags), file, ctx, diags);
+    if (a.verifyDiagnostics) {
+      std::string problems = tool::verifyDiagnostics(path, chunk, diags.diagnostics());
+      std::fputs(problems.c_str(), stderr);
+      failed |= !problems.empty();
+      diags.clear();
+      continue;
+    }
+    failed |= diags.hasErrors();
+    errors += diags.errorCount();
+    flushDiagnostics(g, diags);
+  }
+  return failed;
+}
+
 int runCheck(const GlobalOptions& g, const CheckArgs& a) {
   std::vector<std::string> files;
-  support::DiagnosticEngine diags;
-  size_t errors = 0, failedFiles = 0;
   for (const std::string& p : a.paths) {
     std::error_code ec;
     if (std::filesystem::is_directory(p, ec)) {
@@ -89,16 +125,9 @@ int runCheck(const GlobalOptions& g, const CheckArgs& a) {
       files.push_back(p);
     }
   }
-  for (const std::string& f : files) {
-    ASTContext ctx;
-    parseFile(f, ctx, diags);
-    if (diags.hasErrors()) {
-      errors += diags.errorCount();
-      ++failedFiles;
-    }
-    flushDiagnostics(g, diags);
-  }
-  if (failedFiles > 0 && g.errorFormat == "text")
+  size_t errors = 0, failedFiles = 0;
+  for (const std::string& f : files) failedFiles += checkFile(g, a, f, errors);
+  if (failedFiles > 0 && errors > 0 && g.errorFormat == "text")
     std::fputs(fmt::format("camel check: {} error{} in {} of {} file{}\n", errors,
                            errors == 1 ? "" : "s", failedFiles, files.size(),
                            files.size() == 1 ? "" : "s")
@@ -130,6 +159,10 @@ int main(int argc, char** argv) {
   CLI::App* check = app.add_subcommand(
       "check", "check .cml files (directories are searched recursively); parse-only for now");
   check->add_option("paths", checkArgs.paths, "files or directories")->required();
+  check->add_flag("--verify-diagnostics", checkArgs.verifyDiagnostics,
+                  "check '// expected-error {{...}}' comments against the diagnostics");
+  check->add_flag("--split-input-file", checkArgs.splitInputFile,
+                  "check the chunks separated by '// -----' lines separately");
 
   try {
     app.parse(argc, argv);
