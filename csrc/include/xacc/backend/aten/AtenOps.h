@@ -1,0 +1,119 @@
+// The `aten.*` op family: every operator known to the c10 dispatcher becomes a
+// GIR op named `aten.<name>.<overload>` (`aten.add.Tensor`, `aten.relu.default`;
+// `aten.relu` names the default overload). Descriptions are created on first
+// lookup from the operator's schema; result types come from ATen meta kernels
+// and execution is one boxed dispatcher call, so there is no per-op code. This
+// header has no ATen types in it; components that handle tensors themselves
+// include `xacc/backend/aten/TensorDatum.h` instead.
+//
+// Note [ATen operands and attributes]: a node supplies the schema's arguments
+// in schema order. For each argument:
+//   1. a node attribute with the argument's name supplies it (`{alpha = 2}`);
+//   2. otherwise the next operand supplies it if its type fits the argument:
+//      tensors fit `Tensor`/`Tensor?`; `i64`/`f64`/`bool` operands fit `int`,
+//      `float`, `bool` and `Scalar` like Python numbers do (and a plain `Tensor`
+//      argument, as a wrapped number: `aten.add.Tensor(%x, %n)` with `%n: f64`);
+//      `list<i64>`/`tuple<i64, ...>` fit `int[]` (an `i64` fits too, as `[n]`);
+//      `null` fits any optional argument; `str` fits `str`, `ScalarType`
+//      (dtype name), `Device`, `Layout` and `MemoryFormat`. A `Tensor[]` or
+//      `Tensor?[]` argument takes either one `list<tensor>` operand or the run
+//      of consecutive tensor (and, for `Tensor?[]`, `null`) operands, minus as
+//      many as later required `Tensor` arguments need
+//      (`aten.cat.default(%a, %b, %c) {dim = 1}`);
+//   3. otherwise its schema default, or None for an optional argument;
+//   4. otherwise the node is malformed ("missing argument").
+// Leftover operands and attributes that name no argument are errors.
+// Attribute encodings: int -> integer, float -> float (an integer is accepted),
+// bool -> bool, int[N] -> array of integers (a single integer is repeated N
+// times, as in Python), float[] -> array of floats, ScalarType -> our dtype
+// name (`"f32"`), Device -> GIR device name (`"cpu"`, `"cuda0"`, `"xpu0"`),
+// Layout -> `"strided"`, MemoryFormat -> `"contiguous_format"`,
+// `"preserve_format"`, `"channels_last"`, `"channels_last_3d"`, str -> string,
+// None -> `none`.
+//
+// Note [ATen effects]: an op whose schema writes an argument (`add_`, `out=`
+// variants), whose schema is tagged `nondeterministic_seeded` or takes a
+// `Generator` (random ops consume the RNG state), or that returns nothing is
+// effectful: operand 0 is an `!token` and result 0 a new `!token`, followed by
+// the schema's returns (see Note [Effect tokens]). Random ops are also
+// `kNondeterministic`; every other op is `kPure`.
+//
+// Note [ATen type inference]: result types are computed by calling the op on
+// meta tensors built from the operand types. Dynamic dims are replaced by
+// placeholder sizes in two runs (all `?` dims share one size per run, each
+// named symbol gets its own); an output dim equal in both runs is static, one
+// that follows a named symbol in both runs gets the symbol's name, any other
+// is `?`. Values that are only known at run time and decide shapes (an `i64`
+// operand for an `int`/`int[]` argument, scalar operands of factory ops) make
+// every output dim `?`; unranked inputs give unranked outputs with the dtype
+// ATen computes. Ops without a meta kernel (data-dependent shapes such as
+// `nonzero`) are run once on small zero-filled CPU tensors to learn dtypes and
+// ranks, with every dim `?`. The result device is the `device` attribute when
+// given, otherwise the first tensor operand's device, otherwise `cpu`.
+// Inside a Python process, `torch._meta_registrations` adds Python meta
+// kernels, so some ops infer more precisely there than in a C++-only process.
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "xacc/ir/Attribute.h"
+#include "xacc/ir/Datum.h"
+
+namespace xacc::backend::aten {
+
+/// True when libtorch is linked and its operator registry is populated.
+bool isAtenAvailable();
+
+/// Registers the `aten.` op family in `ir::OpRegistry::get()`. Idempotent and
+/// thread-safe.
+void registerAtenOps();
+
+/// Splits `aten.<name>[.<overload>]` into the dispatcher's operator name
+/// (`aten::add`) and overload (`Tensor`; "" for `default` or when omitted).
+bool parseAtenOpName(std::string_view name, std::string& opName, std::string& overload,
+                     std::string& error);
+
+/// Overload names of `aten::<name>` (`name` without namespace, e.g. "add"), in
+/// registry order; "default" stands for the empty overload.
+std::vector<std::string> atenOverloads(std::string_view name);
+
+/// One schema argument, as other components (capture, passes) need it.
+struct AtenArgInfo {
+  std::string name;
+  std::string type;         ///< schema spelling: "Tensor", "Scalar", "int[]", "ScalarType?"...
+  bool tensorLike = false;  ///< Tensor, Tensor?, Tensor[] or Tensor?[]
+  bool optional = false;
+  bool hasDefault = false;
+  bool kwargOnly = false;
+  bool written = false;  ///< alias annotation with `!` (mutated in place)
+  std::string aliasSet;  ///< "a" for `Tensor(a)`/`Tensor(a!)`, "" otherwise
+};
+
+/// Facts about one ATen op: its schema and what it aliases and mutates.
+struct AtenOpSchemaInfo {
+  std::string
+      schema;  ///< e.g. "aten::add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor"
+  std::vector<AtenArgInfo> args;
+  std::vector<AtenArgInfo> returns;
+  bool effect = false;  ///< See Note [ATen effects]
+  bool random = false;
+};
+
+/// Looks up the schema facts of `aten.<name>[.<overload>]`.
+bool atenSchemaInfo(std::string_view name, AtenOpSchemaInfo& out, std::string& error);
+
+/// Executes `aten.<name>[.<overload>]` on datums outside a graph, following
+/// Note [ATen operands and attributes]; effectful ops take and return a token
+/// as operand/result 0. The registered `interp` does the same and reports
+/// failures through `Interpreter::fail` with code E0601.
+bool runAtenOp(std::string_view name, const ir::AttrDict& attrs, const std::vector<ir::Datum>& args,
+               std::vector<ir::Datum>& results, std::string& error);
+
+/// Infers result types of `aten.<name>[.<overload>]` for the given operand
+/// types and attributes (what the registered `infer` does).
+bool inferAtenOp(std::string_view name, const std::vector<ir::Type>& operands,
+                 const ir::AttrDict& attrs, std::vector<ir::Type>& results, std::string& error);
+
+}  // namespace xacc::backend::aten

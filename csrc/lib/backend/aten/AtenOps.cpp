@@ -1,0 +1,513 @@
+// The `aten.` op family: resolves GIR names to dispatcher operators, binds
+// operands and attributes to schema arguments (Note [ATen operands and
+// attributes]), builds OpInfos with traits from the schema (Note [ATen
+// effects]) and executes nodes with one boxed dispatcher call. Exceptions from
+// libtorch stop here and become error strings.
+#include <ATen/core/dispatch/Dispatcher.h>
+#include <ATen/core/function_schema.h>
+
+#include <mutex>
+#include <unordered_map>
+
+#include "AtenOp.h"
+#include "xacc/backend/aten/AtenOps.h"
+#include "xacc/backend/aten/TensorDatum.h"
+#include "xacc/ir/Graph.h"
+#include "xacc/ir/Interpreter.h"
+#include "xacc/ir/Op.h"
+
+namespace xacc::backend::aten {
+
+using ir::Attr;
+using ir::AttrDict;
+using ir::Datum;
+using ir::DKind;
+using ir::Type;
+using ir::TypeKind;
+
+namespace {
+constexpr std::string_view kPrefix = "aten.";
+
+// Diagnostic code of an ATen op that fails at run time (bad values, shape
+// errors the static types did not catch).
+constexpr const char* kAtenRuntimeError = "E0601";
+
+/// The element type of a list argument, or nullptr.
+c10::TypePtr listElement(const c10::TypePtr& t) {
+  if (auto l = t->cast<c10::ListType>()) return l->getElementType();
+  return nullptr;
+}
+
+bool isTensorListArg(const c10::Argument& arg, bool& optionalElems) {
+  auto elem = listElement(unwrapOptional(arg.real_type()));
+  if (!elem) return false;
+  bool opt = false;
+  auto inner = unwrapOptional(elem, &opt);
+  optionalElems = opt;
+  return inner->kind() == c10::TypeKind::TensorType;
+}
+
+bool isRequiredTensorArg(const c10::Argument& arg) {
+  return arg.real_type()->kind() == c10::TypeKind::TensorType && !arg.default_value();
+}
+
+const char* className(OperandClass c) {
+  switch (c) {
+    case OperandClass::Tensor: return "tensor";
+    case OperandClass::Int: return "i64";
+    case OperandClass::Float: return "f64";
+    case OperandClass::Bool: return "bool";
+    case OperandClass::Str: return "str";
+    case OperandClass::None: return "null";
+    case OperandClass::TensorList: return "list<tensor>";
+    case OperandClass::IntList: return "list<i64>";
+    case OperandClass::FloatList: return "list<f64>";
+    case OperandClass::BoolList: return "list<bool>";
+    case OperandClass::EmptyList: return "empty list";
+    case OperandClass::Any: return "any";
+    case OperandClass::Token: return "!token";
+    case OperandClass::Other: return "value";
+  }
+  return "value";
+}
+
+OperandClass classOfElements(const std::vector<OperandClass>& elems) {
+  if (elems.empty()) return OperandClass::EmptyList;
+  bool allTensorOrNone = true, anyTensor = false, allInt = true, allNum = true, allBool = true;
+  for (OperandClass c : elems) {
+    if (c == OperandClass::Any) return OperandClass::Any;
+    anyTensor |= c == OperandClass::Tensor;
+    allTensorOrNone &= c == OperandClass::Tensor || c == OperandClass::None;
+    allInt &= c == OperandClass::Int;
+    allNum &= c == OperandClass::Int || c == OperandClass::Float;
+    allBool &= c == OperandClass::Bool;
+  }
+  if (allTensorOrNone && anyTensor) return OperandClass::TensorList;
+  if (allInt) return OperandClass::IntList;
+  if (allNum) return OperandClass::FloatList;
+  if (allBool) return OperandClass::BoolList;
+  return OperandClass::Other;
+}
+
+/// Does an operand of class `c` fit an argument of (real) type `type`?
+bool fits(const c10::TypePtr& type, OperandClass c) {
+  if (c == OperandClass::Any) return true;
+  if (c == OperandClass::Token || c == OperandClass::Other) return false;
+  bool optional = false;
+  c10::TypePtr t = unwrapOptional(type, &optional);
+  if (c == OperandClass::None) return optional || t->kind() == c10::TypeKind::NoneType;
+  switch (t->kind()) {
+    case c10::TypeKind::TensorType:
+      return c == OperandClass::Tensor ||
+             (!optional &&
+              (c == OperandClass::Int || c == OperandClass::Float || c == OperandClass::Bool));
+    case c10::TypeKind::IntType:
+    case c10::TypeKind::SymIntType: return c == OperandClass::Int || c == OperandClass::Bool;
+    case c10::TypeKind::FloatType:
+    case c10::TypeKind::SymFloatType: return c == OperandClass::Float || c == OperandClass::Int;
+    case c10::TypeKind::BoolType:
+    case c10::TypeKind::SymBoolType: return c == OperandClass::Bool;
+    case c10::TypeKind::NumberType:
+      return c == OperandClass::Int || c == OperandClass::Float || c == OperandClass::Bool;
+    case c10::TypeKind::StringType:
+    case c10::TypeKind::ScalarTypeType:
+    case c10::TypeKind::LayoutType:
+    case c10::TypeKind::MemoryFormatType:
+    case c10::TypeKind::DeviceObjType: return c == OperandClass::Str;
+    case c10::TypeKind::ListType: {
+      if (c == OperandClass::EmptyList) return true;
+      c10::TypePtr e = unwrapOptional(t->castRaw<c10::ListType>()->getElementType());
+      switch (e->kind()) {
+        case c10::TypeKind::TensorType: return c == OperandClass::TensorList;
+        case c10::TypeKind::IntType:
+        case c10::TypeKind::SymIntType: return c == OperandClass::IntList || c == OperandClass::Int;
+        case c10::TypeKind::FloatType:
+          return c == OperandClass::FloatList || c == OperandClass::IntList;
+        case c10::TypeKind::BoolType: return c == OperandClass::BoolList;
+        default: return false;
+      }
+    }
+    default: return false;
+  }
+}
+
+std::mutex& cacheMutex() {
+  static std::mutex m;
+  return m;
+}
+std::unordered_map<std::string, std::unique_ptr<AtenOp>>& opCache() {
+  static std::unordered_map<std::string, std::unique_ptr<AtenOp>> cache;
+  return cache;
+}
+
+bool returnToDatum(const c10::IValue& v, const c10::Argument& ret, Datum& out, std::string& error) {
+  if (v.isInt() && unwrapOptional(ret.real_type())->kind() == c10::TypeKind::ScalarTypeType) {
+    ir::DType d;
+    if (fromScalarType(static_cast<c10::ScalarType>(v.toInt()), d)) {
+      out = Datum::string(ir::dtypeName(d));
+      return true;
+    }
+  }
+  return toDatum(v, out, error);
+}
+
+bool runResolved(const AtenOp& op, const AttrDict& attrs, const std::vector<Datum>& args,
+                 std::vector<Datum>& results, std::string& error) {
+  const c10::FunctionSchema& schema = op.schema();
+  size_t first = 0;
+  if (op.effect) {
+    if (args.empty() || args[0].kind() != DKind::Token) {
+      error = qualifiedName(schema) + ": operand 0 must be an !token (the op has effects)";
+      return false;
+    }
+    first = 1;
+  }
+  std::vector<OperandClass> classes;
+  classes.reserve(args.size() - first);
+  for (size_t i = first; i < args.size(); ++i) classes.push_back(classOf(args[i]));
+  std::vector<ArgSource> plan;
+  if (!bindArguments(schema, classes, attrs, plan, error)) return false;
+
+  const auto& schemaArgs = schema.arguments();
+  torch::jit::Stack stack;
+  stack.reserve(schemaArgs.size());
+  for (size_t i = 0; i < schemaArgs.size(); ++i) {
+    const c10::Argument& arg = schemaArgs[i];
+    const ArgSource& src = plan[i];
+    c10::IValue v;
+    std::string err;
+    bool ok = true;
+    switch (src.kind) {
+      case ArgSource::Attr:
+        ok = attrToIValue(*src.attr, arg, c10::Device(c10::kCPU), v, err);
+        break;
+      case ArgSource::Operand: ok = datumToIValue(args[first + src.first], arg, v, err); break;
+      case ArgSource::Operands: {
+        std::vector<Datum> items(args.begin() + first + src.first,
+                                 args.begin() + first + src.first + src.count);
+        ok = datumToIValue(Datum::list(std::move(items)), arg, v, err);
+        break;
+      }
+      case ArgSource::Default: v = *arg.default_value(); break;
+      case ArgSource::None: break;
+    }
+    if (!ok) {
+      error = qualifiedName(schema) + ": " + err;
+      return false;
+    }
+    stack.push_back(std::move(v));
+  }
+  try {
+    op.handle.callBoxed(stack);
+  } catch (const std::exception& e) {
+    error = qualifiedName(schema) + ": " + exceptionMessage(e);
+    return false;
+  }
+  const auto& rets = schema.returns();
+  if (stack.size() != rets.size()) {
+    error = qualifiedName(schema) + ": expected " + std::to_string(rets.size()) + " results, got " +
+            std::to_string(stack.size());
+    return false;
+  }
+  results.clear();
+  results.reserve(rets.size() + (op.effect ? 1 : 0));
+  if (op.effect) results.push_back(Datum::token());
+  for (size_t i = 0; i < rets.size(); ++i) {
+    Datum d;
+    if (!returnToDatum(stack[i], rets[i], d, error)) return false;
+    results.push_back(std::move(d));
+  }
+  return true;
+}
+
+std::unique_ptr<ir::OpInfo> makeOpInfo(std::string_view name, std::string& error) {
+  const AtenOp* op = resolveAtenOp(name, error);
+  if (!op) return nullptr;
+  auto info = std::make_unique<ir::OpInfo>();
+  info->name = std::string(name);
+  info->traits = op->effect ? ir::kEffect : ir::kPure;
+  if (op->random) info->traits |= ir::kNondeterministic;
+  info->minOperands = op->effect ? 1 : 0;
+  info->maxOperands = -1;
+  info->numResults = static_cast<int>(op->schema().returns().size()) + (op->effect ? 1 : 0);
+  info->summary = c10::toString(op->schema());
+  info->infer = [op](const ir::InferInput& in, std::vector<Type>& results, std::string& err) {
+    return inferResultTypes(*op, in.operands, in.attrs, results, err);
+  };
+  info->interp = [op](ir::Interpreter& interp, const ir::Node& node, std::vector<Datum>& args,
+                      std::vector<Datum>& results) {
+    std::string err;
+    if (runResolved(*op, node.attrs(), args, results, err)) return true;
+    return interp.fail(node, kAtenRuntimeError, err);
+  };
+  return info;
+}
+
+}  // namespace
+
+std::string qualifiedName(const c10::FunctionSchema& schema) {
+  return schema.overload_name().empty() ? schema.name()
+                                        : schema.name() + "." + schema.overload_name();
+}
+
+bool isTensorLikeType(const c10::TypePtr& t) {
+  c10::TypePtr u = unwrapOptional(t);
+  if (auto e = listElement(u)) u = unwrapOptional(e);
+  return u->kind() == c10::TypeKind::TensorType;
+}
+
+OperandClass classOf(Type t) {
+  if (!t) return OperandClass::Other;
+  switch (t.kind()) {
+    case TypeKind::Tensor: return OperandClass::Tensor;
+    case TypeKind::Int: return OperandClass::Int;
+    case TypeKind::Float: return OperandClass::Float;
+    case TypeKind::Bool: return OperandClass::Bool;
+    case TypeKind::Str: return OperandClass::Str;
+    case TypeKind::Null: return OperandClass::None;
+    case TypeKind::Any:
+    case TypeKind::PyObj: return OperandClass::Any;
+    case TypeKind::Token: return OperandClass::Token;
+    case TypeKind::List: {
+      OperandClass e = classOf(t.elementType());
+      // One representative element says what the list holds.
+      OperandClass c = classOfElements({e});
+      return c == OperandClass::TensorList || c == OperandClass::IntList ||
+                     c == OperandClass::FloatList || c == OperandClass::BoolList ||
+                     c == OperandClass::Any
+                 ? c
+                 : OperandClass::Other;
+    }
+    case TypeKind::Tuple: {
+      std::vector<OperandClass> elems;
+      for (Type e : t.elements()) elems.push_back(classOf(e));
+      return classOfElements(elems);
+    }
+    default: return OperandClass::Other;
+  }
+}
+
+OperandClass classOf(const Datum& d) {
+  switch (d.kind()) {
+    case DKind::Tensor: return isTensorDatum(d) ? OperandClass::Tensor : OperandClass::Other;
+    case DKind::Int: return OperandClass::Int;
+    case DKind::Float: return OperandClass::Float;
+    case DKind::Bool: return OperandClass::Bool;
+    case DKind::Str: return OperandClass::Str;
+    case DKind::Null: return OperandClass::None;
+    case DKind::Token: return OperandClass::Token;
+    case DKind::List:
+    case DKind::Tuple: {
+      const auto& items = d.kind() == DKind::List ? d.listItems() : d.tupleItems();
+      std::vector<OperandClass> elems;
+      elems.reserve(items.size());
+      for (const Datum& i : items) elems.push_back(classOf(i));
+      return classOfElements(elems);
+    }
+    default: return OperandClass::Other;
+  }
+}
+
+bool bindArguments(const c10::FunctionSchema& schema, const std::vector<OperandClass>& operands,
+                   const AttrDict& attrs, std::vector<ArgSource>& plan, std::string& error) {
+  const auto& args = schema.arguments();
+  for (const auto& [name, value] : attrs.items()) {
+    if (!schema.argumentIndexWithName(name)) {
+      error = qualifiedName(schema) + " has no argument named '" + name + "'";
+      return false;
+    }
+  }
+  plan.assign(args.size(), ArgSource{});
+  size_t next = 0;
+  const size_t n = operands.size();
+  for (size_t i = 0; i < args.size(); ++i) {
+    const c10::Argument& arg = args[i];
+    ArgSource& src = plan[i];
+    if (const Attr* a = attrs.get(arg.name())) {
+      src.kind = ArgSource::Attr;
+      src.attr = a;
+      continue;
+    }
+    if (next < n) {
+      OperandClass c = operands[next];
+      bool optElems = false;
+      if (isTensorListArg(arg, optElems) &&
+          (c == OperandClass::Tensor || (optElems && c == OperandClass::None))) {
+        // Variadic form: the run of tensor operands, minus those that later
+        // required Tensor arguments need.
+        size_t run = 0;
+        while (next + run < n && (operands[next + run] == OperandClass::Tensor ||
+                                  (optElems && operands[next + run] == OperandClass::None)))
+          ++run;
+        size_t reserve = 0;
+        for (size_t j = i + 1; j < args.size(); ++j)
+          if (isRequiredTensorArg(args[j]) && !attrs.has(args[j].name())) ++reserve;
+        if (run > reserve) {
+          src.kind = ArgSource::Operands;
+          src.first = static_cast<int>(next);
+          src.count = static_cast<int>(run - reserve);
+          next += run - reserve;
+          continue;
+        }
+      } else if (fits(arg.real_type(), c)) {
+        src.kind = ArgSource::Operand;
+        src.first = static_cast<int>(next++);
+        continue;
+      }
+    }
+    if (arg.default_value()) {
+      src.kind = ArgSource::Default;
+      continue;
+    }
+    bool optional = false;
+    unwrapOptional(arg.real_type(), &optional);
+    if (optional) {
+      src.kind = ArgSource::None;
+      continue;
+    }
+    if (next < n)
+      error = qualifiedName(schema) + ": operand " + std::to_string(next) + " of kind " +
+              className(operands[next]) + " does not fit " + describeArg(arg);
+    else
+      error = qualifiedName(schema) + ": missing " + describeArg(arg);
+    return false;
+  }
+  if (next < n) {
+    error = qualifiedName(schema) + ": too many operands (" + std::to_string(n) + "); operand " +
+            std::to_string(next) + " of kind " + className(operands[next]) +
+            " matches no remaining argument";
+    return false;
+  }
+  return true;
+}
+
+const AtenOp* resolveAtenOp(std::string_view name, std::string& error) {
+  std::lock_guard<std::mutex> lock(cacheMutex());
+  auto& cache = opCache();
+  auto it = cache.find(std::string(name));
+  if (it != cache.end()) return it->second.get();
+
+  std::string opName, overload;
+  if (!parseAtenOpName(name, opName, overload, error)) return nullptr;
+  bool omitted = name.substr(kPrefix.size()).find('.') == std::string_view::npos;
+  std::optional<c10::OperatorHandle> handle;
+  try {
+    handle = c10::Dispatcher::singleton().findSchema({opName, overload});
+    if (!handle && omitted) {
+      // `aten.empty` names the only overload when there is no default one.
+      auto overloads = atenOverloads(opName.substr(6));
+      if (overloads.size() == 1)
+        handle = c10::Dispatcher::singleton().findSchema({opName, overloads[0]});
+    }
+  } catch (const std::exception& e) {
+    error = exceptionMessage(e);
+    return nullptr;
+  }
+  if (!handle) {
+    error = "no ATen operator '" + opName + "' with overload '" +
+            (overload.empty() ? "default" : overload) + "'";
+    auto overloads = atenOverloads(opName.substr(6));
+    if (!overloads.empty()) {
+      error += " (overloads:";
+      for (const auto& o : overloads) error += " " + o;
+      error += ")";
+    }
+    return nullptr;
+  }
+  auto op = std::make_unique<AtenOp>(std::string(name), *handle);
+  const c10::FunctionSchema& schema = op->schema();
+  bool generator = false;
+  for (const auto& arg : schema.arguments())
+    generator |= unwrapOptional(arg.real_type())->kind() == c10::TypeKind::GeneratorType;
+  op->random = handle->hasTag(at::Tag::nondeterministic_seeded) || generator;
+  op->effect = schema.is_mutable() || op->random || schema.returns().empty();
+  op->pointwise = handle->hasTag(at::Tag::pointwise);
+  op->dynamicShape = handle->hasTag(at::Tag::dynamic_output_shape);
+  const AtenOp* raw = op.get();
+  cache.emplace(std::string(name), std::move(op));
+  return raw;
+}
+
+bool parseAtenOpName(std::string_view name, std::string& opName, std::string& overload,
+                     std::string& error) {
+  if (name.substr(0, kPrefix.size()) != kPrefix) {
+    error = "'" + std::string(name) + "' is not an aten op name";
+    return false;
+  }
+  std::string_view rest = name.substr(kPrefix.size());
+  size_t dot = rest.find('.');
+  std::string_view base = rest.substr(0, dot);
+  std::string_view ov = dot == std::string_view::npos ? std::string_view() : rest.substr(dot + 1);
+  if (base.empty() || ov.find('.') != std::string_view::npos ||
+      (dot != std::string_view::npos && ov.empty())) {
+    error =
+        "malformed aten op name '" + std::string(name) + "' (expected aten.<name>[.<overload>])";
+    return false;
+  }
+  opName = "aten::" + std::string(base);
+  overload = ov == "default" ? std::string() : std::string(ov);
+  return true;
+}
+
+std::vector<std::string> atenOverloads(std::string_view name) {
+  std::string full = "aten::" + std::string(name);
+  std::vector<std::string> out;
+  for (const c10::OperatorName& op : c10::Dispatcher::singleton().getAllOpNames())
+    if (op.name == full) out.push_back(op.overload_name.empty() ? "default" : op.overload_name);
+  return out;
+}
+
+bool isAtenAvailable() {
+  try {
+    return c10::Dispatcher::singleton().findSchema({"aten::add", "Tensor"}).has_value();
+  } catch (...) {
+    return false;
+  }
+}
+
+void registerAtenOps() {
+  static std::once_flag once;
+  std::call_once(once, [] { ir::OpRegistry::get().addFamily(std::string(kPrefix), makeOpInfo); });
+}
+
+bool atenSchemaInfo(std::string_view name, AtenOpSchemaInfo& out, std::string& error) {
+  const AtenOp* op = resolveAtenOp(name, error);
+  if (!op) return false;
+  auto describe = [](const c10::Argument& a) {
+    AtenArgInfo info;
+    info.name = a.name();
+    info.type = a.real_type()->str();
+    info.tensorLike = isTensorLikeType(a.real_type());
+    unwrapOptional(a.real_type(), &info.optional);
+    info.hasDefault = a.default_value().has_value();
+    info.kwargOnly = a.kwarg_only();
+    if (const c10::AliasInfo* alias = a.alias_info()) {
+      info.written = alias->isWrite();
+      if (!alias->beforeSets().empty())
+        info.aliasSet = alias->beforeSets().begin()->toUnqualString();
+      for (const auto& contained : alias->containedTypes()) info.written |= contained.isWrite();
+    }
+    return info;
+  };
+  out = AtenOpSchemaInfo{};
+  out.schema = c10::toString(op->schema());
+  for (const auto& a : op->schema().arguments()) out.args.push_back(describe(a));
+  for (const auto& r : op->schema().returns()) out.returns.push_back(describe(r));
+  out.effect = op->effect;
+  out.random = op->random;
+  return true;
+}
+
+bool runAtenOp(std::string_view name, const AttrDict& attrs, const std::vector<Datum>& args,
+               std::vector<Datum>& results, std::string& error) {
+  const AtenOp* op = resolveAtenOp(name, error);
+  return op && runResolved(*op, attrs, args, results, error);
+}
+
+bool inferAtenOp(std::string_view name, const std::vector<Type>& operands, const AttrDict& attrs,
+                 std::vector<Type>& results, std::string& error) {
+  const AtenOp* op = resolveAtenOp(name, error);
+  return op && inferResultTypes(*op, operands, attrs, results, error);
+}
+
+}  // namespace xacc::backend::aten
