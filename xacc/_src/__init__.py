@@ -1,0 +1,1 @@
+"""Private implementation packages of xacc (the public API re-exports from here)."""

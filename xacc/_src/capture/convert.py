@@ -1,0 +1,622 @@
+"""The compile callback of the frame hook: translate one frame, then install a
+cache entry on its code object.
+
+Outcomes, in order of preference:
+  graph    - the frame ran to RETURN_VALUE: one graph, a template for the return
+             value, guards; the original bytecode never runs again on a hit;
+  code     - a graph break: the prefix graph runs from a generated break
+             function, the unsupported instruction runs natively, and a resume
+             function (which re-enters the hook) continues the frame;
+  skip     - the frame cannot be split (break in a loop, a try block, a frame
+             with cells, ...) or has nothing to capture: it runs in Python.
+A break first *restarts* the translation with the break offset recorded, so
+the prefix is traced cleanly up to the instruction and never half-executes it.
+Internal errors never reach the user: the frame is marked skip and logged.
+"""
+
+from __future__ import annotations
+
+import dis
+import os
+import sys
+import sysconfig
+import threading
+import time
+import traceback
+import types
+from dataclasses import dataclass, field
+from typing import Any
+
+import torch
+
+from xacc._C import capture as C
+from xacc._src.capture import codegen
+from xacc._src.capture import trackers as T
+from xacc._src.capture.breaks import BreakInfo, GraphBreak
+from xacc._src.capture.config import RECOMPILE_LIMIT, log
+from xacc._src.capture.context import Ctx
+from xacc._src.capture.translator import Frame
+
+OP = dis.opmap
+
+
+@dataclass
+class Options:
+    device: str = "cpu"
+    backend: str | None = None
+    fullgraph: bool = False
+    dynamic: bool | None = None
+
+
+@dataclass
+class CompileEvent:
+    """One callback invocation, as explain() and counters see it."""
+
+    function: str
+    filename: str
+    lineno: int
+    outcome: str  # graph | code | skip | error
+    graph: str = ""
+    op_counts: dict = field(default_factory=dict)
+    breaks: list = field(default_factory=list)
+    guards: list = field(default_factory=list)
+    seconds: float = 0.0
+    recompile_reasons: list = field(default_factory=list)
+
+
+EVENTS: list[CompileEvent] = []
+COUNTERS: dict[str, int] = {"frames": 0, "graphs": 0, "breaks": 0, "recompiles": 0, "skipped": 0,
+                            "internal_errors": 0, "capture_seconds_us": 0}
+_tls = threading.local()
+_lock = threading.RLock()
+_RESUME_CACHE: dict[tuple, types.FunctionType] = {}
+_label_count: dict[types.CodeType, int] = {}
+
+
+def current_options() -> Options:
+    stack = getattr(_tls, "opts", None)
+    return stack[-1] if stack else DEFAULT_OPTIONS
+
+
+DEFAULT_OPTIONS = Options()
+
+
+def push_options(o: Options) -> None:
+    if not hasattr(_tls, "opts"):
+        _tls.opts = []
+    _tls.opts.append(o)
+
+
+def pop_options() -> None:
+    _tls.opts.pop()
+
+
+def _skip_dirs() -> tuple[str, ...]:
+    dirs = {sysconfig.get_paths()["stdlib"], sysconfig.get_paths()["platstdlib"],
+            os.path.dirname(torch.__file__), os.path.dirname(os.path.dirname(os.path.abspath(__file__)))}
+    try:
+        import xjit
+        dirs.add(os.path.dirname(os.path.abspath(xjit.__file__)))
+    except ImportError:
+        pass
+    for k in ("purelib", "platlib"):
+        dirs.add(sysconfig.get_paths()[k])
+    return tuple(sorted(d + os.sep for d in dirs))
+
+
+_SKIP = _skip_dirs()
+_ALLOW = (os.path.join(os.path.dirname(torch.__file__), "nn", "modules") + os.sep,)
+
+
+def should_skip(code: types.CodeType) -> bool:
+    if not (code.co_flags & 0x01) or code.co_name == "<module>":  # not CO_OPTIMIZED
+        return True
+    fn = code.co_filename
+    if fn.startswith(_ALLOW):
+        return False
+    return fn.startswith(_SKIP) or fn.startswith("<frozen")
+
+
+def callback(func: types.FunctionType, args: tuple, failures: list[str]) -> Any:
+    """Called by the hook (thread Off) on a cache miss of `func`'s frame."""
+    code = func.__code__
+    if code in codegen.RESUME_ORIGIN:
+        pass
+    elif should_skip(code):
+        C.mark_skip(code)
+        return None
+    opts = current_options()
+    with _lock:
+        COUNTERS["frames"] += 1
+        if failures:
+            COUNTERS["recompiles"] += 1
+            log("recompiles", "recompiling %s (%s:%d): %s", code.co_qualname, code.co_filename,
+                code.co_firstlineno, "; ".join(failures))
+        t0 = time.perf_counter()
+        ev = CompileEvent(code.co_qualname, code.co_filename, code.co_firstlineno, "error",
+                          recompile_reasons=list(failures))
+        try:
+            compile_frame(func, args, opts, ev)
+        except GraphBreak as gb:  # fullgraph=True
+            from xacc.errors import Unsupported
+            ev.outcome = "error"
+            info = gb.info()
+            ev.breaks.append(info)
+            return Unsupported(f"xacc.jit(fullgraph=True): {info}")
+        except Exception as e:  # noqa: BLE001 - never surfaces to user code
+            COUNTERS["internal_errors"] += 1
+            ev.outcome = "error"
+            gb = GraphBreak("GB020", f"{type(e).__name__}: {e}")
+            gb.where = (code.co_filename, code.co_firstlineno, code.co_name)
+            ev.breaks.append(gb.info())
+            log("capture", "internal error while capturing %s; it runs in Python:\n%s", code.co_qualname,
+                traceback.format_exc())
+            C.mark_skip(code)
+        finally:
+            ev.seconds = time.perf_counter() - t0
+            COUNTERS["capture_seconds_us"] += int(ev.seconds * 1e6)
+            EVENTS.append(ev)
+    return None
+
+
+def _label(code: types.CodeType) -> str:
+    n = _label_count.get(code, 0)
+    _label_count[code] = n + 1
+    return f"{code.co_name}#{n}"
+
+
+def compile_frame(func: types.FunctionType, args: tuple, opts: Options, ev: CompileEvent) -> None:
+    code = func.__code__
+    break_at: dict[int, GraphBreak] = {}
+    for _ in range(6):
+        ctx = Ctx(func, code.co_name, _gir_device(opts.device), break_at)
+        top = _top_frame(ctx, func, args)
+        ctx.top = top
+        try:
+            ret = top.run()
+        except GraphBreak as gb:
+            if gb.where is None:
+                gb.where = top.where()
+            if getattr(gb, "replayed", False) or top.cur is None:
+                if opts.fullgraph:
+                    raise
+                _install_break(ctx, top, gb, func, opts, ev)
+                return
+            break_at[top.cur.offset] = gb
+            continue
+        _install_graph(ctx, top, ret, func, opts, ev)
+        return
+    raise RuntimeError("translation did not settle after restarts")
+
+
+def _gir_device(device: str) -> str:
+    # The xpu target runs on the host for now (see TensorDatum.h); captured
+    # tensors are host tensors either way.
+    return "cpu"
+
+
+def _top_frame(ctx: Ctx, func: types.FunctionType, args: tuple) -> Frame:
+    code = func.__code__
+    ctx.tree.set_local_names(list(code.co_varnames[:len(args)]))
+    locals_: dict[str, T.Var] = {}
+    for i, a in enumerate(args):
+        locals_[code.co_varnames[i]] = ctx.wrap(a, T.Source("L", i))
+    cells: dict[str, T.Cell] = {}
+    for i, name in enumerate(code.co_freevars):
+        try:
+            value = func.__closure__[i].cell_contents
+            cells[name] = T.Cell(ctx.wrap(value, T.Source("C", i)))
+        except ValueError:
+            cells[name] = T.Cell(None)
+    return Frame(ctx, code, func.__globals__, locals_, cells, None, lambda n: T.Source("G", 0, n))
+
+
+# -- whole-frame graphs -------------------------------------------------------------
+
+class _NoTemplate(Exception):
+    pass
+
+
+def _template(ctx: Ctx, v: T.Var, outs: list[int]) -> tuple:
+    if isinstance(v, T.TensorVar):
+        vid = ctx.rec.vid_of(v.meta)
+        if vid not in outs:
+            outs.append(vid)
+        return ("out", outs.index(vid))
+    if isinstance(v, T.ConstVar) and (v.value is None or isinstance(v.value, (bool, int, float, str, torch.dtype,
+                                                                              torch.device, torch.Size))):
+        return ("const", v.value)
+    if isinstance(v, T.TupleVar) and v.source is None:
+        return ("tuple", [_template(ctx, i, outs) for i in v.items])
+    if isinstance(v, T.ListVar) and v.source is None:
+        return ("list", [_template(ctx, i, outs) for i in v.items])
+    if isinstance(v, T.DictVar) and v.source is None:
+        return ("dict", list(v.items), [_template(ctx, i, outs) for i in v.items.values()])
+    raise _NoTemplate()
+
+
+def _finish_graph(ctx: Ctx, outs: list[int]) -> Any:
+    b = ctx.builder
+    b.set_outputs(outs)
+    b.run_passes("dce" if b.has_effects else "dce,cse")
+    return b.compile()
+
+
+def _install_graph(ctx: Ctx, top: Frame, ret: T.Var, func: types.FunctionType, opts: Options,
+                   ev: CompileEvent) -> None:
+    code = func.__code__
+    outs: list[int] = []
+    try:
+        tmpl = _template(ctx, ret, outs)
+    except _NoTemplate:
+        # The return value must be rebuilt by bytecode: treat RETURN_VALUE as a break.
+        top.stack.append(ret)
+        top.cur = top.instrs[top.ip - 1]
+        gb = GraphBreak("GB011", f"returning a {type(ret).__name__}")
+        gb.where = top.where()
+        gb.silent = True
+        _install_break(ctx, top, gb, func, opts, ev)
+        return
+    if ctx.builder.num_nodes == 0:
+        _skip(code, ev, "nothing to capture")
+        return
+    graph = _finish_graph(ctx, outs)
+    entry = C.graph_entry(ctx.tree, tuple(ctx.consts), graph, ctx.inputs, tmpl, _label(code))
+    C.add_entry(code, entry)
+    COUNTERS["graphs"] += 1
+    ev.outcome = "graph"
+    ev.graph = graph.text()
+    ev.op_counts = dict(ctx.rec.op_counts)
+    ev.guards = ctx.tree.describe()
+    log("capture", "captured %s (%s:%d): %d ops, %d guards", code.co_qualname, code.co_filename,
+        code.co_firstlineno, graph.num_nodes, ctx.tree.num_leaves)
+    log("guards", "%s:\n  %s", code.co_qualname, "\n  ".join(ev.guards))
+    log("graphs", "%s", ev.graph)
+
+
+def _skip(code: types.CodeType, ev: CompileEvent, why: str) -> None:
+    C.mark_skip(code)
+    COUNTERS["skipped"] += 1
+    ev.outcome = "skip"
+    log("capture", "skipping %s (%s:%d): %s", code.co_qualname, code.co_filename, code.co_firstlineno, why)
+
+
+# -- graph breaks --------------------------------------------------------------------
+
+_PUSHES = {"BEFORE_WITH": 2, "STORE_ATTR": 0, "STORE_SUBSCR": 0, "STORE_GLOBAL": 0, "DELETE_ATTR": 0,
+           "DELETE_SUBSCR": 0, "POP_TOP": 0, "RAISE_VARARGS": 0, "IMPORT_STAR": 0, "STORE_DEREF": 0,
+           "DELETE_GLOBAL": 0, "PRINT_EXPR": 0}
+_NOT_BREAKABLE = {"LOAD_METHOD", "FOR_ITER", "JUMP_FORWARD", "JUMP_BACKWARD", "JUMP_BACKWARD_NO_INTERRUPT",
+                  "JUMP_IF_TRUE_OR_POP", "JUMP_IF_FALSE_OR_POP", "SEND", "YIELD_VALUE", "UNPACK_SEQUENCE",
+                  "UNPACK_EX", "LIST_APPEND", "SET_ADD", "MAP_ADD", "LOAD_CLOSURE", "MAKE_CELL",
+                  "COPY_FREE_VARS", "RETURN_GENERATOR", "PUSH_EXC_INFO", "POP_EXCEPT", "RERAISE",
+                  "CHECK_EXC_MATCH", "WITH_EXCEPT_START", "LOAD_FAST", "STORE_FAST", "DELETE_FAST"}
+_COND = {"POP_JUMP_FORWARD_IF_TRUE": "POP_JUMP_FORWARD_IF_TRUE",
+         "POP_JUMP_BACKWARD_IF_TRUE": "POP_JUMP_FORWARD_IF_TRUE",
+         "POP_JUMP_FORWARD_IF_FALSE": "POP_JUMP_FORWARD_IF_FALSE",
+         "POP_JUMP_BACKWARD_IF_FALSE": "POP_JUMP_FORWARD_IF_FALSE",
+         "POP_JUMP_FORWARD_IF_NONE": "POP_JUMP_FORWARD_IF_NONE",
+         "POP_JUMP_BACKWARD_IF_NONE": "POP_JUMP_FORWARD_IF_NONE",
+         "POP_JUMP_FORWARD_IF_NOT_NONE": "POP_JUMP_FORWARD_IF_NOT_NONE",
+         "POP_JUMP_BACKWARD_IF_NOT_NONE": "POP_JUMP_FORWARD_IF_NOT_NONE"}
+
+
+class _Fallback(Exception):
+    def __init__(self, code: str, detail: str) -> None:
+        super().__init__(detail)
+        self.code = code
+        self.detail = detail
+
+
+def _install_break(ctx: Ctx, top: Frame, gb: GraphBreak, func: types.FunctionType, opts: Options,
+                   ev: CompileEvent) -> None:
+    code = func.__code__
+    info = gb.info()
+    if not getattr(gb, "silent", False):
+        ev.breaks.append(info)
+        COUNTERS["breaks"] += 1
+        log("breaks", "%s", info)
+    try:
+        _emit_break(ctx, top, gb, func, ev)
+    except _Fallback as fb:
+        fbinfo = BreakInfo(fb.code, GraphBreak(fb.code).reason, GraphBreak(fb.code).hint, fb.detail,
+                           info.filename, info.lineno, info.function)
+        ev.breaks.append(fbinfo)
+        _skip(code, ev, f"{fb.code} {fb.detail}")
+
+
+def _emit_break(ctx: Ctx, top: Frame, gb: GraphBreak, func: types.FunctionType, ev: CompileEvent) -> None:
+    code = func.__code__
+    orig, shift = codegen.origin(code)
+    ins = top.cur
+    off = ins.offset
+    if code.co_cellvars:
+        raise _Fallback("GB017", "frame defines closure cells")
+    if off < shift:
+        raise _Fallback("GB020", "break inside a resume prologue")
+    if codegen.in_try(code, off):
+        raise _Fallback("GB014", "break inside a try/with block")
+    if any(a <= off <= b for a, b in codegen.loop_ranges(code)):
+        raise _Fallback("GB015", f"{gb.code} inside a loop")
+    name = ins.opname
+    cond = _COND.get(name)
+    if name in _NOT_BREAKABLE or (name.startswith(("POP_JUMP", "JUMP")) and cond is None):
+        raise _Fallback("GB001", f"cannot split the frame at {name}")
+    orig_off = off - shift
+    stack = list(top.stack)
+    nargs = code.co_argcount + code.co_kwonlyargcount + bool(code.co_flags & 0x04) + bool(code.co_flags & 0x08)
+
+    # Graph outputs: every computed tensor that is live on the stack or in a local.
+    outs: list[int] = []
+    seen: set[int] = set()
+
+    def collect(v: T.Var) -> None:
+        if id(v) in seen:
+            return
+        seen.add(id(v))
+        if isinstance(v, T.TensorVar):
+            vid = ctx.rec.vid_of(v.meta)
+            if not (v.source is not None and vid in ctx.input_vids) and vid not in outs:
+                outs.append(vid)
+        elif isinstance(v, (T.TupleVar, T.ListVar)):
+            for i in v.items:
+                collect(i)
+        elif isinstance(v, T.DictVar):
+            for i in v.items.values():
+                collect(i)
+        elif isinstance(v, T.IterVar):
+            for i in v.items[v.pos:]:
+                collect(i)
+        elif isinstance(v, T.TensorMethodVar):
+            collect(v.tensor)
+        elif isinstance(v, T.BoundMethodVar):
+            collect(v.self_var)
+
+    for v in stack:
+        collect(v)
+    for v in top.locals.values():
+        collect(v)
+    has_graph = ctx.builder.num_nodes > 0
+    graph_fn = None
+    if has_graph:
+        graph = _finish_graph(ctx, outs)
+        graph_fn = C.GraphFunction(graph, ctx.tree, ctx.inputs, tuple(ctx.consts), func.__globals__,
+                                   _builtins_dict(func), func.__closure__)
+        COUNTERS["graphs"] += 1
+        ev.graph = graph.text()
+        ev.op_counts = dict(ctx.rec.op_counts)
+    elif outs:
+        raise _Fallback("GB020", "live tensors without a graph")
+
+    em = _Emitter(code, ctx, top.line)
+    out_local = em.local("__xacc_out")
+    asm = em.asm
+    if code.co_freevars:
+        asm.op("COPY_FREE_VARS", len(code.co_freevars))
+    asm.op("RESUME", 0)
+    if graph_fn is not None:
+        asm.op("PUSH_NULL")
+        asm.op("LOAD_CONST", em.const(graph_fn))
+        for i in range(nargs):
+            asm.op("LOAD_FAST", i)
+        asm.op("PRECALL", nargs)
+        asm.op("CALL", nargs)
+        asm.op("STORE_FAST", out_local)
+    out_index = {vid: k for k, vid in enumerate(outs)}
+    # 1. the stack, 2. the locals (all loads before any store), 3. store locals.
+    for v in stack:
+        em.rebuild(v, out_index, out_local)
+    bound = [n for n in code.co_varnames if n in top.locals]
+    for n in bound:
+        em.rebuild(top.locals[n], out_index, out_local)
+    for n in reversed(bound):
+        asm.op("STORE_FAST", code.co_varnames.index(n))
+
+    orig_names = orig.co_varnames
+    unbound = [i for i, n in enumerate(orig_names) if n not in top.locals]
+
+    def call_resume(target: int, layout: list[bool]) -> None:
+        fn = _resume_function(func, orig, target, layout, unbound)
+        temps = [em.local(f"__xacc_tmp{i}") for i in range(len(layout))]
+        for t in reversed(temps):
+            asm.op("STORE_FAST", t)
+        asm.op("PUSH_NULL")
+        asm.op("LOAD_CONST", em.const(fn))
+        for i, n in enumerate(orig_names):
+            if i in unbound:
+                asm.op("LOAD_CONST", em.const(None))
+            else:
+                asm.op("LOAD_FAST", code.co_varnames.index(n))
+        nvals = 0
+        for t, nonnull in zip(temps, layout):
+            if nonnull:
+                asm.op("LOAD_FAST", t)
+                nvals += 1
+        asm.op("PRECALL", len(orig_names) + nvals)
+        asm.op("CALL", len(orig_names) + nvals)
+        asm.op("RETURN_VALUE")
+
+    layout = [not isinstance(v, T.NullVar) for v in stack]
+    if name == "RETURN_VALUE":
+        asm.op("RETURN_VALUE")
+    elif cond is not None:
+        rest = layout[:-1]
+        asm.op(cond, "taken")
+        call_resume(orig_off + 2 * (1 + codegen.CACHES[ins.opcode]), rest)
+        asm.label("taken")
+        call_resume(ins.argval - shift, rest)
+    else:
+        start, end = codegen.instruction_group(orig, orig_off)
+        raw = orig.co_code[start:end]
+        raw = codegen.shift_derefs(raw, len(orig.co_varnames), len(em.varnames) - len(orig.co_varnames))
+        effect = 0
+        for i in range(0, len(raw), 2):
+            op = raw[i]
+            if op == codegen.OP["CACHE"] or op == codegen.OP["EXTENDED_ARG"]:
+                continue
+            effect += dis.stack_effect(op, ins.arg if op == ins.opcode else raw[i + 1] if op >= dis.HAVE_ARGUMENT else None, jump=False) \
+                if op >= dis.HAVE_ARGUMENT else dis.stack_effect(op, None)
+        pushes = _PUSHES.get(name, 1)
+        consumed = pushes - effect
+        if consumed > len(stack) or consumed < 0:
+            raise _Fallback("GB020", f"stack effect of {name}")
+        after = layout[:len(stack) - consumed] + [True] * pushes
+        asm.raw(bytes(raw[:]))
+        em.depth_hint(len(after))
+        call_resume(end, after)
+    new_code = em.finish(f"__xacc_break_{code.co_name}", nargs)
+    fn = types.FunctionType(new_code, func.__globals__, new_code.co_name, None, func.__closure__)
+    C.mark_skip(new_code)
+    entry = C.code_entry(ctx.tree, tuple(ctx.consts), fn, _label(code))
+    C.add_entry(code, entry)
+    ev.outcome = "code"
+    ev.guards = ctx.tree.describe()
+    log("bytecode", "break function for %s:\n%s", code.co_qualname, _dis(new_code))
+
+
+def _dis(code: types.CodeType) -> str:
+    import io
+    s = io.StringIO()
+    dis.dis(code, file=s)
+    return s.getvalue()
+
+
+def _builtins_dict(func: types.FunctionType) -> dict:
+    b = func.__globals__.get("__builtins__", __builtins__)
+    return b if isinstance(b, dict) else b.__dict__
+
+
+def _resume_function(func: types.FunctionType, orig: types.CodeType, target: int, layout: list[bool],
+                     unbound: list[int]) -> types.FunctionType:
+    key = (orig, target, tuple(layout), tuple(unbound), id(func.__globals__))
+    fn = _RESUME_CACHE.get(key)
+    if fn is not None and fn.__closure__ == func.__closure__:
+        return fn
+    rcode = codegen.make_resume(orig, target, layout, unbound)
+    fn = types.FunctionType(rcode, func.__globals__, rcode.co_name, None, func.__closure__)
+    _RESUME_CACHE[key] = fn
+    log("bytecode", "resume function %s:\n%s", rcode.co_qualname, _dis(rcode))
+    return fn
+
+
+class _Emitter:
+    """Builds a break function's tables (consts, names, locals) and bytecode."""
+
+    def __init__(self, code: types.CodeType, ctx: Ctx, line: int) -> None:
+        self.code = code
+        self.ctx = ctx
+        self.consts = list(code.co_consts)
+        self.names = list(code.co_names)
+        self.varnames = list(code.co_varnames)
+        self.asm = codegen.Asm(line, code.co_firstlineno)
+        self.max_depth = 8
+
+    def local(self, name: str) -> int:
+        if name not in self.varnames:
+            self.varnames.append(name)
+        return self.varnames.index(name)
+
+    def const(self, obj: Any) -> int:
+        for i, c in enumerate(self.consts):
+            if c is obj and i >= len(self.code.co_consts):
+                return i
+        self.consts.append(obj)
+        return len(self.consts) - 1
+
+    def name(self, n: str) -> int:
+        if n not in self.names:
+            self.names.append(n)
+        return self.names.index(n)
+
+    def depth_hint(self, d: int) -> None:
+        self.max_depth = max(self.max_depth, d + 8)
+
+    def source(self, s: T.Source) -> None:
+        a = self.asm
+        if s.kind == "L":
+            a.op("LOAD_FAST", s.index)
+        elif s.kind == "G":
+            a.op("LOAD_GLOBAL", self.name(s.key) << 1)
+        elif s.kind == "C":
+            a.op("LOAD_DEREF", -1 - s.index)  # patched in finish()
+        elif s.kind == "K":
+            a.op("LOAD_CONST", self.const(self.ctx.consts[s.index]))
+        elif s.kind == "A":
+            self.source(s.parent)
+            a.op("LOAD_ATTR", self.name(s.key))
+        else:
+            self.source(s.parent)
+            a.op("LOAD_CONST", self.const(s.key if s.key is not None else s.index))
+            a.op("BINARY_SUBSCR")
+
+    def rebuild(self, v: T.Var, out_index: dict[int, int], out_local: int) -> None:
+        a = self.asm
+        self.max_depth += 1
+        if isinstance(v, T.NullVar):
+            a.op("PUSH_NULL")
+        elif isinstance(v, T.TensorVar):
+            vid = self.ctx.rec.vid_of(v.meta)
+            if vid in out_index:
+                a.op("LOAD_FAST", out_local)
+                a.op("LOAD_CONST", self.const(out_index[vid]))
+                a.op("BINARY_SUBSCR")
+            elif v.source is not None:
+                self.source(v.source)
+            else:
+                raise _Fallback("GB020", "tensor with no source and no graph output")
+        elif isinstance(v, T.ConstVar):
+            a.op("LOAD_CONST", self.const(v.value))
+        elif isinstance(v, (T.ListVar, T.DictVar, T.TupleVar, T.ObjVar)) and v.source is not None:
+            self.source(v.source)
+        elif isinstance(v, T.TupleVar):
+            for i in v.items:
+                self.rebuild(i, out_index, out_local)
+            a.op("BUILD_TUPLE", len(v.items))
+        elif isinstance(v, T.ListVar):
+            for i in v.items:
+                self.rebuild(i, out_index, out_local)
+            a.op("BUILD_LIST", len(v.items))
+        elif isinstance(v, T.DictVar):
+            for k, i in v.items.items():
+                a.op("LOAD_CONST", self.const(k))
+                self.rebuild(i, out_index, out_local)
+            a.op("BUILD_MAP", len(v.items))
+        elif isinstance(v, T.ObjVar):
+            if isinstance(v.obj, tuple) and len(v.obj) == 3 and v.obj[0] == "method":
+                self.rebuild(v.obj[1], out_index, out_local)
+                a.op("LOAD_ATTR", self.name(v.obj[2]))
+            else:
+                a.op("LOAD_CONST", self.const(v.obj))
+        elif isinstance(v, T.TensorMethodVar):
+            self.rebuild(v.tensor, out_index, out_local)
+            a.op("LOAD_ATTR", self.name(v.name))
+        elif isinstance(v, T.BoundMethodVar):
+            a.op("PUSH_NULL")
+            a.op("LOAD_CONST", self.const(types.MethodType))
+            a.op("LOAD_CONST", self.const(v.func))
+            self.rebuild(v.self_var, out_index, out_local)
+            a.op("PRECALL", 2)
+            a.op("CALL", 2)
+        elif isinstance(v, T.IterVar):
+            for i in v.items[v.pos:]:
+                self.rebuild(i, out_index, out_local)
+            a.op("BUILD_TUPLE", len(v.items) - v.pos)
+            a.op("GET_ITER")
+        else:
+            raise _Fallback("GB011", f"cannot rebuild a {type(v).__name__} at a break")
+
+    def finish(self, name: str, nargs: int) -> types.CodeType:
+        nvar = len(self.varnames)
+        items = []
+        for it in self.asm.items:
+            if it[0] == "op" and it[1] == codegen.OP["LOAD_DEREF"] and isinstance(it[2], int) and it[2] < 0:
+                it = ("op", it[1], nvar + (-1 - it[2]))
+            items.append(it)
+        self.asm.items = items
+        raw, lt = self.asm.assemble()
+        c = self.code
+        return c.replace(
+            co_code=raw, co_consts=tuple(self.consts), co_names=tuple(self.names),
+            co_varnames=tuple(self.varnames), co_nlocals=nvar, co_argcount=nargs, co_posonlyargcount=0,
+            co_kwonlyargcount=0, co_flags=c.co_flags & ~(0x04 | 0x08), co_stacksize=self.max_depth + c.co_stacksize,
+            co_exceptiontable=b"", co_linetable=lt, co_name=name, co_qualname=f"{c.co_qualname}.<break>")

@@ -1,0 +1,220 @@
+"""Recording torch calls as ATen nodes.
+
+Every tensor the translator tracks has a *meta* twin (same sizes, strides,
+dtype, requires_grad, no storage). A torch call is made for real on those meta
+tensors under a TorchDispatchMode; each ATen operator that reaches the mode is
+executed on meta (giving output shapes for free) and emitted as one GIR node
+`aten.<name>.<overload>` through the C++ GraphBuilder. This covers every torch
+function, Tensor method and operator with no per-op code, and what is recorded
+is exactly what eager PyTorch would dispatch (after CompositeImplicit
+decompositions), so replaying the nodes through the c10 dispatcher reproduces
+eager semantics, autograd included.
+
+Operand convention (Note [ATen operands and attributes] in AtenOps.h): tensor
+arguments (and tensor lists, with `null` constants for None entries) become
+operands in schema order; every other argument present in the call becomes an
+attribute named after the schema argument. Device arguments are recorded as
+the capture target device and executed on meta.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+import torch
+from torch.utils._python_dispatch import TorchDispatchMode
+
+from xacc._src.capture.breaks import GraphBreak
+
+DTYPE_NAMES: dict[torch.dtype, str] = {
+    torch.float16: "f16", torch.bfloat16: "bf16", torch.float32: "f32", torch.float64: "f64",
+    torch.int8: "i8", torch.int16: "i16", torch.int32: "i32", torch.int64: "i64",
+    torch.uint8: "u8", torch.bool: "bool", torch.complex64: "c64", torch.complex128: "c128",
+}
+MEMORY_FORMATS = {
+    torch.contiguous_format: "contiguous_format", torch.preserve_format: "preserve_format",
+    torch.channels_last: "channels_last", torch.channels_last_3d: "channels_last_3d",
+}
+# Ops that read tensor data back to Python cannot be recorded on meta tensors.
+_DATA_DEPENDENT = {"_local_scalar_dense", "item", "is_nonzero", "equal", "nonzero", "unique",
+                   "masked_select", "_unique2", "allclose"}
+
+
+def meta_like(t: torch.Tensor) -> torch.Tensor:
+    """A storage-less twin of `t` (sizes, strides, dtype, requires_grad)."""
+    m = torch.empty_strided(tuple(t.size()), tuple(t.stride()), dtype=t.dtype, device="meta")
+    if t.requires_grad:
+        m.requires_grad_(True)
+    return m
+
+
+def tensor_type(t: torch.Tensor, device: str, dynamic: tuple[int, ...] = ()) -> tuple:
+    name = DTYPE_NAMES.get(t.dtype)
+    if name is None:
+        raise GraphBreak("GB018", f"dtype {t.dtype} has no GIR name")
+    sizes = [-1 if i in dynamic else int(s) for i, s in enumerate(t.shape)]
+    return ("tensor", name, sizes, device)
+
+
+class _Mode(TorchDispatchMode):
+    def __init__(self, rec: "Recorder") -> None:
+        super().__init__()
+        self.rec = rec
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):  # noqa: D105
+        return self.rec.dispatch(func, args, kwargs or {})
+
+
+class Recorder:
+    """Turns ATen calls on meta tensors into GraphBuilder nodes."""
+
+    def __init__(self, builder: Any, device: str, const_tensor: Callable[[torch.Tensor], int]) -> None:
+        self.b = builder
+        self.device = device
+        self.vids: dict[int, int] = {}  # id(meta) -> value id
+        self._alive: list[torch.Tensor] = []
+        self._const_tensor = const_tensor
+        self._null: int | None = None
+        self.loc: tuple[str, int] = ("<unknown>", 0)
+        self.op_counts: dict[str, int] = {}
+
+    # -- values -------------------------------------------------------------
+    def bind(self, meta: torch.Tensor, vid: int) -> None:
+        self.vids[id(meta)] = vid
+        self._alive.append(meta)
+
+    def vid_of(self, t: torch.Tensor) -> int:
+        v = self.vids.get(id(t))
+        if v is not None:
+            return v
+        if t.device.type != "meta":
+            # A real tensor made while tracing (torch.tensor(...) literal, a tensor
+            # stored in a closure): it enters the graph as an entry constant.
+            return self._const_tensor(t)
+        raise GraphBreak("GB018", "a tensor that did not come from a traced value")
+
+    def null(self) -> int:
+        if self._null is None:
+            self._null = self.b.add_const(None, "null")
+        return self._null
+
+    # -- calls ---------------------------------------------------------------
+    def call(self, fn: Callable, args: tuple, kwargs: dict) -> Any:
+        """Calls `fn` on meta tensors, recording the ATen ops it dispatches."""
+        try:
+            with _Mode(self):
+                return fn(*args, **kwargs)
+        except GraphBreak:
+            raise
+        except Exception as e:  # the op cannot run on meta tensors
+            msg = str(e).splitlines()[0] if str(e) else type(e).__name__
+            if "data-dependent" in msg or "Cannot copy out of meta" in msg or "meta tensor" in msg.lower():
+                raise GraphBreak("GB005", f"{getattr(fn, '__name__', fn)}: {msg}") from None
+            raise GraphBreak("GB006", f"{getattr(fn, '__name__', fn)}: {msg}") from None
+
+    def _exec_value(self, v: Any) -> Any:
+        if isinstance(v, torch.Tensor) and v.device.type != "meta":
+            vid = self._const_tensor(v)
+            m = meta_like(v)
+            self.bind(m, vid)
+            return m
+        if isinstance(v, (list, tuple)):
+            return type(v)(self._exec_value(e) for e in v)
+        if isinstance(v, torch.device):
+            return torch.device("meta")
+        return v
+
+    def dispatch(self, func, args: tuple, kwargs: dict) -> Any:
+        name = func._schema.name.split("::")[-1]
+        if name in _DATA_DEPENDENT:
+            raise GraphBreak("GB005", f"aten.{name} reads tensor data")
+        overload = func._overloadname or "default"
+        schema = func._schema
+        exec_args = tuple(self._exec_value(a) for a in args)
+        exec_kwargs = {k: self._exec_value(v) for k, v in kwargs.items()}
+        if "device" in exec_kwargs and exec_kwargs["device"] is not None:
+            exec_kwargs["device"] = torch.device("meta")
+        for i, a in enumerate(schema.arguments):
+            if i < len(exec_args) and isinstance(exec_args[i], torch.device):
+                exec_args = exec_args[:i] + (torch.device("meta"),) + exec_args[i + 1:]
+        out = func(*exec_args, **exec_kwargs)
+
+        operands: list[int] = []
+        attrs: dict[str, Any] = {}
+        for i, a in enumerate(schema.arguments):
+            if not a.kwarg_only and i < len(exec_args):
+                v = exec_args[i]
+            elif a.name in exec_kwargs:
+                v = exec_kwargs[a.name]
+            else:
+                if _is_tensor_type(a.type) and a.type.kind() == "OptionalType":
+                    attrs[a.name] = None
+                continue
+            if isinstance(v, torch.Tensor):
+                operands.append(self.vid_of(v))
+            elif isinstance(v, (list, tuple)) and _is_tensor_list_type(a.type):
+                if len(v) == 0:
+                    raise GraphBreak("GB018", f"empty tensor list for aten.{name}")
+                for e in v:
+                    operands.append(self.vid_of(e) if isinstance(e, torch.Tensor) else self.null())
+            else:
+                attrs[a.name] = self.encode(v, name)
+
+        outs = out if isinstance(out, (tuple, list)) and not isinstance(out, torch.Size) else (out,)
+        types: list[Any] = []
+        flat: list[tuple[int, Any]] = []  # (result index, meta) for tensor results
+        for r in outs:
+            if isinstance(r, torch.Tensor):
+                types.append(tensor_type(r, self.device))
+            elif isinstance(r, (list, tuple)) and r and all(isinstance(e, torch.Tensor) for e in r):
+                types.append(("list", ("tensor", DTYPE_NAMES.get(r[0].dtype, "f32"), [-1] * r[0].dim(), self.device)))
+            elif r is None and len(schema.returns) == 0:
+                continue
+            else:
+                raise GraphBreak("GB006", f"aten.{name}.{overload} returns a {type(r).__name__}")
+        self.b.set_loc(*self.loc)
+        try:
+            ids = self.b.add_op(f"aten.{name}.{overload}", operands, attrs, types)
+        except ValueError as e:
+            raise GraphBreak("GB006", f"aten.{name}.{overload}: {e}") from None
+        key = f"aten.{name}.{overload}"
+        self.op_counts[key] = self.op_counts.get(key, 0) + 1
+        for rid, r in zip(ids, outs):
+            if isinstance(r, torch.Tensor):
+                self.bind(r, rid)
+            elif isinstance(r, (list, tuple)):
+                idx_types = [tensor_type(e, self.device) for e in r]
+                for k, e in enumerate(r):
+                    kc = self.b.add_const(k, "i64")
+                    (eid,) = self.b.add_op("list.get", [rid, kc], {}, [idx_types[k]])
+                    self.bind(e, eid)
+        return out
+
+    def encode(self, v: Any, op: str) -> Any:
+        if v is None or isinstance(v, (bool, int, float, str)):
+            return v
+        if isinstance(v, torch.dtype):
+            if v not in DTYPE_NAMES:
+                raise GraphBreak("GB018", f"dtype {v}")
+            return DTYPE_NAMES[v]
+        if isinstance(v, torch.device):
+            return self.device
+        if isinstance(v, torch.layout):
+            if v != torch.strided:
+                raise GraphBreak("GB018", f"layout {v}")
+            return "strided"
+        if isinstance(v, torch.memory_format):
+            return MEMORY_FORMATS[v]
+        if isinstance(v, (list, tuple)) and all(isinstance(e, (bool, int, float)) for e in v):
+            return [e for e in v]
+        raise GraphBreak("GB018", f"argument of type {type(v).__name__} to aten.{op}")
+
+
+def _is_tensor_type(t: Any) -> bool:
+    s = str(t)
+    return s.startswith("Tensor") or s.startswith("Optional[Tensor]")
+
+
+def _is_tensor_list_type(t: Any) -> bool:
+    s = str(t)
+    return "Tensor" in s and ("[]" in s or "List" in s)
