@@ -107,6 +107,7 @@ void Lexer::skipTrivia(bool& sawSpace, bool& sawNewline) {
         advance();
       }
       if (!closed) {
+        unterminatedComment_ = true;
         report(diags_, Diag::UnterminatedBlockComment, locAt(0, line, col, 2)).suggestion =
             "add '*/' to close the comment (block comments do not nest)";
       }
@@ -126,6 +127,7 @@ Token Lexer::next() {
     t.col = col_;
     if (atEnd()) {
       t.kind = TokenKind::eof;
+      t.unterminated = unterminatedComment_;
       break;
     }
     char c = peek();
@@ -345,6 +347,7 @@ void Lexer::lexString(Token& t, char quote) {
   while (!atEnd() && peek() != quote) advance(peek() == '\\' ? 2 : 1);
   std::string_view body = text_.substr(bodyStart, pos_ - bodyStart);
   if (atEnd()) {
+    t.unterminated = true;
     report(diags_, Diag::UnterminatedString, locAt(0, line, col, 1)).suggestion =
         std::string("add a closing ") + quote + " to end the string";
   } else {
@@ -362,6 +365,7 @@ void Lexer::lexMultiString(Token& t, char quote) {
   while (!atEnd() && !(peek() == quote && peek(1) == quote && peek(2) == quote)) advance();
   std::string_view body = text_.substr(bodyStart, pos_ - bodyStart);
   if (atEnd()) {
+    t.unterminated = true;
     report(diags_, Diag::UnterminatedMultiString, locAt(0, line, col, 3)).suggestion =
         std::string("add a closing ") + std::string(3, quote);
   } else {
@@ -378,6 +382,7 @@ void Lexer::lexFString(Token& t) {
   while (!atEnd() && peek() != '`') advance(peek() == '\\' ? 2 : 1);
   std::string_view body = text_.substr(bodyStart, pos_ - bodyStart);
   if (atEnd()) {
+    t.unterminated = true;
     report(diags_, Diag::UnterminatedFString, locAt(0, line, col, 1)).suggestion =
         "add a closing ` to end the format string";
   } else {

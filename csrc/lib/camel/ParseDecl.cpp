@@ -16,11 +16,11 @@ Stmt* Parser::parseTopDecl() {
     case TK::kw_import: return parseImportDecl();
     case TK::kw_export: {
       TK next = peekTok().kind;
-      if (next == TK::kw_let || next == TK::kw_var || next == TK::kw_type ||
-          next == TK::l_brace ||
-          ((next == TK::kw_inner || next == TK::kw_outer) && peekTok(2).is(TK::kw_type)))
-        return parseExportDecl();
-      return parseFuncDecl();
+      bool funcNext = next == TK::kw_func || next == TK::kw_sync || next == TK::kw_macro ||
+                      next == TK::kw_atomic || next == TK::kw_shared ||
+                      ((next == TK::kw_inner || next == TK::kw_outer) &&
+                       !peekTok(2).is(TK::kw_type));
+      return funcNext ? parseFuncDecl() : parseExportDecl();
     }
     case TK::kw_let:
     case TK::kw_var: return parseDataDecl();
@@ -398,11 +398,11 @@ Stmt* Parser::parseFuncDecl() {
     std::string found = describeCur();
     bool bare = !f->isExport && f->impl == ImplMark::None && f->sig.modifiers == 0;
     if (bare && !f->decorators.empty() && !hasWith)
-      error(Diag::DecoratorWithoutFunc, missingLoc(), {found});
+      error(Diag::DecoratorWithoutFunc, locOf(tok()), {found});
     else if (bare && hasWith)
-      error(Diag::WithWithoutFunc, missingLoc(), {found});
+      error(Diag::WithWithoutFunc, locOf(tok()), {found});
     else
-      error(Diag::ExpectedFunc, missingLoc(), {"'" + std::string(prevTok().text) + "'", found});
+      error(Diag::ExpectedFunc, locOf(tok()), {"'" + std::string(prevTok().text) + "'", found});
     f->setRange(rangeFrom(start));
     return f;
   }

@@ -294,7 +294,20 @@ Expr* Parser::parsePostfix() {
       e = m;
       continue;
     }
-    if (tok().spaceBefore) break;  // postfix forms must touch (spec 3.7)
+    if (tok().spaceBefore) {
+      // Postfix forms must touch (spec 3.7): `f (x)` is `f` and then `(x)`.
+      bool call = at(TK::l_paren);
+      if ((call || at(TK::l_square)) && !tok().newlineBefore &&
+          (isa<NameExpr>(e) || isa<CallExpr>(e) || isa<WithExpr>(e) || isa<MemberExpr>(e))) {
+        std::string callee = isa<NameExpr>(e) ? "'" + cast<NameExpr>(e)->fullName() + "'"
+                                              : std::string("the expression before it");
+        const char* bracket = call ? "(" : "[";
+        warn(Diag::SpaceBeforePostfix, locOf(tok()), {bracket, call ? "call" : "index", callee},
+             std::string("remove the space to ") + (call ? "call it" : "index it") +
+                 ", or start the new expression on its own line");
+      }
+      break;
+    }
     if (at(TK::l_paren)) {
       Token open = consume();
       AngleScope angle(*this, false);
@@ -397,8 +410,10 @@ void Parser::reportMissingSeparator(TK closer, std::string_view context, const T
   bool sameLine = !tok().newlineBefore && !at(TK::eof);
   if (auto* d = error(Diag::ExpectedArgSeparator, missingLoc(), {closeStr, context, found})) {
     addNote(d, opener, std::string("to match this '") + std::string(opener.text) + "'");
-    d->suggestion = sameLine && canStartOperand(tok()) ? "add ',' between the elements"
-                                                       : "add " + closeStr;
+    bool args = context.find("argument") != std::string_view::npos;
+    d->suggestion = sameLine && canStartOperand(tok())
+                        ? std::string("add ',' between the ") + (args ? "arguments" : "elements")
+                        : "add " + closeStr;
   }
 }
 

@@ -92,7 +92,7 @@ Expr* Parser::parsePrimary() {
       return errorExpr();
     default: break;
   }
-  if (auto* d = error(Diag::ExpectedExpression, locOf(tok()), {describeCur()})) {
+  if (auto* d = error(Diag::ExpectedExpression, missingLoc(), {describeCur()})) {
     if (at(TK::plus)) d->suggestion = "there is no unary '+'; remove it";
     else if (at(TK::exclaimexclaim)) d->suggestion = "write '!(!x)' to negate twice";
     else if (at(TK::minus)) d->suggestion = "write '-(-x)' to negate twice";

@@ -127,6 +127,8 @@ support::Diagnostic* Parser::error(Diag d, SourceLoc loc,
   }
   if (panic_ || abort_) return nullptr;
   panic_ = true;
+  // An unterminated string or comment already explains a premature end of file.
+  if (at(TK::eof) && (tok().unterminated || prevTok().unterminated)) return nullptr;
   support::Diagnostic& diag = report(diags_, d, loc, args);
   if (++errors_ >= opts_.maxErrors) abort_ = true;
   return &diag;
@@ -202,10 +204,11 @@ bool Parser::startsStatementKeyword(const Token& t) const {
   }
 }
 
-void Parser::synchronize() {
+void Parser::synchronize(bool topLevel) {
   // Skip to a likely statement start at the current nesting level: after a
-  // `;`, before a `}` closing the enclosing block, before a declaration or
-  // return keyword, or before an operand that begins a line.
+  // `;`, before a `}` closing the enclosing block (skipped at the top level,
+  // where it closes nothing), before a declaration or return keyword, or
+  // before an operand that begins a line.
   panic_ = false;
   int depth = 0;
   while (!at(TK::eof) && !abort_) {
@@ -215,7 +218,7 @@ void Parser::synchronize() {
         consume();
         return;
       }
-      if (t.is(TK::r_brace) || startsStatementKeyword(t)) return;
+      if ((t.is(TK::r_brace) && !topLevel) || startsStatementKeyword(t)) return;
       if (t.newlineBefore && canStartOperand(t)) return;
     }
     if (t.is(TK::l_brace) || t.is(TK::l_paren) || t.is(TK::l_square)) {
@@ -250,7 +253,7 @@ Module* Parser::parseModule() {
     size_t before = pos_;
     if (accept(TK::semi)) continue;
     if (Stmt* s = parseTopDecl()) m->decls.push_back(s);
-    if (panic_) synchronize();
+    if (panic_) synchronize(/*topLevel=*/true);
     if (pos_ == before && !at(TK::eof)) consume();  // Note [Parser termination]
   }
   const Token& last = toks_.back();

@@ -72,7 +72,7 @@ private:
   bool expectCloser(TK closer, Diag d, std::string_view context, const Token& opener);
   /// Consumes `k` or reports ExpectedToken.
   bool expect(TK k, std::string_view context);
-  void synchronize();
+  void synchronize(bool topLevel = false);
   bool bail() const { return abort_ || (speculating_ > 0 && specFailed_); }
   bool startsStatementKeyword(const Token& t) const;
   void addNote(support::Diagnostic* d, const Token& at, std::string msg) const;

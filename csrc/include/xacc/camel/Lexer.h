@@ -57,6 +57,7 @@ private:
   size_t pos_ = 0;
   uint32_t line_ = 1, col_ = 1;
   bool first_ = true;
+  bool unterminatedComment_ = false;
 };
 
 /// Convenience: lexes `text` completely.

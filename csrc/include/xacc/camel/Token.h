@@ -39,6 +39,9 @@ struct Token {
   /// A line break precedes this token (it is the first token on its line).
   bool newlineBefore = false;
   std::string_view text;  ///< spelling in the source buffer
+  /// The lexer reported this token (or, for `eof`, the comment before it) as
+  /// unterminated; the parser stays quiet about the end of file that follows.
+  bool unterminated = false;
 
   // Literal payloads.
   uint64_t intValue = 0;   ///< integer magnitude (two's complement bits for non-decimal bases)
