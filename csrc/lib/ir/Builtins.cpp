@@ -20,9 +20,15 @@ BuiltinRegistry::Impl* BuiltinRegistry::impl() {
   return i;
 }
 
+void registerCoreBuiltins(BuiltinRegistry& reg);  // CoreBuiltins.cpp
+
 BuiltinRegistry& BuiltinRegistry::get() {
-  static BuiltinRegistry r;
-  return r;
+  static BuiltinRegistry* r = [] {
+    auto* reg = new BuiltinRegistry();
+    registerCoreBuiltins(*reg);
+    return reg;
+  }();
+  return *r;
 }
 
 void BuiltinRegistry::add(Builtin b) {

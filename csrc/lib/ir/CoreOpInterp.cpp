@@ -165,7 +165,77 @@ void clampSlice(int64_t& lo, int64_t& hi, size_t size) {
   hi = std::clamp<int64_t>(hi, lo, n);
 }
 
+const char* kindName(DKind k) {
+  switch (k) {
+    case DKind::Null: return "null";
+    case DKind::Int: return "int";
+    case DKind::Float: return "float";
+    case DKind::Bool: return "bool";
+    case DKind::Str: return "str";
+    case DKind::List: return "list";
+    case DKind::Tuple: return "tuple";
+    case DKind::Struct: return "struct";
+    case DKind::Func: return "function";
+    case DKind::Tensor: return "tensor";
+    case DKind::PyObj: return "object";
+    case DKind::Token: return "token";
+  }
+  return "value";
+}
+
+// Values typed `any` reach ops unchecked by the verifier, so every rule first
+// checks the runtime kinds it reads. A mismatch is a located runtime error.
+bool checkKinds(CoreOp op, Interpreter& I, const Node& n, const Datums& a) {
+  auto need = [&](size_t i, std::initializer_list<DKind> kinds) {
+    for (DKind k : kinds)
+      if (a[i].kind() == k) return true;
+    std::string want;
+    for (DKind k : kinds) want += std::string(want.empty() ? "" : " or ") + kindName(k);
+    return I.fail(n, "E0418", "operand " + std::to_string(i) + " of '" + n.opName() + "' is a " +
+                                  kindName(a[i].kind()) + ", expected " + want);
+  };
+  auto same = [&]() {
+    for (size_t i = 1; i < a.size(); ++i)
+      if (a[i].kind() != a[0].kind())
+        return I.fail(n, "E0418", "operands of '" + n.opName() + "' have different kinds (" +
+                                      kindName(a[0].kind()) + " and " + kindName(a[i].kind()) + ")");
+    return true;
+  };
+  switch (op) {
+    case CoreOp::Add:
+      return need(0, {DKind::Int, DKind::Float, DKind::Bool, DKind::Str, DKind::List}) && same();
+    case CoreOp::Sub: case CoreOp::Mul: case CoreOp::Div: case CoreOp::FloorDiv: case CoreOp::Rem:
+    case CoreOp::Mod: case CoreOp::Pow: case CoreOp::Neg: case CoreOp::Abs: case CoreOp::Min:
+    case CoreOp::Max:
+      return need(0, {DKind::Int, DKind::Float, DKind::Bool}) && same();
+    case CoreOp::BitAnd: case CoreOp::BitOr: case CoreOp::BitXor: case CoreOp::BitNot:
+    case CoreOp::Shl: case CoreOp::Shr:
+      return need(0, {DKind::Int, DKind::Bool}) && same();
+    case CoreOp::Cast: return need(0, {DKind::Int, DKind::Float, DKind::Bool});
+    case CoreOp::Lt: case CoreOp::Le: case CoreOp::Gt: case CoreOp::Ge:
+      return need(0, {DKind::Int, DKind::Float, DKind::Bool, DKind::Str}) && same();
+    case CoreOp::And: case CoreOp::Or: case CoreOp::Not:
+      for (size_t i = 0; i < a.size(); ++i)
+        if (!need(i, {DKind::Bool})) return false;
+      return true;
+    case CoreOp::Select: case CoreOp::If: return need(0, {DKind::Bool});
+    case CoreOp::StrLen: return need(0, {DKind::Str});
+    case CoreOp::StrSlice: return need(0, {DKind::Str}) && need(1, {DKind::Int}) && need(2, {DKind::Int});
+    case CoreOp::ListGet: return need(0, {DKind::List}) && need(1, {DKind::Int});
+    case CoreOp::ListLen: return need(0, {DKind::List});
+    case CoreOp::ListSlice: return need(0, {DKind::List}) && need(1, {DKind::Int}) && need(2, {DKind::Int});
+    case CoreOp::ListRange: return need(0, {DKind::Int}) && need(1, {DKind::Int}) && need(2, {DKind::Int});
+    case CoreOp::ListSet: return need(1, {DKind::List}) && need(2, {DKind::Int});
+    case CoreOp::ListAppend: case CoreOp::ListPop: return need(1, {DKind::List});
+    case CoreOp::TupleGet: return need(0, {DKind::Tuple});
+    case CoreOp::StructGet: return need(0, {DKind::Struct});
+    case CoreOp::Assert: return need(1, {DKind::Bool});
+    default: return true;
+  }
+}
+
 bool interpCore(CoreOp op, Interpreter& I, const Node& n, Datums& a, Datums& r) {
+  if (!checkKinds(op, I, n, a)) return false;
   switch (op) {
     case CoreOp::Const: {
       Datum d;
@@ -321,6 +391,8 @@ bool interpCore(CoreOp op, Interpreter& I, const Node& n, Datums& a, Datums& r) 
       for (;;) {
         Datums c;
         if (!I.run(cond, vals, c)) return false;
+        if (c.empty() || c[0].kind() != DKind::Bool)
+          return I.fail(n, "E0418", "loop condition is not a bool");
         if (!c[0].asBool()) break;
         Datums next;
         if (!I.run(body, vals, next)) return false;

@@ -211,6 +211,8 @@ bool Runtime::execute(size_t baseDepth) {
         break;
       }
       case Code::Branch:
+        if (S(0).kind() != ir::DKind::Bool)
+          return fail(*in.node, "E0418", "condition of 'ctrl.if' is not a bool");
         if (!S(0).asBool()) f->pc = in.jump;
         break;
       case Code::Move: *dst = S(0); break;
@@ -244,6 +246,8 @@ bool Runtime::execute(size_t baseDepth) {
         for (;;) {
           std::vector<ir::Datum> c, next;
           if (!run(*node->region(0), vals, c)) return false;
+          if (c.empty() || c[0].kind() != ir::DKind::Bool)
+            return fail(*node, "E0418", "loop condition is not a bool");
           if (!c[0].asBool()) break;
           if (!run(*node->region(1), vals, next)) return false;
           vals = std::move(next);
