@@ -98,8 +98,14 @@ Stmt* Parser::parseStmt() {
       return nullptr;
     }
     case TK::kw_inner:
-    case TK::kw_outer:
-      return peekTok().is(TK::kw_type) ? parseTypeDecl() : parseFuncDecl();
+    case TK::kw_outer: {
+      TK next = peekTok().kind;
+      if (next == TK::kw_type) return parseTypeDecl();
+      if (next == TK::kw_func || next == TK::kw_sync || next == TK::kw_macro ||
+          next == TK::kw_atomic || next == TK::kw_shared)
+        return parseFuncDecl();
+      return parseExprStmt();  // reports the keyword used as a name
+    }
     case TK::kw_type: return parseTypeDecl();
     case TK::kw_use: return parseUseDecl();
     case TK::kw_return:

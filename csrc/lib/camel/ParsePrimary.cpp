@@ -96,6 +96,9 @@ Expr* Parser::parsePrimary() {
     if (at(TK::plus)) d->suggestion = "there is no unary '+'; remove it";
     else if (at(TK::exclaimexclaim)) d->suggestion = "write '!(!x)' to negate twice";
     else if (at(TK::minus)) d->suggestion = "write '-(-x)' to negate twice";
+    else if (isKeyword(tok().kind))
+      d->suggestion = "'" + std::string(tok().text) +
+                      "' is a reserved keyword and cannot be used as a name";
   }
   return errorExpr();
 }
