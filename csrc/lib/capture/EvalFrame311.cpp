@@ -221,11 +221,20 @@ PyObject* xaccEvalFrame(PyThreadState* ts, _PyInterpreterFrame* frame, int throw
   PyObject* r = PyObject_CallFunctionObjArgs(gCallback, reinterpret_cast<PyObject*>(frame->f_func),
                                              args, why, nullptr);
   tState = state;
+  Py_DECREF(args);
+  Py_DECREF(why);
+  if (r && PyExceptionInstance_Check(r)) {
+    // The callback asks for this frame to raise instead of running (fullgraph).
+    Py_XDECREF(et);
+    Py_XDECREF(ev);
+    Py_XDECREF(etb);
+    PyErr_SetObject(reinterpret_cast<PyObject*>(Py_TYPE(r)), r);
+    Py_DECREF(r);
+    return nullptr;
+  }
   Py_XDECREF(r);
   if (!r) PyErr_Clear();
   PyErr_Restore(et, ev, etb);
-  Py_DECREF(args);
-  Py_DECREF(why);
 
   extra = getExtra(code);
   if (extra && extra->action != 1 && !extra->entries.empty() &&

@@ -113,7 +113,7 @@ def should_skip(code: types.CodeType) -> bool:
         return True
     fn = code.co_filename
     if fn.startswith(_ALLOW):
-        return False
+        return code.co_name != "forward"  # built-in modules' forward, not Module.__call__
     return fn.startswith(_SKIP) or fn.startswith("<frozen")
 
 
@@ -126,6 +126,11 @@ def callback(func: types.FunctionType, args: tuple, failures: list[str]) -> Any:
         C.mark_skip(code)
         return None
     opts = current_options()
+    if code not in codegen.RESUME_ORIGIN and not any(_has_tensors(a) for a in args):
+        # Nothing tensor-valued comes in (script mains, constructors): translating
+        # such frames costs time and captures nothing.
+        C.mark_skip(code)
+        return None
     with _lock:
         COUNTERS["frames"] += 1
         if failures:
@@ -157,6 +162,16 @@ def callback(func: types.FunctionType, args: tuple, failures: list[str]) -> Any:
             COUNTERS["capture_seconds_us"] += int(ev.seconds * 1e6)
             EVENTS.append(ev)
     return None
+
+
+def _has_tensors(a: Any, depth: int = 0) -> bool:
+    if isinstance(a, (torch.Tensor, torch.nn.Module)):
+        return True
+    if depth < 2 and isinstance(a, (list, tuple)):
+        return any(_has_tensors(e, depth + 1) for e in a[:8])
+    if depth < 2 and isinstance(a, dict):
+        return any(_has_tensors(e, depth + 1) for e in list(a.values())[:8])
+    return False
 
 
 def _label(code: types.CodeType) -> str:

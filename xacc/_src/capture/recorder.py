@@ -160,7 +160,7 @@ class Recorder:
             else:
                 attrs[a.name] = self.encode(v, name)
 
-        outs = out if isinstance(out, (tuple, list)) and not isinstance(out, torch.Size) else (out,)
+        outs = tuple(out) if len(schema.returns) > 1 else (out,)
         types: list[Any] = []
         flat: list[tuple[int, Any]] = []  # (result index, meta) for tensor results
         for r in outs:

@@ -33,8 +33,10 @@ CaptureState state();
 
 /// The compile callback: `cb(func, args_tuple, failures)`, where `failures` is
 /// a list of "guard that failed" strings, one per existing entry. It installs
-/// entries with addEntry()/markSkip() itself; its return value is ignored and
-/// exceptions it raises are swallowed (frames then run normally).
+/// entries with addEntry()/markSkip() itself. When it returns an exception
+/// instance the frame raises it instead of running (fullgraph=True); any
+/// other return value is ignored and exceptions it raises are swallowed
+/// (the frame then runs normally).
 void setCallback(PyObject* cb);  ///< borrowed; retained
 
 /// Prepends `entry` to `code`'s cache (MRU first).

@@ -1,0 +1,71 @@
+"""`xacc.explain(fn)(*args)`: run `fn` once under capture from a clean cache and
+report what XJIT did: the captured graphs (GIR text), graph and break counts,
+every break with its stable code, reason, hint and user file:line, the guards
+of each cache entry, ATen op counts and capture times."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+from xacc._src.capture import convert as _convert
+from xacc._src.capture.breaks import BreakInfo
+
+
+@dataclass
+class ExplainOutput:
+    graphs: list[str] = field(default_factory=list)
+    graph_count: int = 0
+    graph_break_count: int = 0
+    break_reasons: list[BreakInfo] = field(default_factory=list)
+    op_count: int = 0
+    ops_per_graph: list[dict[str, int]] = field(default_factory=list)
+    guards: list[list[str]] = field(default_factory=list)
+    compile_times: list[tuple[str, float]] = field(default_factory=list)
+    frames: list[tuple[str, str]] = field(default_factory=list)  # (function, outcome)
+    result: Any = None
+
+    def __str__(self) -> str:
+        lines = [f"Graph Count: {self.graph_count}", f"Graph Break Count: {self.graph_break_count}",
+                 f"Op Count: {self.op_count}", "Break Reasons:"]
+        for i, b in enumerate(self.break_reasons, 1):
+            lines.append(f"  {i}. {b.code} {b.reason}: {b.detail}")
+            lines.append(f"     at {b.filename}:{b.lineno} in {b.function}")
+            lines.append(f"     hint: {b.hint}")
+        lines.append("Frames:")
+        for (name, outcome), (_, secs) in zip(self.frames, self.compile_times):
+            lines.append(f"  {name}: {outcome} ({secs * 1e3:.2f} ms)")
+        for i, g in enumerate(self.graphs):
+            lines.append(f"Graph {i}:")
+            lines.extend("  " + ln for ln in g.rstrip().splitlines())
+        return "\n".join(lines)
+
+
+def explain(fn: Callable, *, device: str = "cpu") -> Callable[..., ExplainOutput]:
+    """Returns a callable that runs `fn(*args)` under capture and explains it."""
+    from xacc import jit as _jit_mod
+
+    def run(*args: Any, **kwargs: Any) -> ExplainOutput:
+        _jit_mod.reset()
+        start = len(_convert.EVENTS)
+        target = getattr(fn, "_xacc_fn", fn)
+        compiled = _jit_mod.jit(target, device=device)
+        result = compiled(*args, **kwargs)
+        out = ExplainOutput(result=result)
+        for ev in _convert.EVENTS[start:]:
+            out.frames.append((ev.function, ev.outcome))
+            out.compile_times.append((ev.function, ev.seconds))
+            out.break_reasons.extend(ev.breaks)
+            if ev.graph:
+                out.graphs.append(ev.graph)
+                out.ops_per_graph.append(dict(ev.op_counts))
+                out.guards.append(list(ev.guards))
+        out.graph_count = len(out.graphs)
+        out.graph_break_count = len(out.break_reasons)
+        out.op_count = sum(sum(d.values()) for d in out.ops_per_graph)
+        return out
+
+    return run
+
+
+__all__ = ["explain", "ExplainOutput"]
