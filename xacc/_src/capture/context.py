@@ -173,7 +173,10 @@ class Ctx:
         if isinstance(value, CONST_TYPES) or type(value) is torch.Size:
             return T.ConstVar(value)
         if isinstance(value, tuple):
-            return T.TupleVar([self.from_python(v) for v in value])
+            tv = T.TupleVar([self.from_python(v) for v in value])
+            if type(value) is not tuple:  # named tuples and torch.return_types
+                tv.fields = getattr(type(value), "_fields", None) or getattr(type(value), "__match_args__", None)
+            return tv
         if isinstance(value, list):
             return T.ListVar([self.from_python(v) for v in value])
         if isinstance(value, dict):
@@ -308,6 +311,8 @@ class Ctx:
                 if callable(attr):
                     return T.ObjVar(attr)
                 return T.ConstVar(attr)
+        if isinstance(obj, T.TupleVar) and getattr(obj, "fields", None) and name in obj.fields:
+            return obj.items[obj.fields.index(name)]
         if isinstance(obj, (T.ListVar, T.TupleVar, T.DictVar)):
             return T.ObjVar(("method", obj, name))
         raise GraphBreak("GB010", f".{name} of {type(obj).__name__}")
