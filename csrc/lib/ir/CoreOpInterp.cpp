@@ -225,7 +225,7 @@ bool checkKinds(CoreOp op, Interpreter& I, const Node& n, const Datums& a) {
     case CoreOp::ListLen: return need(0, {DKind::List});
     case CoreOp::ListSlice: return need(0, {DKind::List}) && need(1, {DKind::Int}) && need(2, {DKind::Int});
     case CoreOp::ListRange: return need(0, {DKind::Int}) && need(1, {DKind::Int}) && need(2, {DKind::Int});
-    case CoreOp::ListSet: return need(1, {DKind::List}) && need(2, {DKind::Int});
+    case CoreOp::ListSet: case CoreOp::ListLoad: return need(1, {DKind::List}) && need(2, {DKind::Int});
     case CoreOp::ListAppend: case CoreOp::ListPop: return need(1, {DKind::List});
     case CoreOp::TupleGet: return need(0, {DKind::Tuple});
     case CoreOp::StructGet: return need(0, {DKind::Struct});
@@ -326,6 +326,17 @@ bool interpCore(CoreOp op, Interpreter& I, const Node& n, Datums& a, Datums& r) 
       r.push_back(a[1]);
       return true;
     }
+    case CoreOp::ListLoad: {
+      const auto& items = a[1].listItems();
+      int64_t i = a[2].asInt();
+      if (!normIndex(i, items.size()))
+        return I.fail(n, "E0406", "index " + std::to_string(a[2].asInt()) +
+                                      " out of range for list of length " +
+                                      std::to_string(items.size()));
+      r.push_back(Datum::token());
+      r.push_back(items[size_t(i)]);
+      return true;
+    }
     case CoreOp::ListAppend:
       a[1].listItems().push_back(a[2]);
       r.push_back(Datum::token());
@@ -367,6 +378,7 @@ bool interpCore(CoreOp op, Interpreter& I, const Node& n, Datums& a, Datums& r) 
       const Attr* callee = n.attr("callee");
       return I.call(callee->getSymbol(), a, r, &n);
     }
+    case CoreOp::Once: return I.once(n.attr("callee")->getSymbol(), r, &n);
     case CoreOp::FuncRef: {
       const Module* m = I.module();
       const Graph* g = m ? m->lookup(n.attr("callee")->getSymbol()) : nullptr;

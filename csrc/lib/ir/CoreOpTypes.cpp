@@ -191,6 +191,12 @@ bool inferCore(CoreOp op, const InferInput& in, Types& out, std::string& err) {
       }
       out = {Type::token(), o[1]};
       return true;
+    case CoreOp::ListLoad:
+      if (!needKind(o[1], {TypeKind::List}, "list", err) ||
+          !needKind(o[2], {TypeKind::Int}, "i64 index", err))
+        return false;
+      out = {Type::token(), o[1].isAny() ? Type::any() : o[1].elementType()};
+      return true;
     case CoreOp::ListPop:
       if (!needKind(o[1], {TypeKind::List}, "list", err)) return false;
       out = {Type::token(), o[1], o[1].isAny() ? Type::any() : o[1].elementType()};
@@ -275,7 +281,7 @@ bool inferCore(CoreOp op, const InferInput& in, Types& out, std::string& err) {
       out = {Type::token()};
       return true;
     // Checked by the verifier against callee graphs and regions.
-    case CoreOp::Call: case CoreOp::FuncRef: case CoreOp::If: case CoreOp::Loop:
+    case CoreOp::Call: case CoreOp::FuncRef: case CoreOp::If: case CoreOp::Loop: case CoreOp::Once:
     case CoreOp::Builtin: case CoreOp::BuiltinEffect:
     case CoreOp::NumCoreOps:
       return true;

@@ -124,6 +124,17 @@ bool Interpreter::call(std::string_view name, const std::vector<Datum>& args,
   return run(*g, args, results);
 }
 
+bool Interpreter::once(std::string_view name, std::vector<Datum>& results, const Node* site) {
+  auto it = onceResults_.find(std::string(name));
+  if (it != onceResults_.end()) {
+    results = it->second;
+    return true;
+  }
+  if (!call(name, {}, results, site)) return false;
+  onceResults_.emplace(std::string(name), results);
+  return true;
+}
+
 bool Interpreter::apply(const Datum& fn, const std::vector<Datum>& args,
                         std::vector<Datum>& results, const Node* site) {
   if (fn.kind() != DKind::Func) {

@@ -160,7 +160,8 @@ private:
     if (!module_) return true;  // a lone graph: the callee is resolved later
     const Graph* g = module_->lookup(c->getSymbol());
     if (!g) return error(n, "E0207", "unknown callee @" + c->getSymbol());
-    if (n.op().is(CoreOp::Call)) return signatureMatches(n, *g, operands, results, "@" + g->name());
+    if (n.op().is(CoreOp::Call) || n.op().is(CoreOp::Once))
+      return signatureMatches(n, *g, operands, results, "@" + g->name());
     // func.ref: operands are captured leading parameters; the result is a function
     // of the remaining ones.
     if (operands.size() > g->numParams())

@@ -34,6 +34,11 @@ public:
   virtual bool call(std::string_view name, const std::vector<Datum>& args, std::vector<Datum>& results,
             const Node* site = nullptr);
 
+  /// Results of parameterless graph `name`, computed on first use and then
+  /// reused for the rest of this interpreter's life (module-level bindings;
+  /// a mutable global is a cell object created once and shared).
+  virtual bool once(std::string_view name, std::vector<Datum>& results, const Node* site = nullptr);
+
   /// Reports a runtime error located at `n`; always returns false.
   bool fail(const Node& n, std::string code, std::string message);
 
@@ -55,6 +60,7 @@ private:
   const Module* module_;
   std::function<void(std::string_view)> out_;
   std::unordered_map<const Graph*, std::unique_ptr<Plan>> plans_;
+  std::unordered_map<std::string, std::vector<Datum>> onceResults_;
   unsigned depth_ = 0;
   unsigned maxDepth_ = 2000;
 };
