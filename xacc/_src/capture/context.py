@@ -138,8 +138,13 @@ class Ctx:
             self.guard(source, "len", len(value))
             return T.DictVar({k: self.wrap(v, source.item(k) if source else None) for k, v in value.items()},
                              source)
+        if isinstance(value, torch.nn.Module):
+            # Instances of one class share entries: attributes the graph reads are
+            # guarded through their own sources (hooks are not guarded).
+            self.guard(source, "type", value)
+            return T.ObjVar(value, source)
         if isinstance(value, (types.FunctionType, types.BuiltinFunctionType, types.ModuleType, type,
-                              torch.nn.Module, types.MethodType, torch._ops.OpOverloadPacket,
+                              types.MethodType, torch._ops.OpOverloadPacket,
                               torch._ops.OpOverload)) or callable(value):
             self.guard(source, "id", value)
             return T.ObjVar(value, source)
@@ -480,8 +485,9 @@ class Ctx:
     def inline_code(self, code: types.CodeType, f_globals: dict, defaults: tuple, kwdefaults: dict,
                     cells: list[T.Cell], args: list[T.Var], kwargs: dict[str, T.Var],
                     source: T.Source | None, name: str) -> T.Var:
-        if code.co_flags & (0x20 | 0x80 | 0x100 | 0x200):
-            raise GraphBreak("GB013", f"generator or coroutine {name}")
+        if code.co_flags & (0x80 | 0x100 | 0x200):
+            raise GraphBreak("GB013", f"coroutine {name}")
+        generator = bool(code.co_flags & 0x20)
         if len(self.inline_stack) >= MAX_INLINE_DEPTH or code in self.inline_stack:
             raise GraphBreak("GB016", f"inlining {name}")
         locals_ = bind_arguments(code, defaults, kwdefaults, args, kwargs, name)
@@ -502,9 +508,14 @@ class Ctx:
 
         parent = self.top
         f = Frame(self, code, f_globals, locals_, frame_cells, parent, gsource)
+        if generator:
+            # Generators (genexprs feeding tuple(), unpacking, sum()) run to
+            # completion here; their yields become an iterator over known items.
+            f.yields = []
         self.inline_stack.append(code)
         try:
-            return f.run()
+            r = f.run()
+            return T.IterVar(f.yields) if generator else r
         except GraphBreak as gb:
             if gb.where is None:
                 gb.where = f.where()

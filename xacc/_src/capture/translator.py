@@ -426,6 +426,17 @@ class Frame:
     def RETURN_VALUE(self, ins):
         return self.pop()
 
+    def RETURN_GENERATOR(self, ins):
+        if getattr(self, "yields", None) is None:
+            raise GraphBreak("GB013", "generator")
+        self.push(T.ConstVar(None))
+
+    def YIELD_VALUE(self, ins):
+        if getattr(self, "yields", None) is None:
+            raise GraphBreak("GB013", "yield")
+        self.yields.append(self.pop())
+        self.push(T.ConstVar(None))
+
     # -- calls -----------------------------------------------------------------
     def KW_NAMES(self, ins):
         self.kw_names = self.code.co_consts[ins.arg]
