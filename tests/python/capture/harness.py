@@ -16,6 +16,8 @@ def clone(v: Any) -> Any:
         c = v.detach().clone()
         c.requires_grad_(v.requires_grad)
         return c
+    if isinstance(v, tuple) and hasattr(v, "_fields"):
+        return type(v)(*(clone(e) for e in v))
     if isinstance(v, (list, tuple)):
         return type(v)(clone(e) for e in v)
     if isinstance(v, dict):

@@ -143,9 +143,14 @@ class Ctx:
             # guarded through their own sources (hooks are not guarded).
             self.guard(source, "type", value)
             return T.ObjVar(value, source)
+        if isinstance(value, types.MethodType) and source is not None:
+            # A bound method: the function is fixed, the bound object may vary.
+            self.guard(source, "type", value)
+            self.guard(source.attr("__func__"), "id", value.__func__)
+            return T.ObjVar(value, source)
         if isinstance(value, (types.FunctionType, types.BuiltinFunctionType, types.ModuleType, type,
                               types.MethodType, torch._ops.OpOverloadPacket,
-                              torch._ops.OpOverload)) or callable(value):
+                              torch._ops.OpOverload, types.BuiltinMethodType)):
             self.guard(source, "id", value)
             return T.ObjVar(value, source)
         self.guard(source, "type", value)
