@@ -34,6 +34,9 @@ public:
             std::vector<ir::Datum>& results, const ir::Node* site) override {
     return rt_.call(name, args, results);
   }
+  bool fail(const ir::Node& n, std::string code, std::string message) override {
+    return rt_.fail(n, std::move(code), std::move(message));
+  }
 
 private:
   Runtime& rt_;
@@ -74,7 +77,7 @@ bool Runtime::fail(const ir::Node& n, std::string code, std::string message) {
     const ir::Node* site = frames_[i].site;
     if (site && site->loc().valid()) {
       d.notes.push_back({support::Severity::Note, "", site->loc(),
-                         "called from here (" + frames_[i].prog->graph->name() + ")", {}, {}});
+                         "'" + frames_[i].prog->graph->name() + "' called from here", {}, {}});
       ++shown;
     }
   }

@@ -40,7 +40,7 @@ public:
   virtual bool once(std::string_view name, std::vector<Datum>& results, const Node* site = nullptr);
 
   /// Reports a runtime error located at `n`; always returns false.
-  bool fail(const Node& n, std::string code, std::string message);
+  virtual bool fail(const Node& n, std::string code, std::string message);
 
   const Module* module() const { return module_; }
   void setModule(const Module* m) { module_ = m; }

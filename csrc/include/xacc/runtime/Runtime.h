@@ -50,6 +50,7 @@ public:
   const Stats& stats() const { return stats_; }
 
 private:
+  friend class RuntimeContext;
   struct Frame;
   const Program& programFor(const ir::Graph& g);
   bool execute(size_t baseDepth);
