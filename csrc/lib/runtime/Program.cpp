@@ -152,12 +152,10 @@ private:
     for (int arm = 0; arm < 2; ++arm) {
       if (arm == 1) p_.code[brIndex].jump = uint32_t(p_.code.size());
       const ir::Graph& r = *n.region(arm);
+      // Values are immutable, so an arm's parameters simply alias the
+      // operand slots: no copies on entry.
       std::unordered_map<const ir::Value*, uint32_t> inner;
-      for (size_t i = 0; i < r.numParams(); ++i) {
-        uint32_t s = p_.numSlots++;
-        inner[r.param(i)] = s;
-        move(s, args[i], &n);
-      }
+      for (size_t i = 0; i < r.numParams(); ++i) inner[r.param(i)] = args[i];
       std::vector<uint32_t> res = emit(r, inner, tail);
       for (size_t i = 0; i < res.size(); ++i) move(dst + uint32_t(i), res[i], &n);
       if (arm == 0) {

@@ -166,7 +166,6 @@ bool Runtime::execute(size_t baseDepth) {
       continue;
     }
     const Instr& in = p.code[f->pc++];
-    ++stats_.instructions;
     size_t base = f->base;
     const uint32_t* ops = p.operandSlots.data() + in.opBegin;
     auto S = [&](uint32_t i) -> ir::Datum& { return stack_[base + ops[i]]; };

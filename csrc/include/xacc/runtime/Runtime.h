@@ -42,7 +42,6 @@ public:
   void setMaxFrames(size_t n) { maxFrames_ = n; }
 
   struct Stats {
-    uint64_t instructions = 0;
     uint64_t calls = 0;
     uint64_t tailCalls = 0;
     size_t maxDepth = 0;
