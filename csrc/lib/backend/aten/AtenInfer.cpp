@@ -101,7 +101,10 @@ struct InferState {
 bool isNoMetaKernel(const std::exception& e) {
   if (dynamic_cast<const c10::NotImplementedError*>(&e)) return true;
   std::string msg = e.what();
+  // Python meta registrations (inside a Python process) raise Python's
+  // NotImplementedError, which reaches us as a plain error with this prefix.
   return msg.find("'Meta' backend") != std::string::npos ||
+         msg.find("NotImplementedError") != std::string::npos ||
          msg.find("meta tensor") != std::string::npos ||
          msg.find("Meta tensor") != std::string::npos;
 }
@@ -619,6 +622,8 @@ bool inferUncached(const AtenOp& op, const std::vector<Type>& allOperands,
     } else {
       ok = attempt(Mode::Meta0, s0);
       if (ok && know == Knowledge::Exact && varies) ok = attempt(Mode::Meta1, s1);
+      // Data-dependent ops may have a meta kernel that refuses to run.
+      noKernel |= !ok && op.dynamicShape;
       if (!ok && noKernel && op.pointwise)
         return pointwiseTypes(op, operands, attrs, plan, know, st, results, error);
       if (!ok && noKernel) {
