@@ -301,8 +301,12 @@ void clearCode(PyCodeObject* code) {
 }
 
 void clearAll() {
+  // Releasing entries can free other code objects (resume functions); hold
+  // every code alive until the sweep is done.
   std::vector<PyCodeObject*> codes(gCodes.begin(), gCodes.end());
+  for (PyCodeObject* c : codes) Py_INCREF(c);
   for (PyCodeObject* c : codes) clearCode(c);
+  for (PyCodeObject* c : codes) Py_DECREF(c);
 }
 
 std::vector<std::shared_ptr<CacheEntry>> entries(PyCodeObject* code) {

@@ -335,10 +335,7 @@ class Ctx:
             return T.ConstVar(False)
         if name == "is_cpu":
             return T.ConstVar(self.device == "cpu")
-        if name in ("grad", "grad_fn", "_version", "data_ptr", "untyped_storage", "storage", "numpy",
-                    "tolist", "item", "__array__", "backward", "register_hook", "retain_grad"):
-            if name in ("item", "tolist"):
-                raise GraphBreak("GB005", f"Tensor.{name}()")
+        if name in ("grad", "grad_fn", "_version", "__array__"):
             raise GraphBreak("GB010", f"Tensor.{name}")
         if name in ("cuda", "cpu", "to", "type") or callable(getattr(type(m), name, None)):
             return T.TensorMethodVar(t, name)

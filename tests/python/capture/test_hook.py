@@ -1,0 +1,168 @@
+"""The frame hook, caches and guards: cache hits do not recompile, guards catch
+dtype/shape/requires_grad/global changes, the recompile limit switches a code
+object to run-only, threads share compiled code safely, and repeated calls do
+not leak memory."""
+
+import gc
+import sys
+import threading
+
+import pytest
+import torch
+
+from xacc._C import capture as C
+from xacc.jit import counters, jit
+
+
+def f(x, y):
+    return (x * y).relu() + 1
+
+
+def test_cache_hit_no_recompile():
+    j = jit(f)
+    for _ in range(20):
+        j(torch.randn(3), torch.randn(3))
+    c = counters()
+    assert c["graphs"] == 1 and c["recompiles"] == 0
+    assert c["hook_hits"] >= 19
+
+
+@pytest.mark.parametrize("change", ["dtype", "shape", "requires_grad", "ndim"])
+def test_guard_failure_recompiles_once(change):
+    j = jit(f)
+    x = torch.randn(3)
+    j(x, x)
+    y = {"dtype": torch.randn(3, dtype=torch.float64), "shape": torch.randn(4),
+         "requires_grad": torch.randn(3, requires_grad=True), "ndim": torch.randn(3, 1)}[change]
+    got = j(y, y)
+    assert torch.allclose(got, f(y, y))
+    j(y, y)
+    c = counters()
+    assert c["recompiles"] == 1 and c["graphs"] == 2
+
+
+def test_recompile_reason_names_the_guard():
+    from xacc._src.capture import convert
+    j = jit(f)
+    j(torch.randn(3), torch.randn(3))
+    j(torch.randn(5), torch.randn(5))
+    reasons = [r for ev in convert.EVENTS for r in ev.recompile_reasons]
+    assert reasons and "L['x']" in reasons[0] and "size=[3]" in reasons[0]
+
+
+def test_recompile_limit_then_run_only():
+    j = jit(f)
+    for n in range(1, 13):
+        x = torch.randn(n)
+        assert torch.allclose(j(x, x), f(x, x))
+    c = counters()
+    assert c["graphs"] == 8
+    assert C.code_action(f.__code__) == 2  # run-only
+
+
+def test_entries_are_mru_and_inspectable():
+    j = jit(f)
+    a, b = torch.randn(2), torch.randn(3)
+    j(a, a)
+    j(b, b)
+    j(a, a)
+    ents = C.entries(f.__code__)
+    assert len(ents) == 2 and ents[0]["kind"] == "graph"
+    assert any("size=[2]" in g for g in ents[0]["guards"])  # the last hit is first
+    assert ents[0]["hits"] >= 1 and "aten.relu" in ents[0]["graph"]
+
+
+def test_hook_off_outside_jit():
+    j = jit(f)
+    j(torch.randn(2), torch.randn(2))
+    before = counters()["hook_frames"]
+    for _ in range(5):
+        f(torch.randn(2), torch.randn(2))
+    assert counters()["hook_frames"] == before
+    assert C.get_state() == 0
+
+
+def test_generators_pass_through():
+    def gen(x):
+        yield x * 2
+
+    def g(x):
+        return next(gen(x)) + 1
+    j = jit(g)
+    x = torch.randn(3)
+    assert torch.allclose(j(x), g(x))
+    assert counters()["internal_errors"] == 0
+
+
+def test_exceptions_from_user_code_propagate():
+    def bad(x):
+        return x @ torch.randn(5, 5)
+    j = jit(bad)
+    with pytest.raises(RuntimeError):
+        j(torch.randn(3, 4))
+
+
+def test_threads_share_compiled_function():
+    j = jit(f)
+    x0 = torch.randn(64)
+    j(x0, x0)
+    errors = []
+
+    def worker(seed):
+        g = torch.Generator().manual_seed(seed)
+        for _ in range(200):
+            x = torch.randn(64, generator=g)
+            y = torch.randn(64, generator=g)
+            if not torch.allclose(j(x, y), f(x, y)):
+                errors.append(seed)
+
+    ts = [threading.Thread(target=worker, args=(s,)) for s in range(4)]
+    for t in ts:
+        t.start()
+    for t in ts:
+        t.join()
+    assert not errors
+    assert counters()["internal_errors"] == 0
+
+
+def test_no_memory_growth_over_many_calls():
+    j = jit(f)
+    x, y = torch.randn(8), torch.randn(8)
+    for _ in range(1000):
+        j(x, y)
+    gc.collect()
+    rx, ry = sys.getrefcount(x), sys.getrefcount(y)
+    n_objs = len(gc.get_objects())
+    for _ in range(100_000):
+        j(x, y)
+    gc.collect()
+    assert sys.getrefcount(x) == rx and sys.getrefcount(y) == ry
+    assert len(gc.get_objects()) <= n_objs + 50
+
+
+def test_break_function_refcounts_stable():
+    def pb(x):
+        y = x + 1
+        len([])  # noqa: just a native call
+        print(end="")
+        return y * 2
+    j = jit(pb)
+    x = torch.randn(4)
+    for _ in range(100):
+        j(x)
+    gc.collect()
+    rx = sys.getrefcount(x)
+    for _ in range(5000):
+        j(x)
+    gc.collect()
+    assert sys.getrefcount(x) == rx
+
+
+def test_module_instances_share_entries():
+    import torch.nn as nn
+    a, b = nn.Linear(4, 4), nn.Linear(4, 4)
+    ja, jb = jit(a), jit(b)
+    x = torch.randn(2, 4)
+    assert torch.allclose(ja(x), a(x))
+    assert torch.allclose(jb(x), b(x))
+    assert counters()["recompiles"] == 0
