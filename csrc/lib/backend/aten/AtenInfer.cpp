@@ -2,8 +2,8 @@
 // inference]. Operand types become meta tensors (no storage) with placeholder
 // sizes for dynamic dims, the op runs boxed twice with different placeholders,
 // and the results' sizes are compared to tell static dims from dynamic ones.
-// Nothing here allocates real memory except the CPU fallback for ops without a
-// meta kernel, which uses small zero-filled tensors.
+// Ops without a meta kernel get the broadcast rule (pointwise ops) or run on
+// small CPU placeholders; nothing else allocates real memory.
 #include <ATen/ExpandUtils.h>
 #include <ATen/ScalarOps.h>
 #include <ATen/core/dispatch/Dispatcher.h>

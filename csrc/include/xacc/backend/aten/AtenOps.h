@@ -45,13 +45,20 @@
 // that follows a named symbol in both runs gets the symbol's name, any other
 // is `?`. Values that are only known at run time and decide shapes (an `i64`
 // operand for an `int`/`int[]` argument, scalar operands of factory ops) make
-// every output dim `?`; unranked inputs give unranked outputs with the dtype
-// ATen computes. Ops without a meta kernel (data-dependent shapes such as
-// `nonzero`) are run once on small zero-filled CPU tensors to learn dtypes and
-// ranks, with every dim `?`. The result device is the `device` attribute when
-// given, otherwise the first tensor operand's device, otherwise `cpu`.
-// Inside a Python process, `torch._meta_registrations` adds Python meta
-// kernels, so some ops infer more precisely there than in a C++-only process.
+// every output dim `?`; `bool`, `str` and list operands for such arguments, and
+// unranked inputs, give unranked outputs with the dtype ATen computes. Placeholder sizes are multiples of 840 (`?`) so that
+// divisibility checks pass; a failure with placeholders is reported like a
+// static one. Ops without a meta kernel (many in a C++-only process: relu,
+// conv2d, layer_norm, index_select; inside a Python process
+// `torch._meta_registrations` adds Python meta kernels for most of them):
+// `pointwise`-tagged ops get the broadcast of their tensor operands' shapes and
+// the dtypes of a probe on one-element CPU tensors; other ops run on small CPU
+// placeholders (ones, then zeros with other dynamic sizes; not tried above 4M
+// elements, which gives dtype-only results). Ops tagged `dynamic_output_shape`
+// (`nonzero`, `unique`) keep dtype and rank, every dim `?`. Results are
+// memoised per (op, operand types, attributes). The result device is the
+// `device` attribute when given, otherwise the first tensor operand's device,
+// otherwise `cpu`.
 #pragma once
 
 #include <string>
