@@ -346,7 +346,7 @@ Expr* Parser::parsePostfix() {
 
 bool Parser::withArgsFollow() {
   uint32_t key = tok().offset;  // offsets survive `>=` splits, indices do not
-  if (notWithArgs_.count(key)) return false;
+  if (notWithArgs_.count(key) || specWork_ > specBudget_) return false;
   size_t savedPos = pos_, savedNodes = ctx_.size(), savedSplits = splits_.size();
   bool savedFailed = specFailed_;
   ++speculating_;

@@ -8,6 +8,32 @@
 
 namespace xacc::camel {
 
+namespace {
+/// Keywords that programmers often try to use as names (`inner`, `from`,
+/// `type`, ...), as opposed to ones that end or structure an expression.
+bool keywordLooksLikeName(const Token& t) {
+  switch (t.kind) {
+    case TokenKind::kw_from:
+    case TokenKind::kw_of:
+    case TokenKind::kw_in:
+    case TokenKind::kw_module:
+    case TokenKind::kw_type:
+    case TokenKind::kw_enum:
+    case TokenKind::kw_namespace:
+    case TokenKind::kw_keyof:
+    case TokenKind::kw_typeas:
+    case TokenKind::kw_typeof:
+    case TokenKind::kw_const:
+    case TokenKind::kw_inner:
+    case TokenKind::kw_outer:
+    case TokenKind::kw_atomic:
+    case TokenKind::kw_shared:
+    case TokenKind::kw_use: return !t.newlineBefore;
+    default: return false;
+  }
+}
+}  // namespace
+
 Expr* Parser::parsePrimary() {
   size_t start = pos_;
   switch (tok().kind) {
@@ -96,7 +122,7 @@ Expr* Parser::parsePrimary() {
     if (at(TK::plus)) d->suggestion = "there is no unary '+'; remove it";
     else if (at(TK::exclaimexclaim)) d->suggestion = "write '!(!x)' to negate twice";
     else if (at(TK::minus)) d->suggestion = "write '-(-x)' to negate twice";
-    else if (isKeyword(tok().kind))
+    else if (keywordLooksLikeName(tok()))
       d->suggestion = "'" + std::string(tok().text) +
                       "' is a reserved keyword and cannot be used as a name";
   }

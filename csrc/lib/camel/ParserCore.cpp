@@ -33,6 +33,7 @@ Parser::Parser(std::vector<Token> tokens, const std::string* file, ASTContext& c
   size_t splittable = 0;
   for (const Token& t : toks_) splittable += t.is(TK::greaterequal);
   toks_.reserve(toks_.size() + splittable);
+  specBudget_ = 8 * toks_.size() + 50000;
 }
 
 // ---------------------------------------------------------------------------
@@ -47,6 +48,10 @@ bool Parser::atAny(std::initializer_list<TK> ks) const {
 const Token& Parser::consume() {
   const Token& t = toks_[pos_];
   if (pos_ + 1 < toks_.size()) ++pos_;
+  // Note [Speculation budget]: pathological inputs (`a<a<a<...` without a
+  // closing `>`) would make nested speculations rescan the rest of the file
+  // at every level; past the budget, speculations fail and `<` compares.
+  if (speculating_ > 0 && ++specWork_ > specBudget_) specFailed_ = true;
   return t;
 }
 

@@ -180,6 +180,8 @@ private:
   bool inAngle_ = false;
   unsigned speculating_ = 0;
   bool specFailed_ = false;
+  /// Tokens consumed while speculating, and the limit (Note [Speculation budget]).
+  size_t specWork_ = 0, specBudget_ = 0;
   /// `>=` tokens split into `>` `=`: (index, original token), undone on rewind.
   std::vector<std::pair<size_t, Token>> splits_;
   /// Token indices of `<` where a with-argument list was ruled out.
