@@ -22,6 +22,10 @@
 // * After `as`/`is`, the type operators `+ - ^` are not read (so
 //   `x as int + 1` is `(x as int) + 1`) and `<` opens type arguments only
 //   when adjacent (`x as PyObject<int>`).
+// * An `@` that begins a line starts a decorator, never a matrix product.
+// * A bare `return` (nothing that can start an expression follows) is
+//   accepted and means `return null`.
+// * `(e)` is `e` in the AST (no parenthesis node); `(e,)` is a Tuple.
 #pragma once
 
 #include <string>
