@@ -43,13 +43,13 @@ class ExplainOutput:
 
 def explain(fn: Callable, *, device: str = "cpu") -> Callable[..., ExplainOutput]:
     """Returns a callable that runs `fn(*args)` under capture and explains it."""
-    from xacc import jit as _jit_mod
+    from xacc.jit import jit, reset
 
     def run(*args: Any, **kwargs: Any) -> ExplainOutput:
-        _jit_mod.reset()
+        reset()
         start = len(_convert.EVENTS)
         target = getattr(fn, "_xacc_fn", fn)
-        compiled = _jit_mod.jit(target, device=device)
+        compiled = jit(target, device=device)
         result = compiled(*args, **kwargs)
         out = ExplainOutput(result=result)
         for ev in _convert.EVENTS[start:]:

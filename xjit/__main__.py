@@ -12,10 +12,10 @@ from collections import Counter
 
 
 def _summary(t0: float, explain: bool) -> str:
-    from xacc import jit as J
     from xacc._src.capture import convert
+    from xacc.jit import counters
 
-    c = J.counters()
+    c = counters()
     breaks = Counter()
     for ev in convert.EVENTS:
         for b in ev.breaks:
@@ -52,13 +52,13 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("args", nargs=argparse.REMAINDER)
     ns = p.parse_args(argv)
 
-    from xacc import jit as J
     from xacc._src.capture import convert, device
+    from xacc.jit import _ensure_installed
 
     t0 = time.perf_counter()
     device.install(ns.device)
     opts = convert.Options(device=ns.device, backend=ns.backend, fullgraph=ns.fullgraph)
-    J._ensure_installed()
+    _ensure_installed()
     convert.push_options(opts)
     atexit.register(lambda: print(_summary(t0, ns.explain), file=sys.stderr))
     sys.argv = [ns.script] + ns.args

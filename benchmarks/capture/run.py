@@ -25,7 +25,8 @@ import torch.nn as nn
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "examples"))
 
-import xacc.jit as X  # noqa: E402
+from xacc.jit import counters as xacc_counters  # noqa: E402
+from xacc.jit import jit as xacc_jit  # noqa: E402
 
 
 def per_call(fn, args, n: int) -> float:
@@ -106,7 +107,7 @@ def main() -> None:
     x, y = torch.randn(8), torch.randn(8)
     f = fresh(TINY.format(n="tiny"), "tiny")
     t_eager = per_call(f, (x, y), n)
-    t_x = per_call(X.jit(f), (x, y), n)
+    t_x = per_call(xacc_jit(f), (x, y), n)
     ox = t_x - t_eager
     otc = tcr["hit"] - tcr["eager"]
     print("(a) per-call, tiny function x*y+1 on 8 floats (single thread)")
@@ -116,11 +117,11 @@ def main() -> None:
     print(f"    overhead ratio xacc/torch.compile = {ox / otc:.2f}  (goal <= 0.5)")
 
     # (b) cold capture
-    X.jit(fresh(TINY.format(n="warm"), "warm"))(x, y)
+    xacc_jit(fresh(TINY.format(n="warm"), "warm"))(x, y)
     w1, w2, xm = torch.randn(16, 32), torch.randn(32, 8), torch.randn(4, 16)
     print("(b) cold capture (first call of a fresh function, median)")
     for label, tmpl, args in (("tiny", TINY, (x, y)), ("medium", MEDIUM, (xm, w1, w2))):
-        cx = cold(X.jit, tmpl, args, reps)
+        cx = cold(xacc_jit, tmpl, args, reps)
         ct = tcr[f"cold_{label}"]
         print(f"    {label:7s} xacc.jit {cx * 1e3:8.2f} ms   torch.compile(eager) {ct * 1e3:8.2f} ms   "
               f"speedup {ct / cx:6.1f}x  (goal >= 10x)")
@@ -138,11 +139,11 @@ def main() -> None:
     with torch.no_grad():
         for name, m, args in models:
             te = per_call(m, args, max(n // 20, 100))
-            jm = X.jit(m)
+            jm = xacc_jit(m)
             assert torch.allclose(jm(*args), m(*args), atol=1e-5)
             tx = per_call(jm, args, max(n // 20, 100))
             print(f"    {name:18s} eager {te * 1e6:9.1f} us   xacc.jit {tx * 1e6:9.1f} us   ratio {tx / te:5.2f}")
-    c = X.counters()
+    c = xacc_counters()
     print(f"counters: graphs={c['graphs']} breaks={c['breaks']} recompiles={c['recompiles']} "
           f"internal_errors={c['internal_errors']}")
 
