@@ -1,6 +1,8 @@
 """xacc: an AI compiler frontend.
 
 * ``xacc.ir`` — the graph IR (GIR): parse, print, verify, passes, interpreter.
+* ``xacc.jit`` — capture PyTorch functions and modules (the XJIT frame hook);
+  ``xacc.explain`` — what was captured, where it broke and why.
 * errors — ``XaccError`` and its subclasses; every user-visible failure is one.
 
 The public API is the explicit list in ``__all__``; everything else is private.
@@ -9,10 +11,14 @@ The public API is the explicit list in ``__all__``; everything else is private.
 from __future__ import annotations
 
 from xacc.errors import BackendError, CompileError, ExecutionError, Unsupported, XaccError
+from xacc.explain import explain
+from xacc.jit import jit
 
 __version__ = "0.1.0"
 
 __all__ = [
+    "jit",
+    "explain",
     "XaccError",
     "CompileError",
     "ExecutionError",
