@@ -1,9 +1,10 @@
 // xacc-bench-ir: times the GIR core on generated graphs of N nodes (default 10k,
 // 100k, 1M): build (Builder with type inference), verify, print, parse, each pass
 // (dce, cse, const-fold, canonicalize) on its own copy of the built graph, and
-// destruction; then the pipeline build+verify+dce+cse in one go. Reports
-// milliseconds, nodes per second and nanoseconds per node for each phase, as a
-// table or (--json) one JSON object per line for benchmarks/ir/run.py.
+// destruction; then the pipeline build+verify+dce+cse in one go. Reports wall and
+// CPU milliseconds, nodes per second and nanoseconds per node (by CPU time) for
+// each phase, as a table or (--json) one JSON object per line for
+// benchmarks/ir/run.py.
 //
 // The generated graph is deterministic (--seed) and shaped like front-end output:
 // mostly integer and float arithmetic, comparisons feeding selects, tuples built
@@ -17,6 +18,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <ctime>
 #include <deque>
 #include <functional>
 #include <random>
@@ -42,6 +44,20 @@ using Clock = std::chrono::steady_clock;
 double secondsSince(Clock::time_point t0) {
   return std::chrono::duration<double>(Clock::now() - t0).count();
 }
+
+/// CPU time of this process: unlike wall time it does not grow when other
+/// processes compete for the cores, so it is the stable measure on a shared machine.
+double cpuSeconds() {
+  timespec ts;
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+  return double(ts.tv_sec) + double(ts.tv_nsec) * 1e-9;
+}
+
+/// Wall and CPU seconds of one measurement.
+struct Timing {
+  double wall = 0;
+  double cpu = 0;
+};
 
 /// Values of one type: a FIFO of not-yet-used values (consumed first, so almost
 /// every value gets a use) and a window of recent ones.
@@ -234,48 +250,42 @@ std::unique_ptr<ir::Module> cloneModule(const ir::Module& m) {
   return c;
 }
 
-struct Sample {
-  std::string phase;
-  size_t nodes;
-  double seconds;
-  std::string note;
-};
-
 class Bench {
 public:
   Bench(bool json) : json_(json) {}
 
-  void record(const std::string& phase, size_t nodes, double secs, const std::string& note = {}) {
-    samples_.push_back({phase, nodes, secs, note});
+  void record(const std::string& phase, size_t nodes, Timing t, const std::string& note = {}) {
     if (json_) {
-      std::printf("{\"phase\": \"%s\", \"nodes\": %zu, \"seconds\": %.9f, \"note\": \"%s\"}\n",
-                  phase.c_str(), nodes, secs, note.c_str());
+      std::printf("{\"phase\": \"%s\", \"nodes\": %zu, \"seconds\": %.9f, \"cpu_seconds\": %.9f, "
+                  "\"note\": \"%s\"}\n",
+                  phase.c_str(), nodes, t.wall, t.cpu, note.c_str());
     } else {
-      std::printf("  %-26s %9.2f ms  %12.0f nodes/s  %8.1f ns/node  %s\n", phase.c_str(),
-                  secs * 1e3, nodes / std::max(secs, 1e-12), secs * 1e9 / nodes, note.c_str());
+      std::printf("  %-22s %9.1f ms wall %9.1f ms cpu  %10.0f nodes/s  %8.1f ns/node  %s\n",
+                  phase.c_str(), t.wall * 1e3, t.cpu * 1e3, nodes / std::max(t.cpu, 1e-12),
+                  t.cpu * 1e9 / nodes, note.c_str());
     }
     std::fflush(stdout);
   }
 
 private:
   bool json_;
-  std::vector<Sample> samples_;
 };
 
-/// Median of `repeat` timings of `body(state)`; `setup()` makes the state outside
-/// the timed region, and the state (e.g. a module the body built) is destroyed
-/// outside it too. Returns the median and keeps the last state in `last`.
+/// Median (by CPU time) of `repeat` timings of `body(state)`; `setup()` makes the
+/// state outside the timed region, and the state (e.g. a module the body built) is
+/// destroyed outside it too. Keeps the last state in `last`.
 template <class State, class Setup, class Body>
-double timeMedian(int repeat, Setup setup, Body body, State* last = nullptr) {
-  std::vector<double> t;
+Timing timeMedian(int repeat, Setup setup, Body body, State* last = nullptr) {
+  std::vector<Timing> t;
   for (int i = 0; i < repeat; ++i) {
     State state = setup();
     auto t0 = Clock::now();
+    double c0 = cpuSeconds();
     body(state);
-    t.push_back(secondsSince(t0));
+    t.push_back({secondsSince(t0), cpuSeconds() - c0});
     if (last && i + 1 == repeat) *last = std::move(state);
   }
-  std::sort(t.begin(), t.end());
+  std::sort(t.begin(), t.end(), [](const Timing& a, const Timing& b) { return a.cpu < b.cpu; });
   return t[t.size() / 2];
 }
 
@@ -304,17 +314,17 @@ void verifyOrDie(const ir::Module& m) {
 
 void benchSize(Bench& bench, size_t n, uint64_t seed, int repeat) {
   ModulePtr built;
-  double tBuild = timeMedian<ModulePtr>(
+  Timing tBuild = timeMedian<ModulePtr>(
       repeat, none, [&](ModulePtr& m) { m = generate(n, seed); }, &built);
   size_t nodes = built->totalNodes();
   bench.record("build", nodes, tBuild);
 
-  double tVerify = timeMedian<int>(
+  Timing tVerify = timeMedian<int>(
       repeat, [] { return 0; }, [&](int&) { verifyOrDie(*built); });
   bench.record("verify", nodes, tVerify);
 
   std::string text;
-  double tPrint = timeMedian<int>(
+  Timing tPrint = timeMedian<int>(
       repeat, [] { return 0; }, [&](int&) { text = ir::printModule(*built); });
   bench.record("print", nodes, tPrint, std::to_string(text.size() >> 10) + "KiB");
 
@@ -324,7 +334,7 @@ void benchSize(Bench& bench, size_t n, uint64_t seed, int repeat) {
     ModulePtr module;
   };
   Parsed parsed;
-  double tParse = timeMedian<Parsed>(
+  Timing tParse = timeMedian<Parsed>(
       repeat, [] { return Parsed{std::make_unique<support::SourceManager>(), {}, nullptr}; },
       [&](Parsed& p) {
         support::DiagnosticEngine diag(p.sm.get());
@@ -346,7 +356,7 @@ void benchSize(Bench& bench, size_t n, uint64_t seed, int repeat) {
   for (const char* pass : {"dce", "cse", "const-fold", "canonicalize"}) {
     passes::Statistics stats;
     ModulePtr after;
-    double t = timeMedian<ModulePtr>(
+    Timing t = timeMedian<ModulePtr>(
         repeat, [&] { return cloneModule(*built); },
         [&](ModulePtr& m) {
           stats.clear();
@@ -359,17 +369,17 @@ void benchSize(Bench& bench, size_t n, uint64_t seed, int repeat) {
     bench.record(pass, nodes, t, note);
   }
 
-  double tClone = timeMedian<ModulePtr>(
+  Timing tClone = timeMedian<ModulePtr>(
       repeat, none, [&](ModulePtr& m) { m = cloneModule(*built); });
   bench.record("clone", nodes, tClone);
-  double tDestroy = timeMedian<ModulePtr>(
+  Timing tDestroy = timeMedian<ModulePtr>(
       repeat, [&] { return cloneModule(*built); }, [&](ModulePtr& m) { m.reset(); });
   bench.record("destroy", nodes, tDestroy);
   built.reset();
 
   // The pipeline of the target, end to end on one graph.
   passes::Statistics stats;
-  double tPipe = timeMedian<ModulePtr>(
+  Timing tPipe = timeMedian<ModulePtr>(
       repeat, none,
       [&](ModulePtr& m) {
         m = generate(n, seed);
