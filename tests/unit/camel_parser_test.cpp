@@ -257,8 +257,11 @@ TEST(CamelParserAmbiguity, AngleBrackets) {
             "(-> xs (with reduce (lambda (+ a b)) 0))");
   EXPECT_EQ(expr("f<g<1>>(x)"), "(call (with f (with g 1)) x)");
   EXPECT_EQ(expr("f<(a > b)>"), "(with f (> a b))");
-  EXPECT_EQ(expr("f<x>= y"), "(= (with f x) y)");    // `>=` split when closing
-  EXPECT_EQ(expr("a<b>=c"), "(= (with a b) c)");
+  EXPECT_EQ(expr("xs->filter<(x: int): bool => x>2>"), "(-> xs (with filter (lambda (> x 2))))");
+  EXPECT_EQ(expr("f<a>(x) > y"), "(> (call (with f a) x) y)");
+  EXPECT_EQ(expr("f<a, b >"), "(with f a b)");
+  EXPECT_EQ(expr("f<x>=(y)"), "(= (with f x) y)");   // `>=` split when closing
+  EXPECT_EQ(expr("a<b>=c"), "(>= (< a b) c)");         // a name after `>=`: comparison
 }
 
 TEST(CamelParserAmbiguity, ParenTupleLambda) {

@@ -99,9 +99,25 @@ bool Parser::canStartOperand(const Token& t) const {
 }
 
 bool Parser::greaterIsComparison() const {
+  // A closing `>` is followed by a call, a pipe, another closer, an operator
+  // or a new line; a comparison by an operand. `x > 2` (spaced) and `x>2`
+  // (a name or literal right after) compare; `f<a>(x)` and `f<a> -1` close.
   const Token& g = tok();
   const Token& n = peekTok();
-  return g.spaceBefore && n.spaceBefore && !n.newlineBefore && canStartOperand(n);
+  if (n.newlineBefore) return false;
+  if (g.spaceBefore && n.spaceBefore && canStartOperand(n)) return true;
+  switch (n.kind) {
+    case TK::identifier:
+    case TK::integer:
+    case TK::real:
+    case TK::string:
+    case TK::multi_string:
+    case TK::fstring:
+    case TK::kw_true:
+    case TK::kw_false:
+    case TK::kw_null: return true;
+    default: return false;
+  }
 }
 
 bool Parser::looksLikeStruct() const {

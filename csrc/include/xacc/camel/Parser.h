@@ -16,9 +16,11 @@
 // * Member access `.name`/`.N` is also accepted after call and index forms
 //   (`f().x`, `xs[0].y`), a strict superset of the reference grammar.
 // * `if`, `match` and `try` are accepted wherever an operand may appear.
-// * Inside a with-argument list `f<...>`, a `>` written with spaces on both
-//   sides and followed on the same line by an operand is a comparison
-//   (`filter<(x: int): bool => x > 2>`); any other `>` closes the list.
+// * Inside a with-argument list `f<...>`, a `>` (or `>=`) followed on the
+//   same line by a name or literal, or written with spaces on both sides
+//   and followed by an operand, is a comparison
+//   (`filter<(x: int): bool => x > 2>`, `... => x>2>`); any other `>`
+//   closes the list (a closing `>=` is split into `>` and `=`).
 // * After `as`/`is`, the type operators `+ - ^` are not read (so
 //   `x as int + 1` is `(x as int) + 1`) and `<` opens type arguments only
 //   when adjacent (`x as PyObject<int>`).
