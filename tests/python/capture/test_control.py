@@ -231,8 +231,14 @@ def test_shape_branch_recompiles_per_shape():
     check(shape_branch, lambda i: (torch.randn(2 + i, 3),), calls=3, max_recompiles=2)
 
 
-def test_int_arg_changes_recompile_bounded():
-    c = check(int_arg, lambda i: (torch.randn(3), i), calls=3, max_recompiles=2)
+def test_int_arg_is_a_graph_input():
+    # `x * n`: n is an ATen Scalar, so it is a graph input guarded by type only.
+    c = check(int_arg, lambda i: (torch.randn(3), i), calls=3, max_recompiles=0)
+    assert c["graphs"] == 1
+
+
+def test_int_arg_specializes_with_dynamic_false():
+    c = check(int_arg, lambda i: (torch.randn(3), i), calls=3, max_recompiles=2, dynamic=False)
     assert c["graphs"] == 3
 
 

@@ -169,7 +169,7 @@ def _next(ctx, args, kwargs):
 def _python_type(ctx, v: T.Var) -> type:
     if isinstance(v, T.TensorVar):
         return torch.Tensor
-    if isinstance(v, T.ConstVar):
+    if isinstance(v, (T.ConstVar, T.SymScalarVar)):
         return type(v.value)
     if isinstance(v, T.ObjVar):
         return type(v.obj)
@@ -185,7 +185,7 @@ def _isinstance(ctx, args, kwargs):
         return T.ConstVar(isinstance(v.meta, c))
     if isinstance(v, T.ObjVar):
         return T.ConstVar(isinstance(v.obj, c))
-    if isinstance(v, T.ConstVar):
+    if isinstance(v, (T.ConstVar, T.SymScalarVar)):
         return T.ConstVar(isinstance(v.value, c))
     t = _python_type(ctx, v)
     cs = c if isinstance(c, tuple) else (c,)

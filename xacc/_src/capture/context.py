@@ -27,8 +27,12 @@ _NN_HOOK_DICTS = ("_forward_hooks", "_forward_pre_hooks", "_backward_hooks", "_b
 
 
 class Ctx:
-    def __init__(self, func: types.FunctionType, name: str, device: str, break_at: dict) -> None:
+    def __init__(self, func: types.FunctionType, name: str, device: str, break_at: dict,
+                 dynamic: bool | None = None) -> None:
         self.func = func
+        # Python ints/floats among the frame's arguments become graph inputs
+        # unless dynamic=False (see SymScalarVar).
+        self.symbolic_scalars = dynamic is not False
         self.code = func.__code__
         self.device = device
         self.break_at = break_at
@@ -118,6 +122,10 @@ class Ctx:
             meta = meta_like(value)
             self.rec.bind(meta, vid)
             return T.TensorVar(meta, source)
+        if type(value) in (int, float) and self.symbolic_scalars and source is not None and \
+                source.kind == "L":
+            self.guard(source, "type", value)
+            return T.SymScalarVar(value, None, source)
         if isinstance(value, CONST_TYPES):
             if value is None or value is Ellipsis:
                 self.guard(source, "id", value)
@@ -156,8 +164,33 @@ class Ctx:
         self.guard(source, "type", value)
         return T.ObjVar(value, source)
 
-    def python_value(self, v: T.Var) -> Any:
+    def concrete(self, v: T.Var) -> T.Var:
+        """`v` itself, or for a symbolic number its capture-time value as a
+        constant, guarding every argument it came from by value."""
+        if not isinstance(v, T.SymScalarVar):
+            return v
+        for r in v.roots:
+            self.guard(r.source, "eq", r.value)
+        return T.ConstVar(v.value)
+
+    def scalar_vid(self, v: T.SymScalarVar) -> int:
+        """The graph value of a symbolic number (an argument becomes a graph input on first use)."""
+        if v.vid is None:
+            v.vid = self.builder.add_input("i64" if type(v.value) is int else "f64", f"in{len(self.inputs)}")
+            self.inputs.append(self.node(v.source))
+        return v.vid
+
+    def python_value(self, v: T.Var, sentinels: dict | None = None) -> Any:
         """The value to pass to a torch call: metas, constants, containers."""
+        if isinstance(v, T.SymScalarVar):
+            if sentinels is not None and id(v) in sentinels:
+                return sentinels[id(v)]
+            return self.concrete(v).value
+        if sentinels is not None and isinstance(v, (T.TupleVar, T.ListVar, T.DictVar)):
+            if isinstance(v, T.DictVar):
+                return {k: self.python_value(i, sentinels) for k, i in v.items.items()}
+            seq = [self.python_value(i, sentinels) for i in v.items]
+            return tuple(seq) if isinstance(v, T.TupleVar) else seq
         if isinstance(v, T.TensorVar):
             return v.meta
         if isinstance(v, T.ConstVar):
@@ -194,12 +227,32 @@ class Ctx:
         raise GraphBreak("GB006", f"torch call returned a {type(value).__name__}")
 
     def record(self, fn: Any, args: list[T.Var], kwargs: dict[str, T.Var]) -> T.Var:
-        pa = [self.python_value(a) for a in args]
-        pk = {k: self.python_value(v) for k, v in kwargs.items()}
-        return self.from_python(self.rec.call(fn, tuple(pa), pk))
+        from xacc._src.capture import scalars
+
+        syms: list[T.SymScalarVar] = []
+        scalars.collect(list(args) + list(kwargs.values()), syms)
+        sent = None
+        if syms:
+            def make(s: dict) -> tuple:
+                return (tuple(self.python_value(a, s) for a in args),
+                        {k: self.python_value(v, s) for k, v in kwargs.items()})
+            sent = scalars.probe(fn, make, syms)
+        if sent is None:
+            pa = [self.python_value(a) for a in args]
+            pk = {k: self.python_value(v) for k, v in kwargs.items()}
+            return self.from_python(self.rec.call(fn, tuple(pa), pk))
+        pa = [self.python_value(a, sent) for a in args]
+        pk = {k: self.python_value(v, sent) for k, v in kwargs.items()}
+        self.rec.sym = {(type(sent[id(s)]), sent[id(s)]): self.scalar_vid(s) for s in syms}
+        try:
+            return self.from_python(self.rec.call(fn, tuple(pa), pk))
+        finally:
+            self.rec.sym = {}
 
     # -- value semantics -------------------------------------------------------------
     def const_of(self, v: T.Var) -> Any:
+        if isinstance(v, T.SymScalarVar):
+            return self.concrete(v).value
         if T.is_const(v):
             return T.const_value(v)
         if isinstance(v, T.ObjVar):
@@ -207,6 +260,8 @@ class Ctx:
         raise GraphBreak("GB011", f"{type(v).__name__} where a constant is needed")
 
     def truth(self, v: T.Var) -> bool:
+        if isinstance(v, T.SymScalarVar):
+            v = self.concrete(v)
         if isinstance(v, T.TensorVar):
             raise GraphBreak("GB004", "branch on a tensor")
         if isinstance(v, T.ConstVar):
@@ -239,6 +294,9 @@ class Ctx:
         return a is b
 
     def contains(self, container: T.Var, item: T.Var) -> bool:
+        item = self.concrete(item)
+        if isinstance(container, (T.TupleVar, T.ListVar)):
+            container = type(container)([self.concrete(i) for i in container.items], container.source)
         if isinstance(container, T.DictVar):
             return self.const_of(item) in container.items
         if isinstance(container, (T.TupleVar, T.ListVar)) and T.is_const(item):
@@ -342,6 +400,14 @@ class Ctx:
         return self.from_python(self.rec.call(getattr, (m, name), {}))
 
     def binary(self, op: Any, a: T.Var, b: T.Var) -> T.Var:
+        if isinstance(a, T.SymScalarVar) or isinstance(b, T.SymScalarVar):
+            from xacc._src.capture import scalars
+
+            if not (isinstance(a, T.TensorVar) or isinstance(b, T.TensorVar)):
+                r = scalars.binary(self, op, a, b)
+                if r is not None:
+                    return r
+                a, b = self.concrete(a), self.concrete(b)
         if isinstance(a, T.TensorVar) or isinstance(b, T.TensorVar):
             if op in (operator.iadd, operator.isub, operator.imul, operator.itruediv, operator.ifloordiv,
                       operator.imod, operator.ipow, operator.iand, operator.ior, operator.ixor,
@@ -373,6 +439,13 @@ class Ctx:
         return T.ConstVar(value)
 
     def unary(self, op: Any, v: T.Var) -> T.Var:
+        if isinstance(v, T.SymScalarVar):
+            from xacc._src.capture import scalars
+
+            r = scalars.unary(self, op, v)
+            if r is not None:
+                return r
+            v = self.concrete(v)
         if isinstance(v, T.TensorVar):
             return self.record(op, [v], {})
         if T.is_const(v):
@@ -435,6 +508,9 @@ class Ctx:
             raise GraphBreak("GB003", "print()")
         h = B.BUILTINS.get(f) if _hashable(f) else None
         if h is not None:
+            if f is not builtins.isinstance and f is not builtins.type:
+                args = [self.concrete(a) for a in args]
+                kwargs = {k: self.concrete(v) for k, v in kwargs.items()}
             return h(self, args, kwargs)
         if isinstance(f, torch.nn.Module):
             return self.call_module(fn, args, kwargs)
@@ -448,6 +524,8 @@ class Ctx:
             return self.record(f, args, kwargs)
         if isinstance(f, types.FunctionType) and _is_user_function(f):
             return self.inline_call(f, args, kwargs, fn.source)
+        args = [self.concrete(a) for a in args]
+        kwargs = {k: self.concrete(v) for k, v in kwargs.items()}
         if _hashable(f) and f in PURE and all(T.is_const(a) for a in args) and \
                 all(T.is_const(v) for v in kwargs.values()):
             return self.from_const(f(*[self.const_of(a) for a in args],

@@ -184,7 +184,7 @@ def compile_frame(func: types.FunctionType, args: tuple, opts: Options, ev: Comp
     code = func.__code__
     break_at: dict[int, GraphBreak] = {}
     for _ in range(6):
-        ctx = Ctx(func, code.co_name, _gir_device(opts.device), break_at)
+        ctx = Ctx(func, code.co_name, _gir_device(opts.device), break_at, opts.dynamic)
         top = _top_frame(ctx, func, args)
         ctx.top = top
         try:
@@ -235,6 +235,11 @@ class _NoTemplate(Exception):
 def _template(ctx: Ctx, v: T.Var, outs: list[int]) -> tuple:
     if isinstance(v, T.TensorVar):
         vid = ctx.rec.vid_of(v.meta)
+        if vid not in outs:
+            outs.append(vid)
+        return ("out", outs.index(vid))
+    if isinstance(v, T.SymScalarVar):
+        vid = ctx.scalar_vid(v)
         if vid not in outs:
             outs.append(vid)
         return ("out", outs.index(vid))
@@ -382,6 +387,9 @@ def _emit_break(ctx: Ctx, top: Frame, gb: GraphBreak, func: types.FunctionType, 
         elif isinstance(v, T.IterVar):
             for i in v.items[v.pos:]:
                 collect(i)
+        elif isinstance(v, T.SymScalarVar):
+            if v.source is None and v.vid not in outs:
+                outs.append(v.vid)
         elif isinstance(v, T.TensorMethodVar):
             collect(v.tensor)
         elif isinstance(v, T.BoundMethodVar):
@@ -579,6 +587,15 @@ class _Emitter:
                 self.source(v.source)
             else:
                 raise _Fallback("GB020", "tensor with no source and no graph output")
+        elif isinstance(v, T.SymScalarVar):
+            if v.source is not None:
+                self.source(v.source)
+            elif v.vid in out_index:
+                a.op("LOAD_FAST", out_local)
+                a.op("LOAD_CONST", self.const(out_index[v.vid]))
+                a.op("BINARY_SUBSCR")
+            else:
+                raise _Fallback("GB020", "number with no source and no graph output")
         elif isinstance(v, T.ConstVar):
             a.op("LOAD_CONST", self.const(v.value))
         elif isinstance(v, (T.ListVar, T.DictVar, T.TupleVar, T.ObjVar)) and v.source is not None:

@@ -77,6 +77,7 @@ class Recorder:
         self._null: int | None = None
         self.loc: tuple[str, int] = ("<unknown>", 0)
         self.op_counts: dict[str, int] = {}
+        self.sym: dict[tuple, int] = {}  # (type, sentinel) -> value id (see scalars.py)
 
     # -- values -------------------------------------------------------------
     def bind(self, meta: torch.Tensor, vid: int) -> None:
@@ -150,7 +151,9 @@ class Recorder:
                 if _is_tensor_type(a.type) and a.type.kind() == "OptionalType":
                     attrs[a.name] = None
                 continue
-            if isinstance(v, torch.Tensor):
+            if self.sym and type(v) in (int, float) and (type(v), v) in self.sym:
+                operands.append(self.sym[(type(v), v)])
+            elif isinstance(v, torch.Tensor):
                 operands.append(self.vid_of(v))
             elif isinstance(v, (list, tuple)) and _is_tensor_list_type(a.type):
                 if len(v) == 0:

@@ -211,3 +211,26 @@ def const_value(v: Var) -> Any:
     if isinstance(v, TupleVar):
         return tuple(const_value(i) for i in v.items)
     raise TypeError(v)
+
+
+class SymScalarVar(Var):
+    """A Python int or float that is a graph value rather than a constant: an
+    argument of the captured frame (a graph input, guarded by type only) or the
+    result of arithmetic on such values (an `arith.*` node). `value` is the value
+    seen at capture; `roots` are the argument trackers it was computed from. A
+    use that needs the concrete value (a branch, a shape, a Python builtin)
+    *specializes* it: every root gets an equality guard and the use sees the
+    capture-time value (see `Ctx.concrete`)."""
+
+    def __init__(self, value: Any, vid: "int | None", source: Source | None = None,
+                 roots: "tuple[SymScalarVar, ...]" = ()) -> None:
+        self.value = value
+        self.vid = vid  # graph value; None until first used by the graph
+        self.source = source
+        self.roots = roots or (self,)
+
+    def python_type(self) -> type:
+        return type(self.value)
+
+    def __repr__(self) -> str:
+        return f"SymScalar({self.value!r})"
