@@ -18,7 +18,8 @@ struct Expected {
 
 std::vector<Expected> collectExpected(const std::string& text) {
   std::vector<Expected> out;
-  static const std::regex re(R"(expected-(error|warning)(@([+-]?)(\d+))?\s*\{\{(.*?)\}\})");
+  // At most six digits in `@+N`, so std::stoul cannot overflow.
+  static const std::regex re(R"(expected-(error|warning)(@([+-]?)(\d{1,6}))?\s*\{\{(.*?)\}\})");
   std::istringstream in(text);
   std::string line;
   uint32_t lineNo = 0;
