@@ -63,7 +63,8 @@ def run(tool: pathlib.Path, sizes: str, repeat: int | None, seed: int) -> list[d
 
 
 def main() -> int:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = argparse.ArgumentParser(description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--sizes", default="10000,100000,1000000")
     ap.add_argument("--repeat", type=int, default=None)
     ap.add_argument("--seed", type=int, default=42)

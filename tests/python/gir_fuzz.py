@@ -5,7 +5,7 @@ the seed .gir files by token-level mutations (delete, duplicate, swap, replace),
 byte-level damage (truncation, flipped bytes, NUL bytes, invalid UTF-8), random bytes
 and tokens, and hostile shapes: nesting 10k deep (types, attribute arrays, regions,
 parentheses), huge numbers, unterminated strings and very long names. The same seed
-always gives the same corpus. Used by tests/python/test_gir_robustness.py and to
+gives the same corpus for the same seed files. Used by tests/python/test_gir_robustness.py and to
 refresh the fixed subset in tests/lit/robustness/corpus/.
 """
 
@@ -182,7 +182,8 @@ def deep(kind: str, depth: int) -> bytes:
         close = b"}\n^else(%c: bool) -> () {\n}\n}\n"
         return b"graph @f(%c: bool) -> () {\n" + open_ * depth + close * depth + b"}\n"
     if kind == "parens":
-        return b"graph @f(%a: i64) -> i64 {\n  %x = arith.neg" + b"(" * depth + b"%a" + b")" * depth + b" : i64\n}\n"
+        operand = b"(" * depth + b"%a" + b")" * depth
+        return b"graph @f(%a: i64) -> i64 {\n  %x = arith.neg" + operand + b" : i64\n}\n"
     if kind == "braces":
         return b"graph @f() -> () " + b"{" * depth + b"}" * depth + b"\n"
     if kind == "brackets_type":
@@ -211,10 +212,12 @@ def generate_corpus(count: int = 3000, seed: int = 0x5EED) -> list[tuple[str, by
         i = len(out)
         r = rng.random()
         if r < 0.04:
-            out.append((f"{i:04d}-random-bytes", bytes(rng.randrange(256) for _ in range(rng.randint(1, 400)))))
+            data = bytes(rng.randrange(256) for _ in range(rng.randint(1, 400)))
+            out.append((f"{i:04d}-random-bytes", data))
             continue
         if r < 0.08:
-            out.append((f"{i:04d}-random-tokens", b" ".join(rng.choice(VOCAB) for _ in range(rng.randint(1, 60)))))
+            data = b" ".join(rng.choice(VOCAB) for _ in range(rng.randint(1, 60)))
+            out.append((f"{i:04d}-random-tokens", data))
             continue
         data = rng.choice(seeds)
         names = []
@@ -255,7 +258,8 @@ def write_lit_subset(directory: pathlib.Path, tool: str, size: int = 200,
     for old in directory.glob("*.gir"):
         old.unlink()
     for i, (name, data) in enumerate(chosen):
-        (directory / f"{i:03d}-{re.sub(r'[^A-Za-z0-9_-]', '_', name.split('-', 1)[-1])}.gir").write_bytes(data)
+        kind = re.sub(r"[^A-Za-z0-9_-]", "_", name.split("-", 1)[-1])
+        (directory / f"{i:03d}-{kind}.gir").write_bytes(data)
     return len(chosen)
 
 

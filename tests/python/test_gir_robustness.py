@@ -76,21 +76,24 @@ def run_tool(tool: str, path: pathlib.Path, *flags: str) -> tuple[str, str]:
     return "rejected", ""
 
 
-def run_all(tool: str, paths: list[pathlib.Path], *flags: str) -> dict[pathlib.Path, tuple[str, str]]:
+def run_all(tool: str, paths: list[pathlib.Path],
+            *flags: str) -> dict[pathlib.Path, tuple[str, str]]:
     with ThreadPoolExecutor(max_workers=2) as pool:
         return dict(zip(paths, pool.map(lambda p: run_tool(tool, p, *flags), paths)))
 
 
 def report(results: dict[pathlib.Path, tuple[str, str]], bad: set[str]) -> str:
     lines = [f"{p.name}: {kind}: {detail}" for p, (kind, detail) in results.items() if kind in bad]
-    return f"{len(lines)} failing inputs (kept in {next(iter(results)).parent}):\n" + "\n".join(lines[:40])
+    where = next(iter(results)).parent
+    return f"{len(lines)} failing inputs (kept in {where}):\n" + "\n".join(lines[:40])
 
 
 def test_corpus_is_large_and_varied(corpus):
     names = [n for n, _ in corpus]
     assert len(names) == len(set(names)) >= 3000 or len(names) == COUNT
     kinds = {k for n in names for k in re.split(r"[-+]", n.split("-", 1)[-1])}
-    for expected in ("delete", "swap", "truncate", "flip", "insert_bad", "unterminated", "huge_number"):
+    for expected in ("delete", "swap", "truncate", "flip", "insert_bad", "unterminated",
+                     "huge_number"):
         assert expected in kinds, expected
     assert any(n.startswith("deep-regions") for n in names)
     assert any(b"\x00" in d for _, d in corpus)
