@@ -1,11 +1,11 @@
 """Deterministic generator of malformed GIR inputs for the robustness tests.
 
-`generate_corpus(seeds, count, seed)` returns `count` (name, bytes) pairs made from
-the seed .gir files by token-level mutations (delete, duplicate, swap, replace),
+`generate_corpus(count, seed)` returns `count` (name, bytes) pairs made from the .gir
+files under tests/lit by token-level mutations (delete, duplicate, swap, replace),
 byte-level damage (truncation, flipped bytes, NUL bytes, invalid UTF-8), random bytes
 and tokens, and hostile shapes: nesting 10k deep (types, attribute arrays, regions,
 parentheses), huge numbers, unterminated strings and very long names. The same seed
-gives the same corpus for the same seed files. Used by tests/python/test_gir_robustness.py and to
+and the same .gir files give the same corpus. Used by test_gir_robustness.py and to
 refresh the fixed subset in tests/lit/robustness/corpus/.
 """
 
