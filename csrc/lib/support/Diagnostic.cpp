@@ -8,6 +8,7 @@
 namespace xacc::support {
 
 std::string SourceLoc::str() const {
+  if (file && line == 0) return *file;  // a whole-file problem (unreadable file)
   if (!valid()) return "<unknown>";
   return *file + ":" + std::to_string(line) + ":" + std::to_string(col);
 }
