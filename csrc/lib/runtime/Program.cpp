@@ -3,6 +3,7 @@
 // detection (a call whose results are its frame's results replaces the frame).
 #include "Program.h"
 
+#include <algorithm>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -77,18 +78,84 @@ public:
       if (lastLive == order.size()) lastLive = i;
       for (ir::Value* v : n->operands()) needed.insert(v);
     }
+    std::vector<size_t> group = independentCalls(order, keep, lastLive);
+    std::unordered_set<const ir::Value*> tainted;  // results of deferred group members, transitively
+    std::vector<size_t> deferred;
+    for (size_t i = 0; i < order.size(); ++i) {
+      if (!keep[i]) continue;
+      bool member = std::find(group.begin(), group.end(), i) != group.end();
+      if (!group.empty() && !member && dependsOn(*order[i], tainted)) {
+        for (size_t r = 0; r < order[i]->numResults(); ++r) tainted.insert(order[i]->result(r));
+        deferred.push_back(i);
+        continue;
+      }
+      if (member && i != group.back()) {
+        for (size_t r = 0; r < order[i]->numResults(); ++r) tainted.insert(order[i]->result(r));
+        continue;  // emitted with the group at its last member
+      }
+      if (member) {
+        // The group: ParCall, then each member's call; a sequential run
+        // executes the calls one after the other, a parallel one skips them.
+        Instr par;
+        par.code = Code::ParCall;
+        par.node = order[i];
+        par.jump = uint32_t(group.size());
+        p_.code.push_back(std::move(par));
+        for (size_t m : group) emitNode(*order[m], slot, false);
+        for (size_t d : deferred) emitNode(*order[d], slot, resultsTail && d == lastLive, &g);
+        deferred.clear();
+        group.clear();
+        continue;
+      }
+      emitNode(*order[i], slot, resultsTail && i == lastLive, &g);
+    }
+    std::vector<uint32_t> out;
+    for (ir::Value* v : g.results()) out.push_back(slot.at(v));
+    return out;
+  }
+
+private:
+  static bool dependsOn(const ir::Node& n, const std::unordered_set<const ir::Value*>& set) {
+    for (ir::Value* v : n.operands())
+      if (set.count(v)) return true;
+    return false;
+  }
+
+  /// A set of live, pure calls to known graphs none of which depends on another
+  /// (the divide-and-conquer shape `f(a) + f(b)`), or empty when there are fewer
+  /// than two. The tail node is excluded: it replaces the frame instead.
+  std::vector<size_t> independentCalls(const std::vector<const ir::Node*>& order,
+                                       const std::vector<bool>& keep, size_t lastLive) {
+    std::vector<size_t> group;
+    std::unordered_set<const ir::Value*> reach;  // values depending on a group member
     for (size_t i = 0; i < order.size(); ++i) {
       if (!keep[i]) continue;
       const ir::Node& n = *order[i];
+      bool dep = dependsOn(n, reach);
+      bool candidate = n.op().is(CoreOp::Call) && !n.hasEffects() && i != lastLive && module_ &&
+                       n.attr("callee") && module_->lookup(n.attr("callee")->getSymbol());
+      if (candidate && !dep) {
+        group.push_back(i);
+        dep = true;
+      }
+      if (dep)
+        for (size_t r = 0; r < n.numResults(); ++r) reach.insert(n.result(r));
+    }
+    if (group.size() < 2) group.clear();
+    return group;
+  }
+
+  void emitNode(const ir::Node& n, std::unordered_map<const ir::Value*, uint32_t>& slot,
+                bool tailCandidate, const ir::Graph* g = nullptr) {
       // Tail position: the last live node yields exactly the results, in order.
       bool tail = false;
-      if (resultsTail && i == lastLive && n.numResults() == g.results().size()) {
+      if (tailCandidate && g && n.numResults() == g->results().size()) {
         tail = true;
-        for (size_t r = 0; r < n.numResults(); ++r) tail &= g.results()[r] == n.result(r);
+        for (size_t r = 0; r < n.numResults(); ++r) tail &= g->results()[r] == n.result(r);
       }
       if (n.op().is(CoreOp::If)) {
         emitIf(n, slot, tail);
-        continue;
+        return;
       }
       Instr in;
       in.node = &n;
@@ -104,13 +171,8 @@ public:
         if (!in.target) in.code = Code::Generic;  // reports "unknown graph" when run
       }
       p_.code.push_back(std::move(in));
-    }
-    std::vector<uint32_t> out;
-    for (ir::Value* v : g.results()) out.push_back(slot.at(v));
-    return out;
   }
 
-private:
   void operands(Instr& in, const ir::Node& n, std::unordered_map<const ir::Value*, uint32_t>& slot,
                 size_t from = 0) {
     in.opBegin = uint32_t(p_.operandSlots.size());

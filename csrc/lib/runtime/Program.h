@@ -19,6 +19,9 @@ enum class Code : uint8_t {
   // ctrl.if arms are compiled inline: Branch jumps to `jump` when operand 0
   // is false; Move copies one slot; Jump continues at `jump`.
   Branch, Move, Jump,
+  // ParCall: the next `jump` instructions are independent pure calls that a
+  // parallel scheduler may run concurrently; a sequential one falls through.
+  ParCall,
   Generic,  // the op's interpreter rule
 };
 

@@ -4,11 +4,30 @@
 #include "xacc/runtime/Runtime.h"
 
 #include <cstdio>
+#include <mutex>
 
 #include "Program.h"
+#ifdef XACC_HAVE_TBB
+#include <tbb/task_group.h>
+#endif
 #include "xacc/ir/Interpreter.h"
 
 namespace xacc::runtime {
+
+/// State shared by a runtime and its parallel workers: compiled programs,
+/// module globals (`func.once` results must be computed once per run, not once
+/// per thread), the output sink and the options.
+struct Runtime::Shared {
+  const ir::Module& module;
+  RuntimeOptions options;
+  std::mutex mu;
+  std::unordered_map<const ir::Graph*, std::unique_ptr<Program>> programs;
+  std::unordered_map<std::string, std::vector<ir::Datum>> once;
+  std::mutex onceMu;  // held while a global is computed, so it is computed once
+  std::mutex outMu;
+  std::function<void(std::string_view)> out;
+  Shared(const ir::Module& m, RuntimeOptions o) : module(m), options(o) {}
+};
 
 /// The context generic op rules see: diagnostics, output, and apply/call routed
 /// back into this runtime so builtins such as map run closures at full speed.
@@ -37,6 +56,23 @@ public:
   bool fail(const ir::Node& n, std::string code, std::string message) override {
     return rt_.fail(n, std::move(code), std::move(message));
   }
+  bool once(std::string_view name, std::vector<ir::Datum>& results, const ir::Node* site) override {
+    Runtime::Shared& sh = *rt_.shared_;
+    std::lock_guard<std::recursive_mutex> lock(onceLock());
+    auto it = sh.once.find(std::string(name));
+    if (it != sh.once.end()) {
+      results = it->second;
+      return true;
+    }
+    if (!rt_.call(name, {}, results)) return false;
+    sh.once.emplace(std::string(name), results);
+    return true;
+  }
+  static std::recursive_mutex& onceLock() {
+    // Recursive: a global's initialiser may read other globals.
+    static std::recursive_mutex m;
+    return m;
+  }
 
 private:
   Runtime& rt_;
@@ -51,21 +87,48 @@ struct Runtime::Frame {
   const ir::Node* site;  ///< the call that created this frame (for traces)
 };
 
-Runtime::Runtime(support::DiagnosticEngine& diag, const ir::Module& module)
-    : diag_(diag), module_(module), ctx_(std::make_unique<RuntimeContext>(*this, diag, module)) {}
+Runtime::Runtime(support::DiagnosticEngine& diag, const ir::Module& module, RuntimeOptions opts)
+    : diag_(diag),
+      module_(module),
+      shared_(std::make_shared<Shared>(module, opts)),
+      ctx_(std::make_unique<RuntimeContext>(*this, diag, module)) {
+  setOutput(nullptr);
+}
+
+Runtime::Runtime(std::shared_ptr<Shared> shared, support::DiagnosticEngine& diag, unsigned parDepth)
+    : diag_(diag),
+      module_(shared->module),
+      shared_(std::move(shared)),
+      ctx_(std::make_unique<RuntimeContext>(*this, diag, shared_->module)),
+      parDepth_(parDepth) {
+  Shared* sh = shared_.get();
+  ctx_->setOutput([sh](std::string_view s) {
+    std::lock_guard<std::mutex> lock(sh->outMu);
+    sh->out(s);
+  });
+}
 
 Runtime::~Runtime() = default;
 
-void Runtime::setOutput(std::function<void(std::string_view)> out) { ctx_->setOutput(std::move(out)); }
+void Runtime::setOutput(std::function<void(std::string_view)> out) {
+  if (!out) out = [](std::string_view s) { std::fwrite(s.data(), 1, s.size(), stdout); };
+  shared_->out = std::move(out);
+  Shared* sh = shared_.get();
+  ctx_->setOutput([sh](std::string_view s) {
+    std::lock_guard<std::mutex> lock(sh->outMu);
+    sh->out(s);
+  });
+}
 
 const Program& Runtime::programFor(const ir::Graph& g) {
   // Graphs cache their program through a side table keyed by address; the
   // module outlives the runtime.
-  auto it = programs_.find(&g);
-  if (it != programs_.end()) return *it->second;
+  std::lock_guard<std::mutex> lock(shared_->mu);
+  auto it = shared_->programs.find(&g);
+  if (it != shared_->programs.end()) return *it->second;
   auto p = compileProgram(g);
   const Program* raw = p.get();
-  programs_.emplace(&g, std::move(p));
+  shared_->programs.emplace(&g, std::move(p));
   return *raw;
 }
 
@@ -116,6 +179,53 @@ bool Runtime::pushCall(const Program& p, const ir::Datum* args, size_t nargs, si
   frames_.push_back(Frame{&p, 0, base, retBase, retCount, site});
   if (frames_.size() > stats_.maxDepth) stats_.maxDepth = frames_.size();
   return true;
+}
+
+bool Runtime::runParallelGroup(const Program& p, uint32_t pc, size_t base, uint32_t n) {
+  struct Task {
+    const Program* prog;
+    const Instr* in;
+    std::vector<ir::Datum> args, results;
+    support::DiagnosticEngine diag;
+    bool ok = false;
+  };
+  std::vector<Task> tasks(n);
+  for (uint32_t k = 0; k < n; ++k) {
+    const Instr& in = p.code[pc + k];
+    if (!in.prog) in.prog = &programFor(*in.target);
+    tasks[k].prog = in.prog;
+    tasks[k].in = &in;
+    const uint32_t* ops = p.operandSlots.data() + in.opBegin;
+    for (uint32_t i = 0; i < in.opCount; ++i) tasks[k].args.push_back(stack_[base + ops[i]]);
+  }
+  ++stats_.parallelGroups;
+#ifdef XACC_HAVE_TBB
+  tbb::task_group group;
+  for (uint32_t k = 1; k < n; ++k) {
+    Task* t = &tasks[k];
+    group.run([this, t] {
+      Runtime worker(shared_, t->diag, parDepth_ + 1);
+      t->ok = worker.run(*t->prog->graph, t->args, t->results);
+    });
+  }
+  ++parDepth_;
+  tasks[0].ok = run(*tasks[0].prog->graph, tasks[0].args, tasks[0].results);
+  --parDepth_;
+  group.wait();
+#else
+  for (Task& t : tasks) t.ok = run(*t.prog->graph, t.args, t.results);
+#endif
+  bool ok = true;
+  for (Task& t : tasks) {
+    if (!t.ok) {
+      // Workers report into their own engines; surface the first failure here.
+      for (const support::Diagnostic& d : t.diag.diagnostics()) diag_.report(d.severity, d.code, d.loc, d.message).notes = d.notes;
+      ok = false;
+      break;
+    }
+    for (uint32_t r = 0; r < t.in->nres; ++r) stack_[base + t.in->dst + r] = std::move(t.results[r]);
+  }
+  return ok;
 }
 
 bool Runtime::run(const ir::Graph& g, const std::vector<ir::Datum>& args,
@@ -212,6 +322,15 @@ bool Runtime::execute(size_t baseDepth) {
           return false;
         break;
       }
+      case Code::ParCall:
+        // Sequential scheduler or deep enough: fall through to the calls.
+        if (shared_->options.scheduler == Scheduler::Parallel &&
+            parDepth_ < shared_->options.spawnDepth) {
+          uint32_t pc = f->pc;
+          if (!runParallelGroup(p, pc, base, in.jump)) return false;
+          frames_.back().pc = pc + in.jump;  // skip the group's calls
+        }
+        break;
       case Code::Branch:
         if (S(0).kind() != ir::DKind::Bool)
           return fail(*in.node, "E0418", "condition of 'ctrl.if' is not a bool");

@@ -31,6 +31,7 @@ struct Options {
   std::string emit = "gir";
   std::string interpret;
   std::string engine = "interp";
+  std::string scheduler = "seq";
   bool verifyEach = false;
   bool printAfterAll = false;
   bool stats = false;
@@ -151,9 +152,14 @@ int processChunk(const Options& opt, const std::string& text, const std::string&
     std::vector<ir::Datum> results;
     bool ran;
     if (opt.engine == "runtime") {
-      runtime::Runtime rt(diag, *m);
+      runtime::RuntimeOptions ro;
+      if (opt.scheduler == "par") ro.scheduler = runtime::Scheduler::Parallel;
+      runtime::Runtime rt(diag, *m, ro);
       rt.setOutput([&](std::string_view s) { output.append(s); });
       ran = rt.run(*g, args, results);
+      if (opt.stats)
+        std::cerr << "runtime: " << rt.stats().calls << " calls, " << rt.stats().tailCalls
+                  << " tail calls, " << rt.stats().parallelGroups << " parallel groups\n";
     } else {
       ir::Interpreter interp(diag, m.get());
       interp.setOutput([&](std::string_view s) { output.append(s); });
@@ -207,6 +213,8 @@ int realMain(int argc, char** argv) {
                  "run the named graph (its parameters must be !token) and print its results");
   app.add_option("--engine", opt.engine, "what --interpret runs on: interp (reference) or runtime")
       ->check(CLI::IsMember({"interp", "runtime"}));
+  app.add_option("--scheduler", opt.scheduler, "runtime scheduler: seq or par")
+      ->check(CLI::IsMember({"seq", "par"}));
   app.add_flag("--verify-each", opt.verifyEach, "verify the IR after every pass");
   app.add_flag("--print-ir-after-all", opt.printAfterAll, "print the IR to stderr after every pass");
   app.add_flag("--stats", opt.stats, "print pass statistics to stderr");

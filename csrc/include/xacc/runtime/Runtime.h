@@ -25,9 +25,19 @@ namespace xacc::runtime {
 
 struct Program;
 
+enum class Scheduler : uint8_t { Sequential, Parallel };
+
+struct RuntimeOptions {
+  /// Parallel: groups of independent pure calls (found at compile time) run
+  /// concurrently on worker threads, down to `spawnDepth` nested levels, below
+  /// which they run sequentially. Results are identical to Sequential.
+  Scheduler scheduler = Scheduler::Sequential;
+  unsigned spawnDepth = 10;
+};
+
 class Runtime {
 public:
-  Runtime(support::DiagnosticEngine& diag, const ir::Module& module);
+  Runtime(support::DiagnosticEngine& diag, const ir::Module& module, RuntimeOptions opts = {});
   ~Runtime();
 
   /// Calls graph `name` with `args`. On a runtime error reports a located
@@ -44,6 +54,7 @@ public:
   struct Stats {
     uint64_t calls = 0;
     uint64_t tailCalls = 0;
+    uint64_t parallelGroups = 0;  ///< call groups that ran concurrently
     size_t maxDepth = 0;
   };
   const Stats& stats() const { return stats_; }
@@ -51,6 +62,10 @@ public:
 private:
   friend class RuntimeContext;
   struct Frame;
+  struct Shared;
+  /// A worker's runtime: shares programs, globals, output and options.
+  Runtime(std::shared_ptr<Shared> shared, support::DiagnosticEngine& diag, unsigned parDepth);
+  bool runParallelGroup(const Program& p, uint32_t pc, size_t base, uint32_t n);
   const Program& programFor(const ir::Graph& g);
   bool execute(size_t baseDepth);
   bool pushCall(const Program& p, const ir::Datum* args, size_t nargs, size_t retBase,
@@ -59,8 +74,9 @@ private:
 
   support::DiagnosticEngine& diag_;
   const ir::Module& module_;
+  std::shared_ptr<Shared> shared_;
   std::unique_ptr<class RuntimeContext> ctx_;
-  std::unordered_map<const ir::Graph*, std::unique_ptr<Program>> programs_;
+  unsigned parDepth_ = 0;
   std::vector<ir::Datum> stack_;
   std::vector<Frame> frames_;
   size_t maxFrames_ = 10'000'000;
