@@ -8,6 +8,7 @@ size to the smallest (1.0 = linear), and the issue's two targets:
 * per-node cost at 1M within 2x of the cost at 10k (for that pipeline and each phase).
 
 Usage: benchmarks/ir/run.py [--sizes 10000,100000,1000000] [--repeat N] [--wall] [--check]
+                            [--shape realistic|fanout]
 Environment: XACC_BUILD_DIR (default <repo>/build). Per-node costs and targets use CPU
 time by default: on a shared machine wall time grows with other people's load, CPU time
 does not (--wall uses wall time instead; both are printed). --check exits 1 when a
@@ -42,8 +43,9 @@ def locate_tool(build: pathlib.Path) -> pathlib.Path:
     return tool
 
 
-def run(tool: pathlib.Path, sizes: str, repeat: int | None, seed: int) -> list[dict]:
-    cmd = [str(tool), "--json", "--sizes", sizes, "--seed", str(seed)]
+def run(tool: pathlib.Path, sizes: str, repeat: int | None, seed: int,
+        shape: str) -> list[dict]:
+    cmd = [str(tool), "--json", "--sizes", sizes, "--seed", str(seed), "--shape", shape]
     if repeat:
         cmd += ["--repeat", str(repeat)]
     rows: list[dict] = []
@@ -68,6 +70,8 @@ def main() -> int:
     ap.add_argument("--sizes", default="10000,100000,1000000")
     ap.add_argument("--repeat", type=int, default=None)
     ap.add_argument("--seed", type=int, default=42)
+    ap.add_argument("--shape", default="realistic", choices=["realistic", "fanout"],
+                    help="fanout: one value used by every node (a stress case)")
     ap.add_argument("--check", action="store_true", help="exit 1 if a target is missed")
     ap.add_argument("--wall", action="store_true", help="judge by wall time, not CPU time")
     args = ap.parse_args()
@@ -75,7 +79,7 @@ def main() -> int:
     clock = "wall" if args.wall else "cpu"
 
     build = pathlib.Path(os.environ.get("XACC_BUILD_DIR", REPO / "build")).resolve()
-    rows = run(locate_tool(build), args.sizes, args.repeat, args.seed)
+    rows = run(locate_tool(build), args.sizes, args.repeat, args.seed, args.shape)
     sizes = sorted({r["size"] for r in rows})
     phases = list(dict.fromkeys(r["phase"] for r in rows))
     cell = {(r["size"], r["phase"]): r for r in rows}

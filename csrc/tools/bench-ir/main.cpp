@@ -13,7 +13,8 @@
 // 6% nodes whose results are never used (for dce), and an io.print every ~1000
 // nodes threaded on one effect token. Operands come mostly from the last few
 // values, and every value but the dead ones is used, so the graph is one wide,
-// connected DAG rather than a chain or a forest.
+// connected DAG rather than a chain or a forest. --shape=fanout instead makes one
+// value used by every node, which exposes costs that grow with a use count.
 #include <CLI/CLI.hpp>
 #include <algorithm>
 #include <chrono>
@@ -237,10 +238,30 @@ private:
   size_t lastPrint_ = 0;
 };
 
+/// The stress shape: one parameter used by every node -- half of them the same
+/// `arith.neg(%x)` (cse merges them all), half a chain `arith.add(%x, prev)`. Real
+/// graphs have such hot values (a constant, `self`, a loop bound); cost that grows
+/// with a value's use count shows up here and not in the realistic shape.
+void generateFanout(ir::Graph& g, size_t n) {
+  Value* t = g.addParam(Type::token(), "t");
+  Value* x = g.addParam(Type::i64(), "x");
+  ir::Builder b(g);
+  Value* prev = x;
+  while (g.numNodes() + 1 < n) {
+    b.value(CoreOp::Neg, {x});
+    prev = b.value(CoreOp::Add, {x, prev});
+  }
+  g.addResult(b.create(CoreOp::Print, {t, prev})->result(0));
+}
+
+enum class Shape { Realistic, Fanout };
+Shape gShape = Shape::Realistic;
+
 std::unique_ptr<ir::Module> generate(size_t n, uint64_t seed) {
   auto m = std::make_unique<ir::Module>();
   ir::Graph* g = m->add(std::make_unique<ir::Graph>("main"));
-  Generator(*g, seed).run(n);
+  if (gShape == Shape::Fanout) generateFanout(*g, n);
+  else Generator(*g, seed).run(n);
   return m;
 }
 
@@ -397,12 +418,16 @@ int main(int argc, char** argv) {
   uint64_t seed = 42;
   int repeat = 0;
   bool json = false;
+  std::string shape = "realistic";
   CLI::App app{"xacc-bench-ir: time GIR build/verify/print/parse and passes on generated graphs"};
   app.add_option("--sizes", sizes, "graph sizes in nodes")->delimiter(',');
   app.add_option("--seed", seed, "generator seed");
   app.add_option("--repeat", repeat, "runs per phase, median reported (default: more for small graphs)");
   app.add_flag("--json", json, "one JSON object per measurement");
+  app.add_option("--shape", shape, "realistic, or fanout (one value used by every node)")
+      ->check(CLI::IsMember({"realistic", "fanout"}));
   CLI11_PARSE(app, argc, argv);
+  gShape = shape == "fanout" ? Shape::Fanout : Shape::Realistic;
 
   Bench bench(json);
   for (size_t n : sizes) {
