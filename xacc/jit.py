@@ -115,6 +115,7 @@ def reset() -> None:
     _C.clear_all()
     _C.reset_stats()
     _convert.EVENTS.clear()
+    _convert.dynamic.reset()
     for k in _convert.COUNTERS:
         _convert.COUNTERS[k] = 0
 

@@ -232,15 +232,13 @@ void bindCapture(py::module_& m) {
         l.requiresGrad = x.requires_grad();
         l.sizes.assign(x.sizes().begin(), x.sizes().end());
         l.strides.assign(x.strides().begin(), x.strides().end());
-        for (int d : dynamicDims) {
-          if (d >= 0 && d < static_cast<int>(l.sizes.size())) {
-            l.sizes[d] = -1;
-            l.strides[d] = -1;
-          }
+        for (int d : dynamicDims)
+          if (d >= 0 && d < static_cast<int>(l.sizes.size())) l.sizes[d] = -2;
+        // A dynamic dim makes the strides depend on it: require contiguity instead.
+        if (!dynamicDims.empty()) {
+          l.contiguous = true;
+          l.strides.clear();
         }
-        // A dynamic dim makes every stride that depends on it dynamic too.
-        if (!dynamicDims.empty())
-          for (auto& s : l.strides) s = -1;
         t.addLeaf(id, std::move(l));
       })
       .def("set_grad_mode", &cap::GuardTree::setGradMode)

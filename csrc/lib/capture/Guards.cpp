@@ -158,9 +158,11 @@ bool GuardTree::runLeaf(const Leaf& l, PyObject* v) const {
       if (t.dim() != static_cast<int64_t>(l.sizes.size())) return false;
       auto sizes = t.sizes();
       auto strides = t.strides();
+      if (l.contiguous && !t.is_contiguous()) return false;
       for (size_t i = 0; i < l.sizes.size(); ++i) {
+        if (l.sizes[i] == -2 && sizes[i] < 2) return false;
         if (l.sizes[i] >= 0 && sizes[i] != l.sizes[i]) return false;
-        if (l.strides[i] >= 0 && strides[i] != l.strides[i]) return false;
+        if (!l.strides.empty() && l.strides[i] >= 0 && strides[i] != l.strides[i]) return false;
       }
       return true;
     }
@@ -183,11 +185,14 @@ std::string GuardTree::leafText(const Leaf& l) const {
                       c10::Device(static_cast<c10::DeviceType>(l.deviceType), l.deviceIndex).str() +
                       ", size=[";
       for (size_t i = 0; i < l.sizes.size(); ++i)
-        s += (i ? ", " : "") + (l.sizes[i] < 0 ? std::string("?") : std::to_string(l.sizes[i]));
+        s += (i ? ", " : "") + (l.sizes[i] == -2  ? std::string(">=2")
+                                : l.sizes[i] < 0 ? std::string("?")
+                                                 : std::to_string(l.sizes[i]));
       s += "], stride=[";
+      if (l.contiguous) s += "?";
       for (size_t i = 0; i < l.strides.size(); ++i)
         s += (i ? ", " : "") + (l.strides[i] < 0 ? std::string("?") : std::to_string(l.strides[i]));
-      s += std::string("], requires_grad=") + (l.requiresGrad ? "True" : "False") + ")";
+      s += std::string("]") + (l.contiguous ? ", contiguous" : "") + std::string(", requires_grad=") + (l.requiresGrad ? "True" : "False") + ")";
       return s;
     }
   }

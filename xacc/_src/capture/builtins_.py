@@ -123,6 +123,7 @@ def _len(ctx, args, kwargs):
     if isinstance(v, T.TensorVar):
         if v.meta.dim() == 0:
             raise GraphBreak("GB011", "len() of a 0-d tensor")
+        ctx.reads.append(v.meta.shape[0])
         return T.ConstVar(v.meta.shape[0])
     if isinstance(v, (T.TupleVar, T.ListVar)):
         return T.ConstVar(len(v.items))

@@ -16,6 +16,7 @@ from typing import Any
 import torch
 
 from xacc._C import capture as C
+from xacc._src.capture import dynamic
 from xacc._src.capture import trackers as T
 from xacc._src.capture.breaks import GraphBreak
 from xacc._src.capture.recorder import Recorder, meta_like, tensor_type
@@ -28,8 +29,15 @@ _NN_HOOK_DICTS = ("_forward_hooks", "_forward_pre_hooks", "_backward_hooks", "_b
 
 class Ctx:
     def __init__(self, func: types.FunctionType, name: str, device: str, break_at: dict,
-                 dynamic: bool | None = None) -> None:
+                 dynamic: bool | None = None, plan: Any = None, shadow_run: bool = False,
+                 shadow: Any = None) -> None:
         self.func = func
+        # Dynamic shapes (dynamic.py): `plan` knows the dynamic dims; the shadow
+        # run traces with them doubled; the real run compares with `shadow`.
+        self.plan = plan
+        self.shadow_run = shadow_run
+        self.dyn_active = shadow_run or shadow is not None
+        self.reads: list = []  # values Python read from tensor metadata
         # Python ints/floats among the frame's arguments become graph inputs
         # unless dynamic=False (see SymScalarVar).
         self.symbolic_scalars = dynamic is not False
@@ -44,6 +52,9 @@ class Ctx:
         self.inputs: list[int] = []       # guard-tree node per graph input, in parameter order
         self.input_vids: set[int] = set()
         self.rec = Recorder(self.builder, device, self.const_tensor)
+        if shadow is not None:
+            self.rec.shadow = shadow.ops
+            self.rec.pairs = plan.pairs()
         self.steps = 0
         self.guarded: set = set()
         self.inline_stack: list[types.CodeType] = []
@@ -81,11 +92,13 @@ class Ctx:
         src = T.Source("K", self.const_index(t))
         return self._add_tensor_input(t, src, guard=False)
 
-    def _add_tensor_input(self, t: torch.Tensor, source: T.Source, guard: bool = True) -> int:
+    def _add_tensor_input(self, t: torch.Tensor, source: T.Source, guard: bool = True,
+                          dims: list[int] = ()) -> int:
         n = self.node(source)
         if guard:
-            self.tree.leaf_tensor(n, t, [])
-        vid = self.builder.add_input(tensor_type(t, self.device), f"in{len(self.inputs)}")
+            self.tree.leaf_tensor(n, t, list(dims))
+        dyn = {d: self.plan.symbol(int(t.shape[d])) for d in dims}
+        vid = self.builder.add_input(tensor_type(t, self.device, dyn), f"in{len(self.inputs)}")
         self.inputs.append(n)
         self.input_vids.add(vid)
         return vid
@@ -114,12 +127,17 @@ class Ctx:
                 raise GraphBreak("GB011", f"tensor subclass {type(value).__name__}")
             if value.is_sparse or value.layout != torch.strided:
                 raise GraphBreak("GB011", "non-strided tensor")
+            dims: list[int] = []
+            if self.plan is not None:
+                dims = self.plan.dims_of(value, source)
+                if not self.dyn_active:
+                    dims = []
             if source is None:
                 source = T.Source("K", self.const_index(value))
                 vid = self._add_tensor_input(value, source, guard=False)
             else:
-                vid = self._add_tensor_input(value, source)
-            meta = meta_like(value)
+                vid = self._add_tensor_input(value, source, dims=dims)
+            meta = dynamic.shadow_meta(value, dims) if self.shadow_run else meta_like(value)
             self.rec.bind(meta, vid)
             return T.TensorVar(meta, source)
         if type(value) in (int, float) and self.symbolic_scalars and source is not None and \
@@ -240,12 +258,12 @@ class Ctx:
         if sent is None:
             pa = [self.python_value(a) for a in args]
             pk = {k: self.python_value(v) for k, v in kwargs.items()}
-            return self.from_python(self.rec.call(fn, tuple(pa), pk))
+            return self._read(self.from_python(self.rec.call(fn, tuple(pa), pk)))
         pa = [self.python_value(a, sent) for a in args]
         pk = {k: self.python_value(v, sent) for k, v in kwargs.items()}
         self.rec.sym = {(type(sent[id(s)]), sent[id(s)]): self.scalar_vid(s) for s in syms}
         try:
-            return self.from_python(self.rec.call(fn, tuple(pa), pk))
+            return self._read(self.from_python(self.rec.call(fn, tuple(pa), pk)))
         finally:
             self.rec.sym = {}
 
@@ -397,7 +415,15 @@ class Ctx:
             raise GraphBreak("GB010", f"Tensor.{name}")
         if name in ("cuda", "cpu", "to", "type") or callable(getattr(type(m), name, None)):
             return T.TensorMethodVar(t, name)
-        return self.from_python(self.rec.call(getattr, (m, name), {}))
+        return self._read(self.from_python(self.rec.call(getattr, (m, name), {})))
+
+    def _read(self, v: T.Var) -> T.Var:
+        """Notes a value computed from tensor metadata (sizes...) for dynamic shapes."""
+        if isinstance(v, T.ConstVar):
+            self.reads.append(v.value)
+        elif isinstance(v, T.TupleVar) and T.is_const(v):
+            self.reads.append(T.const_value(v))
+        return v
 
     def binary(self, op: Any, a: T.Var, b: T.Var) -> T.Var:
         if isinstance(a, T.SymScalarVar) or isinstance(b, T.SymScalarVar):

@@ -30,7 +30,7 @@ from typing import Any
 import torch
 
 from xacc._C import capture as C
-from xacc._src.capture import codegen
+from xacc._src.capture import codegen, dynamic
 from xacc._src.capture import trackers as T
 from xacc._src.capture.breaks import BreakInfo, GraphBreak
 from xacc._src.capture.config import RECOMPILE_LIMIT, log
@@ -183,13 +183,62 @@ def _label(code: types.CodeType) -> str:
 def compile_frame(func: types.FunctionType, args: tuple, opts: Options, ev: CompileEvent) -> None:
     code = func.__code__
     break_at: dict[int, GraphBreak] = {}
-    for _ in range(6):
-        ctx = Ctx(func, code.co_name, _gir_device(opts.device), break_at, opts.dynamic)
+    st = dynamic.state(code)
+    plan = dynamic.Plan(st, opts.dynamic is True)
+    shadow = None
+    if opts.dynamic is not False and not st.failed and plan.any_candidates():
+        shadow = _shadow_run(func, args, opts, plan)
+        if shadow is None and plan.all == "all":
+            # Every dim of every argument is too much when arguments meet
+            # parameters (x @ w): retry with leading (batch) dims only.
+            st.failed = False
+            plan = dynamic.Plan(st, True)
+            plan.all = "dim0"
+            shadow = _shadow_run(func, args, opts, plan)
+    try:
+        _compile_frame(func, args, opts, ev, break_at, plan, shadow)
+    finally:
+        plan.commit()
+
+
+def _shadow_run(func: types.FunctionType, args: tuple, opts: Options, plan: "dynamic.Plan") -> Any:
+    """Traces the frame with dynamic dims doubled; None when it cannot be used."""
+    code = func.__code__
+    ctx = Ctx(func, code.co_name, _gir_device(opts.device), {}, opts.dynamic, plan, shadow_run=True)
+    top = _top_frame(ctx, func, args)
+    ctx.top = top
+    try:
+        top.run()
+    except Exception as e:  # noqa: BLE001 - breaks and failures: compile static
+        log("recompiles", "%s: dynamic shapes not used (%s: %s)", code.co_qualname, type(e).__name__, e)
+        plan.state.failed = True
+        return None
+    if not plan.symbols:
+        return None
+    return dynamic.Shadow(ctx.rec.trace, ctx.reads)
+
+
+def _compile_frame(func: types.FunctionType, args: tuple, opts: Options, ev: CompileEvent,
+                   break_at: dict, plan: "dynamic.Plan", shadow: Any) -> None:
+    code = func.__code__
+    for _ in range(8):
+        ctx = Ctx(func, code.co_name, _gir_device(opts.device), break_at, opts.dynamic, plan, shadow=shadow)
         top = _top_frame(ctx, func, args)
         ctx.top = top
         try:
             ret = top.run()
+            if shadow is not None and ctx.reads != shadow.reads:
+                raise dynamic.Mismatch("tensor metadata read by Python depends on a dynamic size")
+        except dynamic.Mismatch as m:
+            log("recompiles", "%s: dynamic shapes not used (%s)", code.co_qualname, m)
+            plan.state.failed = True
+            shadow = None
+            continue
         except GraphBreak as gb:
+            if shadow is not None:
+                plan.state.failed = True
+                shadow = None
+                continue
             if gb.where is None:
                 gb.where = top.where()
             if getattr(gb, "replayed", False) or top.cur is None:

@@ -24,6 +24,7 @@ from typing import Any, Callable
 import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 
+from xacc._src.capture import dynamic
 from xacc._src.capture.breaks import GraphBreak
 
 DTYPE_NAMES: dict[torch.dtype, str] = {
@@ -48,11 +49,18 @@ def meta_like(t: torch.Tensor) -> torch.Tensor:
     return m
 
 
-def tensor_type(t: torch.Tensor, device: str, dynamic: tuple[int, ...] = ()) -> tuple:
+def tensor_type(t: torch.Tensor, device: str, dynamic: Any = (), dims: list | None = None) -> tuple:
+    """GIR type spec of `t`. `dynamic`: dims that are `?`, or a dict dim -> symbol
+    name; `dims`: the dims themselves (ints, symbol names, -1 for `?`)."""
     name = DTYPE_NAMES.get(t.dtype)
     if name is None:
         raise GraphBreak("GB018", f"dtype {t.dtype} has no GIR name")
-    sizes = [-1 if i in dynamic else int(s) for i, s in enumerate(t.shape)]
+    if dims is not None:
+        return ("tensor", name, list(dims), device)
+    if isinstance(dynamic, dict):
+        sizes = [dynamic.get(i, int(s)) for i, s in enumerate(t.shape)]
+    else:
+        sizes = [-1 if i in dynamic else int(s) for i, s in enumerate(t.shape)]
     return ("tensor", name, sizes, device)
 
 
@@ -78,6 +86,10 @@ class Recorder:
         self.loc: tuple[str, int] = ("<unknown>", 0)
         self.op_counts: dict[str, int] = {}
         self.sym: dict[tuple, int] = {}  # (type, sentinel) -> value id (see scalars.py)
+        # Dynamic shapes (dynamic.py): this run's ops, the shadow run's, symbol pairs.
+        self.trace: list = []
+        self.shadow: list | None = None
+        self.pairs: dict = {}
 
     # -- values -------------------------------------------------------------
     def bind(self, meta: torch.Tensor, vid: int) -> None:
@@ -105,7 +117,7 @@ class Recorder:
         try:
             with _Mode(self):
                 return fn(*args, **kwargs)
-        except GraphBreak:
+        except (GraphBreak, dynamic.Mismatch):
             raise
         except Exception as e:  # the op cannot run on meta tensors
             msg = str(e).splitlines()[0] if str(e) else type(e).__name__
@@ -164,11 +176,23 @@ class Recorder:
                 attrs[a.name] = self.encode(v, name)
 
         outs = tuple(out) if len(schema.returns) > 1 else (out,)
+        sig = (f"aten.{name}.{overload}", repr(attrs), len(operands))
+        sizes = [[int(d) for d in r.shape] if isinstance(r, torch.Tensor) else None for r in outs]
+        k = len(self.trace)
+        self.trace.append((sig, sizes))
+        shadow_sizes = None
+        if self.shadow is not None:
+            if k >= len(self.shadow) or self.shadow[k][0] != sig:
+                raise dynamic.Mismatch(sig[0])
+            shadow_sizes = self.shadow[k][1]
         types: list[Any] = []
-        flat: list[tuple[int, Any]] = []  # (result index, meta) for tensor results
-        for r in outs:
+        for j, r in enumerate(outs):
             if isinstance(r, torch.Tensor):
-                types.append(tensor_type(r, self.device))
+                if shadow_sizes is not None and shadow_sizes[j] is not None:
+                    types.append(tensor_type(r, self.device, dims=dynamic.result_dims(
+                        sizes[j], shadow_sizes[j], self.pairs)))
+                else:
+                    types.append(tensor_type(r, self.device))
             elif isinstance(r, (list, tuple)) and r and all(isinstance(e, torch.Tensor) for e in r):
                 types.append(("list", ("tensor", DTYPE_NAMES.get(r[0].dtype, "f32"), [-1] * r[0].dim(), self.device)))
             elif r is None and len(schema.returns) == 0:

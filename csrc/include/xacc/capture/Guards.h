@@ -48,6 +48,11 @@ struct Leaf {
   int8_t deviceType = 0;
   int8_t deviceIndex = -1;
   bool requiresGrad = false;
+  /// Set when some dim is dynamic: the tensor must be contiguous (strides are
+  /// then not compared one by one).
+  bool contiguous = false;
+  /// -1: any size; -2: any size >= 2 (a dynamic dim; 0 and 1 stay static
+  /// because broadcasting and empty tensors trace differently).
   std::vector<int64_t> sizes, strides;
 };
 

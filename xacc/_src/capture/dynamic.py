@@ -1,0 +1,146 @@
+"""Automatic dynamic shapes.
+
+Per code object we remember the sizes of every tensor argument (sources rooted
+at the frame's arguments) seen by past compiles. When a recompile sees a size
+that changed, those dims become *dynamic*; `dynamic=True` makes every dim
+dynamic from the first compile. Dims of size 0 or 1 never are (broadcasting
+and empty tensors trace differently), nor are dims of non-contiguous tensors.
+
+A frame with dynamic dims is translated twice. The *shadow* run uses meta
+tensors whose dynamic dims are doubled; the real run records the graph and
+compares itself against the shadow op by op (`Recorder.dispatch`): the same
+ATen ops with the same attributes, and the same values read by Python code
+(`x.shape`, `x.size(0)`, `len(x)`, ...). When both agree, nothing the trace
+did depends on the dynamic sizes, so replaying its ATen ops is exact for any
+size; result dims that differ between the runs get the symbol of the input
+dim they follow (`s0`, `s1`; dims of equal size share a symbol) or `?`. When
+they disagree (a `view` with sizes computed from a dynamic dim, a branch on a
+size, a graph break), the frame is compiled static and the code object stops
+trying (`State.failed`). Guards on a dynamic dim check rank, dtype, device,
+contiguity and `size >= 2` instead of the size.
+"""
+
+from __future__ import annotations
+
+import types
+from typing import Any
+
+import torch
+
+from xacc._src.capture import trackers as T
+
+_STATES: dict[types.CodeType, "State"] = {}
+
+
+class Mismatch(Exception):
+    """The real run diverged from the shadow run."""
+
+
+class State:
+    """What past compiles of one code object saw."""
+
+    def __init__(self) -> None:
+        self.seen: dict[tuple, tuple[int, ...]] = {}
+        self.dyn: dict[tuple, set[int]] = {}
+        self.failed = False
+
+
+def state(code: types.CodeType) -> State:
+    s = _STATES.get(code)
+    if s is None:
+        s = _STATES[code] = State()
+    return s
+
+
+def reset() -> None:
+    _STATES.clear()
+
+
+def _root(source: T.Source) -> T.Source:
+    while source.parent is not None:
+        source = source.parent
+    return source
+
+
+class Plan:
+    """The dynamic dims of one compile and their symbols."""
+
+    def __init__(self, st: State, all_dims: bool) -> None:
+        self.state = st
+        # "all" (dynamic=True), "dim0" (its fallback: leading dims only) or False
+        self.all: Any = "all" if all_dims else False
+        self.symbols: dict[int, str] = {}  # size -> symbol
+        self.seen: dict[tuple, tuple[int, ...]] = {}
+        self.dims: dict[tuple, set[int]] = {}
+
+    def dims_of(self, value: torch.Tensor, source: T.Source | None) -> list[int]:
+        if source is None or _root(source).kind != "L":
+            return []
+        ident = source.ident()
+        sizes = tuple(int(s) for s in value.shape)
+        self.seen[ident] = sizes
+        prev = self.state.seen.get(ident)
+        cand = set(self.state.dyn.get(ident, ()))
+        if prev is not None and len(prev) == len(sizes):
+            cand |= {i for i, (a, b) in enumerate(zip(prev, sizes)) if a != b}
+        if self.all:
+            cand = set(range(len(sizes))) if self.all == "all" else {0} & set(range(len(sizes)))
+        self.dims[ident] = cand
+        if not value.is_contiguous():
+            return []
+        return sorted(i for i in cand if sizes[i] >= 2)
+
+    def any_candidates(self) -> bool:
+        """Whether a shadow run may find dynamic dims: dynamic=True, or a recompile."""
+        return bool(self.all) or bool(self.state.dyn) or bool(self.state.seen)
+
+    def symbol(self, size: int) -> str:
+        s = self.symbols.get(size)
+        if s is None:
+            s = self.symbols[size] = f"s{len(self.symbols)}"
+        return s
+
+    def pairs(self) -> dict[tuple[int, int], str]:
+        return {(a, perturb(a)): s for a, s in self.symbols.items()}
+
+    def commit(self) -> None:
+        """Records this compile's sizes and dynamic dims for the next recompile."""
+        st = self.state
+        for ident, sizes in self.seen.items():
+            prev = st.seen.get(ident)
+            if prev is not None and len(prev) == len(sizes):
+                changed = {i for i, (a, b) in enumerate(zip(prev, sizes)) if a != b}
+                if changed:
+                    st.dyn.setdefault(ident, set()).update(changed)
+            st.seen[ident] = sizes
+
+
+def perturb(size: int) -> int:
+    return 2 * size
+
+
+def shadow_meta(t: torch.Tensor, dims: list[int]) -> torch.Tensor:
+    sizes = [perturb(int(s)) if i in dims else int(s) for i, s in enumerate(t.shape)]
+    m = torch.empty(sizes, dtype=t.dtype, device="meta")
+    if t.requires_grad:
+        m.requires_grad_(True)
+    return m
+
+
+class Shadow:
+    """What the shadow run recorded: per ATen op (name, attributes, result sizes),
+    and the values Python read from tensor metadata."""
+
+    def __init__(self, ops: list, reads: list) -> None:
+        self.ops = ops
+        self.reads = reads
+
+
+def result_dims(a_sizes: list[int], b_sizes: list[int], pairs: dict) -> list:
+    out: list[Any] = []
+    for a, b in zip(a_sizes, b_sizes):
+        if a == b:
+            out.append(a)
+        else:
+            out.append(pairs.get((a, b), -1))
+    return out
