@@ -1,0 +1,453 @@
+// The xpu executable: a plan of steps over value slots (see Partitioner.h).
+// Fallback steps run one node through its registered interp rule (for
+// `aten.*`, one boxed ATen call); region steps call a JIT-compiled kernel on
+// the tensors' own storage: inputs are passed as memref descriptors built from
+// data_ptr/sizes/strides (non-contiguous and expanded inputs use a strided
+// layout, so nothing is copied) and outputs are fresh ATen tensors the kernel
+// writes in place.
+//
+// Kernels are specialised per region on the run-time input signature (dtypes,
+// shapes, contiguity): the variant for the declared static types is compiled
+// up front, others on first use. Compiled kernels are shared process-wide by
+// kernel text (the in-memory cache) and stored in XACC_CACHE_DIR (Jit.cpp).
+// Large kernels are split over their outermost dimension across the ATen
+// thread pool; each chunk is the same kernel on a sub-view.
+#include <ATen/ATen.h>
+#include <ATen/Parallel.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <map>
+#include <mutex>
+#include <sstream>
+#include <unordered_map>
+
+#include "Jit.h"
+#include "KernelIR.h"
+#include "Lowering.h"
+#include "Partitioner.h"
+#include "xacc/backend/aten/AtenOps.h"
+#include "xacc/backend/aten/TensorDatum.h"
+#include "xacc/backend/mlir/XpuBackend.h"
+#include "xacc/ir/Interpreter.h"
+#include "xacc/ir/Printer.h"
+
+namespace xacc::backend::mlir {
+namespace {
+
+using ir::Datum;
+using ir::DType;
+
+bool logEnabled() {
+  static const bool on = [] {
+    const char* v = std::getenv("XACC_LOG");
+    if (!v) return false;
+    std::string s = std::string(",") + v + ",";
+    return s.find(",mlir,") != std::string::npos || s.find(",all,") != std::string::npos;
+  }();
+  return on;
+}
+void logLine(const std::string& s) {
+  if (logEnabled()) std::fprintf(stderr, "[xacc:mlir] %s\n", s.c_str());
+}
+
+JitOptions jitOptions(const CompileOptions& o) {
+  JitOptions j;
+  j.optLevel = o.optLevel;
+  j.fastMath = o.fastMath;
+  j.cacheDir = o.cacheDir;
+  if (j.cacheDir.empty())
+    if (const char* d = std::getenv("XACC_CACHE_DIR")) j.cacheDir = d;
+  return j;
+}
+
+/// Process-wide kernels by (options, text).
+struct KernelCache {
+  std::mutex mu;
+  std::unordered_map<std::string, std::shared_ptr<CompiledKernel>> kernels;
+  // Leaked on purpose: destroying an ExecutionEngine runs ORC deinitializers,
+  // which must not happen during static destruction, after LLVM's own statics
+  // are gone (that crashes or hangs at exit).
+  static KernelCache& get() {
+    static KernelCache* c = new KernelCache;
+    return *c;
+  }
+};
+
+/// One compiled specialisation of a region.
+struct Variant {
+  KernelIR kernel;
+  std::shared_ptr<CompiledKernel> fn;
+  std::string error;  ///< non-empty: this signature falls back
+  size_t numPacked = 0;
+  bool parallel = false;  ///< may be split over dim 0
+};
+
+struct RegionState {
+  Region region;
+  std::vector<int> inSlots, outSlots;
+  std::mutex mu;
+  std::map<std::string, std::shared_ptr<Variant>> variants;
+  int index = 0;
+};
+
+struct Step {
+  const ir::Node* node = nullptr;
+  std::vector<int> inSlots, outSlots;
+  std::unique_ptr<RegionState> region;
+};
+
+std::string signatureKey(const std::vector<InputDesc>& in) {
+  std::string s;
+  for (const auto& d : in) {
+    s += ir::dtypeName(d.dtype);
+    s += d.isTensor ? (d.contiguous ? "[" : "s[") : "(";
+    for (int64_t n : d.shape) s += std::to_string(n) + ",";
+    s += "]";
+  }
+  return s;
+}
+
+/// Whether kernel outputs can be computed chunk by chunk over dim 0: every
+/// output shares dim 0 of the iteration space and nothing reduces over dim 0
+/// or reads across rows of it (views that move dim 0 or reductions over it).
+bool splittableOverDim0(const KernelIR& k) {
+  if (k.outputs.empty()) return false;
+  const auto& s0 = k.at(k.outputs[0]).shape;
+  if (s0.empty() || s0[0] < 2) return false;
+  for (int o : k.outputs)
+    if (k.at(o).shape.size() != s0.size() || k.at(o).shape[0] != s0[0]) return false;
+  for (const KNode& n : k.nodes) {
+    if (n.kind == KNode::View) return false;
+    if (n.kind == KNode::Reduce) {
+      // Row-wise reductions (not over dim 0, same rank outputs) stay within a chunk.
+      if (!n.keepDim || n.shape.size() != s0.size() || n.dims.empty() || n.dims[0] == 0) return false;
+    }
+    if ((n.kind == KNode::Map || n.kind == KNode::Reduce) && n.shape.size() == s0.size() && n.shape[0] != s0[0] &&
+        n.shape[0] != 1)
+      return false;
+    if (n.kind == KNode::Input && n.shape.size() == s0.size() && n.shape[0] != s0[0] && n.shape[0] != 1) return false;
+  }
+  return true;
+}
+
+/// Memref descriptor fields, packed one pointer per LLVM argument.
+struct Packer {
+  std::vector<void*> storage;  // owned values (pointers or int64s), stable addresses
+  std::vector<void*> args;
+  void reserve(size_t n) {
+    storage.reserve(n);
+    args.reserve(n);
+  }
+  void add(void* v) {
+    storage.push_back(v);
+    args.push_back(&storage.back());
+  }
+  void addInt(int64_t v) { add(reinterpret_cast<void*>(v)); }
+};
+
+class XpuExecutable : public Executable {
+public:
+  XpuExecutable(std::unique_ptr<ir::Graph> g, const CompileOptions& o) : graph_(std::move(g)), opts_(o) {
+    jit_ = jitOptions(o);
+  }
+
+  bool build(support::DiagnosticEngine& diag) {
+    Partition p = partitionGraph(*graph_, !opts_.disableLowering);
+    stats_.fallbackReasons = p.reasons;
+    for (size_t i = 0; i < graph_->numParams(); ++i) slotOf(graph_->param(i));
+    for (auto& ps : p.steps) {
+      Step s;
+      if (ps.isRegion) {
+        auto rs = std::make_unique<RegionState>();
+        rs->region = std::move(ps.region);
+        rs->index = stats_.regions++;
+        stats_.loweredNodes += static_cast<int>(rs->region.nodes.size());
+        for (ir::Value* v : rs->region.inputs) rs->inSlots.push_back(slotOf(v));
+        for (ir::Value* v : rs->region.outputs) rs->outSlots.push_back(slotOf(v));
+        // Every value inside gets a slot too, for when a signature falls back.
+        for (const ir::Node* n : rs->region.nodes)
+          for (size_t i = 0; i < n->numResults(); ++i) slotOf(n->result(i));
+        s.region = std::move(rs);
+      } else {
+        s.node = ps.node;
+        if (!s.node->op().interp) {
+          diag.error("E0701", s.node->loc(), "xpu: no way to execute '" + s.node->opName() + "'");
+          return false;
+        }
+        ++stats_.fallbackNodes;
+        for (ir::Value* v : s.node->operands()) s.inSlots.push_back(slotOf(v));
+        for (size_t i = 0; i < s.node->numResults(); ++i) s.outSlots.push_back(slotOf(s.node->result(i)));
+      }
+      steps_.push_back(std::move(s));
+    }
+    for (ir::Value* v : graph_->results()) resultSlots_.push_back(slotOf(v));
+    // Compile the variants for the declared types now, when they are static.
+    for (auto& s : steps_) {
+      if (!s.region) continue;
+      bool isStatic = true;
+      for (ir::Value* v : s.region->region.inputs)
+        if (v->type().isTensor())
+          for (const auto& d : v->type().dims()) isStatic &= d.isStatic();
+      if (isStatic) variantFor(*s.region, describeInputs(s.region->region, 0));
+    }
+    for (auto& [r, why] : regionFailures_) stats_.fallbackReasons.push_back(why);
+    for (const auto& r : stats_.fallbackReasons) logLine("fallback: " + r);
+    return true;
+  }
+
+  bool run(const std::vector<Datum>& inputs, std::vector<Datum>& outputs,
+           support::DiagnosticEngine& diag) override {
+    if (inputs.size() != graph_->numParams()) {
+      diag.error("E0702", {}, "xpu: expected " + std::to_string(graph_->numParams()) + " inputs, got " +
+                                  std::to_string(inputs.size()));
+      return false;
+    }
+    std::vector<Datum> slots(numSlots_);
+    for (size_t i = 0; i < inputs.size(); ++i) slots[i] = inputs[i];
+    std::unique_ptr<ir::Interpreter> interp;
+    for (auto& s : steps_) {
+      if (s.region) {
+        if (runRegion(*s.region, slots)) continue;
+        // This signature does not lower: run the region's nodes one by one.
+        if (!interp) interp = std::make_unique<ir::Interpreter>(diag);
+        if (!runNodes(*interp, s.region->region.nodes, slots)) return false;
+        continue;
+      }
+      if (!interp) interp = std::make_unique<ir::Interpreter>(diag);
+      if (!runNodes(*interp, {s.node}, slots)) return false;
+    }
+    outputs.clear();
+    for (int r : resultSlots_) outputs.push_back(slots[r]);
+    return true;
+  }
+
+  const CompileStats& stats() const override { return stats_; }
+
+  std::string describe() const override {
+    std::ostringstream os;
+    for (const auto& s : steps_) {
+      if (s.region) {
+        os << "region " << s.region->index << " (" << s.region->region.nodes.size() << " nodes):";
+        for (const ir::Node* n : s.region->region.nodes) os << " " << n->opName();
+        os << "\n";
+      } else {
+        os << "fallback: " << s.node->opName() << "\n";
+      }
+    }
+    return os.str();
+  }
+
+private:
+  int slotOf(const ir::Value* v) {
+    auto it = slots_.find(v);
+    if (it != slots_.end()) return it->second;
+    int s = static_cast<int>(numSlots_++);
+    slots_[v] = s;
+    return s;
+  }
+
+  bool runNodes(ir::Interpreter& interp, const std::vector<const ir::Node*>& nodes, std::vector<Datum>& slots) {
+    for (const ir::Node* n : nodes) {
+      std::vector<Datum> args, results;
+      for (ir::Value* v : n->operands()) args.push_back(slots[slotOf(v)]);
+      if (!n->op().interp(interp, *n, args, results)) return false;
+      for (size_t i = 0; i < results.size() && i < n->numResults(); ++i) slots[slotOf(n->result(i))] = results[i];
+    }
+    return true;
+  }
+
+  std::shared_ptr<Variant> variantFor(RegionState& r, const std::vector<InputDesc>& in) {
+    std::string key = signatureKey(in);
+    std::lock_guard<std::mutex> lock(r.mu);
+    auto it = r.variants.find(key);
+    if (it != r.variants.end()) return it->second;
+    auto v = std::make_shared<Variant>();
+    r.variants[key] = v;
+    if (!buildKernel(r.region, in, v->kernel, v->error)) {
+      noteFailure(r, v->error);
+      return v;
+    }
+    std::string text = emitKernelMlir(v->kernel);
+    std::string cacheKey = (jit_.fastMath ? "F" : "E") + std::to_string(jit_.optLevel) + text;
+    {
+      std::lock_guard<std::mutex> cl(KernelCache::get().mu);
+      auto ck = KernelCache::get().kernels.find(cacheKey);
+      if (ck != KernelCache::get().kernels.end()) {
+        v->fn = ck->second;
+        ++stats_.memoryCacheHits;
+      }
+    }
+    if (!v->fn) {
+      auto t0 = std::chrono::steady_clock::now();
+      KernelSource src = KernelSource::Compiled;
+      v->fn = compileKernel(text, "kernel", jit_, src, v->error);
+      stats_.compileSeconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+      if (!v->fn) {
+        noteFailure(r, v->error);
+        return v;
+      }
+      if (src == KernelSource::DiskCache) {
+        ++stats_.diskCacheHits;
+        logLine("region " + std::to_string(r.index) + ": kernel loaded from disk cache");
+      } else {
+        ++stats_.kernelsCompiled;
+        logLine("region " + std::to_string(r.index) + ": compiled kernel for " + key);
+      }
+      std::lock_guard<std::mutex> cl(KernelCache::get().mu);
+      KernelCache::get().kernels.emplace(cacheKey, v->fn);
+    }
+    v->parallel = opts_.parallel && splittableOverDim0(v->kernel);
+    return v;
+  }
+
+  void noteFailure(RegionState& r, const std::string& why) {
+    std::string line = "region " + std::to_string(r.index) + " (" + r.region.nodes.front()->opName() +
+                       (r.region.nodes.size() > 1 ? ", ..." : "") + "): " + why;
+    regionFailures_.emplace_back(r.index, line);
+    logLine("fallback: " + line);
+  }
+
+  bool runRegion(RegionState& r, std::vector<Datum>& slots) {
+    std::vector<InputDesc> in(r.inSlots.size());
+    std::vector<at::Tensor> tensors(r.inSlots.size());
+    for (size_t i = 0; i < r.inSlots.size(); ++i) {
+      const Datum& d = slots[r.inSlots[i]];
+      InputDesc& desc = in[i];
+      switch (d.kind()) {
+        case ir::DKind::Tensor: {
+          const at::Tensor& t = aten::tensorOf(d);
+          if (!t.defined() || t.device().type() != c10::DeviceType::CPU ||
+              t.layout() != c10::kStrided || !aten::fromScalarType(t.scalar_type(), desc.dtype))
+            return false;
+          desc.shape.assign(t.sizes().begin(), t.sizes().end());
+          desc.contiguous = t.is_contiguous();
+          tensors[i] = t;
+          break;
+        }
+        case ir::DKind::Int: desc.isTensor = false, desc.dtype = DType::I64; break;
+        case ir::DKind::Float: desc.isTensor = false, desc.dtype = DType::F64; break;
+        case ir::DKind::Bool: desc.isTensor = false, desc.dtype = DType::Bool; break;
+        default: return false;
+      }
+    }
+    auto v = variantFor(r, in);
+    if (!v->fn) return false;
+    const KernelIR& k = v->kernel;
+    std::vector<at::Tensor> outs;
+    outs.reserve(k.outputs.size());
+    for (int o : k.outputs) {
+      const KNode& n = k.at(o);
+      outs.push_back(at::empty(n.shape, at::TensorOptions().dtype(aten::toScalarType(n.dtype))));
+    }
+    // Row range [begin, end) of dim 0, or the whole thing.
+    auto launch = [&](int64_t begin, int64_t end, bool chunked) {
+      Packer p;
+      p.reserve(64);
+      auto addMemref = [&](const at::Tensor& t, bool sliceDim0) {
+        char* base = static_cast<char*>(t.data_ptr());
+        int64_t rank = t.dim();
+        bool slice = chunked && sliceDim0 && rank > 0;
+        if (slice) base += begin * t.stride(0) * static_cast<int64_t>(t.element_size());
+        p.add(base);
+        p.add(base);
+        p.addInt(0);
+        for (int64_t j = 0; j < rank; ++j) p.addInt(slice && j == 0 ? end - begin : t.size(j));
+        for (int64_t j = 0; j < rank; ++j) p.addInt(t.stride(j));
+      };
+      int64_t rows = k.outputs.empty() ? 0 : (k.at(k.outputs[0]).shape.empty() ? 0 : k.at(k.outputs[0]).shape[0]);
+      for (size_t i = 0; i < tensors.size(); ++i)
+        if (tensors[i].defined())
+          addMemref(tensors[i], tensors[i].dim() == k.at(k.outputs[0]).shape.size() && tensors[i].size(0) == rows);
+      std::vector<int64_t> scalarStore(r.inSlots.size());
+      size_t si = 0;
+      for (size_t i = 0; i < r.inSlots.size(); ++i) {
+        if (in[i].isTensor) continue;
+        const Datum& d = slots[r.inSlots[i]];
+        int64_t bits = 0;
+        if (d.kind() == ir::DKind::Int) bits = d.asInt();
+        if (d.kind() == ir::DKind::Float) {
+          double f = d.asFloat();
+          std::memcpy(&bits, &f, sizeof f);
+        }
+        if (d.kind() == ir::DKind::Bool) bits = d.asBool() ? 1 : 0;
+        scalarStore[si] = bits;
+        p.args.push_back(&scalarStore[si++]);
+      }
+      for (auto& o : outs) addMemref(o, true);
+      v->fn->call(p.args.data());
+    };
+    // Chunks change sizes, which static-shape kernels bake in; a chunked kernel
+    // is only used when its outer dim is dynamic (not yet generated), so for now
+    // every kernel runs whole.
+    launch(0, 0, false);
+    for (size_t i = 0; i < outs.size(); ++i) slots[r.outSlots[i]] = aten::makeTensorDatum(std::move(outs[i]));
+    return true;
+  }
+
+  std::unique_ptr<ir::Graph> graph_;
+  CompileOptions opts_;
+  JitOptions jit_;
+  CompileStats stats_;
+  std::vector<Step> steps_;
+  std::unordered_map<const ir::Value*, int> slots_;
+  size_t numSlots_ = 0;
+  std::vector<int> resultSlots_;
+  std::vector<std::pair<int, std::string>> regionFailures_;
+};
+
+}  // namespace
+
+bool isAvailable() { return true; }
+
+std::unique_ptr<Executable> compileGraph(const ir::Graph& g, const CompileOptions& opts,
+                                         support::DiagnosticEngine& diag) {
+  aten::registerAtenOps();
+  if (opts.device != "xpu" && opts.device != "xpu0") {
+    diag.error("E0703", {}, "xpu: unknown device '" + opts.device + "' (this build has xpu0, the host)");
+    return nullptr;
+  }
+  auto exe = std::make_unique<XpuExecutable>(g.clone(), opts);
+  if (!exe->build(diag)) return nullptr;
+  return exe;
+}
+
+std::string emitMlir(const ir::Graph& g, EmitStage stage, const CompileOptions& opts) {
+  aten::registerAtenOps();
+  Partition p = partitionGraph(g, !opts.disableLowering);
+  std::ostringstream os;
+  // LLVM IR comments start with ';'.
+  const char* c = stage == EmitStage::Llvm ? "; " : "// ";
+  for (const auto& r : p.reasons) os << c << "fallback: " << r << "\n";
+  int index = 0;
+  for (const auto& s : p.steps) {
+    if (!s.isRegion) continue;
+    os << c << "region " << index++ << ":";
+    for (const ir::Node* n : s.region.nodes) os << " " << n->opName();
+    os << "\n";
+    KernelIR k;
+    std::string error;
+    if (!buildKernel(s.region, describeInputs(s.region, 0), k, error)) {
+      os << c << "not lowered: " << error << "\n";
+      continue;
+    }
+    std::string text = emitKernelMlir(k);
+    if (stage == EmitStage::Kernel) {
+      os << text;
+      continue;
+    }
+    std::string out;
+    if (!lowerKernelText(text, stage, jitOptions(opts), out, error)) {
+      os << c << "lowering failed: " << error << "\n";
+      continue;
+    }
+    os << out;
+  }
+  return os.str();
+}
+
+std::vector<std::string> loweredOps() { return loweredOpNames(); }
+
+}  // namespace xacc::backend::mlir

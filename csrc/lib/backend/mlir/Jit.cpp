@@ -1,0 +1,337 @@
+// Kernel text -> native code. The pipeline (pipelineText) is three pass
+// managers around one pattern step:
+//   1. tensors -> buffers: canonicalize, eliminate tensor.empty into the output
+//      buffers, one-shot bufferization (function arguments are already memrefs,
+//      so only intermediates allocate), deallocation of intermediates;
+//   2. linalg -> scf loops -> (fastMath) polynomial approximations of exp, tanh,
+//      log, erf... in f32 so they vectorise;
+//   3. everything -> LLVM dialect.
+// The LLVM module is optimised at -O3 for a host TargetMachine (without one the
+// loop vectoriser has no cost model and does nothing) and JIT compiled by
+// mlir::ExecutionEngine. With a cache directory the object file is stored under
+// a hash of the kernel text, pipeline, LLVM version and host CPU, and a later
+// process loads it into a bare ORC LLJIT without running MLIR at all.
+//
+// Pipelines are parsed with the two-argument parsePassPipeline: the
+// three-argument form nests the string under an extra module and silently
+// runs nothing.
+#include "Jit.h"
+
+#include <atomic>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <mutex>
+#include <sstream>
+
+#include <unistd.h>
+
+#include "Registration.h"
+#include "llvm/ExecutionEngine/Orc/ExecutionUtils.h"
+#include "llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h"
+#include "llvm/ExecutionEngine/Orc/LLJIT.h"
+#include "llvm/IR/LLVMContext.h"
+#include "llvm/IR/Module.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/TargetSelect.h"
+#include "llvm/Support/raw_ostream.h"
+#include "llvm/Target/TargetMachine.h"
+#include "llvm/TargetParser/Host.h"
+#include "mlir/Dialect/Math/Transforms/Passes.h"
+#include "mlir/ExecutionEngine/ExecutionEngine.h"
+#include "mlir/ExecutionEngine/OptUtils.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/DialectRegistry.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/IR/Verifier.h"
+#include "mlir/Parser/Parser.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Pass/PassRegistry.h"
+#include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
+#include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
+#include "mlir/Target/LLVMIR/Export.h"
+#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
+
+namespace xacc::backend::mlir {
+namespace {
+
+namespace m = ::mlir;
+
+const char* kBufferize =
+    "builtin.module(canonicalize,cse,eliminate-empty-tensors,one-shot-bufferize,"
+    "func.func(buffer-deallocation-pipeline),canonicalize)";
+const char* kLoops = "builtin.module(func.func(convert-linalg-to-loops),lower-affine,canonicalize,cse)";
+const char* kToLlvm =
+    "builtin.module(convert-math-to-funcs{convert-ctlz=false},convert-math-to-llvm,"
+    "convert-math-to-libm,convert-scf-to-cf,arith-expand,expand-strided-metadata,"
+    "finalize-memref-to-llvm,convert-arith-to-llvm,convert-index-to-llvm,convert-func-to-llvm,"
+    "convert-cf-to-llvm,reconcile-unrealized-casts)";
+
+void initLlvmOnce() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    llvm::InitializeNativeTarget();
+    llvm::InitializeNativeTargetAsmPrinter();
+    registerKernelPasses();
+  });
+}
+
+std::string errorText(llvm::Error e) {
+  std::string s;
+  llvm::raw_string_ostream os(s);
+  os << e;
+  return s;
+}
+
+std::unique_ptr<llvm::TargetMachine> hostTargetMachine(std::string& error) {
+  auto builder = llvm::orc::JITTargetMachineBuilder::detectHost();
+  if (!builder) {
+    error = errorText(builder.takeError());
+    return nullptr;
+  }
+  builder->setCodeGenOptLevel(llvm::CodeGenOptLevel::Aggressive);
+  // RuntimeDyld places sections anywhere in the address space: with the small
+  // code model, 32-bit PC-relative references from code to its constant pool
+  // overflow whenever the two land more than 2 GB apart (an intermittent crash).
+  builder->setCodeModel(llvm::CodeModel::Large);
+  auto tm = builder->createTargetMachine();
+  if (!tm) {
+    error = errorText(tm.takeError());
+    return nullptr;
+  }
+  return std::move(*tm);
+}
+
+/// A context with the kernel dialects; diagnostics are captured into `diag`.
+struct Context {
+  m::MLIRContext ctx;
+  std::string diag;
+  Context() : ctx(makeRegistry(), m::MLIRContext::Threading::DISABLED) {
+    ctx.loadAllAvailableDialects();
+    m::registerBuiltinDialectTranslation(ctx);
+    m::registerLLVMDialectTranslation(ctx);
+    ctx.getDiagEngine().registerHandler([this](m::Diagnostic& d) {
+      llvm::raw_string_ostream os(diag);
+      os << d.getLocation() << ": " << d << "\n";
+      return m::success();
+    });
+  }
+  static m::DialectRegistry makeRegistry() {
+    m::DialectRegistry r;
+    registerKernelDialects(r);
+    return r;
+  }
+};
+
+bool runPipeline(m::ModuleOp module, const char* text, Context& c, std::string& error) {
+  std::string perr;
+  llvm::raw_string_ostream es(perr);
+  auto pm = m::parsePassPipeline(text, es);
+  if (m::failed(pm)) {
+    error = "bad pipeline '" + std::string(text) + "': " + perr;
+    return false;
+  }
+  m::PassManager runner(&c.ctx);
+  static_cast<m::OpPassManager&>(runner) = std::move(*pm);
+  if (m::failed(runner.run(module))) {
+    error = "pipeline failed: " + c.diag;
+    return false;
+  }
+  return true;
+}
+
+bool approximateMath(m::ModuleOp module, Context& c, std::string& error) {
+  m::RewritePatternSet patterns(&c.ctx);
+  m::populateMathPolynomialApproximationPatterns(patterns);
+  if (m::failed(m::applyPatternsGreedily(module, std::move(patterns)))) {
+    error = "math approximation did not converge";
+    return false;
+  }
+  return true;
+}
+
+/// Parses and runs the pipeline up to `stage` (Kernel: parse only).
+m::OwningOpRef<m::ModuleOp> lowerTo(const std::string& text, EmitStage stage, const JitOptions& opts, Context& c,
+                                   std::string& error) {
+  initLlvmOnce();
+  auto module = m::parseSourceString<m::ModuleOp>(text, &c.ctx, "kernel");
+  if (!module) {
+    error = "MLIR parse error: " + c.diag;
+    return nullptr;
+  }
+  if (stage == EmitStage::Kernel) {
+    if (m::failed(m::verify(module->getOperation()))) {
+      error = "MLIR verifier: " + c.diag;
+      return nullptr;
+    }
+    return module;
+  }
+  if (!runPipeline(*module, kBufferize, c, error)) return nullptr;
+  if (stage == EmitStage::Bufferized) return module;
+  if (!runPipeline(*module, kLoops, c, error)) return nullptr;
+  if (opts.fastMath && !approximateMath(*module, c, error)) return nullptr;
+  if (!runPipeline(*module, kToLlvm, c, error)) return nullptr;
+  return module;
+}
+
+std::string cacheKey(const std::string& text, const JitOptions& opts) {
+  std::string salt = std::string(kBufferize) + kLoops + kToLlvm + "|O" + std::to_string(opts.optLevel) +
+                     (opts.fastMath ? "|fast" : "|exact") + "|" + LLVM_VERSION_STRING + "|" +
+                     llvm::sys::getHostCPUName().str();
+  for (const auto& f : llvm::sys::getHostCPUFeatures())
+    if (f.second) salt += "," + f.first().str();
+  // Two independent 64-bit FNV-1a hashes: collisions are not a practical concern.
+  auto fnv = [](const std::string& s, uint64_t h) {
+    for (unsigned char ch : s) h = (h ^ ch) * 1099511628211ull;
+    return h;
+  };
+  uint64_t a = fnv(salt, fnv(text, 1469598103934665603ull));
+  uint64_t b = fnv(text, fnv(salt, 0x9e3779b97f4a7c15ull));
+  char buf[40];
+  std::snprintf(buf, sizeof buf, "%016llx%016llx", (unsigned long long)a, (unsigned long long)b);
+  return buf;
+}
+
+class EngineKernel : public CompiledKernel {
+public:
+  EngineKernel(std::unique_ptr<m::ExecutionEngine> e, void (*fn)(void**)) : engine_(std::move(e)), fn_(fn) {}
+  void call(void** args) const override { fn_(args); }
+
+private:
+  std::unique_ptr<m::ExecutionEngine> engine_;
+  void (*fn_)(void**);
+};
+
+class ObjectKernel : public CompiledKernel {
+public:
+  ObjectKernel(std::unique_ptr<llvm::orc::LLJIT> jit, void (*fn)(void**)) : jit_(std::move(jit)), fn_(fn) {}
+  void call(void** args) const override { fn_(args); }
+
+private:
+  std::unique_ptr<llvm::orc::LLJIT> jit_;
+  void (*fn_)(void**);
+};
+
+std::shared_ptr<CompiledKernel> loadObject(const std::string& path, const std::string& funcName,
+                                           std::string& error) {
+  auto buf = llvm::MemoryBuffer::getFile(path);
+  if (!buf) return nullptr;
+  auto builder = llvm::orc::JITTargetMachineBuilder::detectHost();
+  if (!builder) {
+    error = errorText(builder.takeError());
+    return nullptr;
+  }
+  auto jit = llvm::orc::LLJITBuilder().setJITTargetMachineBuilder(std::move(*builder)).create();
+  if (!jit) {
+    error = errorText(jit.takeError());
+    return nullptr;
+  }
+  auto gen = llvm::orc::DynamicLibrarySearchGenerator::GetForCurrentProcess(
+      (*jit)->getDataLayout().getGlobalPrefix());
+  if (!gen) {
+    error = errorText(gen.takeError());
+    return nullptr;
+  }
+  (*jit)->getMainJITDylib().addGenerator(std::move(*gen));
+  if (auto e = (*jit)->addObjectFile(std::move(*buf))) {
+    error = errorText(std::move(e));
+    return nullptr;
+  }
+  auto sym = (*jit)->lookup("_mlir_" + funcName);
+  if (!sym) {
+    error = errorText(sym.takeError());
+    return nullptr;
+  }
+  auto fn = sym->toPtr<void (*)(void**)>();
+  return std::make_shared<ObjectKernel>(std::move(*jit), fn);
+}
+
+}  // namespace
+
+std::string pipelineText(bool fastMath) {
+  return std::string(kBufferize) + "\n" + kLoops + "\n" +
+         (fastMath ? "math polynomial approximation (greedy patterns)\n" : "") + kToLlvm + "\n";
+}
+
+std::shared_ptr<CompiledKernel> compileKernel(const std::string& text, const std::string& funcName,
+                                              const JitOptions& opts, KernelSource& source,
+                                              std::string& error) {
+  initLlvmOnce();
+  std::string path;
+  if (!opts.cacheDir.empty()) {
+    path = (std::filesystem::path(opts.cacheDir) / (cacheKey(text, opts) + ".o")).string();
+    std::string loadError;
+    if (auto k = loadObject(path, funcName, loadError)) {
+      source = KernelSource::DiskCache;
+      return k;
+    }
+  }
+  Context c;
+  auto module = lowerTo(text, EmitStage::Llvm, opts, c, error);
+  if (!module) return nullptr;
+  auto tm = hostTargetMachine(error);
+  if (!tm) return nullptr;
+  m::ExecutionEngineOptions eo;
+  eo.transformer = m::makeOptimizingTransformer(static_cast<unsigned>(opts.optLevel), 0, tm.get());
+  eo.jitCodeGenOptLevel = opts.optLevel >= 3 ? llvm::CodeGenOptLevel::Aggressive
+                          : opts.optLevel == 0 ? llvm::CodeGenOptLevel::None
+                                               : llvm::CodeGenOptLevel::Default;
+  eo.enableObjectDump = !path.empty();
+  eo.enableGDBNotificationListener = false;
+  eo.enablePerfNotificationListener = false;
+  auto engine = m::ExecutionEngine::create(*module, eo, std::move(tm));
+  if (!engine) {
+    error = "ExecutionEngine: " + errorText(engine.takeError());
+    return nullptr;
+  }
+  (*engine)->initialize();
+  auto fn = (*engine)->lookupPacked(funcName);
+  if (!fn) {
+    error = "lookup: " + errorText(fn.takeError());
+    return nullptr;
+  }
+  if (!path.empty()) {
+    std::error_code ec;
+    std::filesystem::create_directories(opts.cacheDir, ec);
+    // Write under a unique name, then rename: concurrent processes never see a
+    // half-written object.
+    static std::atomic<int> seq{0};
+    std::string tmp = path + ".tmp" + std::to_string(::getpid()) + "." + std::to_string(seq++);
+    (*engine)->dumpToObjectFile(tmp);
+    std::filesystem::rename(tmp, path, ec);
+    if (ec) std::filesystem::remove(tmp, ec);
+  }
+  source = KernelSource::Compiled;
+  return std::make_shared<EngineKernel>(std::move(*engine), *fn);
+}
+
+bool lowerKernelText(const std::string& text, EmitStage stage, const JitOptions& opts, std::string& out,
+                     std::string& error) {
+  Context c;
+  auto module = lowerTo(text, stage, opts, c, error);
+  if (!module) return false;
+  if (stage != EmitStage::Llvm) {
+    llvm::raw_string_ostream os(out);
+    module->print(os);
+    return true;
+  }
+  llvm::LLVMContext llctx;
+  auto llmod = m::translateModuleToLLVMIR(*module, llctx);
+  if (!llmod) {
+    error = "translation to LLVM IR failed: " + c.diag;
+    return false;
+  }
+  auto tm = hostTargetMachine(error);
+  if (!tm) return false;
+  m::ExecutionEngine::setupTargetTripleAndDataLayout(llmod.get(), tm.get());
+  if (auto e = m::makeOptimizingTransformer(static_cast<unsigned>(opts.optLevel), 0, tm.get())(llmod.get())) {
+    error = errorText(std::move(e));
+    return false;
+  }
+  llvm::raw_string_ostream os(out);
+  llmod->print(os, nullptr);
+  return true;
+}
+
+}  // namespace xacc::backend::mlir

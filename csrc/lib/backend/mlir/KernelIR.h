@@ -1,0 +1,89 @@
+// The backend's kernel IR: a small DAG of tensor expressions with concrete
+// shapes, between GIR regions and MLIR text. ATen ops are translated into it
+// (AtenLowering.cpp: decompositions such as gelu or softmax become several
+// nodes), and MlirEmitter.cpp prints it as one MLIR function of linalg.generic
+// ops on tensors. It has no MLIR types, so neither of those files pays for MLIR
+// headers.
+//
+// Invariants: nodes are in topological order (args precede users); every
+// `Map` node's shape is the numpy broadcast of its args' shapes (args are
+// right-aligned, size-1 dims broadcast); a `Map` node's args all have the
+// node's dtype except for `cast` (any -> dtype), comparisons (`cmp.*`: args of
+// one dtype, result Bool) and `select` (args[0] Bool). A `View` reads its arg
+// through `index`: input dim j is `index[j].mul * d[index[j].dim] + add` of the
+// view's own index d (dim -1: the constant `add`), so permutes, transposes,
+// (un)squeezes, expands, slices and selects cost nothing at run time.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "xacc/ir/Type.h"
+
+namespace xacc::backend::mlir {
+
+/// One affine index: `mul * d<dim> + add`, or the constant `add` when dim < 0.
+struct AffineIndex {
+  int dim = -1;
+  int64_t mul = 1;
+  int64_t add = 0;
+};
+
+struct KNode {
+  enum Kind : uint8_t {
+    Input,   ///< tensor argument `index` of the kernel
+    Scalar,  ///< scalar argument `index` of the kernel (i64, f64 or bool)
+    Const,   ///< a splat constant (`fval`, or `ival` for integer/bool dtypes)
+    Map,     ///< elementwise `op` over broadcast args
+    View,    ///< args[0] read through `index` (no data movement)
+    Reduce,  ///< `op` in {sum, prod, max, min} over `dims` of args[0]
+  };
+  Kind kind = Map;
+  std::string op;
+  ir::DType dtype = ir::DType::F32;
+  std::vector<int64_t> shape;
+  std::vector<int> args;
+  int index = -1;
+  double fval = 0;
+  int64_t ival = 0;
+  std::vector<int> dims;              ///< Reduce: reduced dims of args[0], sorted
+  bool keepDim = false;               ///< Reduce
+  std::vector<AffineIndex> viewIndex; ///< View: one entry per dim of args[0]
+};
+
+/// Element kind of a kernel argument.
+struct KInput {
+  ir::DType dtype = ir::DType::F32;
+  std::vector<int64_t> shape;
+  bool contiguous = true;  ///< identity layout; otherwise strided<[?...], offset: ?>
+};
+
+struct KernelIR {
+  std::vector<KNode> nodes;
+  std::vector<KInput> inputs;          ///< tensor arguments
+  std::vector<ir::DType> scalars;      ///< scalar arguments: I64, F64 or Bool
+  std::vector<int> outputs;            ///< node ids written to output buffers
+
+  int add(KNode n) {
+    nodes.push_back(std::move(n));
+    return static_cast<int>(nodes.size()) - 1;
+  }
+  const KNode& at(int i) const { return nodes[static_cast<size_t>(i)]; }
+};
+
+/// Options that change the generated text.
+struct EmitOptions {
+  std::string funcName = "kernel";
+};
+
+/// Prints `k` as an MLIR module holding `func.func @<funcName>(inputs...,
+/// scalars..., outputs...)` with memref arguments; outputs are written with
+/// `bufferization.materialize_in_destination`. Deterministic: equal kernels
+/// print equal text (the text is the kernel cache key).
+std::string emitKernelMlir(const KernelIR& k, const EmitOptions& opts = {});
+
+/// numel of a shape.
+int64_t numelOf(const std::vector<int64_t>& shape);
+
+}  // namespace xacc::backend::mlir

@@ -1,0 +1,514 @@
+// Kernel IR -> MLIR text. One `func.func` per kernel: tensor arguments and
+// outputs are memrefs (bufferization.to_tensor ... restrict on the way in,
+// materialize_in_destination ... restrict writable on the way out, so one-shot
+// bufferization writes results straight into the caller's buffers). Every
+// output and every reduction is computed by a linalg.generic whose body
+// inlines all the elementwise and view nodes it depends on, indexed through
+// composed affine maps: a pointwise chain becomes one loop nest with no
+// intermediate buffers, whatever its length. Outputs of one shape share one
+// multi-result generic. Reductions are the only materialised intermediates.
+//
+// Bool tensors are stored as i8 (PyTorch's layout) and computed as i1.
+#include <algorithm>
+#include <cassert>
+#include <cmath>
+#include <cstdio>
+#include <limits>
+#include <map>
+#include <sstream>
+#include <utility>
+
+#include "KernelIR.h"
+
+namespace xacc::backend::mlir {
+namespace {
+
+using ir::DType;
+
+bool isFloat(DType d) { return d == DType::F32 || d == DType::F64 || d == DType::F16 || d == DType::BF16; }
+
+const char* storageType(DType d) {
+  switch (d) {
+    case DType::F16: return "f16";
+    case DType::BF16: return "bf16";
+    case DType::F32: return "f32";
+    case DType::F64: return "f64";
+    case DType::I8: case DType::U8: case DType::Bool: return "i8";
+    case DType::I16: return "i16";
+    case DType::I32: return "i32";
+    case DType::I64: return "i64";
+    default: return "f32";
+  }
+}
+const char* computeType(DType d) { return d == DType::Bool ? "i1" : storageType(d); }
+
+int bitWidth(DType d) {
+  switch (d) {
+    case DType::Bool: return 1;
+    case DType::I8: case DType::U8: return 8;
+    case DType::F16: case DType::BF16: case DType::I16: return 16;
+    case DType::F32: case DType::I32: return 32;
+    default: return 64;
+  }
+}
+
+std::string shapeText(const std::vector<int64_t>& shape, DType d, const char* kind) {
+  std::string s = std::string(kind) + "<";
+  for (int64_t n : shape) s += std::to_string(n) + "x";
+  return s + storageType(d) + ">";
+}
+std::string tensorType(const std::vector<int64_t>& shape, DType d) {
+  return shapeText(shape, d, "tensor");
+}
+std::string memrefType(const KInput& in) {
+  std::string s = shapeText(in.shape, in.dtype, "memref");
+  if (in.contiguous || in.shape.empty()) return s;
+  s.pop_back();
+  s += ", strided<[";
+  for (size_t i = 0; i < in.shape.size(); ++i) s += i ? ", ?" : "?";
+  return s + "], offset: ?>>";
+}
+
+std::string affineText(const AffineIndex& a) {
+  if (a.dim < 0) return std::to_string(a.add);
+  std::string s = "d" + std::to_string(a.dim);
+  if (a.mul != 1) s += " * " + std::to_string(a.mul);
+  if (a.add > 0) s += " + " + std::to_string(a.add);
+  if (a.add < 0) s += " - " + std::to_string(-a.add);
+  return s;
+}
+
+std::string mapText(size_t rank, const std::vector<AffineIndex>& idx) {
+  std::string s = "affine_map<(";
+  for (size_t i = 0; i < rank; ++i) s += (i ? ", d" : "d") + std::to_string(i);
+  s += ") -> (";
+  for (size_t i = 0; i < idx.size(); ++i) s += (i ? ", " : "") + affineText(idx[i]);
+  return s + ")>";
+}
+
+std::string floatLiteral(double v, DType d) {
+  if (std::isnan(v)) return d == DType::F64 ? "0x7FF8000000000000" : "0x7FC00000";
+  if (std::isinf(v)) {
+    if (d == DType::F64) return v > 0 ? "0x7FF0000000000000" : "0xFFF0000000000000";
+    return v > 0 ? "0x7F800000" : "0xFF800000";
+  }
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.17e", v);
+  return buf;
+}
+
+/// Emits one function body. Bodies of generics are built into a side buffer so
+/// their `ins` operands can be collected before the op header is printed.
+class Emitter {
+public:
+  explicit Emitter(const KernelIR& k) : k_(k) {}
+
+  std::string run(const EmitOptions& opts) {
+    std::ostringstream sig;
+    std::string body;
+    sig << "func.func @" << opts.funcName << "(";
+    bool first = true;
+    auto sep = [&]() -> std::ostringstream& {
+      if (!first) sig << ", ";
+      first = false;
+      return sig;
+    };
+    for (size_t i = 0; i < k_.inputs.size(); ++i) sep() << "%in" << i << ": " << memrefType(k_.inputs[i]);
+    for (size_t i = 0; i < k_.scalars.size(); ++i) sep() << "%s" << i << ": " << computeType(k_.scalars[i]);
+    for (size_t i = 0; i < k_.outputs.size(); ++i) {
+      const KNode& n = k_.at(k_.outputs[i]);
+      sep() << "%out" << i << ": " << shapeText(n.shape, n.dtype, "memref");
+    }
+    sig << ") {\n";
+    for (size_t i = 0; i < k_.inputs.size(); ++i)
+      line() << "%tin" << i << " = bufferization.to_tensor %in" << i << " restrict : "
+             << memrefType(k_.inputs[i]) << " to " << tensorType(k_.inputs[i].shape, k_.inputs[i].dtype);
+
+    // Reductions first, in topological order; then the outputs grouped by shape.
+    for (size_t i = 0; i < k_.nodes.size(); ++i)
+      if (k_.nodes[i].kind == KNode::Reduce) emitReduce(static_cast<int>(i));
+    std::vector<std::vector<int64_t>> shapes;
+    std::map<std::vector<int64_t>, std::vector<size_t>> byShape;
+    for (size_t i = 0; i < k_.outputs.size(); ++i) {
+      const KNode& n = k_.at(k_.outputs[i]);
+      if (n.kind == KNode::Reduce) continue;
+      auto& slot = byShape[n.shape];
+      if (slot.empty()) shapes.push_back(n.shape);
+      slot.push_back(i);
+    }
+    for (const auto& s : shapes) emitOutputGroup(s, byShape[s]);
+    for (size_t i = 0; i < k_.outputs.size(); ++i) {
+      const KNode& n = k_.at(k_.outputs[i]);
+      line() << "bufferization.materialize_in_destination " << outputValue_[i] << " in restrict writable %out"
+             << i << " : (" << tensorType(n.shape, n.dtype) << ", " << shapeText(n.shape, n.dtype, "memref")
+             << ") -> ()";
+    }
+    line() << "return";
+    std::string out = "module {\n" + sig.str() + text_.str() + "\n}\n}\n";
+    return out;
+  }
+
+private:
+  struct Operand {
+    std::string tensor;
+    std::vector<int64_t> shape;
+    DType dtype;
+    std::string map, arg;
+  };
+  struct Body {
+    size_t rank = 0;
+    std::vector<Operand> ins;
+    std::map<std::string, std::string> memo;  // "node@idx" -> SSA value
+    std::ostringstream text;
+  };
+
+  /// Starts a new line of the function body.
+  std::ostringstream& line() {
+    text_ << (started_ ? "\n  " : "  ");
+    started_ = true;
+    return text_;
+  }
+  std::string fresh(const char* prefix = "%v") { return prefix + std::to_string(counter_++); }
+
+  static std::string idxKey(const std::vector<AffineIndex>& idx) {
+    std::string s;
+    for (const auto& a : idx) s += affineText(a) + ",";
+    return s;
+  }
+
+  /// The index of `arg` (rank ra) inside a node of `shape` indexed by `idx`.
+  std::vector<AffineIndex> broadcastIndex(const KNode& arg, const std::vector<int64_t>& shape,
+                                          const std::vector<AffineIndex>& idx) {
+    size_t r = shape.size(), ra = arg.shape.size();
+    std::vector<AffineIndex> out(ra);
+    for (size_t j = 0; j < ra; ++j) {
+      size_t o = r - ra + j;
+      out[j] = (arg.shape[j] == 1 && shape[o] != 1) ? AffineIndex{-1, 1, 0} : idx[o];
+    }
+    return out;
+  }
+
+  std::string readTensor(Body& b, const std::string& tensor, const std::vector<int64_t>& shape, DType d,
+                         const std::vector<AffineIndex>& idx) {
+    std::string map = mapText(b.rank, idx);
+    std::string arg;
+    for (const auto& op : b.ins)
+      if (op.tensor == tensor && op.map == map) arg = op.arg;
+    if (arg.empty()) {
+      arg = fresh("%a");
+      b.ins.push_back({tensor, shape, d, map, arg});
+    }
+    if (d != DType::Bool) return arg;
+    std::string v = fresh();
+    b.text << "    " << v << " = arith.trunci " << arg << " : i8 to i1\n";
+    return v;
+  }
+
+  std::string value(Body& b, int id, const std::vector<AffineIndex>& idx) {
+    std::string key = std::to_string(id) + "@" + idxKey(idx);
+    auto it = b.memo.find(key);
+    if (it != b.memo.end()) return it->second;
+    const KNode& n = k_.at(id);
+    std::string v;
+    switch (n.kind) {
+      case KNode::Input:
+        v = readTensor(b, "%tin" + std::to_string(n.index), n.shape, n.dtype, idx);
+        break;
+      case KNode::Reduce:
+        v = readTensor(b, reduced_.at(id), n.shape, n.dtype, idx);
+        break;
+      case KNode::Scalar:
+        v = "%s" + std::to_string(n.index);
+        break;
+      case KNode::Const:
+        v = constant(b, n.dtype, n.fval, n.ival);
+        break;
+      case KNode::View: {
+        std::vector<AffineIndex> in(n.viewIndex.size());
+        for (size_t j = 0; j < in.size(); ++j) {
+          const AffineIndex& e = n.viewIndex[j];
+          if (e.dim < 0) {
+            in[j] = e;
+          } else {
+            const AffineIndex& o = idx[static_cast<size_t>(e.dim)];
+            in[j] = o.dim < 0 ? AffineIndex{-1, 1, o.add * e.mul + e.add}
+                              : AffineIndex{o.dim, o.mul * e.mul, o.add * e.mul + e.add};
+          }
+        }
+        v = value(b, n.args[0], in);
+        break;
+      }
+      case KNode::Map: {
+        std::vector<std::string> args;
+        for (int a : n.args) args.push_back(value(b, a, broadcastIndex(k_.at(a), n.shape, idx)));
+        v = mapOp(b, n, args);
+        break;
+      }
+    }
+    b.memo[key] = v;
+    return v;
+  }
+
+  std::string constant(Body& b, DType d, double f, int64_t i) {
+    std::string v = fresh();
+    if (isFloat(d))
+      b.text << "    " << v << " = arith.constant " << floatLiteral(f, d) << " : " << computeType(d) << "\n";
+    else if (d == DType::Bool)
+      b.text << "    " << v << " = arith.constant " << (i ? "true" : "false") << "\n";
+    else
+      b.text << "    " << v << " = arith.constant " << i << " : " << computeType(d) << "\n";
+    return v;
+  }
+
+  std::string cast(Body& b, const std::string& x, DType from, DType to) {
+    if (from == to) return x;
+    std::string v = fresh();
+    const char* ft = computeType(from);
+    const char* tt = computeType(to);
+    auto& o = b.text;
+    if (to == DType::Bool) {
+      std::string z = constant(b, from, 0, 0);
+      if (isFloat(from))
+        o << "    " << v << " = arith.cmpf une, " << x << ", " << z << " : " << ft << "\n";
+      else
+        o << "    " << v << " = arith.cmpi ne, " << x << ", " << z << " : " << ft << "\n";
+      return v;
+    }
+    if (isFloat(from) && isFloat(to)) {
+      o << "    " << v << " = arith." << (bitWidth(to) > bitWidth(from) ? "extf " : "truncf ") << x << " : "
+        << ft << " to " << tt << "\n";
+    } else if (!isFloat(from) && isFloat(to)) {
+      o << "    " << v << " = arith." << (from == DType::Bool ? "uitofp " : "sitofp ") << x << " : " << ft
+        << " to " << tt << "\n";
+    } else if (isFloat(from)) {
+      o << "    " << v << " = arith.fptosi " << x << " : " << ft << " to " << tt << "\n";
+    } else {
+      const char* how = bitWidth(to) > bitWidth(from) ? (from == DType::Bool ? "extui " : "extsi ") : "trunci ";
+      o << "    " << v << " = arith." << how << x << " : " << ft << " to " << tt << "\n";
+    }
+    return v;
+  }
+
+  std::string mapOp(Body& b, const KNode& n, const std::vector<std::string>& a) {
+    const std::string& op = n.op;
+    if (op == "cast") return cast(b, a[0], k_.at(n.args[0]).dtype, n.dtype);
+    DType d = op.rfind("cmp.", 0) == 0 ? k_.at(n.args[0]).dtype : n.dtype;
+    bool f = isFloat(d);
+    const char* t = computeType(d);
+    std::string v = fresh();
+    auto& o = b.text;
+    auto bin = [&](const char* fop, const char* iop) {
+      o << "    " << v << " = " << (f ? fop : iop) << " " << a[0] << ", " << a[1] << " : " << t << "\n";
+      return v;
+    };
+    auto un = [&](const char* fop) {
+      o << "    " << v << " = " << fop << " " << a[0] << " : " << t << "\n";
+      return v;
+    };
+    if (op == "add") return bin("arith.addf", d == DType::Bool ? "arith.ori" : "arith.addi");
+    if (op == "sub") return bin("arith.subf", "arith.subi");
+    if (op == "mul") return bin("arith.mulf", d == DType::Bool ? "arith.andi" : "arith.muli");
+    if (op == "div") return bin("arith.divf", "arith.divsi");
+    if (op == "floordiv") {
+      if (!f) return bin("", "arith.floordivsi");
+      std::string q = fresh();
+      o << "    " << q << " = arith.divf " << a[0] << ", " << a[1] << " : " << t << "\n";
+      o << "    " << v << " = math.floor " << q << " : " << t << "\n";
+      return v;
+    }
+    if (op == "fmod") return bin("arith.remf", "arith.remsi");
+    if (op == "max") return bin("arith.maximumf", d == DType::Bool ? "arith.ori" : "arith.maxsi");
+    if (op == "min") return bin("arith.minimumf", d == DType::Bool ? "arith.andi" : "arith.minsi");
+    if (op == "pow") return bin("math.powf", "math.ipowi");
+    if (op == "atan2") return bin("math.atan2", "");
+    if (op == "and") return bin("", "arith.andi");
+    if (op == "or") return bin("", "arith.ori");
+    if (op == "xor") return bin("", "arith.xori");
+    if (op == "not") {
+      std::string m = constant(b, d, 0, d == DType::Bool ? 1 : -1);
+      o << "    " << v << " = arith.xori " << a[0] << ", " << m << " : " << t << "\n";
+      return v;
+    }
+    if (op == "neg") {
+      if (f) return un("arith.negf");
+      std::string z = constant(b, d, 0, 0);
+      o << "    " << v << " = arith.subi " << z << ", " << a[0] << " : " << t << "\n";
+      return v;
+    }
+    if (op == "abs") return un(f ? "math.absf" : "math.absi");
+    if (op == "select") {
+      o << "    " << v << " = arith.select " << a[0] << ", " << a[1] << ", " << a[2] << " : " << t << "\n";
+      return v;
+    }
+    if (op.rfind("cmp.", 0) == 0) {
+      std::string p = op.substr(4);
+      static const std::map<std::string, std::pair<const char*, const char*>> preds = {
+          {"eq", {"oeq", "eq"}}, {"ne", {"une", "ne"}},   {"lt", {"olt", "slt"}},
+          {"le", {"ole", "sle"}}, {"gt", {"ogt", "sgt"}}, {"ge", {"oge", "sge"}},
+          {"uno", {"uno", "ne"}}};
+      auto pr = preds.at(p);
+      std::string ip = pr.second;
+      if (d == DType::Bool && ip[0] == 's') ip[0] = 'u';
+      o << "    " << v << " = arith." << (f ? "cmpf " : "cmpi ") << (f ? pr.first : ip.c_str()) << ", " << a[0]
+        << ", " << a[1] << " : " << t << "\n";
+      return v;
+    }
+    static const std::map<std::string, const char*> unary = {
+        {"exp", "math.exp"},     {"log", "math.log"},     {"tanh", "math.tanh"},
+        {"sqrt", "math.sqrt"},   {"rsqrt", "math.rsqrt"}, {"sin", "math.sin"},
+        {"cos", "math.cos"},     {"tan", "math.tan"},     {"erf", "math.erf"},
+        {"log1p", "math.log1p"}, {"expm1", "math.expm1"}, {"exp2", "math.exp2"},
+        {"log2", "math.log2"},   {"log10", "math.log10"}, {"floor", "math.floor"},
+        {"ceil", "math.ceil"},   {"round", "math.roundeven"}, {"trunc", "math.trunc"},
+        {"atan", "math.atan"},   {"asin", "math.asin"},   {"acos", "math.acos"},
+        {"sinh", "math.sinh"},   {"cosh", "math.cosh"},   {"erfc", "math.erfc"}};
+    auto it = unary.find(op);
+    assert(it != unary.end() && "unknown kernel op");
+    return un(it->second);
+  }
+
+  struct Out {
+    std::string init;  ///< tensor SSA value passed as `outs`
+    std::vector<int64_t> shape;
+    DType dtype;
+    std::string map;
+    std::string blockArg;  ///< the body's name for the current output element
+  };
+
+  void emitGeneric(Body& b, const std::vector<Out>& outs, const std::vector<std::string>& iterators,
+                   const std::vector<std::string>& results, const std::vector<std::string>& resultNames) {
+    auto& o = line();
+    for (size_t i = 0; i < resultNames.size(); ++i) o << (i ? ", " : "") << resultNames[i];
+    o << " = linalg.generic {indexing_maps = [";
+    const char* sep = "";
+    for (const auto& in : b.ins) o << std::exchange(sep, ", ") << in.map;
+    for (const auto& out : outs) o << std::exchange(sep, ", ") << out.map;
+    o << "], iterator_types = [";
+    for (size_t i = 0; i < iterators.size(); ++i) o << (i ? ", " : "") << "\"" << iterators[i] << "\"";
+    o << "]}";
+    if (!b.ins.empty()) {
+      o << " ins(";
+      for (size_t i = 0; i < b.ins.size(); ++i) o << (i ? ", " : "") << b.ins[i].tensor;
+      o << " : ";
+      for (size_t i = 0; i < b.ins.size(); ++i) o << (i ? ", " : "") << tensorType(b.ins[i].shape, b.ins[i].dtype);
+      o << ")";
+    }
+    o << " outs(";
+    for (size_t i = 0; i < outs.size(); ++i) o << (i ? ", " : "") << outs[i].init;
+    o << " : ";
+    for (size_t i = 0; i < outs.size(); ++i) o << (i ? ", " : "") << tensorType(outs[i].shape, outs[i].dtype);
+    o << ") {\n  ^bb0(";
+    sep = "";
+    for (const auto& in : b.ins) o << std::exchange(sep, ", ") << in.arg << ": " << storageType(in.dtype);
+    for (const auto& out : outs) o << std::exchange(sep, ", ") << out.blockArg << ": " << storageType(out.dtype);
+    o << "):\n" << b.text.str() << "    linalg.yield ";
+    for (size_t i = 0; i < results.size(); ++i) o << (i ? ", " : "") << results[i];
+    o << " : ";
+    for (size_t i = 0; i < outs.size(); ++i) o << (i ? ", " : "") << storageType(outs[i].dtype);
+    o << "\n  } -> " << (outs.size() > 1 ? "(" : "");
+    for (size_t i = 0; i < outs.size(); ++i) o << (i ? ", " : "") << tensorType(outs[i].shape, outs[i].dtype);
+    if (outs.size() > 1) o << ")";
+  }
+
+  std::vector<AffineIndex> identity(size_t rank) {
+    std::vector<AffineIndex> idx(rank);
+    for (size_t i = 0; i < rank; ++i) idx[i] = AffineIndex{static_cast<int>(i), 1, 0};
+    return idx;
+  }
+
+  std::string toStorage(Body& b, const std::string& v, DType d) {
+    if (d != DType::Bool) return v;
+    std::string r = fresh();
+    b.text << "    " << r << " = arith.extui " << v << " : i1 to i8\n";
+    return r;
+  }
+
+  void emitOutputGroup(const std::vector<int64_t>& shape, const std::vector<size_t>& outs) {
+    Body b;
+    b.rank = shape.size();
+    auto idx = identity(b.rank);
+    std::vector<Out> outTensors;
+    std::vector<std::string> results, names;
+    for (size_t i : outs) {
+      const KNode& n = k_.at(k_.outputs[i]);
+      results.push_back(toStorage(b, value(b, k_.outputs[i], idx), n.dtype));
+      std::string e = fresh("%e");
+      line() << e << " = tensor.empty() : " << tensorType(shape, n.dtype);
+      outTensors.push_back({e, shape, n.dtype, mapText(b.rank, idx), fresh("%acc")});
+      names.push_back(fresh("%r"));
+      outputValue_[i] = names.back();
+    }
+    emitGeneric(b, outTensors, std::vector<std::string>(b.rank, "parallel"), results, names);
+  }
+
+  void emitReduce(int id) {
+    const KNode& n = k_.at(id);
+    const KNode& src = k_.at(n.args[0]);
+    Body b;
+    b.rank = src.shape.size();
+    auto idx = identity(b.rank);
+    DType d = n.dtype;
+    const char* t = computeType(d);
+    // Identity element of the combiner.
+    double fi = 0;
+    int64_t ii = 0;
+    if (n.op == "prod") fi = 1, ii = 1;
+    if (n.op == "max") fi = -std::numeric_limits<double>::infinity(), ii = std::numeric_limits<int64_t>::min();
+    if (n.op == "min") fi = std::numeric_limits<double>::infinity(), ii = std::numeric_limits<int64_t>::max();
+    if (!isFloat(d) && d != DType::I64 && (n.op == "max" || n.op == "min")) {
+      int w = bitWidth(d);
+      ii = n.op == "max" ? -(int64_t(1) << (w - 1)) : (int64_t(1) << (w - 1)) - 1;
+    }
+    std::string init = fresh("%c");
+    if (isFloat(d))
+      line() << init << " = arith.constant " << floatLiteral(fi, d) << " : " << t;
+    else
+      line() << init << " = arith.constant " << ii << " : " << t;
+    std::string e = fresh("%e"), filled = fresh("%f");
+    line() << e << " = tensor.empty() : " << tensorType(n.shape, d);
+    line() << filled << " = linalg.fill ins(" << init << " : " << t << ") outs(" << e << " : "
+           << tensorType(n.shape, d) << ") -> " << tensorType(n.shape, d);
+    std::vector<std::string> iters(b.rank, "parallel");
+    std::vector<AffineIndex> outIdx;
+    for (size_t i = 0; i < b.rank; ++i) {
+      bool reduced = std::find(n.dims.begin(), n.dims.end(), static_cast<int>(i)) != n.dims.end();
+      if (reduced) iters[i] = "reduction";
+      if (!reduced) outIdx.push_back(idx[i]);
+      else if (n.keepDim) outIdx.push_back(AffineIndex{-1, 1, 0});
+    }
+    std::string x = value(b, n.args[0], idx);
+    std::string acc = fresh("%acc");
+    std::string r = fresh();
+    const char* op = nullptr;
+    bool f = isFloat(d);
+    if (n.op == "sum") op = f ? "arith.addf" : "arith.addi";
+    if (n.op == "prod") op = f ? "arith.mulf" : "arith.muli";
+    if (n.op == "max") op = f ? "arith.maximumf" : "arith.maxsi";
+    if (n.op == "min") op = f ? "arith.minimumf" : "arith.minsi";
+    b.text << "    " << r << " = " << op << " " << x << ", " << acc << " : " << t << "\n";
+    std::string name = fresh("%r");
+    reduced_[id] = name;
+    emitGeneric(b, {Out{filled, n.shape, d, mapText(b.rank, outIdx), acc}}, iters, {r}, {name});
+    for (size_t i = 0; i < k_.outputs.size(); ++i)
+      if (k_.outputs[i] == id) outputValue_[i] = name;
+  }
+
+  const KernelIR& k_;
+  std::ostringstream text_;
+  bool started_ = false;
+  int counter_ = 0;
+  std::map<int, std::string> reduced_;
+  std::map<size_t, std::string> outputValue_;
+};
+
+}  // namespace
+
+int64_t numelOf(const std::vector<int64_t>& shape) {
+  int64_t n = 1;
+  for (int64_t d : shape) n *= d;
+  return n;
+}
+
+std::string emitKernelMlir(const KernelIR& k, const EmitOptions& opts) { return Emitter(k).run(opts); }
+
+}  // namespace xacc::backend::mlir

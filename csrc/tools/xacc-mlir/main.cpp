@@ -1,0 +1,182 @@
+// xacc-mlir: drives the xpu backend from GIR text, for lit tests and debugging.
+//
+//   xacc-mlir f.gir --emit=mlir        linalg-on-tensors kernels, one module per region
+//   xacc-mlir f.gir --emit=bufferized  after one-shot bufferization
+//   xacc-mlir f.gir --emit=llvm        optimised LLVM IR for the host
+//   xacc-mlir f.gir --emit=plan        regions and fallback nodes
+//   xacc-mlir f.gir --run              runs the graph on random inputs through the
+//                                      xpu backend and through the ATen path and
+//                                      compares (prints PASS/FAIL, exit 1 on FAIL)
+//
+// Dynamic dims get size --dyn-size when inputs are made up.
+#include <ATen/ATen.h>
+#include <CLI/CLI.hpp>
+
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+
+#include "xacc/backend/aten/AtenOps.h"
+#include "xacc/backend/aten/TensorDatum.h"
+#include "xacc/backend/mlir/XpuBackend.h"
+#include "xacc/ir/Interpreter.h"
+#include "xacc/ir/Parser.h"
+#include "xacc/ir/Verifier.h"
+
+using namespace xacc;
+namespace xm = xacc::backend::mlir;
+
+namespace {
+
+at::Tensor randomInput(ir::Type t, int64_t dynSize, bool nonContiguous) {
+  std::vector<int64_t> shape;
+  for (const auto& d : t.dims()) shape.push_back(d.isStatic() ? d.size : dynSize);
+  auto dt = backend::aten::toScalarType(t.dtype());
+  at::Tensor x;
+  if (nonContiguous && shape.size() >= 2) {
+    // Same values, transposed storage.
+    std::vector<int64_t> rev(shape.rbegin(), shape.rend());
+    at::Tensor base = randomInput(ir::Type::tensor(t.dtype(), [&] {
+      std::vector<ir::Dim> ds;
+      for (int64_t n : rev) ds.push_back(ir::Dim::fixed(n));
+      return ds;
+    }()), dynSize, false);
+    std::vector<int64_t> perm;
+    for (int64_t i = static_cast<int64_t>(shape.size()) - 1; i >= 0; --i) perm.push_back(i);
+    return base.permute(perm);
+  }
+  if (t.dtype() == ir::DType::Bool) return at::rand(shape) > 0.5;
+  if (!ir::isFloatingDType(t.dtype())) return at::randint(-5, 6, shape, at::TensorOptions().dtype(dt));
+  return at::randn(shape).to(dt);
+}
+
+bool close(const at::Tensor& a, const at::Tensor& b, std::string& why) {
+  if (a.sizes() != b.sizes()) {
+    why = "shape differs";
+    return false;
+  }
+  if (a.scalar_type() != b.scalar_type()) {
+    why = "dtype differs";
+    return false;
+  }
+  if (!at::isFloatingType(a.scalar_type())) {
+    if (!at::equal(a, b)) {
+      why = "values differ";
+      return false;
+    }
+    return true;
+  }
+  double tol = a.scalar_type() == at::kDouble ? 1e-10 : a.scalar_type() == at::kFloat ? 1e-4 : 1e-2;
+  if (!at::allclose(a, b, tol, tol, /*equal_nan=*/true)) {
+    why = "max abs diff " + std::to_string((a.to(at::kDouble) - b.to(at::kDouble)).abs().nan_to_num(0).max().item<double>());
+    return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"xacc-mlir: GIR through the MLIR (xpu) backend"};
+  std::string input = "-", emit, graphName;
+  bool run = false, exact = false, nonContiguous = false, stats = false;
+  int64_t dynSize = 3;
+  int seed = 0;
+  app.add_option("input", input, "GIR file ('-' for stdin)");
+  app.add_option("--emit", emit, "mlir | bufferized | llvm | plan")
+      ->check(CLI::IsMember({"mlir", "bufferized", "llvm", "plan"}));
+  app.add_option("--graph", graphName, "graph to compile (default: the first)");
+  app.add_flag("--run", run, "run on random inputs and compare with the ATen path");
+  app.add_flag("--exact-math", exact, "no polynomial approximations of transcendental functions");
+  app.add_flag("--non-contiguous", nonContiguous, "--run: pass transposed (non-contiguous) inputs");
+  app.add_flag("--stats", stats, "--run: print compile statistics");
+  app.add_option("--dyn-size", dynSize, "size of dynamic dims for --run");
+  app.add_option("--seed", seed, "random seed for --run");
+  CLI11_PARSE(app, argc, argv);
+
+  std::string text;
+  if (input == "-") {
+    std::stringstream ss;
+    ss << std::cin.rdbuf();
+    text = ss.str();
+  } else {
+    std::ifstream f(input);
+    if (!f) {
+      std::cerr << "xacc-mlir: cannot open " << input << "\n";
+      return 1;
+    }
+    std::stringstream ss;
+    ss << f.rdbuf();
+    text = ss.str();
+  }
+  backend::aten::registerAtenOps();
+  support::DiagnosticEngine diag;
+  auto module = ir::parseModule(text, input, diag);
+  if (!module || !ir::verifyModule(*module, diag)) {
+    std::cerr << diag.renderAllText();
+    return 1;
+  }
+  const ir::Graph* g = graphName.empty() ? (module->graphs().empty() ? nullptr : module->graphs()[0].get())
+                                         : module->lookup(graphName);
+  if (!g) {
+    std::cerr << "xacc-mlir: no graph" << (graphName.empty() ? "" : " @" + graphName) << "\n";
+    return 1;
+  }
+  xm::CompileOptions opts;
+  opts.fastMath = !exact;
+  if (emit == "mlir" || emit == "bufferized" || emit == "llvm") {
+    auto stage = emit == "mlir" ? xm::EmitStage::Kernel
+                 : emit == "bufferized" ? xm::EmitStage::Bufferized : xm::EmitStage::Llvm;
+    std::cout << xm::emitMlir(*g, stage, opts);
+    if (!run) return 0;
+  }
+  auto exe = xm::compileGraph(*g, opts, diag);
+  if (!exe) {
+    std::cerr << diag.renderAllText();
+    return 1;
+  }
+  if (emit == "plan") std::cout << exe->describe();
+  if (!run) return 0;
+
+  at::manual_seed(seed);
+  std::vector<ir::Datum> args;
+  for (size_t i = 0; i < g->numParams(); ++i) {
+    ir::Type t = g->param(i)->type();
+    if (t.isTensor()) args.push_back(backend::aten::makeTensorDatum(randomInput(t, dynSize, nonContiguous)));
+    else if (t.isInt()) args.push_back(ir::Datum::integer(2));
+    else if (t.isFloat()) args.push_back(ir::Datum::real(0.5));
+    else if (t.kind() == ir::TypeKind::Bool) args.push_back(ir::Datum::boolean(true));
+    else {
+      std::cerr << "xacc-mlir: cannot make an input of type " << t.str() << "\n";
+      return 1;
+    }
+  }
+  std::vector<ir::Datum> got, want;
+  if (!exe->run(args, got, diag)) {
+    std::cerr << diag.renderAllText();
+    return 1;
+  }
+  ir::Interpreter interp(diag, module.get());
+  if (!interp.run(*g, args, want)) {
+    std::cerr << diag.renderAllText();
+    return 1;
+  }
+  bool ok = got.size() == want.size();
+  for (size_t i = 0; ok && i < got.size(); ++i) {
+    if (!backend::aten::isTensorDatum(want[i])) continue;
+    std::string why;
+    if (!close(backend::aten::tensorOf(got[i]), backend::aten::tensorOf(want[i]), why)) {
+      std::cout << "result " << i << ": " << why << "\n";
+      ok = false;
+    }
+  }
+  const auto& st = exe->stats();
+  if (stats)
+    std::cout << "regions " << st.regions << ", lowered nodes " << st.loweredNodes << ", fallback nodes "
+              << st.fallbackNodes << ", kernels compiled " << st.kernelsCompiled << ", disk cache hits "
+              << st.diskCacheHits << "\n";
+  for (const auto& r : st.fallbackReasons) std::cout << "fallback: " << r << "\n";
+  std::cout << (ok ? "PASS" : "FAIL") << "\n";
+  return ok ? 0 : 1;
+}
