@@ -1,24 +1,38 @@
-// The `camel` executable. Subcommands: `inspect --tokens|--ast FILE` prints
-// intermediate forms, `check FILE|DIR...` runs the front end on every `.cml`
-// file (with `--verify-diagnostics` it checks expectation comments instead of
-// printing diagnostics, see VerifyDiagnostics.h). Global options (`--error-format`, `--version`, `--help`) may appear
-// before or after the subcommand. Exit status: 0 success, 1 diagnostics
-// (including unreadable input), 2 usage errors. Diagnostics go to stderr,
-// dumps to stdout. CLI11 exceptions are caught here, at the tool boundary.
+// The `camel` executable. Subcommands: `run FILE` (also `camel FILE`, the
+// default command) compiles a program, runs the GIR pass pipeline and runs
+// `main` on the sequential runtime; `inspect --tokens|--ast|--gir FILE` prints
+// intermediate forms; `check FILE|DIR...` runs parsing and semantic analysis
+// on every `.cml` file (with `--verify-diagnostics` it checks expectation
+// comments instead of printing diagnostics, see VerifyDiagnostics.h). Global
+// options (`--error-format`, `-I`, `-L`, `--log-level`, `--version`, `--help`)
+// may appear before or after the subcommand. Exit status of `run`: main's
+// result as spec 11.9 says (int -> value & 0xff, bool -> 1/0, else 0), the
+// status given to exit(), 1 for compile-time or run-time errors; otherwise 0
+// success, 1 diagnostics (including unreadable input), 2 usage errors.
+// Diagnostics go to stderr, dumps and program output to stdout. CLI11
+// exceptions are caught here, at the tool boundary.
 //
 // Adding a command: write `int runX(const GlobalOptions&, const XArgs&)`,
-// register its subcommand in `main`, and dispatch on it below. `camel run`,
-// `camel FILE` (the default command), `-I`, `--profile`, `--repeat` and
-// `--log-level` belong with the run command once it exists.
+// register its subcommand in `main`, and dispatch on it below.
+#include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <string>
 #include <vector>
 
+#include <unistd.h>
+
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
+#include "xacc/camel/Compiler.h"
 #include "xacc/camel/Frontend.h"
+#include "xacc/camel/Stdlib.h"
+#include "xacc/ir/Printer.h"
+#include "xacc/ir/Verifier.h"
+#include "xacc/passes/PassManager.h"
+#include "xacc/runtime/Runtime.h"
 #include "xacc/camel/Lexer.h"
 #include "xacc/camel/Token.h"
 #include "VerifyDiagnostics.h"
@@ -34,33 +48,89 @@ using namespace xacc::camel;
 
 enum ExitCode : int { kExitOk = 0, kExitDiagnostics = 1, kExitUsage = 2 };
 
+/// The default pass pipeline of `camel run` (behaviour-preserving: the
+/// end-to-end tests run every program with it).
+constexpr const char* kDefaultPasses = "inline,canonicalize,const-fold,cse,dce";
+
 struct GlobalOptions {
   std::string errorFormat = "text";
+  std::vector<std::string> includeDirs;
+  std::string stdlibDir;
+  std::string logLevel = "warn";
 };
 
 struct InspectArgs {
   bool tokens = false;
   bool ast = false;
+  bool gir = false;
+  std::string passes;
   std::string file;
 };
+
+struct RunArgs {
+  std::string file;
+  std::vector<std::string> args;
+  std::string passes = kDefaultPasses;
+  bool profile = false;
+  int repeat = 1;
+};
+
+CompileOptions compileOptions(const GlobalOptions& g) {
+  CompileOptions o;
+  o.includeDirs = g.includeDirs;
+  o.stdlibDir = g.stdlibDir;
+  return o;
+}
+
+/// Drops warnings below the log level (`error`/`off` hide warnings).
+void filterWarnings(const GlobalOptions& g, support::DiagnosticEngine& diags) {
+  if (g.logLevel != "error" && g.logLevel != "off") return;
+  std::vector<support::Diagnostic> keep;
+  for (const auto& d : diags.diagnostics())
+    if (d.severity == support::Severity::Error) keep.push_back(d);
+  diags.clear();
+  for (auto& d : keep) {
+    auto& n = diags.report(d.severity, d.code, d.loc, d.message);
+    n.notes = d.notes;
+    n.suggestion = d.suggestion;
+  }
+}
 
 struct CheckArgs {
   std::vector<std::string> paths;
   bool verifyDiagnostics = false;
   bool splitInputFile = false;
+  bool syntaxOnly = false;
 };
 
 /// Prints the diagnostics collected so far to stderr and clears them.
 void flushDiagnostics(const GlobalOptions& g, support::DiagnosticEngine& diags) {
+  filterWarnings(g, diags);
   std::string text = g.errorFormat == "json" ? diags.renderAllJson() : diags.renderAllText();
   std::fputs(text.c_str(), stderr);
   diags.clear();
 }
 
 int runInspect(const GlobalOptions& g, const InspectArgs& a) {
-  if (!a.tokens && !a.ast) {
-    std::fputs("camel inspect: choose what to print: --tokens or --ast\n", stderr);
+  if (!a.tokens && !a.ast && !a.gir) {
+    std::fputs("camel inspect: choose what to print: --tokens, --ast or --gir\n", stderr);
     return kExitUsage;
+  }
+  if (a.gir) {
+    support::DiagnosticEngine diags;
+    CompileOptions opts = compileOptions(g);
+    opts.requireMain = false;
+    CompiledProgram prog;
+    bool ok = compileProgram(a.file, opts, diags, prog);
+    if (ok && !a.passes.empty()) {
+      passes::PassManager pm(diags);
+      ok = pm.addPipeline(a.passes) && pm.run(*prog.module);
+    }
+    if (ok) ok = ir::verifyModule(*prog.module, diags);
+    if (ok) std::fputs(ir::printModule(*prog.module).c_str(), stdout);
+    std::fflush(stdout);
+    flushDiagnostics(g, diags);
+    return ok ? kExitOk : kExitDiagnostics;
   }
   support::DiagnosticEngine diags;
   const std::string* file = loadSourceFile(a.file, diags);
@@ -81,6 +151,73 @@ int runInspect(const GlobalOptions& g, const InspectArgs& a) {
   return failed ? kExitDiagnostics : kExitOk;
 }
 
+
+/// Exit status from main's result (spec 11.9).
+int exitStatusOf(const ir::Datum& d) {
+  switch (d.kind()) {
+    case ir::DKind::Int: return int(d.asInt() & 0xff);
+    case ir::DKind::Bool: return d.asBool() ? 1 : 0;
+    default: return 0;
+  }
+}
+
+int runProgram(const GlobalOptions& g, const RunArgs& a) {
+  using Clock = std::chrono::steady_clock;
+  auto seconds = [](Clock::time_point t0) {
+    return std::chrono::duration<double>(Clock::now() - t0).count();
+  };
+  support::DiagnosticEngine diags;
+  CompiledProgram prog;
+  bool ok = compileProgram(a.file, compileOptions(g), diags, prog);
+  double passSeconds = 0;
+  if (ok && !ir::verifyModule(*prog.module, diags)) {
+    diags.error("E2399", {}, "internal error: the lowered GIR does not verify");
+    ok = false;
+  }
+  if (ok && !a.passes.empty() && a.passes != "none") {
+    auto t0 = Clock::now();
+    passes::PassManager pm(diags);
+    ok = pm.addPipeline(a.passes) && pm.run(*prog.module) && ir::verifyModule(*prog.module, diags);
+    passSeconds = seconds(t0);
+  }
+  if (!ok || prog.mainGraph.empty()) {
+    flushDiagnostics(g, diags);
+    return kExitDiagnostics;
+  }
+  flushDiagnostics(g, diags);  // warnings
+  int status = 0;
+  double runSeconds = 0;
+  for (int i = 0; i < std::max(1, a.repeat); ++i) {
+    auto t0 = Clock::now();
+    runtime::Runtime rt(diags, *prog.module);
+    std::vector<ir::Datum> args, results;
+    if (prog.mainTakesToken) args.push_back(ir::Datum::token());
+    bool ran = rt.call(prog.mainGraph, args, results);
+    std::fflush(stdout);
+    runSeconds += seconds(t0);
+    int exitCode = 0;
+    if (ExitRequest::take(exitCode)) {
+      diags.clear();
+      status = exitCode;
+      break;
+    }
+    if (!ran) {
+      flushDiagnostics(g, diags);
+      return kExitDiagnostics;
+    }
+    size_t v = prog.mainTakesToken ? 1 : 0;
+    status = results.size() > v ? exitStatusOf(results[v]) : 0;
+  }
+  if (a.profile)
+    std::fputs(fmt::format("camel profile: parse+sema {:.3f} ms, lower {:.3f} ms, passes {:.3f} ms, "
+                           "run {:.3f} ms ({} run{})\n",
+                           prog.semaSeconds * 1e3, prog.lowerSeconds * 1e3, passSeconds * 1e3,
+                           runSeconds * 1e3, std::max(1, a.repeat), a.repeat > 1 ? "s" : "")
+                   .c_str(),
+               stderr);
+  return status;
+}
+
 /// Runs the front end on one file (or each of its chunks). Returns whether it
 /// failed: errors, or with --verify-diagnostics unmet expectations.
 bool checkFile(const GlobalOptions& g, const CheckArgs& a, const std::string& path,
@@ -98,8 +235,43 @@ bool checkFile(const GlobalOptions& g, const CheckArgs& a, const std::string& pa
   bool failed = false;
   for (std::string& chunk : chunks) {
     file = diags.sourceManager().addBuffer(path, chunk);
-    ASTContext ctx;
-    parseModule(lex(diags.sourceManager().bufferText(file), file, diags), file, ctx, diags);
+    if (a.syntaxOnly || a.splitInputFile) {
+      ASTContext ctx;
+      parseModule(lex(diags.sourceManager().bufferText(file), file, diags), file, ctx, diags);
+    }
+    if (!a.syntaxOnly) {
+      // Semantic analysis and lowering (the file is re-read from the chunk text).
+      CompileOptions opts = compileOptions(g);
+      opts.requireMain = false;
+      CompiledProgram prog;
+      if (a.splitInputFile) {
+        if (!diags.hasErrors()) {
+          std::string tmp = (std::filesystem::temp_directory_path() /
+                             ("camel-check-" + std::to_string(::getpid()) + ".cml")).string();
+          if (FILE* f = std::fopen(tmp.c_str(), "wb")) {
+            std::fwrite(chunk.data(), 1, chunk.size(), f);
+            std::fclose(f);
+            support::DiagnosticEngine inner;
+            compileProgram(tmp, opts, inner, prog);
+            for (const auto& d : inner.diagnostics()) {
+              auto fix = [&](support::SourceLoc l) {
+                if (l.file && *l.file == tmp) l.file = file;
+                return l;
+              };
+              auto& n = diags.report(d.severity, d.code, fix(d.loc), d.message);
+              n.suggestion = d.suggestion;
+              for (auto nt : d.notes) {
+                nt.loc = fix(nt.loc);
+                n.notes.push_back(nt);
+              }
+            }
+            std::remove(tmp.c_str());
+          }
+        }
+      } else {
+        compileProgram(path, opts, diags, prog);
+      }
+    }
     if (a.verifyDiagnostics) {
       std::string problems = tool::verifyDiagnostics(path, chunk, diags.diagnostics());
       std::fputs(problems.c_str(), stderr);
@@ -148,29 +320,64 @@ int main(int argc, char** argv) {
   app.add_option("-E,--error-format", global.errorFormat, "diagnostic format: text or json")
       ->check(CLI::IsMember({"text", "json"}))
       ->capture_default_str();
+  app.add_option("-I,--include", global.includeDirs, "extra module search directory (repeatable)");
+  app.add_option("-L,--stdlib", global.stdlibDir, "standard library directory");
+  app.add_option("-l,--log-level", global.logLevel, "debug, info, warn, error or off")
+      ->check(CLI::IsMember({"debug", "info", "warn", "error", "off"}))
+      ->capture_default_str();
+
+  RunArgs runArgs;
+  CLI::App* run = app.add_subcommand("run", "compile and run a Camel program (the default command)");
+  run->add_option("file", runArgs.file, "the .cml file")->required();
+  run->add_option("args", runArgs.args, "arguments for the program");
+  run->add_option("--passes", runArgs.passes, "GIR pass pipeline ('none' for no passes)")
+      ->capture_default_str();
+  run->add_flag("-P,--profile", runArgs.profile, "print the time of each stage to stderr");
+  run->add_option("-r,--repeat", runArgs.repeat, "run the program N times")->check(CLI::PositiveNumber);
 
   InspectArgs inspectArgs;
   CLI::App* inspect = app.add_subcommand("inspect", "print intermediate forms of a Camel file");
   inspect->add_flag("--tokens,--tok", inspectArgs.tokens, "print the token stream");
   inspect->add_flag("--ast", inspectArgs.ast, "print the abstract syntax tree");
+  inspect->add_flag("--gir", inspectArgs.gir, "print the lowered graph IR");
+  inspect->add_option("--passes", inspectArgs.passes, "run these GIR passes before printing");
   inspect->add_option("file", inspectArgs.file, "the .cml file")->required();
 
   CheckArgs checkArgs;
   CLI::App* check = app.add_subcommand(
-      "check", "check .cml files (directories are searched recursively); parse-only for now");
+      "check", "check .cml files: parsing and semantic analysis (directories are searched recursively)");
+  check->add_flag("-s,--syntax-only", checkArgs.syntaxOnly, "stop after parsing");
   check->add_option("paths", checkArgs.paths, "files or directories")->required();
   check->add_flag("--verify-diagnostics", checkArgs.verifyDiagnostics,
                   "check '// expected-error {{...}}' comments against the diagnostics");
   check->add_flag("--split-input-file", checkArgs.splitInputFile,
                   "check the chunks separated by '// -----' lines separately");
 
+  // `camel FILE ...` means `camel run FILE ...`: insert `run` before the first
+  // positional argument when it is not a subcommand.
+  std::vector<std::string> argvs(argv + 1, argv + argc);
+  for (size_t i = 0; i < argvs.size(); ++i) {
+    const std::string& s = argvs[i];
+    if (s == "run" || s == "check" || s == "inspect") break;
+    if (s == "-E" || s == "--error-format" || s == "-I" || s == "--include" || s == "-L" ||
+        s == "--stdlib" || s == "-l" || s == "--log-level") {
+      ++i;
+      continue;
+    }
+    if (!s.empty() && s[0] != '-') {
+      argvs.insert(argvs.begin() + long(i), "run");
+      break;
+    }
+  }
+  std::reverse(argvs.begin(), argvs.end());
   try {
-    app.parse(argc, argv);
+    app.parse(argvs);
   } catch (const CLI::ParseError& e) {
     int code = app.exit(e);
     return code == 0 ? kExitOk : kExitUsage;
   }
 
+  if (run->parsed()) return runProgram(global, runArgs);
   if (inspect->parsed()) return runInspect(global, inspectArgs);
   if (check->parsed()) return runCheck(global, checkArgs);
   std::fputs(app.help().c_str(), stderr);

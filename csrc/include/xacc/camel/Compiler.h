@@ -1,0 +1,46 @@
+// The Camel compiler pipeline after parsing: semantic analysis (modules and
+// imports, name resolution, the type system of spec section 6) and lowering to
+// one ir::Module per program as docs/camel-lowering.md describes. Failures are
+// reported into the DiagnosticEngine (codes E2xxx, see CamelDiags.def); nothing
+// throws, and the compiler recovers from an error to report several.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "xacc/ir/Graph.h"
+#include "xacc/support/Diagnostic.h"
+
+namespace xacc::camel {
+
+struct CompileOptions {
+  /// Extra module search directories (`-I`), after the importing file's directory.
+  std::vector<std::string> includeDirs;
+  /// The standard library directory (`-L`, else CAMEL_STD_LIB, else next to the binary).
+  std::string stdlibDir;
+  /// Require a runnable `main` (camel run); `camel check` only analyses.
+  bool requireMain = true;
+  /// Lower to GIR (sema alone when false).
+  bool lower = true;
+};
+
+/// A compiled program.
+struct CompiledProgram {
+  std::unique_ptr<ir::Module> module;
+  std::string mainGraph;       ///< e.g. "hello::main"; empty when there is none
+  bool mainTakesToken = false; ///< main's graph threads an effect token (first param/result)
+  ir::Type mainResult;         ///< main's value type (i64, bool, ...)
+  double parseSeconds = 0, semaSeconds = 0, lowerSeconds = 0;
+};
+
+/// Parses, analyses and lowers the program whose main module is `path`.
+/// Returns false after reporting diagnostics.
+bool compileProgram(const std::string& path, const CompileOptions& opts,
+                    support::DiagnosticEngine& diags, CompiledProgram& out);
+
+/// Camel spelling of a GIR type as used in diagnostics: int, float, string,
+/// bool, void, any, T[], (A, B), { a: T }, (A) => R (effect tokens omitted).
+std::string camelTypeName(ir::Type t);
+
+}  // namespace xacc::camel
