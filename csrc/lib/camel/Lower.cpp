@@ -146,6 +146,8 @@ bool Lowerer::lowerFunction(FuncInfo* f) {
       result = f->declaredResult;
       if (value && result.kind() == ir::TypeKind::Null && value.t.kind() != ir::TypeKind::Null)
         value = nullConst();
+      else if (value)
+        value = coerce(value, result, body->range());
     }
     if (!value) {
       f->failed = true;
@@ -398,6 +400,7 @@ bool compileProgram(const std::string& path, const CompileOptions& opts,
   // Parsing happens inside analysis (modules load on demand); report it as sema.
   out.semaSeconds = std::chrono::duration<double>(t1 - t0).count();
   if (!ok || !opts.lower) return ok;
+  sema::registerFrontendBuiltins();
   out.module = std::make_unique<ir::Module>();
   sema::Lowerer lowerer(prog, diags, *out.module);
   ok = lowerer.run(out);

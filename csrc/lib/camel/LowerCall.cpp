@@ -148,8 +148,8 @@ LV Lowerer::callUser(Binding* b, NameExpr* name, std::vector<LV>& ws, std::vecto
     }
     ops.push_back(cx_->tok);
   }
-  for (LV& v : ws) ops.push_back(v.v);
-  for (LV& v : as) ops.push_back(v.v);
+  for (size_t i = 0; i < ws.size(); ++i) ops.push_back(coerce(ws[i], f->withTypes[i], at).v);
+  for (size_t i = 0; i < as.size(); ++i) ops.push_back(coerce(as[i], f->paramTypes[i], at).v);
   std::vector<Type> rts;
   if (f->effectful) rts.push_back(Type::token());
   rts.push_back(result);
@@ -163,13 +163,8 @@ LV Lowerer::callUser(Binding* b, NameExpr* name, std::vector<LV>& ws, std::vecto
   for (size_t i = 0; i < f->varParams.size(); ++i) {
     if (!f->varParams[i]) continue;
     Value* fin = n->result(r++);
-    Binding* t = varTarget(prog_, argIn[ws.size() + i].e);
-    if (!t) {
-      report(diags_, Diag::VarArgNotVariable, argIn[ws.size() + i].range.loc(),
-             {f->sig->params[i].name.name});
-      continue;
-    }
-    storeTo(t, {fin, f->paramTypes[i]}, at);
+    // A value that is not a variable is passed by copy (nothing to update).
+    if (Binding* t = varTarget(prog_, argIn[ws.size() + i].e)) storeTo(t, {fin, f->paramTypes[i]}, at);
   }
   (void)name;
   return value;
@@ -205,9 +200,13 @@ LV Lowerer::callBuiltin(Binding* b, NameExpr* name, std::vector<LV>& ws, std::ve
       d.notes.push_back({support::Severity::Note, "", {}, "candidate: " + b->name + e->signature, {}, {}});
     return {};
   }
-  bool hasFn = false;
-  for (Type t : types) hasFn |= t.kind() == ir::TypeKind::Func;
-  bool eff = chosen->effectful || !chosen->deterministic || (cx_->tok && hasFn);
+  // In a graph with effects, builtins that see functions or arrays are ordered
+  // too: a function argument may have effects, and an array may have been
+  // mutated by an earlier effect (arrays are shared, spec 7.1).
+  bool ordered = false;
+  for (Type t : types)
+    ordered |= t.kind() == ir::TypeKind::Func || t.kind() == ir::TypeKind::List || t.isAny();
+  bool eff = chosen->effectful || !chosen->deterministic || (cx_->tok && ordered);
   std::vector<Value*> ops;
   for (LV& v : ws) ops.push_back(v.v);
   for (LV& v : as) ops.push_back(v.v);

@@ -72,7 +72,14 @@ LV Lowerer::expr(Expr* e, Type expected) {
         report(diags_, Diag::IndexNotInt, ix->index->loc(), {camelTypeName(idx.t)});
         return {};
       }
-      if (base.t.kind() == TypeKind::List) return one(CoreOp::ListGet, {base.v, idx.v}, e->range());
+      if (base.t.kind() == TypeKind::List) {
+        // Ordered after earlier mutations of the (shared) array when effects exist.
+        if (cx_->tok) {
+          ir::Node* n = effect(CoreOp::ListLoad, {base.v, idx.v}, {}, {}, e->range());
+          return n ? LV{n->result(1), n->result(1)->type()} : LV{};
+        }
+        return one(CoreOp::ListGet, {base.v, idx.v}, e->range());
+      }
       if (base.t.kind() == TypeKind::Str) {
         Value* next = one(CoreOp::Add, {idx.v, b_.constInt(1)}, e->range()).v;
         return one(CoreOp::StrSlice, {base.v, idx.v, next}, e->range());
@@ -128,6 +135,7 @@ LV Lowerer::expr(Expr* e, Type expected) {
       if (!ok) return {};
       if (!elem) elem = elemExpected ? elemExpected : Type::null();
       if (elemExpected && sameType(elemExpected, elem)) elem = elemExpected;
+      for (Value*& v : vs) v = coerce({v, v->type()}, elem, e->range()).v;
       return one(CoreOp::ListMake, vs, e->range(), {}, {Type::list(elem)});
     }
     case NodeKind::Struct: {
@@ -176,6 +184,30 @@ LV Lowerer::expr(Expr* e, Type expected) {
   }
 }
 
+LV Lowerer::coerce(LV v, Type to, const SourceRange& at) {
+  if (!v || !to || v.t == to || !sameType(to, v.t)) return v;
+  switch (to.kind()) {
+    case TypeKind::Struct: {
+      // The same struct type with another field order: rebuild in `to`'s order.
+      std::vector<Value*> fs;
+      for (size_t i = 0; i < to.elements().size(); ++i) {
+        LV f = one(CoreOp::StructGet, {v.v}, at, ir::attrs({{"field", ir::Attr::string(to.fieldNames()[i])}}));
+        fs.push_back(coerce(f, to.elements()[i], at).v);
+      }
+      return one(CoreOp::StructMake, fs, at, {}, {to});
+    }
+    case TypeKind::Tuple: {
+      std::vector<Value*> es;
+      for (size_t i = 0; i < to.elements().size(); ++i) {
+        LV x = one(CoreOp::TupleGet, {v.v}, at, ir::attrs({{"index", ir::Attr::integer(int64_t(i))}}));
+        es.push_back(coerce(x, to.elements()[i], at).v);
+      }
+      return one(CoreOp::TupleMake, es, at);
+    }
+    default: return v;  // arrays of reordered structs keep their own type
+  }
+}
+
 LV Lowerer::arith(BinaryOp op, LV a, LV b, const SourceRange& at, const char* spelling) {
   if (!a || !b) return {};
   auto bad = [&]() -> LV {
@@ -202,12 +234,17 @@ LV Lowerer::arith(BinaryOp op, LV a, LV b, const SourceRange& at, const char* sp
                : op == BinaryOp::Le ? CoreOp::Le : CoreOp::Ge;
       return one(c, {a.v, b.v}, at);
     }
-    case BinaryOp::Eq: case BinaryOp::StrictEq:
+    case BinaryOp::Eq:
       if (!sameType(a.t, b.t)) return bad();
       return one(CoreOp::Eq, {a.v, b.v}, at);
-    case BinaryOp::Ne: case BinaryOp::StrictNe:
+    case BinaryOp::Ne:
       if (!sameType(a.t, b.t)) return bad();
       return one(CoreOp::Ne, {a.v, b.v}, at);
+    case BinaryOp::StrictEq: case BinaryOp::StrictNe: {
+      if (!sameType(a.t, b.t)) return bad();
+      LV same = one(CoreOp::Builtin, {a.v, b.v}, at, ir::attrs({{"name", ir::Attr::string("camel.identical")}}));
+      return op == BinaryOp::StrictEq || !same ? same : one(CoreOp::Not, {same.v}, at);
+    }
     case BinaryOp::And: case BinaryOp::Or:
       if (!(same && a.t.kind() == TypeKind::Bool)) return bad();
       return one(op == BinaryOp::And ? CoreOp::And : CoreOp::Or, {a.v, b.v}, at);

@@ -33,6 +33,9 @@ struct ArgIn {
   SourceRange range;
 };
 
+/// Registers the front end's runtime helpers (LowerBuiltins.cpp); idempotent.
+void registerFrontendBuiltins();
+
 class Lowerer {
 public:
   Lowerer(Program& p, support::DiagnosticEngine& d, ir::Module& m);
@@ -73,6 +76,8 @@ public:
   // ---- Expressions (LowerExpr.cpp)
   LV expr(Expr* e, ir::Type expected = {});
   LV binary(BinaryExpr* e);
+  /// `v` as type `to` when the two are equal up to struct field order.
+  LV coerce(LV v, ir::Type to, const SourceRange& at);
   LV arith(BinaryOp op, LV a, LV b, const SourceRange& at, const char* spelling);
   LV unary(UnaryExpr* e);
   LV assign(AssignExpr* e);

@@ -26,6 +26,7 @@ std::string findModuleFile(const ModulePath& path, const std::string& fromDir,
     dirs.push_back(d.string());
   } else {
     dirs.push_back(fromDir);
+    if (!opts.mainDir.empty() && opts.mainDir != fromDir) dirs.push_back(opts.mainDir);
     for (const std::string& d : opts.includeDirs) dirs.push_back(d);
     if (const char* p = std::getenv("CAMEL_PACKAGES")) dirs.push_back(p);
     if (!opts.stdlibDir.empty()) dirs.push_back(opts.stdlibDir);
@@ -61,6 +62,7 @@ public:
     byPath_[key] = u;
     u->path = path;
     u->dir = fs::path(path).parent_path().string();
+    if (u->dir.empty()) u->dir = ".";
     size_t errorsBefore = diags_.errorCount();
     u->parsed = parseFile(path, prog_.ast, diags_);
     u->ast = u->parsed.module;
@@ -128,7 +130,10 @@ private:
 bool analyseProgram(const std::string& path, const CompileOptions& opts,
                     support::DiagnosticEngine& diags, Program& prog) {
   registerCamelStdlib();
-  Loader loader(prog, opts, diags);
+  CompileOptions withMain = opts;
+  withMain.mainDir = fs::path(path).parent_path().string();
+  if (withMain.mainDir.empty()) withMain.mainDir = ".";
+  Loader loader(prog, withMain, diags);
   size_t errorsBefore = diags.errorCount();
   prog.main = loader.loadFile(path);
   if (!prog.main->ast) return false;

@@ -519,6 +519,12 @@ void Resolver::resolveName(NameExpr* n) {
   Binding* b = n->qualifiers.empty() ? lookup(n->name) : lookupQualified(n->qualifiers, n->name);
   if (!b) {
     auto& d = report(diags_, Diag::UnresolvedReference, n->loc(), {n->fullName()});
+    for (const StdlibEntry& e : stdlibEntries())
+      if (!e.module.empty() && e.name == n->name && n->qualifiers.empty()) {
+        d.suggestion = "'" + n->name + "' is in module '" + e.module + "': add 'import { " + n->name +
+                       " } from " + e.module + "'";
+        return;
+      }
     std::string best = closestName(n->name, visibleNames());
     if (!best.empty()) d.suggestion = "did you mean '" + best + "'?";
     return;
@@ -723,6 +729,25 @@ void Resolver::resolveImport(ImportDecl* d) {
 }
 
 void Resolver::resolveUnit(ModuleUnit& u) {
+  // Imports analyse other units from inside this call: keep the state.
+  ModuleUnit* savedUnit = unit_;
+  FuncInfo* savedCur = cur_;
+  size_t savedOrder = order_;
+  auto savedScopes = std::move(scopes_);
+  scopes_.clear();
+  struct Restore {
+    Resolver& r;
+    ModuleUnit* u;
+    FuncInfo* c;
+    size_t o;
+    std::vector<std::map<std::string, Binding*>>& s;
+    ~Restore() {
+      r.unit_ = u;
+      r.cur_ = c;
+      r.order_ = o;
+      r.scopes_ = std::move(s);
+    }
+  } restore{*this, savedUnit, savedCur, savedOrder, savedScopes};
   unit_ = &u;
   cur_ = nullptr;
   std::vector<Stmt*>& decls = u.ast->decls;

@@ -17,6 +17,8 @@ namespace xacc::camel {
 struct CompileOptions {
   /// Extra module search directories (`-I`), after the importing file's directory.
   std::vector<std::string> includeDirs;
+  /// The main module's directory (set by compileProgram; searched after the importing file's).
+  std::string mainDir;
   /// The standard library directory (`-L`, else CAMEL_STD_LIB, else next to the binary).
   std::string stdlibDir;
   /// Require a runnable `main` (camel run); `camel check` only analyses.
