@@ -48,7 +48,11 @@ struct Counters {
   std::atomic<uint64_t> frames{0}, hits{0}, misses{0}, compiles{0}, fallbacks{0};
 } gStats;
 
+// CPython calls every registered free function for every code object that has
+// any extra at all (code_dealloc does not skip empty slots), so a code object
+// that only Dynamo (or another co_extra user) annotated reaches here with null.
 void freeExtra(void* p) {
+  if (!p) return;
   auto* e = static_cast<CodeExtra*>(p);
   gCodes.erase(e->code);
   delete e;
@@ -259,7 +263,10 @@ void installHook() {
 void uninstallHook() {
   if (!gInstalled) return;
   PyInterpreterState* interp = PyThreadState_GET()->interp;
-  _PyInterpreterState_SetEvalFrameFunc(interp, gPrevEval ? gPrevEval : _PyEval_EvalFrameDefault);
+  // Another hook installed over ours (Dynamo chains to us as its previous
+  // evaluator) stays; ours then falls through to the default evaluator.
+  if (_PyInterpreterState_GetEvalFrameFunc(interp) == xaccEvalFrame)
+    _PyInterpreterState_SetEvalFrameFunc(interp, gPrevEval ? gPrevEval : _PyEval_EvalFrameDefault);
   gInstalled = false;
 }
 
