@@ -260,9 +260,12 @@ LV Lowerer::applyValue(LV f, std::vector<LV>& ws, std::vector<LV>& as, std::vect
   size_t r = 0;
   if (token) cx_->tok = n->result(r++);
   LV value{n->result(r++), result};
-  // var parameters of a function value are the last `nvar` parameters' finals.
-  for (size_t k = 0; k < nvar && r < n->numResults(); ++k, ++r) {
-    (void)argIn;
+  // Final values of `var` parameters follow the value, in parameter order.
+  std::vector<bool> flags = varParamFlags(f.t);
+  for (size_t i = 0; i < flags.size() && i < argIn.size() && r < n->numResults(); ++i) {
+    if (!flags[i]) continue;
+    if (Binding* t = varTarget(prog_, argIn[i].e)) storeTo(t, {n->result(r), ps[i]}, at);
+    ++r;
   }
   return value;
 }

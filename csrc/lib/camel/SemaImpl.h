@@ -166,6 +166,8 @@ bool sameType(ir::Type a, ir::Type b);
 /// params; results: token, value, then the final value of each `var` param.
 ir::Type funcValueType(const std::vector<ir::Type>& withs, const std::vector<ir::Type>& params,
                        const std::vector<bool>& varParams, ir::Type result);
+/// The `var` flags of the (with + ordinary) parameters of a function value type.
+std::vector<bool> varParamFlags(ir::Type fn);
 /// For a Camel function value type: its (with+ordinary) parameter types and value result.
 bool splitFuncValueType(ir::Type t, std::vector<ir::Type>& params, ir::Type& result,
                         size_t& varResults);

@@ -4,6 +4,7 @@
 // closures (see funcValueType). This file holds assignability, the Camel
 // spelling of types for diagnostics, and name suggestions.
 #include <algorithm>
+#include <mutex>
 
 #include "SemaImpl.h"
 
@@ -85,15 +86,42 @@ bool assignable(Type expected, Type actual) {
   return sameType(expected, actual);
 }
 
+namespace {
+std::mutex varFlagsMu;
+std::unordered_map<Type, std::vector<bool>>& varFlagsTable() {
+  static std::unordered_map<Type, std::vector<bool>> table;
+  return table;
+}
+}  // namespace
+
+std::vector<bool> varParamFlags(Type fn) {
+  std::lock_guard<std::mutex> lock(varFlagsMu);
+  auto it = varFlagsTable().find(fn);
+  return it == varFlagsTable().end() ? std::vector<bool>{} : it->second;
+}
+
 Type funcValueType(const std::vector<Type>& withs, const std::vector<Type>& params,
                    const std::vector<bool>& varParams, Type result) {
   std::vector<Type> ps{Type::token()};
   ps.insert(ps.end(), withs.begin(), withs.end());
   ps.insert(ps.end(), params.begin(), params.end());
   std::vector<Type> rs{Type::token(), result ? result : Type::null()};
+  bool anyVar = false;
   for (size_t i = 0; i < varParams.size() && i < params.size(); ++i)
-    if (varParams[i]) rs.push_back(params[i]);
-  return Type::func(ps, rs);
+    if (varParams[i]) {
+      rs.push_back(params[i]);
+      anyVar = true;
+    }
+  Type t = Type::func(ps, rs);
+  if (anyVar) {
+    // Which parameters are `var` is not part of the GIR type; remember it
+    // (with-parameters are never `var`).
+    std::vector<bool> flags(withs.size(), false);
+    flags.insert(flags.end(), varParams.begin(), varParams.end());
+    std::lock_guard<std::mutex> lock(varFlagsMu);
+    varFlagsTable().emplace(t, flags);
+  }
+  return t;
 }
 
 bool splitFuncValueType(Type t, std::vector<Type>& params, Type& result, size_t& varResults) {
