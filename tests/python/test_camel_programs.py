@@ -27,7 +27,7 @@ TIMEOUT_S = 60
 def camel_binary() -> str | None:
     for d in (os.environ.get("XACC_BUILD_DIR"), str(REPO / "build")):
         if d and (Path(d) / "bin" / "camel").is_file():
-            return str(Path(d) / "bin" / "camel")
+            return str((Path(d) / "bin" / "camel").resolve())
     return shutil.which("camel")
 
 
