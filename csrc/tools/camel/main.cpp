@@ -254,6 +254,8 @@ bool checkFile(const GlobalOptions& g, const CheckArgs& a, const std::string& pa
             support::DiagnosticEngine inner;
             compileProgram(tmp, opts, inner, prog);
             for (const auto& d : inner.diagnostics()) {
+              // Lexing and parsing diagnostics were reported by the parse above.
+              if (d.code.size() > 1 && d.code[1] == '1') continue;
               auto fix = [&](support::SourceLoc l) {
                 if (l.file && *l.file == tmp) l.file = file;
                 return l;
@@ -365,7 +367,10 @@ int main(int argc, char** argv) {
       continue;
     }
     if (!s.empty() && s[0] != '-') {
-      argvs.insert(argvs.begin() + long(i), "run");
+      std::error_code ec;
+      bool looksLikeProgram = (s.size() > 4 && s.compare(s.size() - 4, 4, ".cml") == 0) ||
+                              std::filesystem::is_regular_file(s, ec);
+      if (looksLikeProgram) argvs.insert(argvs.begin() + long(i), "run");
       break;
     }
   }
