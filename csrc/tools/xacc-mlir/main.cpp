@@ -12,6 +12,7 @@
 #include <ATen/ATen.h>
 #include <CLI/CLI.hpp>
 
+#include <algorithm>
 #include <cstdio>
 #include <fstream>
 #include <iostream>
@@ -93,6 +94,8 @@ int main(int argc, char** argv) {
   app.add_flag("--stats", stats, "--run: print compile statistics");
   app.add_option("--dyn-size", dynSize, "size of dynamic dims for --run");
   app.add_option("--seed", seed, "random seed for --run");
+  bool split = false;
+  app.add_flag("--split-input-file", split, "process each '// -----' chunk separately");
   CLI11_PARSE(app, argc, argv);
 
   std::string text;
@@ -111,8 +114,9 @@ int main(int argc, char** argv) {
     text = ss.str();
   }
   backend::aten::registerAtenOps();
+  auto processChunk = [&](const std::string& text, const std::string& name) -> int {
   support::DiagnosticEngine diag;
-  auto module = ir::parseModule(text, input, diag);
+  auto module = ir::parseModule(text, name, diag);
   if (!module || !ir::verifyModule(*module, diag)) {
     std::cerr << diag.renderAllText();
     return 1;
@@ -179,4 +183,20 @@ int main(int argc, char** argv) {
   for (const auto& r : st.fallbackReasons) std::cout << "fallback: " << r << "\n";
   std::cout << (ok ? "PASS" : "FAIL") << "\n";
   return ok ? 0 : 1;
+};
+  if (!split) return processChunk(text, input);
+  int status = 0, index = 0;
+  size_t pos = 0;
+  while (pos <= text.size()) {
+    size_t next = text.find("// -----", pos);
+    std::string chunk = text.substr(pos, next == std::string::npos ? std::string::npos : next - pos);
+    // Keep line numbers of later chunks right for diagnostics.
+    std::string pad(static_cast<size_t>(std::count(text.begin(), text.begin() + pos, '\n')), '\n');
+    std::cout << "// chunk " << index++ << "\n";
+    status |= processChunk(pad + chunk, input);
+    if (next == std::string::npos) break;
+    pos = text.find('\n', next);
+    pos = pos == std::string::npos ? text.size() + 1 : pos + 1;
+  }
+  return status;
 }

@@ -424,6 +424,17 @@ Rule binary(std::function<int(Lowerer&, const Args&, int, int)> f) {
 Rule binaryOp(const char* op) {
   return binary([op](Lowerer& L, const Args&, int x, int y) { return L.bin(op, x, y); });
 }
+/// Integer division traps on a zero divisor where ATen raises an error, so
+/// integer division-like ops stay on the ATen path.
+void floatOnly(const Lowerer& L, int x, const char* what) {
+  if (!isFloatD(L.dtype(x))) throw Failure{std::string(what) + " on integers (ATen checks for zero divisors)"};
+}
+Rule divLike(const char* op) {
+  return binary([op](Lowerer& L, const Args&, int x, int y) {
+    floatOnly(L, x, op);
+    return L.bin(op, x, y);
+  });
+}
 Rule compare(const char* pred) {
   return [pred](Lowerer& L, const Args& a) { return std::vector<int>{L.cmp(pred, a.value("self"), a.value("other"))}; };
 }
@@ -539,8 +550,11 @@ const std::map<std::string, Rule>& rules() {
       t["aten.sub" + s] = addLike("sub");
       t["aten.mul" + s] = binaryOp("mul");
       t["aten.div" + s] = binaryOp("div");
-      t["aten.remainder" + s] = binary([](Lowerer& L, const Args&, int x, int y) { return remainder(L, x, y); });
-      t["aten.fmod" + s] = binaryOp("fmod");
+      t["aten.remainder" + s] = binary([](Lowerer& L, const Args&, int x, int y) {
+        floatOnly(L, x, "remainder");
+        return remainder(L, x, y);
+      });
+      t["aten.fmod" + s] = divLike("fmod");
       t["aten.eq" + s] = compare("eq");
       t["aten.ne" + s] = compare("ne");
       t["aten.lt" + s] = compare("lt");
@@ -559,15 +573,20 @@ const std::map<std::string, Rule>& rules() {
     t["aten.div.Tensor_mode"] = t["aten.div.Scalar_mode"] = binary([](Lowerer& L, const Args& a, int x, int y) {
       std::string mode = a.str("rounding_mode");
       if (mode.empty()) return L.bin("div", x, y);
+      floatOnly(L, x, "div");
       if (mode == "floor") return L.bin("floordiv", x, y);
       int q = L.bin("div", x, y);
       return isFloatD(L.dtype(q)) ? L.un("trunc", q) : q;
     });
-    t["aten.floor_divide.default"] = t["aten.floor_divide.Scalar"] = binaryOp("floordiv");
+    t["aten.floor_divide.default"] = t["aten.floor_divide.Scalar"] = divLike("floordiv");
     t["aten.maximum.default"] = binaryOp("max");
     t["aten.minimum.default"] = binaryOp("min");
     t["aten.atan2.default"] = binaryOp("atan2");
-    t["aten.pow.Tensor_Tensor"] = binaryOp("pow");
+    t["aten.pow.Tensor_Tensor"] = [](Lowerer& L, const Args& a) {
+      int x = in(L, a, "self"), e = in(L, a, "exponent");
+      if (!isFloatD(L.dtype(x))) throw Failure{"integer pow (ATen checks negative exponents)"};
+      return std::vector<int>{finish(L, a, L.bin("pow", x, e))};
+    };
     // x ** c: small integer exponents become multiplications.
     t["aten.pow.Tensor_Scalar"] = [](Lowerer& L, const Args& a) {
       int x = in(L, a, "self");

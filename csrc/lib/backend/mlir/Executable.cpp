@@ -360,7 +360,9 @@ private:
       int64_t rows = k.outputs.empty() ? 0 : (k.at(k.outputs[0]).shape.empty() ? 0 : k.at(k.outputs[0]).shape[0]);
       for (size_t i = 0; i < tensors.size(); ++i)
         if (tensors[i].defined())
-          addMemref(tensors[i], tensors[i].dim() == k.at(k.outputs[0]).shape.size() && tensors[i].size(0) == rows);
+          addMemref(tensors[i], tensors[i].dim() > 0 &&
+                                    tensors[i].dim() == static_cast<int64_t>(k.at(k.outputs[0]).shape.size()) &&
+                                    tensors[i].size(0) == rows);
       std::vector<int64_t> scalarStore(r.inSlots.size());
       size_t si = 0;
       for (size_t i = 0; i < r.inSlots.size(); ++i) {
