@@ -296,10 +296,8 @@ LV Lowerer::readBinding(Binding* b, const SourceRange& at) {
     cell = v;
   } else {
     auto it = cx_->env.find(b);
-    if (it == cx_->env.end() || !it->second) {
-      report(diags_, Diag::UnresolvedReference, at.loc(), {b->name});
-      return {};
-    }
+    // Not bound: its declaration failed to lower and was reported.
+    if (it == cx_->env.end() || !it->second) return {};
     if (!b->isCell) return {it->second, it->second->type()};
     cell = it->second;
   }

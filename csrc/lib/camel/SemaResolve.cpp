@@ -306,7 +306,8 @@ void Resolver::bindParams(FuncInfo* f) {
     b->isParam = true;
     b->isWith = isWith;
     b->declared = t;
-    declare(b, p.name.range);
+    // A duplicate parameter was reported by resolveSignature.
+    if (!scopes_.back().count(b->name)) declare(b, p.name.range);
     prog_.paramBindings[&p] = b;
   };
   for (size_t i = 0; i < f->sig->withParams.size(); ++i)
