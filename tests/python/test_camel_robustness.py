@@ -115,7 +115,7 @@ def check_output(proc: subprocess.CompletedProcess) -> str | None:
         except json.JSONDecodeError:
             return f"non-JSON output line: {line[:200]!r}"
         if diag.get("severity") == "error" and diag.get("code") != "E1000":
-            if not re.fullmatch(r"E1\d{3}", diag.get("code", "")) or diag.get("line", 0) < 1:
+            if not re.fullmatch(r"E[12]\d{3}", diag.get("code", "")) or diag.get("line", 0) < 1:
                 return f"bad diagnostic: {line[:200]}"
     return None
 
