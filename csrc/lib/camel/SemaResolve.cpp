@@ -540,6 +540,19 @@ void Resolver::resolveName(NameExpr* n) {
 
 void Resolver::resolveExpr(Expr* e) {
   if (!e) return;
+  // Left-nested operator chains parse without recursion; analysing them
+  // recurses, so bound the depth (lowering then never sees deeper trees).
+  struct Depth {
+    size_t& d;
+    explicit Depth(size_t& x) : d(x) { ++d; }
+    ~Depth() { --d; }
+  } depth(exprDepth_);
+  if (exprDepth_ > kMaxExprDepth) {
+    if (!depthReported_)
+      report(diags_, Diag::NestingTooDeep, e->loc(), {std::to_string(kMaxExprDepth)});
+    depthReported_ = true;
+    return;
+  }
   switch (e->kind()) {
     case NodeKind::Name: resolveName(cast<NameExpr>(e)); return;
     case NodeKind::Assign: {

@@ -59,6 +59,9 @@ private:
   bool inGlobalInit_ = false;
   std::vector<std::pair<FuncInfo*, Binding*>> uses_;
   std::unordered_map<FuncInfo*, std::vector<FuncInfo*>> pendingSelf_;
+  static constexpr size_t kMaxExprDepth = 1000;
+  size_t exprDepth_ = 0;
+  bool depthReported_ = false;
 };
 
 }  // namespace xacc::camel::sema
