@@ -1,8 +1,7 @@
 // Entry points of the Camel front end used by tools and bindings: load a
-// source file into the SourceManager and run the stages on it. Today the
-// stages are lexing and parsing; semantic analysis and lowering to GIR will
-// be added here so that every tool drives the same pipeline. Failures are
-// reported into the DiagnosticEngine; nothing throws.
+// source file into the SourceManager, lex and parse it. Semantic analysis and
+// lowering to GIR build on parseFile (Compiler.h: compileProgram). Failures
+// are reported into the DiagnosticEngine; nothing throws.
 #pragma once
 
 #include <string>
