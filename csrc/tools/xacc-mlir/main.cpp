@@ -13,6 +13,8 @@
 #include <CLI/CLI.hpp>
 
 #include <algorithm>
+#include <chrono>
+#include <functional>
 #include <cstdio>
 #include <fstream>
 #include <iostream>
@@ -95,6 +97,8 @@ int main(int argc, char** argv) {
   app.add_option("--dyn-size", dynSize, "size of dynamic dims for --run");
   app.add_option("--seed", seed, "random seed for --run");
   bool split = false;
+  int bench = 0;
+  app.add_option("--bench", bench, "--run: time N runs of the xpu executable, the ATen path and x.clone()");
   app.add_flag("--split-input-file", split, "process each '// -----' chunk separately");
   CLI11_PARSE(app, argc, argv);
 
@@ -182,6 +186,37 @@ int main(int argc, char** argv) {
               << st.diskCacheHits << "\n";
   for (const auto& r : st.fallbackReasons) std::cout << "fallback: " << r << "\n";
   std::cout << (ok ? "PASS" : "FAIL") << "\n";
+  if (bench > 0) {
+    // Median wall time of `bench` calls of f, in seconds.
+    auto time = [&](const std::function<void()>& f) {
+      std::vector<double> ts;
+      f();
+      for (int i = 0; i < bench; ++i) {
+        auto t0 = std::chrono::steady_clock::now();
+        f();
+        ts.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+      }
+      std::sort(ts.begin(), ts.end());
+      return ts[ts.size() / 2];
+    };
+    double bytes = 0;
+    for (const auto& a : args)
+      if (backend::aten::isTensorDatum(a)) bytes += double(backend::aten::tensorOf(a).nbytes());
+    for (const auto& r : got)
+      if (backend::aten::isTensorDatum(r)) bytes += double(backend::aten::tensorOf(r).nbytes());
+    std::vector<ir::Datum> out;
+    double tx = time([&] { exe->run(args, out, diag); });
+    double ta = time([&] { interp.run(*g, args, out); });
+    at::Tensor big;
+    for (const auto& a : args)
+      if (backend::aten::isTensorDatum(a) && (!big.defined() || backend::aten::tensorOf(a).numel() > big.numel()))
+        big = backend::aten::tensorOf(a);
+    double tc = big.defined() ? time([&] { (void)big.clone(); }) : 0;
+    double copyBytes = big.defined() ? 2.0 * double(big.nbytes()) : 0;
+    std::printf("bench: xpu %.3f ms %.2f GB/s | aten %.3f ms %.2f GB/s | clone %.3f ms %.2f GB/s | xpu/clone %.2f\n",
+                tx * 1e3, bytes / tx / 1e9, ta * 1e3, bytes / ta / 1e9, tc * 1e3, copyBytes / tc / 1e9,
+                (bytes / tx) / (copyBytes / tc));
+  }
   return ok ? 0 : 1;
 };
   if (!split) return processChunk(text, input);

@@ -10,8 +10,9 @@
 // shapes, contiguity): the variant for the declared static types is compiled
 // up front, others on first use. Compiled kernels are shared process-wide by
 // kernel text (the in-memory cache) and stored in XACC_CACHE_DIR (Jit.cpp).
-// Large kernels are split over their outermost dimension across the ATen
-// thread pool; each chunk is the same kernel on a sub-view.
+// Large kernels whose rows are independent are compiled with a dynamic row
+// dim and split over rows across the ATen thread pool; each chunk is the same
+// kernel called on sub-views of the row-indexed buffers.
 #include <ATen/ATen.h>
 #include <ATen/Parallel.h>
 
@@ -270,6 +271,14 @@ private:
       noteFailure(r, v->error);
       return v;
     }
+    // Kernels big enough to be worth threads get a dynamic row dim, so the
+    // same code runs on any row range (and any row count).
+    const KernelIR& k = v->kernel;
+    if (opts_.parallel && at::get_num_threads() > 1 && splittableOverDim0(k) &&
+        numelOf(k.at(k.outputs[0]).shape) >= opts_.parallelThreshold) {
+      v->parallel = true;
+      v->kernel.dynRows = k.at(k.outputs[0]).shape[0];
+    }
     std::string text = emitKernelMlir(v->kernel);
     std::string cacheKey = (jit_.fastMath ? "F" : "E") + std::to_string(jit_.optLevel) + text;
     {
@@ -299,7 +308,6 @@ private:
       std::lock_guard<std::mutex> cl(KernelCache::get().mu);
       KernelCache::get().kernels.emplace(cacheKey, v->fn);
     }
-    v->parallel = opts_.parallel && splittableOverDim0(v->kernel);
     return v;
   }
 
@@ -381,10 +389,14 @@ private:
       for (auto& o : outs) addMemref(o, true);
       v->fn->call(p.args.data());
     };
-    // Chunks change sizes, which static-shape kernels bake in; a chunked kernel
-    // is only used when its outer dim is dynamic (not yet generated), so for now
-    // every kernel runs whole.
-    launch(0, 0, false);
+    if (v->parallel) {
+      const auto& shape = k.at(k.outputs[0]).shape;
+      int64_t rowElems = std::max<int64_t>(1, numelOf(shape) / shape[0]);
+      int64_t grain = std::max<int64_t>(1, opts_.parallelThreshold / 4 / rowElems);
+      at::parallel_for(0, shape[0], grain, [&](int64_t begin, int64_t end) { launch(begin, end, true); });
+    } else {
+      launch(0, 0, false);
+    }
     for (size_t i = 0; i < outs.size(); ++i) slots[r.outSlots[i]] = aten::makeTensorDatum(std::move(outs[i]));
     return true;
   }

@@ -64,6 +64,10 @@ struct KernelIR {
   std::vector<KInput> inputs;          ///< tensor arguments
   std::vector<ir::DType> scalars;      ///< scalar arguments: I64, F64 or Bool
   std::vector<int> outputs;            ///< node ids written to output buffers
+  /// When >= 0: every shape of the outputs' rank whose dim 0 is `dynRows` is
+  /// printed with a dynamic dim 0 (`?`), so one kernel runs on any row range;
+  /// the executable uses this to split kernels over rows across threads.
+  int64_t dynRows = -1;
 
   int add(KNode n) {
     nodes.push_back(std::move(n));

@@ -52,9 +52,21 @@ int bitWidth(DType d) {
   }
 }
 
+/// The row dimension printed as `?` (see KernelIR::dynRows) while a kernel
+/// with dynamic rows is being emitted on this thread.
+thread_local struct {
+  int64_t rows = -1;
+  size_t rank = 0;
+} tDynRows;
+
+bool isRowShape(const std::vector<int64_t>& shape) {
+  return tDynRows.rows >= 0 && shape.size() == tDynRows.rank && shape[0] == tDynRows.rows;
+}
+
 std::string shapeText(const std::vector<int64_t>& shape, DType d, const char* kind) {
   std::string s = std::string(kind) + "<";
-  for (int64_t n : shape) s += std::to_string(n) + "x";
+  for (size_t i = 0; i < shape.size(); ++i)
+    s += (i == 0 && isRowShape(shape) ? std::string("?") : std::to_string(shape[i])) + "x";
   return s + storageType(d) + ">";
 }
 std::string tensorType(const std::vector<int64_t>& shape, DType d) {
@@ -104,6 +116,14 @@ public:
   explicit Emitter(const KernelIR& k) : k_(k) {}
 
   std::string run(const EmitOptions& opts) {
+    tDynRows.rows = k_.dynRows;
+    tDynRows.rank = k_.outputs.empty() ? 0 : k_.at(k_.outputs[0]).shape.size();
+    std::string text = emit(opts);
+    tDynRows.rows = -1;
+    return text;
+  }
+
+  std::string emit(const EmitOptions& opts) {
     std::ostringstream sig;
     std::string body;
     sig << "func.func @" << opts.funcName << "(";
@@ -123,6 +143,11 @@ public:
     for (size_t i = 0; i < k_.inputs.size(); ++i)
       line() << "%tin" << i << " = bufferization.to_tensor %in" << i << " restrict : "
              << memrefType(k_.inputs[i]) << " to " << tensorType(k_.inputs[i].shape, k_.inputs[i].dtype);
+    if (k_.dynRows >= 0 && !k_.outputs.empty()) {
+      const KNode& o = k_.at(k_.outputs[0]);
+      line() << "%c0_idx = arith.constant 0 : index";
+      line() << "%nrows = memref.dim %out0, %c0_idx : " << shapeText(o.shape, o.dtype, "memref");
+    }
 
     // Reductions first, in topological order; then the outputs grouped by shape.
     for (size_t i = 0; i < k_.nodes.size(); ++i)
@@ -167,6 +192,9 @@ private:
     text_ << (started_ ? "\n  " : "  ");
     started_ = true;
     return text_;
+  }
+  static std::string empty(const std::vector<int64_t>& shape, DType d) {
+    return std::string("tensor.empty(") + (isRowShape(shape) ? "%nrows" : "") + ") : " + tensorType(shape, d);
   }
   std::string fresh(const char* prefix = "%v") { return prefix + std::to_string(counter_++); }
 
@@ -433,7 +461,7 @@ private:
       const KNode& n = k_.at(k_.outputs[i]);
       results.push_back(toStorage(b, value(b, k_.outputs[i], idx), n.dtype));
       std::string e = fresh("%e");
-      line() << e << " = tensor.empty() : " << tensorType(shape, n.dtype);
+      line() << e << " = " << empty(shape, n.dtype);
       outTensors.push_back({e, shape, n.dtype, mapText(b.rank, idx), fresh("%acc")});
       names.push_back(fresh("%r"));
       outputValue_[i] = names.back();
@@ -465,7 +493,7 @@ private:
     else
       line() << init << " = arith.constant " << ii << " : " << t;
     std::string e = fresh("%e"), filled = fresh("%f");
-    line() << e << " = tensor.empty() : " << tensorType(n.shape, d);
+    line() << e << " = " << empty(n.shape, d);
     line() << filled << " = linalg.fill ins(" << init << " : " << t << ") outs(" << e << " : "
            << tensorType(n.shape, d) << ") -> " << tensorType(n.shape, d);
     std::vector<std::string> iters(b.rank, "parallel");
