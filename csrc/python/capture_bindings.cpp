@@ -173,10 +173,14 @@ void bindCapture(py::module_& m) {
       .def_property_readonly("num_nodes", &cap::GraphBuilder::numNodes)
       .def_property_readonly("has_effects", &cap::GraphBuilder::hasEffects)
       .def("text", &cap::GraphBuilder::text)
-      .def("run_passes", [](cap::GraphBuilder& b, const std::string& pipeline) {
-        std::string error;
-        if (!b.runPasses(pipeline, error)) throw py::value_error(error);
-      })
+      .def(
+          "run_passes",
+          [](cap::GraphBuilder& b, const std::string& pipeline,
+             const std::map<std::string, std::string>& options) {
+            std::string error;
+            if (!b.runPasses(pipeline, error, options)) throw py::value_error(error);
+          },
+          py::arg("pipeline"), py::arg("options") = std::map<std::string, std::string>{})
       .def("compile", [](cap::GraphBuilder& b) {
         std::string error;
         auto g = b.compile(error);

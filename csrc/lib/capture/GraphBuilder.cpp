@@ -79,9 +79,11 @@ void GraphBuilder::setOutputs(const std::vector<int>& ids) {
 
 std::string GraphBuilder::text() const { return ir::printModule(*module_); }
 
-bool GraphBuilder::runPasses(std::string_view pipeline, std::string& error) {
+bool GraphBuilder::runPasses(std::string_view pipeline, std::string& error,
+                              const std::map<std::string, std::string>& options) {
   support::DiagnosticEngine diag;
   passes::PassManager pm(diag);
+  for (const auto& [k, v] : options) pm.setOption(k, v);
   if (!pm.addPipeline(pipeline) || !pm.run(*module_)) {
     error = diag.renderAllText();
     return false;

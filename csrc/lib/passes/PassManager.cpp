@@ -47,7 +47,7 @@ bool PassManager::addPipeline(std::string_view pipeline) {
 }
 
 bool PassManager::run(ir::Module& m) {
-  PassContext ctx{diag_, stats_, locs_};
+  PassContext ctx{diag_, stats_, locs_, &options_};
   for (auto& p : passes_) {
     auto t0 = std::chrono::steady_clock::now();
     bool ok = p->run(m, ctx);

@@ -28,6 +28,7 @@ struct Options {
   std::string input = "-";
   std::string output = "-";
   std::string passes;
+  std::vector<std::string> passOptions;
   std::string emit = "gir";
   std::string interpret;
   std::string engine = "interp";
@@ -92,6 +93,10 @@ int processChunk(const Options& opt, const std::string& text, const std::string&
   if (ok && !opt.passes.empty()) {
     ok = pm.addPipeline(opt.passes);
     pm.setVerifyEach(opt.verifyEach);
+    for (const std::string& kv : opt.passOptions) {
+      size_t eq = kv.find('=');
+      pm.setOption(kv.substr(0, eq), eq == std::string::npos ? std::string() : kv.substr(eq + 1));
+    }
     pm.setTextLocations(&locs);
     if (opt.printAfterAll)
       pm.setAfterPass([&](std::string_view pass, const ir::Module& mod) {
@@ -208,6 +213,7 @@ int realMain(int argc, char** argv) {
   app.add_option("input", opt.input, "input .gir file ('-' for stdin)");
   app.add_option("-o,--output", opt.output, "output file ('-' for stdout)");
   app.add_option("--passes", opt.passes, "comma-separated pass pipeline");
+  app.add_option("--pass-option", opt.passOptions, "pass option key=value (repeatable), e.g. device=cpu");
   app.add_option("--emit", opt.emit, "output form: gir or dot")->check(CLI::IsMember({"gir", "dot"}));
   app.add_option("--interpret", opt.interpret,
                  "run the named graph (its parameters must be !token) and print its results");

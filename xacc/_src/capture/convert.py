@@ -307,7 +307,10 @@ def _template(ctx: Ctx, v: T.Var, outs: list[int]) -> tuple:
 def _finish_graph(ctx: Ctx, outs: list[int]) -> Any:
     b = ctx.builder
     b.set_outputs(outs)
-    b.run_passes("dce" if b.has_effects else "dce,cse")
+    # dce/cse first, then make the graph single-device and tidy its effects
+    # (both keep behaviour; see csrc/lib/passes).
+    b.run_passes(("dce" if b.has_effects else "dce,cse") + ",erase-device-code,sequence-effects",
+                 {"device": ctx.device})
     return b.compile()
 
 

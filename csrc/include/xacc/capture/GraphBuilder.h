@@ -6,6 +6,7 @@
 // Values are referred to by small integer ids that stay valid until passes run.
 #pragma once
 
+#include <map>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -39,7 +40,8 @@ public:
   bool hasEffects() const { return token_ != nullptr; }
   std::string text() const;
   /// Verifies and runs a pass pipeline ("dce,cse") on the graph.
-  bool runPasses(std::string_view pipeline, std::string& error);
+  bool runPasses(std::string_view pipeline, std::string& error,
+                 const std::map<std::string, std::string>& options = {});
   /// Prepares the graph for execution; the builder is empty afterwards.
   std::shared_ptr<CompiledGraph> compile(std::string& error);
 

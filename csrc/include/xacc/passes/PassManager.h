@@ -19,10 +19,22 @@ namespace xacc::passes {
 /// Named counters ("cse.nodes-merged" -> 12).
 using Statistics = std::map<std::string, int64_t>;
 
+/// Pass options as `key=value` strings (`device=cpu`), shared by the pipeline.
+using PassOptions = std::map<std::string, std::string, std::less<>>;
+
 struct PassContext {
   support::DiagnosticEngine& diag;
   Statistics& stats;
   const ir::TextLocations* locs = nullptr;
+  const PassOptions* options = nullptr;
+  /// The value of option `key`, or `dflt` when it was not given.
+  std::string option(std::string_view key, std::string dflt = {}) const {
+    if (options) {
+      auto it = options->find(key);
+      if (it != options->end()) return it->second;
+    }
+    return dflt;
+  }
 };
 
 class Pass {
@@ -57,6 +69,7 @@ public:
     afterPass_ = std::move(cb);
   }
   void setTextLocations(const ir::TextLocations* l) { locs_ = l; }
+  void setOption(std::string key, std::string value) { options_[std::move(key)] = std::move(value); }
 
   bool run(ir::Module& m);
   const Statistics& stats() const { return stats_; }
@@ -69,6 +82,7 @@ private:
   bool verifyEach_ = false;
   std::function<void(std::string_view, const ir::Module&)> afterPass_;
   const ir::TextLocations* locs_ = nullptr;
+  PassOptions options_;
   Statistics stats_;
   std::vector<std::pair<std::string, double>> timings_;
 };
