@@ -98,7 +98,10 @@ public:
       case '%': case '@': case '^': {
         advance();
         size_t s = pos_;
-        while (pos_ < src_.size() && identChar(src_[pos_])) advance();
+        // Graph symbols may be qualified (`@geo::area`, `@geo::area$lambda3`).
+        while (pos_ < src_.size() &&
+               (identChar(src_[pos_]) || (c == '@' && (src_[pos_] == ':' || src_[pos_] == '$'))))
+          advance();
         if (pos_ == s) return error(t, std::string("expected a name after '") + c + "'");
         t.kind = c == '%' ? Tok::ValueName : c == '@' ? Tok::SymbolName : Tok::RegionName;
         t.text = src_.substr(s, pos_ - s);

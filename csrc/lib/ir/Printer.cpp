@@ -20,6 +20,14 @@ bool allDigits(const std::string& s) {
   return !s.empty();
 }
 
+/// Graph symbols keep `::` and `$` (qualified and generated names); the
+/// parser accepts both after '@'.
+std::string symbolName(const std::string& s) {
+  std::string out;
+  for (char c : s) out += (isIdentChar(c) || c == ':' || c == '$') ? c : '_';
+  return out.empty() ? "anon" : out;
+}
+
 std::string sanitize(const std::string& s) {
   std::string out;
   for (char c : s) out += isIdentChar(c) ? c : '_';
@@ -164,7 +172,7 @@ private:
 std::string printGraph(const Graph& g, const PrintOptions& opts) {
   std::string out;
   Printer p(out, opts);
-  p.graph(g, "graph @" + sanitize(g.name().empty() ? "anon" : g.name()), 0);
+  p.graph(g, "graph @" + symbolName(g.name()), 0);
   return out;
 }
 
@@ -175,7 +183,7 @@ std::string printModule(const Module& m, const PrintOptions& opts) {
     if (!first) out += '\n';
     first = false;
     Printer p(out, opts);
-    p.graph(*g, "graph @" + sanitize(g->name().empty() ? "anon" : g->name()), 0);
+    p.graph(*g, "graph @" + symbolName(g->name()), 0);
   }
   return out;
 }

@@ -1,8 +1,9 @@
 // Constant folding through the reference interpreter: a pure node whose
 // operands are all known constants is evaluated with its own interpreter rule,
-// so folding and execution can never disagree. Known values propagate through
-// nodes whose results have no attribute form (e.g. a list built from constants
-// feeding list.get), but only values with an attribute form replace nodes.
+// so folding and execution can never disagree. Known immutable values propagate
+// through nodes whose results have no attribute form (a tuple of constants
+// feeding tuple.get), but only values with an attribute form replace nodes.
+// Lists never count as known: they are mutable objects.
 // Values above the size cap are not folded (code size). A node whose
 // evaluation fails (division by zero) is left for run time to report.
 #include <unordered_map>
@@ -104,7 +105,9 @@ private:
         }
       }
       replacedAll = false;
-      known.emplace(r, results[i]);
+      // Lists are mutable identities: a later effect (an in-place builtin) may
+      // change the object, so their contents are never treated as known.
+      if (results[i].kind() != ir::DKind::List) known.emplace(r, results[i]);
     }
     if (replacedAll) {
       graph.erase(n);

@@ -145,8 +145,40 @@ private:
     return group;
   }
 
+  static bool isIntFast(Code c) {
+    switch (c) {
+      case Code::AddI: case Code::SubI: case Code::MulI: case Code::LtI: case Code::LeI:
+      case Code::GtI: case Code::GeI: case Code::EqI: case Code::NeI: return true;
+      default: return false;
+    }
+  }
+
+  /// `v` is an i64 constant (its value in `out`).
+  static bool intConst(const ir::Value* v, int64_t& out) {
+    const ir::Node* d = v->definingNode();
+    if (!d || !d->op().is(CoreOp::Const) || !v->type().isInt() || v->type().bitWidth() != 64)
+      return false;
+    const ir::Attr* a = d->attr("value");
+    if (!a || a->kind() != ir::Attr::Kind::Int) return false;
+    out = a->getInt();
+    return true;
+  }
+
+  /// A constant all of whose uses read it as an immediate needs no slot.
+  static bool onlyImmediateUses(const ir::Node& n) {
+    if (!n.op().is(CoreOp::Const) || n.numResults() != 1) return false;
+    int64_t k;
+    if (!intConst(n.result(0), k)) return false;
+    for (const ir::Use& u : n.result(0)->uses()) {
+      if (!u.user || u.index != 1 || !isIntFast(fastCode(*u.user)) || u.user->operand(0) == n.result(0))
+        return false;
+    }
+    return n.result(0)->hasUses();
+  }
+
   void emitNode(const ir::Node& n, std::unordered_map<const ir::Value*, uint32_t>& slot,
                 bool tailCandidate, const ir::Graph* g = nullptr) {
+      if (onlyImmediateUses(n)) return;
       // Tail position: the last live node yields exactly the results, in order.
       bool tail = false;
       if (tailCandidate && g && n.numResults() == g->results().size()) {
@@ -161,7 +193,14 @@ private:
       in.node = &n;
       in.code = fastCode(n);
       in.tail = tail && (in.code == Code::Call || in.code == Code::Apply);
-      operands(in, n, slot);
+      if (isIntFast(in.code) && intConst(n.operand(1), in.imm)) {
+        in.hasImm = true;
+        in.opBegin = uint32_t(p_.operandSlots.size());
+        in.opCount = 1;
+        p_.operandSlots.push_back(slot.at(n.operand(0)));
+      } else {
+        operands(in, n, slot);
+      }
       results(in, n, slot);
       if (in.code == Code::Const) {
         if (!ir::attrToDatum(*n.attr("value"), n.result(0)->type(), in.constant)) in.code = Code::Generic;

@@ -39,6 +39,8 @@ struct Instr {
   const ir::Graph* target = nullptr;   ///< Call: callee
   mutable const Program* prog = nullptr;   ///< compiled `target`, resolved on first use
   ir::Datum constant;
+  bool hasImm = false;  ///< integer fast ops: operand 1 is `imm`, not a slot
+  int64_t imm = 0;
 };
 
 struct Program {

@@ -279,18 +279,20 @@ bool Runtime::execute(size_t baseDepth) {
     size_t base = f->base;
     const uint32_t* ops = p.operandSlots.data() + in.opBegin;
     auto S = [&](uint32_t i) -> ir::Datum& { return stack_[base + ops[i]]; };
+    // Second integer operand: an immediate folded from a constant, or a slot.
+    auto I1 = [&]() -> int64_t { return in.hasImm ? in.imm : S(1).asInt(); };
     ir::Datum* dst = &stack_[base + in.dst];
     switch (in.code) {
       case Code::Const: *dst = in.constant; break;
-      case Code::AddI: *dst = ir::Datum::integer(int64_t(uint64_t(S(0).asInt()) + uint64_t(S(1).asInt()))); break;
-      case Code::SubI: *dst = ir::Datum::integer(int64_t(uint64_t(S(0).asInt()) - uint64_t(S(1).asInt()))); break;
-      case Code::MulI: *dst = ir::Datum::integer(int64_t(uint64_t(S(0).asInt()) * uint64_t(S(1).asInt()))); break;
-      case Code::LtI: *dst = ir::Datum::boolean(S(0).asInt() < S(1).asInt()); break;
-      case Code::LeI: *dst = ir::Datum::boolean(S(0).asInt() <= S(1).asInt()); break;
-      case Code::GtI: *dst = ir::Datum::boolean(S(0).asInt() > S(1).asInt()); break;
-      case Code::GeI: *dst = ir::Datum::boolean(S(0).asInt() >= S(1).asInt()); break;
-      case Code::EqI: *dst = ir::Datum::boolean(S(0).asInt() == S(1).asInt()); break;
-      case Code::NeI: *dst = ir::Datum::boolean(S(0).asInt() != S(1).asInt()); break;
+      case Code::AddI: *dst = ir::Datum::integer(int64_t(uint64_t(S(0).asInt()) + uint64_t(I1()))); break;
+      case Code::SubI: *dst = ir::Datum::integer(int64_t(uint64_t(S(0).asInt()) - uint64_t(I1()))); break;
+      case Code::MulI: *dst = ir::Datum::integer(int64_t(uint64_t(S(0).asInt()) * uint64_t(I1()))); break;
+      case Code::LtI: *dst = ir::Datum::boolean(S(0).asInt() < I1()); break;
+      case Code::LeI: *dst = ir::Datum::boolean(S(0).asInt() <= I1()); break;
+      case Code::GtI: *dst = ir::Datum::boolean(S(0).asInt() > I1()); break;
+      case Code::GeI: *dst = ir::Datum::boolean(S(0).asInt() >= I1()); break;
+      case Code::EqI: *dst = ir::Datum::boolean(S(0).asInt() == I1()); break;
+      case Code::NeI: *dst = ir::Datum::boolean(S(0).asInt() != I1()); break;
       case Code::AddF: *dst = ir::Datum::real(S(0).asFloat() + S(1).asFloat()); break;
       case Code::SubF: *dst = ir::Datum::real(S(0).asFloat() - S(1).asFloat()); break;
       case Code::MulF: *dst = ir::Datum::real(S(0).asFloat() * S(1).asFloat()); break;
