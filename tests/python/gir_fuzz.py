@@ -11,9 +11,11 @@ refresh the fixed subset in tests/lit/robustness/corpus/.
 
 from __future__ import annotations
 
+import bisect
 import pathlib
 import random
 import re
+import subprocess
 
 REPO = pathlib.Path(__file__).resolve().parents[2]
 
@@ -227,6 +229,66 @@ def generate_corpus(count: int = 3000, seed: int = 0x5EED) -> list[tuple[str, by
             names.append(m.__name__[2:])
         out.append((f"{i:04d}-{'+'.join(names)}", data))
     return out[:count] if count >= len(DEEP_KINDS) * 2 + 6 else out
+
+
+# Classifying xacc-opt's answers. One process per input is the plain way, but a
+# build of xacc-opt that links libtorch spends ~0.3-1.5 s loading it per start, so
+# inputs are sent in batches as the chunks of one --split-input-file run: each chunk
+# is parsed and verified on its own, and diagnostics keep the chunk's line numbers,
+# which attributes them. A `// -----` line inside an input is rewritten to
+# `//------` first (alone it is a comment either way). A batch whose run crashes,
+# hangs or reports an unattributable error is rerun one input at a time.
+LOCATED = re.compile(r"^[^:\n]+:\d+:\d+: error\[E\d{4}\]", re.M)
+STDIN_ERROR = re.compile(r"^<stdin>:(\d+):\d+: error\[E\d{4}\]", re.M)
+# Diagnostic headers start in column 0; quoted source lines are indented.
+ANY_ERROR = re.compile(r"^\S[^\n]*?: error(\[E\d{4}\])?: ", re.M)
+SEPARATOR = re.compile(rb"^// -----", re.M)
+
+
+def classify_one(tool: str, path: pathlib.Path, *flags: str,
+                 timeout: float = 10) -> tuple[str, str]:
+    """One xacc-opt run: ('ok'|'rejected'|'crash'|'hang'|'bad-exit'|'unlocated', detail)."""
+    try:
+        r = subprocess.run([tool, str(path), *flags], capture_output=True, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        return "hang", f"no answer within {timeout:g}s"
+    err = r.stderr.decode("utf-8", errors="replace")
+    if r.returncode < 0:
+        return "crash", f"signal {-r.returncode}: {err[-500:]}"
+    if r.returncode == 0:
+        return "ok", ""
+    if r.returncode != 1:
+        return "bad-exit", f"exit {r.returncode}: {err[-500:]}"
+    if not LOCATED.search(err):
+        return "unlocated", err[:500]
+    return "rejected", ""
+
+
+def classify_batch(tool: str, paths: list[pathlib.Path], *flags: str,
+                   timeout_per_input: float = 10) -> list[tuple[str, str]]:
+    """classify_one for each path, through one --split-input-file run when possible."""
+    parts, starts, line = [], [], 1
+    for p in paths:
+        data = SEPARATOR.sub(b"//------", p.read_bytes())
+        if not data.endswith(b"\n"):
+            data += b"\n"
+        starts.append(line)
+        parts.append(data)
+        line += data.count(b"\n") + 1
+    try:
+        r = subprocess.run([tool, "-", "--split-input-file", *flags],
+                           input=b"// -----\n".join(parts), capture_output=True,
+                           timeout=30 + timeout_per_input * len(paths) / 10)
+        err = r.stderr.decode("utf-8", errors="replace")
+        sections = re.split(rb"^// -----\n", r.stdout, flags=re.M)
+        located = [int(m.group(1)) for m in STDIN_ERROR.finditer(err)]
+        attributable = len(located) == len(ANY_ERROR.findall(err))
+        if r.returncode in (0, 1) and len(sections) == len(paths) and attributable:
+            rejected = {bisect.bisect_right(starts, ln) - 1 for ln in located}
+            return [("rejected", "") if i in rejected else ("ok", "") for i in range(len(paths))]
+    except subprocess.TimeoutExpired:
+        pass
+    return [classify_one(tool, p, *flags, timeout=timeout_per_input) for p in paths]
 
 
 def write_lit_subset(directory: pathlib.Path, tool: str, size: int = 200,
