@@ -95,7 +95,7 @@ TEST_F(StdlibTest, OverloadsAndModules) {
   EXPECT_FALSE(isStdlibModule(""));
   std::string md = stdlibTableMarkdown();
   EXPECT_NE(md.find("| math | `sqrt` | `math::sqrt` | 0 | 1 |  | pure | `(x: "
-                    "int | float): float` |"),
+                    "int \\| float): float` |"),
             std::string::npos)
       << md;
   EXPECT_NE(md.find("| (global) | `append` | `append` | 1 | 1 | 1 | effect |"), std::string::npos);

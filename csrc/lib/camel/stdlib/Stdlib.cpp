@@ -342,9 +342,11 @@ std::string stdlibTableMarkdown() {
     std::string vars;
     for (int v : e.varOperands) vars += (vars.empty() ? "" : ", ") + std::to_string(v);
     std::string eff = !e.deterministic ? "effect, nondet" : e.effectful ? "effect" : "pure";
+    std::string sig;  // `|` would end the table cell, even inside backquotes
+    for (char c : e.signature) sig += c == '|' ? std::string("\\|") : std::string(1, c);
     s += fmt::format("| {} | `{}` | `{}` | {} | {} | {} | {} | `{}` |\n",
                      e.module.empty() ? "(global)" : e.module, e.name, e.gir, count(e.withParams),
-                     count(e.params), vars, eff, e.signature);
+                     count(e.params), vars, eff, sig);
   }
   return s;
 }
