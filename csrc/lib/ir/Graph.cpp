@@ -3,6 +3,7 @@
 #include "xacc/ir/Graph.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cassert>
 #include <unordered_map>
 
@@ -93,6 +94,11 @@ bool Node::hasEffects() const {
   for (size_t i = 0; i < numResults_; ++i)
     if (results_[i].type().isToken()) return true;
   return false;
+}
+
+uint64_t Node::nextEpoch() {
+  static std::atomic<uint64_t> counter{0};
+  return ++counter;
 }
 
 bool Node::allResultsUnused() const {

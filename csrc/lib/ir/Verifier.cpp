@@ -10,20 +10,30 @@ namespace xacc::ir {
 
 namespace {
 
+struct Defined {
+  const Graph* graph;
+  uint64_t epoch;
+  bool has(const Value* v) const {
+    if (v->isParam()) return v->ownerGraph() == graph;
+    const Node* d = v->definingNode();
+    return d->parent() == graph && d->epoch == epoch;
+  }
+};
+
 class Verifier {
 public:
   Verifier(support::DiagnosticEngine& diag, const TextLocations* locs, const Module* module)
       : diag_(diag), locs_(locs), module_(module) {}
 
   bool graph(const Graph& g) {
-    std::unordered_set<const Value*> defined;
-    defined.reserve(g.numNodes() * 2 + g.numParams());
-    for (size_t i = 0; i < g.numParams(); ++i) defined.insert(g.param(i));
+    // "Defined before use" without a hash set: nodes already walked carry this
+    // walk's epoch stamp; parameters are recognised by their owner.
+    Defined defined{&g, Node::nextEpoch()};
     bool ok = true;
     std::vector<Type> operandTypes, inferred, declared;
     for (Node* n : g) {
       ok &= node(*n, defined, operandTypes, inferred, declared);
-      for (size_t i = 0; i < n->numResults(); ++i) defined.insert(n->result(i));
+      n->epoch = defined.epoch;
     }
     if (g.results().size() != g.resultTypes().size()) {
       graphError(g, "E0209", "graph returns " + std::to_string(g.results().size()) +
@@ -32,7 +42,7 @@ public:
     }
     for (size_t i = 0; i < g.results().size(); ++i) {
       const Value* v = g.results()[i];
-      if (!v || !defined.count(v)) {
+      if (!v || !defined.has(v)) {
         graphError(g, "E0210", "graph '" + g.name() + "' returns a value not defined in it");
         ok = false;
         continue;
@@ -66,7 +76,7 @@ private:
     return false;
   }
 
-  bool node(const Node& n, const std::unordered_set<const Value*>& defined,
+  bool node(const Node& n, const Defined& defined,
             std::vector<Type>& operandTypes, std::vector<Type>& inferred,
             std::vector<Type>& declared) {
     const OpInfo& op = n.op();
@@ -88,7 +98,7 @@ private:
     operandTypes.clear();
     for (size_t i = 0; i < n.numOperands(); ++i) {
       const Value* v = n.operand(i);
-      if (!v || !defined.count(v))
+      if (!v || !defined.has(v))
         return error(n, "E0210", "operand " + std::to_string(i) + " is not defined before use");
       operandTypes.push_back(v->type());
     }

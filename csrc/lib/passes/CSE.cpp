@@ -76,16 +76,24 @@ public:
     int64_t merged = 0;
     for (auto& g : m.graphs())
       forEachGraph(*g, [&](ir::Graph& graph) {
-        std::unordered_map<Key, ir::Node*, KeyHash, KeyEq> seen;
-        seen.reserve(graph.numNodes());
+        // Open addressing over node pointers: one flat array, no per-entry
+        // allocation, so the pass stays linear and cache-friendly at 1M nodes.
+        size_t cap = 16;
+        while (cap < graph.numNodes() * 2) cap <<= 1;
+        std::vector<ir::Node*> table(cap, nullptr);
+        KeyHash hash;
+        KeyEq eq;
         for (ir::Node* n = graph.front(); n;) {
           ir::Node* next = n->next();
           if (n->isPure() && n->numRegions() == 0 && !n->op().has(ir::kCallLike) &&
               !createsIdentity(n)) {
-            auto [it, inserted] = seen.emplace(Key{n}, n);
-            if (!inserted) {
-              for (size_t i = 0; i < n->numResults(); ++i)
-                n->result(i)->replaceAllUsesWith(it->second->result(i));
+            size_t i = hash(Key{n}) & (cap - 1);
+            while (table[i] && !eq(Key{table[i]}, Key{n})) i = (i + 1) & (cap - 1);
+            if (!table[i]) {
+              table[i] = n;
+            } else {
+              for (size_t r = 0; r < n->numResults(); ++r)
+                n->result(r)->replaceAllUsesWith(table[i]->result(r));
               graph.erase(n);
               ++merged;
             }

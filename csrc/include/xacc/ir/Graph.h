@@ -103,6 +103,11 @@ public:
   bool isPure() const { return !hasEffects() && !op_->has(kNondeterministic); }
   bool allResultsUnused() const;
 
+  /// Scratch stamp for linear-time walks (the verifier's "defined before use"
+  /// check): a walk takes a fresh epoch from `nextEpoch()` and stamps nodes.
+  mutable uint64_t epoch = 0;
+  static uint64_t nextEpoch();
+
 private:
   friend class Graph;
   Node(const OpInfo* op, size_t numResults);
