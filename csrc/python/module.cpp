@@ -13,6 +13,14 @@
 
 namespace xacc::python {
 
+/// Diagnostics quote user input, which may not be valid UTF-8: decode with
+/// replacement characters rather than failing while reporting the failure.
+static py::str lossyStr(const std::string& s) {
+  PyObject* o = PyUnicode_DecodeUTF8(s.data(), Py_ssize_t(s.size()), "replace");
+  if (!o) throw py::error_already_set();
+  return py::reinterpret_steal<py::str>(o);
+}
+
 void raiseDiagnostics(const support::DiagnosticEngine& diag, const char* kind) {
   py::object errors = py::module_::import("xacc.errors");
   py::list items;
@@ -20,13 +28,13 @@ void raiseDiagnostics(const support::DiagnosticEngine& diag, const char* kind) {
     py::dict item;
     item["severity"] = support::severityName(d.severity);
     item["code"] = d.code;
-    item["file"] = d.loc.file ? *d.loc.file : std::string();
+    item["file"] = lossyStr(d.loc.file ? *d.loc.file : std::string());
     item["line"] = d.loc.line;
     item["col"] = d.loc.col;
-    item["message"] = d.message;
+    item["message"] = lossyStr(d.message);
     items.append(item);
   }
-  py::object exc = errors.attr(kind)(diag.renderAllText(), items);
+  py::object exc = errors.attr(kind)(lossyStr(diag.renderAllText()), items);
   PyErr_SetObject(exc.get_type().ptr(), exc.ptr());
   throw py::error_already_set();
 }
