@@ -5,7 +5,7 @@
 #   make build    incremental CMake build in build/ (Ninja, ccache)
 #   make test     every suite (GoogleTest, lit, pytest), one summary line each
 #   make run      the main job (RUN_CMD below)
-#   make bench    benchmarks (benchmarks/ir)
+#   make bench    benchmarks/*/run.py (BENCH=ir,camel for some)
 #   make clean    remove the build tree and the linked extension
 #
 # Variables: PYTHON (interpreter to install into), XACC_BUILD_DIR (build tree),
@@ -21,6 +21,7 @@ export XACC_BUILD_DIR
 BUILD_DIR := $(XACC_BUILD_DIR)
 BIN_DIR ?= /usr/local/bin
 TOOLS := xacc-opt camel
+comma := ,
 
 # Steps of `install` must run in order even under `make -j`.
 .NOTPARALLEL:
@@ -70,12 +71,21 @@ test: install
 run: install
 	$(RUN_CMD)
 
+# Every benchmarks/<area>/run.py, the IR core first; BENCH=ir,camel picks areas.
+BENCH ?=
 bench: install
-	@if [ -f benchmarks/ir/run.py ]; then \
-	  $(PYTHON) benchmarks/ir/run.py; \
-	else \
-	  echo "make bench: benchmarks/ir/run.py does not exist yet; nothing to run." >&2; exit 1; \
-	fi
+	@set -- $(subst $(comma), ,$(BENCH)); \
+	if [ $$# -eq 0 ]; then \
+	  set -- $$(ls benchmarks/*/run.py 2>/dev/null | cut -d/ -f2 | sort \
+	            | awk '$$0=="ir"{print; next} {rest=rest" "$$0} END{print rest}'); \
+	fi; \
+	if [ $$# -eq 0 ]; then echo "make bench: no benchmarks/*/run.py yet" >&2; exit 1; fi; \
+	status=0; \
+	for area in "$$@"; do \
+	  echo "===== benchmarks/$$area ====="; \
+	  $(PYTHON) benchmarks/$$area/run.py || status=1; \
+	done; \
+	exit $$status
 
 clean:
 	rm -rf $(BUILD_DIR) *.egg-info
