@@ -60,6 +60,10 @@ Datum Datum::object(DKind kind, Object* o) {
   return d;
 }
 
+void Datum::releaseHeap() {
+  if (u_.o->refs.fetch_sub(1, std::memory_order_acq_rel) == 1) delete u_.o;
+}
+
 const std::string& Datum::asStr() const { return static_cast<StrObject*>(u_.o)->value; }
 std::vector<Datum>& Datum::listItems() const { return static_cast<SeqObject*>(u_.o)->items; }
 const std::vector<Datum>& Datum::tupleItems() const { return static_cast<SeqObject*>(u_.o)->items; }

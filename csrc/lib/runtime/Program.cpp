@@ -55,13 +55,31 @@ Code fastCode(const ir::Node& n) {
 
 class Compiler {
 public:
-  explicit Compiler(Program& p) : p_(p), module_(p.graph->module()) {}
+  Compiler(Program& p, bool parallel) : p_(p), module_(p.graph->module()), parallel_(parallel) {}
 
   /// Emits `g`'s live nodes. `resultsTail`: the frame returns g's results
   /// directly, so a final call producing them can replace the frame.
   /// Returns the slots holding g's results.
   std::vector<uint32_t> emit(const ir::Graph& g, std::unordered_map<const ir::Value*, uint32_t>& slot,
-                             bool resultsTail) {
+                             bool resultsTail, const std::vector<uint32_t>* preferred = nullptr) {
+    // A ctrl.if arm's result values are computed straight into the node's
+    // result slots (no moves) when they are single results defined in the arm.
+    const ir::Graph* savedGraph = curGraph_;
+    const std::vector<uint32_t>* savedPreferred = preferred_;
+    std::vector<bool> savedClaimed = std::move(claimed_);
+    curGraph_ = &g;
+    preferred_ = preferred;
+    claimed_.assign(g.results().size(), false);
+    std::vector<uint32_t> out = emitBody(g, slot, resultsTail);
+    curGraph_ = savedGraph;
+    preferred_ = savedPreferred;
+    claimed_ = std::move(savedClaimed);
+    return out;
+  }
+
+  std::vector<uint32_t> emitBody(const ir::Graph& g,
+                                 std::unordered_map<const ir::Value*, uint32_t>& slot,
+                                 bool resultsTail) {
     std::vector<const ir::Node*> order;
     order.reserve(g.numNodes());
     for (ir::Node* n : g) order.push_back(n);
@@ -78,7 +96,8 @@ public:
       if (lastLive == order.size()) lastLive = i;
       for (ir::Value* v : n->operands()) needed.insert(v);
     }
-    std::vector<size_t> group = independentCalls(order, keep, lastLive);
+    std::vector<size_t> group;
+    if (parallel_) group = independentCalls(order, keep, lastLive);
     std::unordered_set<const ir::Value*> tainted;  // results of deferred group members, transitively
     std::vector<size_t> deferred;
     for (size_t i = 0; i < order.size(); ++i) {
@@ -219,6 +238,17 @@ private:
     for (size_t i = from; i < n.numOperands(); ++i) p_.operandSlots.push_back(slot.at(n.operand(i)));
   }
   void results(Instr& in, const ir::Node& n, std::unordered_map<const ir::Value*, uint32_t>& slot) {
+    if (preferred_ && curGraph_ && n.numResults() == 1) {
+      const auto& rs = curGraph_->results();
+      for (size_t k = 0; k < rs.size(); ++k)
+        if (rs[k] == n.result(0) && !claimed_[k]) {
+          claimed_[k] = true;
+          in.dst = (*preferred_)[k];
+          in.nres = 1;
+          slot[n.result(0)] = in.dst;
+          return;
+        }
+    }
     in.dst = p_.numSlots;
     in.nres = uint32_t(n.numResults());
     for (size_t r = 0; r < n.numResults(); ++r) slot[n.result(r)] = p_.numSlots++;
@@ -257,8 +287,11 @@ private:
       // operand slots: no copies on entry.
       std::unordered_map<const ir::Value*, uint32_t> inner;
       for (size_t i = 0; i < r.numParams(); ++i) inner[r.param(i)] = args[i];
-      std::vector<uint32_t> res = emit(r, inner, tail);
-      for (size_t i = 0; i < res.size(); ++i) move(dst + uint32_t(i), res[i], &n);
+      std::vector<uint32_t> want(r.results().size());
+      for (size_t i = 0; i < want.size(); ++i) want[i] = dst + uint32_t(i);
+      std::vector<uint32_t> res = emit(r, inner, tail, &want);
+      for (size_t i = 0; i < res.size(); ++i)
+        if (res[i] != dst + uint32_t(i)) move(dst + uint32_t(i), res[i], &n);
       if (arm == 0) {
         Instr j;
         j.code = Code::Jump;
@@ -272,17 +305,21 @@ private:
 
   Program& p_;
   const ir::Module* module_;
+  bool parallel_;
+  const ir::Graph* curGraph_ = nullptr;
+  const std::vector<uint32_t>* preferred_ = nullptr;
+  std::vector<bool> claimed_;
 };
 
 }  // namespace
 
-std::unique_ptr<Program> compileProgram(const ir::Graph& g) {
+std::unique_ptr<Program> compileProgram(const ir::Graph& g, bool parallel) {
   auto p = std::make_unique<Program>();
   p->graph = &g;
   std::unordered_map<const ir::Value*, uint32_t> slot;
   p->numParams = uint32_t(g.numParams());
   for (size_t i = 0; i < g.numParams(); ++i) slot[g.param(i)] = p->numSlots++;
-  Compiler c(*p);
+  Compiler c(*p, parallel);
   p->resultSlots = c.emit(g, slot, /*resultsTail=*/true);
   return p;
 }

@@ -53,6 +53,7 @@ struct Program {
 };
 
 /// Compiles `g`. Never fails: ops without a fast path become Generic.
-std::unique_ptr<Program> compileProgram(const ir::Graph& g);
+/// `parallel`: emit ParCall markers for groups of independent calls.
+std::unique_ptr<Program> compileProgram(const ir::Graph& g, bool parallel = false);
 
 }  // namespace xacc::runtime

@@ -64,6 +64,24 @@ public:
     std::swap(u_, o.u_);
   }
 
+  /// In-place scalar stores (no temporary, no refcount traffic for scalars).
+  void setInt(int64_t v) {
+    if (isHeap()) releaseHeap();
+    kind_ = DKind::Int;
+    u_.i = v;
+  }
+  void setFloat(double v) {
+    if (isHeap()) releaseHeap();
+    kind_ = DKind::Float;
+    u_.f = v;
+  }
+  void setBool(bool v) {
+    if (isHeap()) releaseHeap();
+    kind_ = DKind::Bool;
+    u_.i = 0;
+    u_.b = v;
+  }
+
   DKind kind() const { return kind_; }
   bool isHeap() const { return kind_ >= DKind::Str && kind_ <= DKind::PyObj; }
   int64_t asInt() const { return u_.i; }
@@ -89,10 +107,13 @@ private:
   void retain() const {
     if (isHeap()) u_.o->refs.fetch_add(1, std::memory_order_relaxed);
   }
+  // The scalar path stays inline (runtime fast paths overwrite scalar slots in
+  // hot loops); dropping a heap reference is out of line.
   void release() {
-    if (isHeap() && u_.o->refs.fetch_sub(1, std::memory_order_acq_rel) == 1) delete u_.o;
+    if (isHeap()) releaseHeap();
     kind_ = DKind::Null;
   }
+  void releaseHeap();
 
   DKind kind_;
   union {
