@@ -8,7 +8,7 @@ size to the smallest (1.0 = linear), and the issue's two targets:
 * per-node cost at 1M within 2x of the cost at 10k (for that pipeline and each phase).
 
 Usage: benchmarks/ir/run.py [--sizes 10000,100000,1000000] [--repeat N] [--wall] [--check]
-                            [--shape realistic|fanout]
+                            [--shape realistic|fanout] [--cold]
 Environment: XACC_BUILD_DIR (default <repo>/build). Per-node costs and targets use CPU
 time by default: on a shared machine wall time grows with other people's load, CPU time
 does not (--wall uses wall time instead; both are printed). --check exits 1 when a
@@ -44,8 +44,9 @@ def locate_tool(build: pathlib.Path) -> pathlib.Path:
 
 
 def run(tool: pathlib.Path, sizes: str, repeat: int | None, seed: int,
-        shape: str) -> list[dict]:
-    cmd = [str(tool), "--json", "--sizes", sizes, "--seed", str(seed), "--shape", shape]
+        shape: str, flush_mb: int) -> list[dict]:
+    cmd = [str(tool), "--json", "--sizes", sizes, "--seed", str(seed), "--shape", shape,
+           "--flush-mb", str(flush_mb)]
     if repeat:
         cmd += ["--repeat", str(repeat)]
     rows: list[dict] = []
@@ -70,6 +71,9 @@ def main() -> int:
     ap.add_argument("--sizes", default="10000,100000,1000000")
     ap.add_argument("--repeat", type=int, default=None)
     ap.add_argument("--seed", type=int, default=42)
+    ap.add_argument("--cold", action="store_true",
+                    help="evict the caches (write 512 MiB) before each timed run, so small "
+                         "graphs are not timed hot while large ones cannot be")
     ap.add_argument("--shape", default="realistic", choices=["realistic", "fanout"],
                     help="fanout: one value used by every node (a stress case)")
     ap.add_argument("--check", action="store_true", help="exit 1 if a target is missed")
@@ -79,7 +83,8 @@ def main() -> int:
     clock = "wall" if args.wall else "cpu"
 
     build = pathlib.Path(os.environ.get("XACC_BUILD_DIR", REPO / "build")).resolve()
-    rows = run(locate_tool(build), args.sizes, args.repeat, args.seed, args.shape)
+    rows = run(locate_tool(build), args.sizes, args.repeat, args.seed, args.shape,
+               512 if args.cold else 0)
     sizes = sorted({r["size"] for r in rows})
     phases = list(dict.fromkeys(r["phase"] for r in rows))
     cell = {(r["size"], r["phase"]): r for r in rows}

@@ -292,6 +292,18 @@ private:
   bool json_;
 };
 
+/// Bytes written before each timed run to evict the caches (--flush-mb); 0 = off.
+size_t gFlushBytes = 0;
+
+/// Evicts the graph from the caches by writing a buffer larger than them, so a
+/// small graph is timed cold, like a large one necessarily is.
+void flushCaches() {
+  static std::vector<char> buffer;
+  if (!gFlushBytes) return;
+  buffer.resize(gFlushBytes);
+  for (size_t i = 0; i < buffer.size(); i += 64) buffer[i] = char(buffer[i] + 1);
+}
+
 /// Median (by CPU time) of `repeat` timings of `body(state)`; `setup()` makes the
 /// state outside the timed region, and the state (e.g. a module the body built) is
 /// destroyed outside it too. Keeps the last state in `last`.
@@ -300,6 +312,7 @@ Timing timeMedian(int repeat, Setup setup, Body body, State* last = nullptr) {
   std::vector<Timing> t;
   for (int i = 0; i < repeat; ++i) {
     State state = setup();
+    flushCaches();
     auto t0 = Clock::now();
     double c0 = cpuSeconds();
     body(state);
@@ -424,10 +437,14 @@ int main(int argc, char** argv) {
   app.add_option("--seed", seed, "generator seed");
   app.add_option("--repeat", repeat, "runs per phase, median reported (default: more for small graphs)");
   app.add_flag("--json", json, "one JSON object per measurement");
+  size_t flushMb = 0;
+  app.add_option("--flush-mb", flushMb,
+                 "write this many MiB before each timed run to time it with cold caches");
   app.add_option("--shape", shape, "realistic, or fanout (one value used by every node)")
       ->check(CLI::IsMember({"realistic", "fanout"}));
   CLI11_PARSE(app, argc, argv);
   gShape = shape == "fanout" ? Shape::Fanout : Shape::Realistic;
+  gFlushBytes = flushMb << 20;
 
   Bench bench(json);
   for (size_t n : sizes) {
