@@ -45,6 +45,9 @@ public:
       if (site) return fail(*site, "E0415", "called value is not a function");
       return false;
     }
+    if (site && rt_.nesting_ + 1 >= Runtime::kMaxNesting)
+      return fail(*site, "E0417", "stack overflow: more than " +
+                                      std::to_string(Runtime::kMaxNesting) + " nested callback levels");
     std::vector<ir::Datum> all = fn.funcCaptures();
     all.insert(all.end(), args.begin(), args.end());
     return rt_.run(*fn.funcGraph(), all, results);
@@ -230,6 +233,17 @@ bool Runtime::runParallelGroup(const Program& p, uint32_t pc, size_t base, uint3
 
 bool Runtime::run(const ir::Graph& g, const std::vector<ir::Datum>& args,
                   std::vector<ir::Datum>& results) {
+  if (nesting_ >= kMaxNesting) {
+    diag_.error("E0417", g.front() ? g.front()->loc() : support::SourceLoc{},
+                "stack overflow: more than " + std::to_string(kMaxNesting) +
+                    " nested loop or callback levels");
+    return false;
+  }
+  struct Nest {
+    unsigned& n;
+    explicit Nest(unsigned& x) : n(x) { ++n; }
+    ~Nest() { --n; }
+  } nest(nesting_);
   const Program& p = programFor(g);
   // Results land in scratch slots appended below the callee frame.
   size_t retBase = stack_.size();
@@ -362,6 +376,9 @@ bool Runtime::execute(size_t baseDepth) {
       case Code::Loop: {
         // Loops run their regions to completion on nested frames (loops do not
         // recurse by themselves, so this uses bounded C++ stack).
+        if (nesting_ + 1 >= kMaxNesting)
+          return fail(*in.node, "E0417", "stack overflow: more than " + std::to_string(kMaxNesting) +
+                                             " nested loop levels");
         std::vector<ir::Datum> vals;
         for (uint32_t i = 0; i < in.opCount; ++i) vals.push_back(S(i));
         const ir::Node* node = in.node;

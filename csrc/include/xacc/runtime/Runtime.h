@@ -77,6 +77,11 @@ private:
   std::shared_ptr<Shared> shared_;
   std::unique_ptr<class RuntimeContext> ctx_;
   unsigned parDepth_ = 0;
+  /// Nested (C++-recursive) entries into run(): loops and builtins that call
+  /// closures re-enter the engine; bounded so hostile programs get a located
+  /// "stack overflow" instead of exhausting the native stack.
+  unsigned nesting_ = 0;
+  static constexpr unsigned kMaxNesting = 1000;
   std::vector<ir::Datum> stack_;
   std::vector<Frame> frames_;
   size_t maxFrames_ = 10'000'000;
