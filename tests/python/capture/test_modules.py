@@ -244,3 +244,85 @@ def test_forward_hooks_break_but_stay_correct():
     x = torch.randn(2, 8)
     same(m(x), jm(x))
     assert len(seen) == 2
+
+
+# -- super() -----------------------------------------------------------------
+
+class ReluLinear(nn.Linear):
+    def forward(self, x):
+        return F.relu(super().forward(x))
+
+
+class Base(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 4)
+
+    def forward(self, x):
+        return self.fc(x) * 2
+
+    def extra(self, x):
+        return x + 1
+
+
+class Mid(Base):
+    def forward(self, x):
+        return self.extra(super().forward(x))
+
+
+class Top(Mid):
+    def forward(self, x):
+        # explicit two-argument form, skipping Mid
+        return super(Mid, self).forward(x) - super().forward(x)
+
+
+class Scaler:
+    def apply(self, x):
+        return x * 2
+
+
+class Shift(Scaler):
+    def apply(self, x):
+        return super().apply(x) + 1
+
+
+def apply_obj(x, obj):
+    return obj.apply(x)
+
+
+SUPER_MODULES = {
+    "relu_linear": (lambda: ReluLinear(4, 3), lambda i: (torch.randn(2, 4),)),
+    "mid": (Mid, lambda i: (torch.randn(2, 4),)),
+    "top": (Top, lambda i: (torch.randn(3, 4),)),
+}
+
+
+@pytest.mark.parametrize("name", sorted(SUPER_MODULES))
+def test_super_calls_are_inlined(name):
+    make_mod, make_args = SUPER_MODULES[name]
+    torch.manual_seed(0)
+    m = make_mod()
+    check(m, make_args, graphs=1, breaks=0)
+
+
+def test_super_gradients_match():
+    torch.manual_seed(0)
+    m = Mid()
+    x = torch.randn(2, 4)
+    m(x).sum().backward()
+    expected = m.fc.weight.grad.clone()
+    m.zero_grad()
+    jit(m)(x).sum().backward()
+    same(expected, m.fc.weight.grad)
+    assert counters()["graphs"] == 1 and counters()["breaks"] == 0
+
+
+def test_super_on_plain_objects():
+    check(apply_obj, lambda i: (torch.randn(3), Shift()), graphs=1, breaks=0)
+
+
+def test_super_reference_without_call():
+    def f(x):
+        return x + 1 if super is not None else x
+
+    check(f, lambda i: (torch.randn(2),), graphs=1, breaks=0)

@@ -15,6 +15,7 @@ from xacc._src.capture import trackers as T
 from xacc._src.capture.breaks import GraphBreak
 
 _METHOD_CALLERS: dict[str, Callable] = {}
+T_CONST = (bool, int, float, str, bytes, tuple, type(None))
 
 
 def _caller(name: str) -> Callable:
@@ -88,6 +89,8 @@ def container_method(ctx, obj: T.Var, name: str, args: list[T.Var], kwargs: dict
         if name in ("index", "count"):
             vals = [ctx.const_of(i) for i in obj.items]
             return T.ConstVar(getattr(vals, name)(*[ctx.const_of(a) for a in args]))
+    if isinstance(obj, T.SetVar):
+        return _set_method(ctx, obj, name, args, kwargs)
     if isinstance(obj, T.TupleVar) and name in ("index", "count"):
         vals = [ctx.const_of(i) for i in obj.items]
         return T.ConstVar(getattr(vals, name)(*[ctx.const_of(a) for a in args]))
@@ -118,6 +121,48 @@ def container_method(ctx, obj: T.Var, name: str, args: list[T.Var], kwargs: dict
                      f"{type(obj).__name__}.{name}")
 
 
+_SET_READ = ("union", "intersection", "difference", "symmetric_difference", "issubset", "issuperset",
+             "isdisjoint", "copy")
+_SET_WRITE = ("add", "discard", "remove", "update", "intersection_update", "difference_update",
+              "symmetric_difference_update", "clear", "pop")
+
+
+def _set_method(ctx, obj: T.SetVar, name: str, args: list[T.Var], kwargs: dict[str, T.Var]) -> T.Var:
+    """Set methods run on the tracked set of constants itself (or a copy)."""
+    if kwargs or not (name in _SET_READ or name in _SET_WRITE):
+        raise GraphBreak("GB011", f"set.{name}")
+    if name in ("add", "discard", "remove"):
+        vals = [ctx.set_key(args[0])]
+    else:
+        vals = [_set_values(ctx, a) for a in args]
+    if name == "remove" and vals[0] not in obj.values:
+        raise GraphBreak("GB011", "set.remove of a missing element (raises KeyError)")
+    if name == "pop" and not obj.values:
+        raise GraphBreak("GB011", "pop from an empty set (raises KeyError)")
+    target = ctx.mutate_set(obj).values if name in _SET_WRITE else obj.values
+    r = getattr(target, name)(*vals)
+    if name == "pop":
+        return ctx.from_const(r) if isinstance(r, T_CONST) else T.ObjVar(r)
+    if isinstance(r, (set, frozenset)):
+        return T.SetVar(r)
+    return T.ConstVar(r)
+
+
+def _set_values(ctx, v: T.Var) -> "set | frozenset":
+    if isinstance(v, T.SetVar):
+        return v.values
+    return {ctx.set_key(i) for i in ctx.unpack(ctx.iterate(v))}
+
+
+def _set(frozen: bool):
+    def h(ctx, args, kwargs):
+        if kwargs or len(args) > 1:
+            raise GraphBreak("GB011", "set() with keyword arguments")
+        items = ctx.unpack(ctx.iterate(args[0])) if args else []
+        return ctx.make_set(items, frozen)
+    return h
+
+
 def _len(ctx, args, kwargs):
     (v,) = args
     if isinstance(v, T.TensorVar):
@@ -129,6 +174,8 @@ def _len(ctx, args, kwargs):
         return T.ConstVar(len(v.items))
     if isinstance(v, T.DictVar):
         return T.ConstVar(len(v.items))
+    if isinstance(v, T.SetVar):
+        return T.ConstVar(len(v.values))
     if isinstance(v, T.ConstVar):
         return T.ConstVar(len(v.value))
     if isinstance(v, T.ObjVar) and isinstance(v.obj, torch.nn.Module) and hasattr(v.obj, "__len__"):
@@ -174,7 +221,7 @@ def _python_type(ctx, v: T.Var) -> type:
         return type(v.value)
     if isinstance(v, T.ObjVar):
         return type(v.obj)
-    if isinstance(v, (T.TupleVar, T.ListVar, T.DictVar)):
+    if isinstance(v, (T.TupleVar, T.ListVar, T.DictVar, T.SetVar)):
         return v.python_type()
     raise GraphBreak("GB011", f"type of {type(v).__name__}")
 
@@ -288,5 +335,5 @@ BUILTINS: dict[Any, Callable] = {
     builtins.hasattr: _hasattr, builtins.tuple: _tuple, builtins.list: _list, builtins.dict: _dict,
     builtins.sum: _sum, builtins.min: _minmax(min), builtins.max: _minmax(max), builtins.abs: _abs,
     builtins.int: _scalar(int), builtins.float: _scalar(float), builtins.bool: _scalar(bool),
-    builtins.callable: _callable, torch.cuda.synchronize: _noop_sync,
+    builtins.callable: _callable, builtins.set: _set(False), builtins.frozenset: _set(True), torch.cuda.synchronize: _noop_sync,
 }

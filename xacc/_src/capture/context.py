@@ -47,6 +47,10 @@ class Ctx:
         self.builder = C.GraphBuilder(name)
         self.tree = C.GuardTree()
         self.tree.set_grad_mode(torch.is_grad_enabled())
+        # Grad mode is guarded at entry; `with torch.no_grad():` inside the frame
+        # is a region of the same graph (see set_grad).
+        self.entry_grad = torch.is_grad_enabled()
+        self.grad_enabled = self.entry_grad
         self.memo: dict = {}
         self.consts: list[Any] = []
         self.inputs: list[int] = []       # guard-tree node per graph input, in parameter order
@@ -59,6 +63,17 @@ class Ctx:
         self.guarded: set = set()
         self.inline_stack: list[types.CodeType] = []
         self.top: Frame | None = None
+
+    def set_grad(self, enabled: bool) -> None:
+        """Enters or leaves a grad-mode region. Inside a `no_grad` region of a
+        frame entered with grad enabled, ops run on metas under no_grad and read
+        tensors that require grad through `aten.detach` (recorder.py), so they
+        record no autograd history, exactly like eager. Enabling grad inside a
+        frame entered without it cannot be expressed that way: a break."""
+        if enabled and not self.entry_grad:
+            raise GraphBreak("GB014", "torch.enable_grad() in a frame running without grad")
+        self.grad_enabled = enabled
+        self.rec.set_no_grad(not enabled and self.entry_grad)
 
     # -- instructions ------------------------------------------------------------
     def instructions(self, code: types.CodeType) -> list:
@@ -157,6 +172,10 @@ class Ctx:
             if type(value) is torch.Size:
                 return T.ConstVar(value, source)
             return T.TupleVar(items, source) if type(value) is tuple else T.ListVar(items, source)
+        if type(value) in (set, frozenset) and all(isinstance(e, CONST_TYPES) for e in value):
+            self.guard(source, "type", value)
+            self.guard(source, "eq", type(value)(value))  # a copy: the set itself may change later
+            return T.SetVar(set(value) if type(value) is set else value, source)
         if type(value) is dict:
             if not all(isinstance(k, (str, int)) for k in value):
                 raise GraphBreak("GB011", "dict with non-constant keys")
@@ -275,6 +294,8 @@ class Ctx:
             return T.const_value(v)
         if isinstance(v, T.ObjVar):
             return v.obj
+        if isinstance(v, T.SetVar):
+            return v.values.copy()  # a snapshot: the tracked set may change later
         raise GraphBreak("GB011", f"{type(v).__name__} where a constant is needed")
 
     def truth(self, v: T.Var) -> bool:
@@ -288,6 +309,8 @@ class Ctx:
             return len(v.items) > 0
         if isinstance(v, T.DictVar):
             return len(v.items) > 0
+        if isinstance(v, T.SetVar):
+            return len(v.values) > 0
         if isinstance(v, T.ObjVar):
             t = type(v.obj)
             if isinstance(v.obj, torch.nn.Module) and hasattr(v.obj, "__len__"):
@@ -317,6 +340,8 @@ class Ctx:
             container = type(container)([self.concrete(i) for i in container.items], container.source)
         if isinstance(container, T.DictVar):
             return self.const_of(item) in container.items
+        if isinstance(container, T.SetVar):
+            return self.set_key(item) in container.values
         if isinstance(container, (T.TupleVar, T.ListVar)) and T.is_const(item):
             vals = [self.const_of(i) for i in container.items]
             return self.const_of(item) in vals
@@ -331,10 +356,13 @@ class Ctx:
             items = v.items[v.pos:]
             v.pos = len(v.items)
             return items
-        if isinstance(v, T.ConstVar) and isinstance(v.value, (tuple, list, torch.Size, range, str)):
+        if isinstance(v, T.ConstVar) and isinstance(v.value, (tuple, list, torch.Size, range, str, frozenset)):
             return [T.ConstVar(e) for e in v.value]
         if isinstance(v, T.DictVar):
             return [T.ConstVar(k) for k in v.items]
+        if isinstance(v, T.SetVar):
+            return [self.from_const(e) if isinstance(e, CONST_TYPES + (tuple,)) else T.ObjVar(e)
+                    for e in v.values]
         if isinstance(v, T.TensorVar):
             return self.unpack(self.record(torch.Tensor.unbind, [v], {}))
         if isinstance(v, T.ObjVar) and isinstance(v.obj, (torch.nn.ModuleList, torch.nn.Sequential)):
@@ -347,6 +375,68 @@ class Ctx:
         if isinstance(v, T.ObjVar) and isinstance(v.obj, torch.nn.ModuleDict):
             return T.IterVar([T.ConstVar(k) for k in v.obj._modules])
         return T.IterVar(self.unpack(v))
+
+    def set_key(self, v: T.Var) -> Any:
+        """The hashable Python value of a set element (constants and objects)."""
+        k = self.const_of(self.concrete(v))
+        try:
+            hash(k)
+        except TypeError:
+            raise GraphBreak("GB011", f"unhashable {type(k).__name__} in a set") from None
+        return k
+
+    def mutate_set(self, v: T.Var) -> T.SetVar:
+        if not isinstance(v, T.SetVar) or isinstance(v.values, frozenset):
+            raise GraphBreak("GB011", "add to a non-set")
+        if v.source is not None:
+            raise GraphBreak("GB009", "set passed in from outside")
+        return v
+
+    def make_set(self, items: list[T.Var], frozen: bool = False) -> T.SetVar:
+        values = {self.set_key(i) for i in items}
+        return T.SetVar(frozenset(values) if frozen else values)
+
+    def super_of(self, frame: Frame, args: list[T.Var]) -> T.SuperVar:
+        """`super()` (the frame's `__class__` cell and first argument) or
+        `super(cls, obj)`."""
+        if len(args) == 2:
+            cls, self_var = self.const_of(args[0]), args[1]
+        elif not args:
+            cell = frame.cells.get("__class__")
+            code = frame.code
+            if cell is None or cell.var is None or code.co_argcount == 0:
+                raise GraphBreak("GB002", "super() outside a method")
+            cls = self.const_of(cell.var)
+            first = code.co_varnames[0]
+            self_var = frame.locals.get(first)
+            if self_var is None and first in frame.cells:
+                self_var = frame.cells[first].var
+            if self_var is None:
+                raise GraphBreak("GB002", "super(): first argument is unbound")
+        else:
+            raise GraphBreak("GB002", "super() with one argument")
+        from xacc._src.capture import builtins_ as B
+
+        if not isinstance(cls, type) or not issubclass(B._python_type(self, self_var), cls):
+            raise GraphBreak("GB002", "super(type, obj): obj is not an instance of type")
+        return T.SuperVar(cls, self_var)
+
+    def super_attr(self, sv: T.SuperVar, name: str) -> T.Var:
+        from xacc._src.capture import builtins_ as B
+
+        mro = B._python_type(self, sv.self_var).__mro__
+        for k in mro[mro.index(sv.cls) + 1:]:
+            if name not in k.__dict__:
+                continue
+            attr = k.__dict__[name]
+            if isinstance(attr, types.FunctionType):
+                return T.BoundMethodVar(attr, sv.self_var)
+            if isinstance(attr, staticmethod) and isinstance(attr.__func__, types.FunctionType):
+                return T.ObjVar(attr.__func__)
+            if k is object and name == "__init__":
+                return T.ObjVar(_object_init)
+            raise GraphBreak("GB010", f"super().{name} is a {type(attr).__name__}")
+        raise GraphBreak("GB010", f"super().{name}: no such attribute")
 
     def mutate_list(self, v: T.Var) -> T.ListVar:
         if not isinstance(v, T.ListVar):
@@ -399,8 +489,10 @@ class Ctx:
                 return T.ConstVar(attr)
         if isinstance(obj, T.TupleVar) and getattr(obj, "fields", None) and name in obj.fields:
             return obj.items[obj.fields.index(name)]
-        if isinstance(obj, (T.ListVar, T.TupleVar, T.DictVar)):
+        if isinstance(obj, (T.ListVar, T.TupleVar, T.DictVar, T.SetVar)):
             return T.ObjVar(("method", obj, name))
+        if isinstance(obj, T.SuperVar):
+            return self.super_attr(obj, name)
         raise GraphBreak("GB010", f".{name} of {type(obj).__name__}")
 
     def tensor_attr(self, t: T.TensorVar, name: str) -> T.Var:
@@ -451,6 +543,16 @@ class Ctx:
                 self.mutate_list(a).items.extend(b.items)
                 return a
             return type(a)(a.items + b.items)
+        if isinstance(a, T.SetVar) and isinstance(b, T.SetVar):
+            if op in _SET_INPLACE and isinstance(a.values, set):
+                self.mutate_set(a)
+                op(a.values, b.values)
+                return a
+            try:
+                r = op(a.values, b.values)
+            except TypeError:
+                raise GraphBreak("GB011", f"{op.__name__} on sets") from None
+            return T.SetVar(r) if isinstance(r, (set, frozenset)) else T.ConstVar(r)
         if isinstance(a, (T.TupleVar, T.ListVar)) and T.is_const(b) and op is operator.mul:
             return type(a)(a.items * self.const_of(b))
         if op in (operator.eq, operator.ne) and isinstance(a, T.ObjVar) and isinstance(b, (T.ObjVar, T.ConstVar)):
@@ -520,6 +622,9 @@ class Ctx:
 
         if isinstance(fn, T.TensorMethodVar):
             return B.tensor_method(self, fn, args, kwargs)
+        if isinstance(fn, T.GradExitVar):
+            self.set_grad(fn.previous)
+            return T.ConstVar(None)
         if isinstance(fn, T.BoundMethodVar):
             return self.inline_call(fn.func, [fn.self_var] + args, kwargs, None)
         if isinstance(fn, T.FunctionVar):
@@ -532,6 +637,16 @@ class Ctx:
             return B.container_method(self, f[1], f[2], args, kwargs)
         if f is print:
             raise GraphBreak("GB003", "print()")
+        if f is torch.no_grad or f is torch.enable_grad:
+            if args or kwargs:
+                raise GraphBreak("GB002", f"{f.__name__}(...) with arguments")
+            return T.GradModeVar(f is torch.enable_grad)
+        if f is builtins.super:
+            return self.super_of(frame, args)
+        if f is _object_init:
+            if args or kwargs:
+                raise GraphBreak("GB002", "object.__init__ with arguments")
+            return T.ConstVar(None)
         h = B.BUILTINS.get(f) if _hashable(f) else None
         if h is not None:
             if f is not builtins.isinstance and f is not builtins.type:
@@ -552,7 +667,7 @@ class Ctx:
             return self.inline_call(f, args, kwargs, fn.source)
         args = [self.concrete(a) for a in args]
         kwargs = {k: self.concrete(v) for k, v in kwargs.items()}
-        if _hashable(f) and f in PURE and all(T.is_const(a) for a in args) and \
+        if _hashable(f) and f in PURE and all(T.is_const(a) or isinstance(a, T.SetVar) for a in args) and \
                 all(T.is_const(v) for v in kwargs.values()):
             return self.from_const(f(*[self.const_of(a) for a in args],
                                      **{k: self.const_of(v) for k, v in kwargs.items()}))
@@ -669,6 +784,13 @@ def bind_arguments(code: types.CodeType, defaults: tuple, kwdefaults: dict, args
                 raise GraphBreak("GB011", f"missing keyword argument {p} to {name}")
             out[p] = kwdefaults[p]
     return out
+
+
+_SET_INPLACE = (operator.ior, operator.iand, operator.isub, operator.ixor)
+
+
+def _object_init(*args: Any, **kwargs: Any) -> None:
+    """Stands for `object.__init__` reached through `super().__init__()`."""
 
 
 def _hashable(x: Any) -> bool:

@@ -650,8 +650,16 @@ class _Emitter:
                 raise _Fallback("GB020", "number with no source and no graph output")
         elif isinstance(v, T.ConstVar):
             a.op("LOAD_CONST", self.const(v.value))
-        elif isinstance(v, (T.ListVar, T.DictVar, T.TupleVar, T.ObjVar)) and v.source is not None:
+        elif isinstance(v, (T.ListVar, T.DictVar, T.TupleVar, T.ObjVar, T.SetVar)) and v.source is not None:
             self.source(v.source)
+        elif isinstance(v, T.SetVar):
+            if isinstance(v.values, frozenset):
+                a.op("LOAD_CONST", self.const(v.values))
+            else:
+                for e in v.values:
+                    a.op("LOAD_CONST", self.const(e))
+                a.op("BUILD_SET", len(v.values))
+                self.depth_hint(len(v.values))
         elif isinstance(v, T.TupleVar):
             for i in v.items:
                 self.rebuild(i, out_index, out_local)

@@ -90,6 +90,14 @@ class Recorder:
         self.trace: list = []
         self.shadow: list | None = None
         self.pairs: dict = {}
+        # Inside a no_grad region (Ctx.set_grad): metas run under no_grad and
+        # operands that require grad are read through one `aten.detach` each.
+        self.no_grad = False
+        self._detached: dict[int, int] = {}
+
+    def set_no_grad(self, on: bool) -> None:
+        self.no_grad = on
+        self._detached = {}
 
     # -- values -------------------------------------------------------------
     def bind(self, meta: torch.Tensor, vid: int) -> None:
@@ -106,6 +114,17 @@ class Recorder:
             return self._const_tensor(t)
         raise GraphBreak("GB018", "a tensor that did not come from a traced value")
 
+    def operand(self, t: torch.Tensor) -> int:
+        vid = self.vid_of(t)
+        if not (self.no_grad and t.requires_grad):
+            return vid
+        d = self._detached.get(vid)
+        if d is None:
+            self.b.set_loc(*self.loc)
+            (d,) = self.b.add_op("aten.detach.default", [vid], {}, [])
+            self._detached[vid] = d
+        return d
+
     def null(self) -> int:
         if self._null is None:
             self._null = self.b.add_const(None, "null")
@@ -115,6 +134,9 @@ class Recorder:
     def call(self, fn: Callable, args: tuple, kwargs: dict) -> Any:
         """Calls `fn` on meta tensors, recording the ATen ops it dispatches."""
         try:
+            if self.no_grad:
+                with _Mode(self), torch.no_grad():
+                    return fn(*args, **kwargs)
             with _Mode(self):
                 return fn(*args, **kwargs)
         except (GraphBreak, dynamic.Mismatch):
@@ -166,12 +188,12 @@ class Recorder:
             if self.sym and type(v) in (int, float) and (type(v), v) in self.sym:
                 operands.append(self.sym[(type(v), v)])
             elif isinstance(v, torch.Tensor):
-                operands.append(self.vid_of(v))
+                operands.append(self.operand(v))
             elif isinstance(v, (list, tuple)) and _is_tensor_list_type(a.type):
                 if len(v) == 0:
                     raise GraphBreak("GB018", f"empty tensor list for aten.{name}")
                 for e in v:
-                    operands.append(self.vid_of(e) if isinstance(e, torch.Tensor) else self.null())
+                    operands.append(self.operand(e) if isinstance(e, torch.Tensor) else self.null())
             else:
                 attrs[a.name] = self.encode(v, name)
 
@@ -208,6 +230,11 @@ class Recorder:
         self.op_counts[key] = self.op_counts.get(key, 0) + 1
         for rid, r in zip(ids, outs):
             if isinstance(r, torch.Tensor):
+                if self.no_grad and id(r) in self.vids and self.vids[id(r)] in self._detached:
+                    # In-place on a detached alias: the tensor itself (which may
+                    # require grad) stays bound to its value; the effect node
+                    # orders the write before later reads.
+                    continue
                 self.bind(r, rid)
             elif isinstance(r, (list, tuple)):
                 idx_types = [tensor_type(e, self.device) for e in r]

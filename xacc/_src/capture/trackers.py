@@ -172,6 +172,43 @@ class FunctionVar(Var):
         self.name = name
 
 
+class SetVar(Var):
+    """A set (or frozenset) of constants. `values` is a real Python set built by
+    the same operations as the program's, so iteration order matches eager;
+    `source` is set for sets that came from outside (never mutated here)."""
+
+    def __init__(self, values: "set | frozenset", source: Source | None = None) -> None:
+        self.values = values
+        self.source = source
+
+    def python_type(self) -> type:
+        return type(self.values)
+
+
+class GradModeVar(Var):
+    """`torch.no_grad()` / `torch.enable_grad()` before `with` enters it."""
+
+    def __init__(self, enabled: bool) -> None:
+        self.enabled = enabled
+
+
+class GradExitVar(Var):
+    """The `__exit__` that BEFORE_WITH pushes for a grad-mode region: calling it
+    restores the grad mode the region was entered with."""
+
+    def __init__(self, previous: bool) -> None:
+        self.previous = previous
+
+
+class SuperVar(Var):
+    """`super()` / `super(cls, obj)`: attribute lookup starts after `cls` in the
+    MRO of the tracked object's type."""
+
+    def __init__(self, cls: type, self_var: Var) -> None:
+        self.cls = cls
+        self.self_var = self_var
+
+
 class Cell:
     """A closure cell shared between a frame and the functions it creates."""
 

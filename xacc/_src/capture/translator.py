@@ -285,7 +285,16 @@ class Frame:
         self.push(T.ListVar(self.popn(ins.arg)))
 
     def BUILD_SET(self, ins):
-        raise GraphBreak("GB011", "set")
+        self.push(self.ctx.make_set(self.popn(ins.arg)))
+
+    def SET_ADD(self, ins):
+        v = self.pop()
+        self.ctx.mutate_set(self.stack[-ins.arg]).values.add(self.ctx.set_key(v))
+
+    def SET_UPDATE(self, ins):
+        v = self.pop()
+        s = self.ctx.mutate_set(self.stack[-ins.arg])
+        s.values.update(self.ctx.set_key(i) for i in self.ctx.unpack(self.ctx.iterate(v)))
 
     def BUILD_MAP(self, ins):
         items = self.popn(2 * ins.arg)
@@ -487,7 +496,16 @@ class Frame:
 
     # -- with / exceptions (always breaks; see breaks.py) --------------------------
     def BEFORE_WITH(self, ins):
-        raise GraphBreak("GB014", "with statement")
+        mgr = self.stack[-1]
+        if not isinstance(mgr, T.GradModeVar):
+            raise GraphBreak("GB014", "with statement")
+        # A grad-mode region: __exit__ (called on the normal path with three
+        # Nones) restores the mode; the exception path is never traced.
+        previous = self.ctx.grad_enabled
+        self.ctx.set_grad(mgr.enabled)
+        self.pop()
+        self.push(T.GradExitVar(previous))
+        self.push(T.ConstVar(None))
 
     def RAISE_VARARGS(self, ins):
         raise GraphBreak("GB019", "raise")
