@@ -227,6 +227,9 @@ private:
         const ir::Attr* c = n.attr("callee");
         in.target = module_ && c ? module_->lookup(c->getSymbol()) : nullptr;
         if (!in.target) in.code = Code::Generic;  // reports "unknown graph" when run
+      } else if (in.code == Code::FuncRef) {
+        const ir::Attr* c = n.attr("callee");
+        in.target = module_ && c ? module_->lookup(c->getSymbol()) : nullptr;
       }
       p_.code.push_back(std::move(in));
   }
@@ -311,6 +314,91 @@ private:
   std::vector<bool> claimed_;
 };
 
+/// Cheap rewrites on the finished code: operands cached in the instruction,
+/// a Jump to a Ret returns directly, and a typed compare feeding the Branch
+/// right after it (not a jump target) becomes a fused compare-and-branch.
+void peephole(Program& p) {
+  for (Instr& in : p.code) {
+    if (in.opCount > 0) in.a = p.operandSlots[in.opBegin];
+    if (in.opCount > 1) in.b = p.operandSlots[in.opBegin + 1];
+  }
+  std::vector<bool> target(p.code.size() + 1, false);
+  for (const Instr& in : p.code)
+    if (in.code == Code::Branch || in.code == Code::Jump) target[in.jump] = true;
+  for (Instr& in : p.code)
+    if (in.code == Code::Jump && in.jump < p.code.size() && p.code[in.jump].code == Code::Ret)
+      in.code = Code::Ret;
+  for (size_t i = 0; i + 1 < p.code.size(); ++i) {
+    Instr& c = p.code[i];
+    const Instr& br = p.code[i + 1];
+    if (br.code != Code::Branch || target[i + 1] || br.a != c.dst || c.nres != 1) continue;
+    Code fused;
+    switch (c.code) {
+      case Code::LtI: fused = Code::BrLtI; break;
+      case Code::LeI: fused = Code::BrLeI; break;
+      case Code::GtI: fused = Code::BrGtI; break;
+      case Code::GeI: fused = Code::BrGeI; break;
+      case Code::EqI: fused = Code::BrEqI; break;
+      case Code::NeI: fused = Code::BrNeI; break;
+      default: continue;
+    }
+    c.code = fused;
+    c.jump = br.jump;
+  }
+}
+
+bool scalarType(ir::Type t) {
+  switch (t.kind()) {
+    case ir::TypeKind::Int: case ir::TypeKind::Float: case ir::TypeKind::Bool:
+    case ir::TypeKind::Null: case ir::TypeKind::Token: return true;
+    default: return false;
+  }
+}
+
+bool scalarGraph(const ir::Graph& g) {
+  for (size_t i = 0; i < g.numParams(); ++i)
+    if (!scalarType(g.param(i)->type())) return false;
+  for (const ir::Node* n : g) {
+    for (size_t r = 0; r < n->numResults(); ++r)
+      if (!scalarType(n->result(r)->type())) return false;
+    for (size_t k = 0; k < n->numRegions(); ++k)
+      if (!scalarGraph(*n->region(k))) return false;
+  }
+  return true;
+}
+
+/// Whether `p` can run unboxed (see Program::rawable). Constants get their
+/// raw bits in `imm`.
+bool rawable(Program& p) {
+  if (!p.scalarOnly) return false;
+  for (Instr& in : p.code) {
+    switch (in.code) {
+      case Code::Const:
+        switch (in.constant.kind()) {
+          case ir::DKind::Int: in.imm = in.constant.asInt(); break;
+          case ir::DKind::Float: {
+            double d = in.constant.asFloat();
+            static_assert(sizeof(d) == sizeof(in.imm));
+            __builtin_memcpy(&in.imm, &d, sizeof d);
+            break;
+          }
+          case ir::DKind::Bool: in.imm = in.constant.asBool() ? 1 : 0; break;
+          case ir::DKind::Null: case ir::DKind::Token: in.imm = 0; break;
+          default: return false;
+        }
+        break;
+      case Code::Call:
+        if (in.opCount > 16) return false;
+        break;
+      case Code::Apply: case Code::FuncRef: case Code::Loop: case Code::ParCall:
+      case Code::Generic:
+        return false;
+      default: break;
+    }
+  }
+  return true;
+}
+
 }  // namespace
 
 std::unique_ptr<Program> compileProgram(const ir::Graph& g, bool parallel) {
@@ -321,6 +409,17 @@ std::unique_ptr<Program> compileProgram(const ir::Graph& g, bool parallel) {
   for (size_t i = 0; i < g.numParams(); ++i) slot[g.param(i)] = p->numSlots++;
   Compiler c(*p, parallel);
   p->resultSlots = c.emit(g, slot, /*resultsTail=*/true);
+  Instr ret;
+  ret.code = Code::Ret;
+  p->code.push_back(std::move(ret));
+  peephole(*p);
+  p->scalarOnly = scalarGraph(g);
+  p->rawable = rawable(*p);
+  for (size_t i = 0; i < p->resultSlots.size(); ++i)
+    for (size_t j = 0; j < i; ++j)
+      if (p->resultSlots[i] == p->resultSlots[j]) p->distinctResults = false;
+  for (size_t i = 0; i < g.numParams(); ++i) p->paramKinds.push_back(g.param(i)->type().kind());
+  for (ir::Value* v : g.results()) p->resultKinds.push_back(v->type().kind());
   return p;
 }
 

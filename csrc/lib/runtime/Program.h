@@ -19,6 +19,12 @@ enum class Code : uint8_t {
   // ctrl.if arms are compiled inline: Branch jumps to `jump` when operand 0
   // is false; Move copies one slot; Jump continues at `jump`.
   Branch, Move, Jump,
+  // Fused compare-and-branch (a typed compare directly followed by the
+  // Branch on its result): writes the bool, then continues at `jump` when it
+  // is false and skips the following Branch when it is true.
+  BrLtI, BrLeI, BrGtI, BrGeI, BrEqI, BrNeI,
+  // End of the program: return the result slots to the caller.
+  Ret,
   // ParCall: the next `jump` instructions are independent pure calls that a
   // parallel scheduler may run concurrently; a sequential one falls through.
   ParCall,
@@ -35,6 +41,7 @@ struct Instr {
   uint32_t opBegin = 0;       ///< into Program::operandSlots
   uint32_t opCount = 0;
   uint32_t jump = 0;          ///< Branch/Jump target pc
+  uint32_t a = 0, b = 0;      ///< first two operand slots (copies of operandSlots[opBegin..])
   const ir::Node* node = nullptr;
   const ir::Graph* target = nullptr;   ///< Call: callee
   mutable const Program* prog = nullptr;   ///< compiled `target`, resolved on first use
@@ -47,6 +54,20 @@ struct Program {
   const ir::Graph* graph = nullptr;
   uint32_t numParams = 0;
   uint32_t numSlots = 0;
+  /// Every parameter and node result (arms included) has a scalar type, so
+  /// the frame's slots never hold heap values and need no clearing.
+  bool scalarOnly = false;
+  /// Unboxed execution (Runtime::runRaw): every instruction has a raw form
+  /// (scalar constants, typed arithmetic and compares, branches, moves and
+  /// direct calls), so the program can run on 8-byte slots. `raw` adds that
+  /// every program reachable through its calls is rawable too; it is decided
+  /// on first use by the runtime.
+  bool rawable = false;
+  /// No slot appears twice in resultSlots, so Ret may move results out.
+  bool distinctResults = true;
+  enum class Raw : uint8_t { Unknown, Yes, No };
+  mutable Raw raw = Raw::Unknown;
+  std::vector<ir::TypeKind> paramKinds, resultKinds;
   std::vector<Instr> code;
   std::vector<uint32_t> operandSlots;
   std::vector<uint32_t> resultSlots;

@@ -3,6 +3,7 @@
 // reallocates). See Runtime.h.
 #include "xacc/runtime/Runtime.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <mutex>
 
@@ -80,6 +81,33 @@ public:
 private:
   Runtime& rt_;
 };
+
+SlotStack::~SlotStack() {
+  for (size_t i = 0; i < cap_; ++i) d_[i].~Datum();
+  ::operator delete(d_);
+}
+
+void SlotStack::grow(size_t need) {
+  size_t cap = cap_ ? cap_ : 1024;
+  while (cap < need) cap *= 2;
+  auto* d = static_cast<ir::Datum*>(::operator new(cap * sizeof(ir::Datum)));
+  for (size_t i = 0; i < n_; ++i) new (d + i) ir::Datum(std::move(d_[i]));
+  for (size_t i = n_; i < cap; ++i) new (d + i) ir::Datum();
+  for (size_t i = 0; i < cap_; ++i) d_[i].~Datum();
+  ::operator delete(d_);
+  d_ = d;
+  cap_ = cap;
+}
+
+void SlotStack::resize(size_t n) {
+  if (n <= n_) {
+    shrink(n);
+    return;
+  }
+  reserveMore(n - n_);
+  ir::Datum* first = claimReserved(n - n_);
+  for (ir::Datum* x = first; x != d_ + n_; ++x) *x = ir::Datum();
+}
 
 struct Runtime::Frame {
   const Program* prog;
@@ -163,10 +191,13 @@ bool Runtime::pushCall(const Program& p, const ir::Datum* args, size_t nargs, si
     // Replace the current frame: its caller receives our results directly.
     ++stats_.tailCalls;
     Frame& f = frames_.back();
-    std::vector<ir::Datum> tmp(args, args + nargs);
-    stack_.resize(f.base);
-    stack_.resize(f.base + p.numSlots);
-    for (size_t i = 0; i < nargs; ++i) stack_[f.base + i] = std::move(tmp[i]);
+    // The arguments may live in the frame being replaced: park them first.
+    scratch_.assign(args, args + nargs);
+    stack_.shrink(f.base);
+    stack_.reserveMore(p.numSlots);
+    ir::Datum* slots = stack_.claimReserved(p.numSlots);
+    for (size_t i = 0; i < nargs; ++i) slots[i] = std::move(scratch_[i]);
+    scratch_.clear();
     f.prog = &p;
     f.pc = 0;
     return true;
@@ -178,7 +209,8 @@ bool Runtime::pushCall(const Program& p, const ir::Datum* args, size_t nargs, si
   }
   size_t base = stack_.size();
   stack_.resize(base + p.numSlots);
-  for (size_t i = 0; i < nargs; ++i) stack_[base + i] = args[i];
+  ir::Datum* slots = stack_.data() + base;
+  for (size_t i = 0; i < nargs; ++i) slots[i] = args[i];
   frames_.push_back(Frame{&p, 0, base, retBase, retCount, site});
   if (frames_.size() > stats_.maxDepth) stats_.maxDepth = frames_.size();
   return true;
@@ -245,6 +277,10 @@ bool Runtime::run(const ir::Graph& g, const std::vector<ir::Datum>& args,
     ~Nest() { --n; }
   } nest(nesting_);
   const Program& p = programFor(g);
+  if (p.raw != Program::Raw::No && args.size() == p.numParams && rawReady(p)) {
+    results.resize(p.resultSlots.size());
+    return runRaw(p, args.data(), nullptr, results.data(), nullptr);
+  }
   // Results land in scratch slots appended below the callee frame.
   size_t retBase = stack_.size();
   uint32_t n = uint32_t(p.resultSlots.size());
@@ -257,8 +293,8 @@ bool Runtime::run(const ir::Graph& g, const std::vector<ir::Datum>& args,
     stack_.resize(retBase);
     return false;
   }
-  results.assign(std::make_move_iterator(stack_.begin() + retBase),
-                 std::make_move_iterator(stack_.begin() + retBase + n));
+  results.assign(std::make_move_iterator(stack_.data() + retBase),
+                 std::make_move_iterator(stack_.data() + retBase + n));
   stack_.resize(retBase);
   return true;
 }
@@ -273,147 +309,414 @@ bool Runtime::call(std::string_view name, const std::vector<ir::Datum>& args,
   return run(*g, args, results);
 }
 
+bool Runtime::rawReady(const Program& p) {
+  if (p.raw != Program::Raw::Unknown) return p.raw == Program::Raw::Yes;
+  // Everything reachable through direct calls must be rawable; then each of
+  // them is raw too (its reachable set is a subset).
+  std::vector<const Program*> work{&p}, seen{&p};
+  for (size_t k = 0; k < work.size(); ++k) {
+    const Program* q = work[k];
+    if (q->raw == Program::Raw::Yes) continue;
+    if (!q->rawable || q->raw == Program::Raw::No) {
+      p.raw = Program::Raw::No;
+      return false;
+    }
+    for (const Instr& in : q->code) {
+      if (in.code != Code::Call) continue;
+      if (!in.prog) in.prog = &programFor(*in.target);
+      if (in.opCount != in.prog->numParams || in.nres != in.prog->resultSlots.size()) {
+        p.raw = Program::Raw::No;
+        return false;
+      }
+      if (std::find(seen.begin(), seen.end(), in.prog) == seen.end()) {
+        seen.push_back(in.prog);
+        work.push_back(in.prog);
+      }
+    }
+  }
+  for (const Program* q : seen) q->raw = Program::Raw::Yes;
+  return true;
+}
+
+// The unboxed interpreter: the same instructions as execute() over 8-byte
+// slots (ints, floats, bools as 0/1, null and tokens as 0), on its own
+// explicit frame stack. Only rawReady programs get here, so there are no
+// heap values, no generic rules and no re-entry.
+bool Runtime::runRaw(const Program& entry, const ir::Datum* args, const uint32_t* ops,
+                     ir::Datum* out, const ir::Node* site) {
+  auto need = [&](size_t n) {
+    if (rawStack_.size() < n) rawStack_.resize(std::max(n, rawStack_.size() * 2 + 1024));
+  };
+  size_t frames0 = rawFrames_.size();
+  size_t base = rawFrames_.empty() ? 0 : rawFrames_.back().base + rawFrames_.back().prog->numSlots;
+  need(base + entry.numSlots);
+  RawSlot* S = rawStack_.data();
+  for (uint32_t i = 0; i < entry.numParams; ++i) {
+    const ir::Datum& d = ops ? args[ops[i]] : args[i];
+    RawSlot& r = S[base + i];
+    switch (entry.paramKinds[i]) {
+      case ir::TypeKind::Float: r.f = d.asFloat(); break;
+      case ir::TypeKind::Bool: r.i = d.asBool() ? 1 : 0; break;
+      case ir::TypeKind::Int: r.i = d.asInt(); break;
+      default: r.i = 0; break;
+    }
+  }
+  rawFrames_.push_back(RawFrame{&entry, nullptr, base, 0});
+  const Program* p = &entry;
+  const Instr* code = p->code.data();
+  const Instr* ip = code;
+  const uint32_t* opnd = p->operandSlots.data();
+  RawSlot* F = S + base;
+  size_t top = base + entry.numSlots;
+  uint64_t calls = 0, tails = 0;
+  size_t limit = maxFrames_ > frames_.size() ? maxFrames_ - frames_.size() : 0;
+  auto enter = [&](const Program* cp) {
+    p = cp;
+    code = ip = cp->code.data();
+    opnd = cp->operandSlots.data();
+  };
+  for (;;) {
+    const Instr& in = *ip++;
+    RawSlot* D = F + in.dst;
+#define XACC_I1 (in.hasImm ? in.imm : F[in.b].i)
+#define XACC_BR(OP)                    \
+  {                                    \
+    bool c = F[in.a].i OP XACC_I1;     \
+    D->i = c;                          \
+    if (c) ++ip;                       \
+    else ip = code + in.jump;          \
+    break;                             \
+  }
+    switch (in.code) {
+      case Code::Const: D->i = in.imm; break;
+      case Code::AddI: D->i = int64_t(uint64_t(F[in.a].i) + uint64_t(XACC_I1)); break;
+      case Code::SubI: D->i = int64_t(uint64_t(F[in.a].i) - uint64_t(XACC_I1)); break;
+      case Code::MulI: D->i = int64_t(uint64_t(F[in.a].i) * uint64_t(XACC_I1)); break;
+      case Code::LtI: D->i = F[in.a].i < XACC_I1; break;
+      case Code::LeI: D->i = F[in.a].i <= XACC_I1; break;
+      case Code::GtI: D->i = F[in.a].i > XACC_I1; break;
+      case Code::GeI: D->i = F[in.a].i >= XACC_I1; break;
+      case Code::EqI: D->i = F[in.a].i == XACC_I1; break;
+      case Code::NeI: D->i = F[in.a].i != XACC_I1; break;
+      case Code::BrLtI: XACC_BR(<)
+      case Code::BrLeI: XACC_BR(<=)
+      case Code::BrGtI: XACC_BR(>)
+      case Code::BrGeI: XACC_BR(>=)
+      case Code::BrEqI: XACC_BR(==)
+      case Code::BrNeI: XACC_BR(!=)
+      case Code::AddF: D->f = F[in.a].f + F[in.b].f; break;
+      case Code::SubF: D->f = F[in.a].f - F[in.b].f; break;
+      case Code::MulF: D->f = F[in.a].f * F[in.b].f; break;
+      case Code::DivF: D->f = F[in.a].f / F[in.b].f; break;
+      case Code::LtF: D->i = F[in.a].f < F[in.b].f; break;
+      case Code::LeF: D->i = F[in.a].f <= F[in.b].f; break;
+      case Code::GtF: D->i = F[in.a].f > F[in.b].f; break;
+      case Code::GeF: D->i = F[in.a].f >= F[in.b].f; break;
+      case Code::Not: D->i = !F[in.a].i; break;
+      case Code::And: D->i = F[in.a].i && F[in.b].i; break;
+      case Code::Or: D->i = F[in.a].i || F[in.b].i; break;
+      case Code::Select: *D = F[in.a].i ? F[in.b] : F[opnd[in.opBegin + 2]]; break;
+      case Code::Branch: if (!F[in.a].i) ip = code + in.jump; break;
+      case Code::Move: *D = F[in.a]; break;
+      case Code::Jump: ip = code + in.jump; break;
+      case Code::Call: {
+        const Program* cp = in.prog;
+        const uint32_t* o = opnd + in.opBegin;
+        ++calls;
+        if (in.tail) {
+          // Replace the frame: park the arguments, then copy them down.
+          RawSlot tmp[16];
+          for (uint32_t i = 0; i < in.opCount; ++i) tmp[i] = F[o[i]];
+          size_t b = rawFrames_.back().base;
+          need(b + cp->numSlots);
+          S = rawStack_.data();
+          F = S + b;
+          for (uint32_t i = 0; i < in.opCount; ++i) F[i] = tmp[i];
+          top = b + cp->numSlots;
+          rawFrames_.back().prog = cp;
+          ++tails;
+          enter(cp);
+          break;
+        }
+        if (rawFrames_.size() - frames0 >= limit) {
+          stats_.calls += calls;
+          rawFrames_.resize(frames0);
+          return fail(*in.node, "E0417", "stack overflow: more than " + std::to_string(maxFrames_) +
+                                             " nested calls");
+        }
+        size_t nb = top;
+        size_t ret = size_t(F - S) + in.dst;
+        need(nb + cp->numSlots);
+        S = rawStack_.data();
+        F = S + rawFrames_.back().base;
+        RawSlot* N = S + nb;
+        for (uint32_t i = 0; i < in.opCount; ++i) N[i] = F[o[i]];
+        rawFrames_.back().ip = ip;
+        rawFrames_.push_back(RawFrame{cp, nullptr, nb, ret});
+        F = N;
+        top = nb + cp->numSlots;
+        enter(cp);
+        break;
+      }
+      case Code::Ret: {
+        const uint32_t* rs = p->resultSlots.data();
+        size_t n = p->resultSlots.size();
+        if (rawFrames_.size() == frames0 + 1) {
+          for (size_t i = 0; i < n; ++i) {
+            RawSlot v = F[rs[i]];
+            switch (p->resultKinds[i]) {
+              case ir::TypeKind::Int: out[i] = ir::Datum::integer(v.i); break;
+              case ir::TypeKind::Float: out[i] = ir::Datum::real(v.f); break;
+              case ir::TypeKind::Bool: out[i] = ir::Datum::boolean(v.i != 0); break;
+              case ir::TypeKind::Token: out[i] = ir::Datum::token(); break;
+              default: out[i] = ir::Datum(); break;
+            }
+          }
+          rawFrames_.pop_back();
+          stats_.calls += calls;
+          stats_.tailCalls += tails;
+          return true;
+        }
+        size_t ret = rawFrames_.back().ret;
+        for (size_t i = 0; i < n; ++i) S[ret + i] = F[rs[i]];
+        top = rawFrames_.back().base;
+        rawFrames_.pop_back();
+        const RawFrame& c = rawFrames_.back();
+        p = c.prog;
+        code = p->code.data();
+        opnd = p->operandSlots.data();
+        ip = static_cast<const Instr*>(c.ip);
+        F = S + c.base;
+        break;
+      }
+      default:
+        // Not reachable for rawReady programs.
+        rawFrames_.resize(frames0);
+        return fail(*in.node, "E0413", "internal: no unboxed rule for '" + in.node->opName() + "'");
+    }
+#undef XACC_BR
+#undef XACC_I1
+  }
+}
+
+// The interpreter loop. The current frame's program, code pointer and slot
+// base live in locals; they are reloaded from frames_.back() whenever a frame
+// is pushed or popped, and the slot base (`R`) also after anything that may
+// grow the slot array (calls, re-entrant rules such as builtins running
+// closures). Every program ends with Ret, so the loop needs no end check.
 bool Runtime::execute(size_t baseDepth) {
   std::vector<ir::Datum> args, results;
-  while (frames_.size() > baseDepth) {
-    Frame* f = &frames_.back();
-    const Program& p = *f->prog;
-    if (f->pc == p.code.size()) {
-      // Return: move results into the caller's slots and drop the frame.
-      size_t base = f->base, retBase = f->retBase;
-      for (uint32_t i = 0; i < f->retCount; ++i) {
-        ir::Datum v = stack_[base + p.resultSlots[i]];
-        stack_[retBase + i] = std::move(v);
-      }
-      frames_.pop_back();
-      stack_.resize(base);
-      continue;
-    }
-    const Instr& in = p.code[f->pc++];
-    size_t base = f->base;
-    const uint32_t* ops = p.operandSlots.data() + in.opBegin;
-    auto S = [&](uint32_t i) -> ir::Datum& { return stack_[base + ops[i]]; };
+  if (frames_.size() <= baseDepth) return true;
+  Frame* f;
+  const Program* p;
+  const Instr* code;
+  const Instr* ip;
+  const uint32_t* opnd;
+  ir::Datum* R;
+  auto load = [&] {
+    f = &frames_.back();
+    p = f->prog;
+    code = p->code.data();
+    ip = code + f->pc;
+    opnd = p->operandSlots.data();
+    R = stack_.data() + f->base;
+  };
+  // After C++ re-entry (frames_ and stack_ may have been reallocated).
+  auto reload = [&] {
+    f = &frames_.back();
+    R = stack_.data() + f->base;
+  };
+  load();
+  for (;;) {
+    const Instr& in = *ip++;
+    ir::Datum* dst = R + in.dst;
     // Second integer operand: an immediate folded from a constant, or a slot.
-    auto I1 = [&]() -> int64_t { return in.hasImm ? in.imm : S(1).asInt(); };
-    ir::Datum* dst = &stack_[base + in.dst];
+#define XACC_I1 (in.hasImm ? in.imm : R[in.b].asInt())
     switch (in.code) {
       case Code::Const: *dst = in.constant; break;
-      case Code::AddI: dst->setInt(int64_t(uint64_t(S(0).asInt()) + uint64_t(I1()))); break;
-      case Code::SubI: dst->setInt(int64_t(uint64_t(S(0).asInt()) - uint64_t(I1()))); break;
-      case Code::MulI: dst->setInt(int64_t(uint64_t(S(0).asInt()) * uint64_t(I1()))); break;
-      case Code::LtI: dst->setBool(S(0).asInt() < I1()); break;
-      case Code::LeI: dst->setBool(S(0).asInt() <= I1()); break;
-      case Code::GtI: dst->setBool(S(0).asInt() > I1()); break;
-      case Code::GeI: dst->setBool(S(0).asInt() >= I1()); break;
-      case Code::EqI: dst->setBool(S(0).asInt() == I1()); break;
-      case Code::NeI: dst->setBool(S(0).asInt() != I1()); break;
-      case Code::AddF: dst->setFloat(S(0).asFloat() + S(1).asFloat()); break;
-      case Code::SubF: dst->setFloat(S(0).asFloat() - S(1).asFloat()); break;
-      case Code::MulF: dst->setFloat(S(0).asFloat() * S(1).asFloat()); break;
-      case Code::DivF: dst->setFloat(S(0).asFloat() / S(1).asFloat()); break;
-      case Code::LtF: dst->setBool(S(0).asFloat() < S(1).asFloat()); break;
-      case Code::LeF: dst->setBool(S(0).asFloat() <= S(1).asFloat()); break;
-      case Code::GtF: dst->setBool(S(0).asFloat() > S(1).asFloat()); break;
-      case Code::GeF: dst->setBool(S(0).asFloat() >= S(1).asFloat()); break;
-      case Code::Not: dst->setBool(!S(0).asBool()); break;
-      case Code::And: dst->setBool(S(0).asBool() && S(1).asBool()); break;
-      case Code::Or: dst->setBool(S(0).asBool() || S(1).asBool()); break;
-      case Code::Select: *dst = S(0).asBool() ? S(1) : S(2); break;
+      case Code::AddI: dst->setInt(int64_t(uint64_t(R[in.a].asInt()) + uint64_t(XACC_I1))); break;
+      case Code::SubI: dst->setInt(int64_t(uint64_t(R[in.a].asInt()) - uint64_t(XACC_I1))); break;
+      case Code::MulI: dst->setInt(int64_t(uint64_t(R[in.a].asInt()) * uint64_t(XACC_I1))); break;
+      case Code::LtI: dst->setBool(R[in.a].asInt() < XACC_I1); break;
+      case Code::LeI: dst->setBool(R[in.a].asInt() <= XACC_I1); break;
+      case Code::GtI: dst->setBool(R[in.a].asInt() > XACC_I1); break;
+      case Code::GeI: dst->setBool(R[in.a].asInt() >= XACC_I1); break;
+      case Code::EqI: dst->setBool(R[in.a].asInt() == XACC_I1); break;
+      case Code::NeI: dst->setBool(R[in.a].asInt() != XACC_I1); break;
+#define XACC_BR(OP)                                  \
+  {                                                  \
+    bool c = R[in.a].asInt() OP XACC_I1;             \
+    dst->setBool(c);                                 \
+    if (c) ++ip;                                     \
+    else ip = code + in.jump;                        \
+    break;                                           \
+  }
+      case Code::BrLtI: XACC_BR(<)
+      case Code::BrLeI: XACC_BR(<=)
+      case Code::BrGtI: XACC_BR(>)
+      case Code::BrGeI: XACC_BR(>=)
+      case Code::BrEqI: XACC_BR(==)
+      case Code::BrNeI: XACC_BR(!=)
+#undef XACC_BR
+#undef XACC_I1
+      case Code::AddF: dst->setFloat(R[in.a].asFloat() + R[in.b].asFloat()); break;
+      case Code::SubF: dst->setFloat(R[in.a].asFloat() - R[in.b].asFloat()); break;
+      case Code::MulF: dst->setFloat(R[in.a].asFloat() * R[in.b].asFloat()); break;
+      case Code::DivF: dst->setFloat(R[in.a].asFloat() / R[in.b].asFloat()); break;
+      case Code::LtF: dst->setBool(R[in.a].asFloat() < R[in.b].asFloat()); break;
+      case Code::LeF: dst->setBool(R[in.a].asFloat() <= R[in.b].asFloat()); break;
+      case Code::GtF: dst->setBool(R[in.a].asFloat() > R[in.b].asFloat()); break;
+      case Code::GeF: dst->setBool(R[in.a].asFloat() >= R[in.b].asFloat()); break;
+      case Code::Not: dst->setBool(!R[in.a].asBool()); break;
+      case Code::And: dst->setBool(R[in.a].asBool() && R[in.b].asBool()); break;
+      case Code::Or: dst->setBool(R[in.a].asBool() || R[in.b].asBool()); break;
+      case Code::Select: *dst = R[in.a].asBool() ? R[in.b] : R[opnd[in.opBegin + 2]]; break;
+      case Code::Ret: {
+        // Move the results into the caller's slots and drop the frame.
+        size_t base = f->base;
+        ir::Datum* out = stack_.data() + f->retBase;
+        const uint32_t* rs = p->resultSlots.data();
+        if (p->distinctResults)
+          for (uint32_t i = 0, n = f->retCount; i < n; ++i) out[i] = std::move(R[rs[i]]);
+        else
+          for (uint32_t i = 0, n = f->retCount; i < n; ++i) out[i] = R[rs[i]];
+        frames_.pop_back();
+        if (p->scalarOnly) stack_.shrinkScalars(base);
+        else stack_.shrink(base);
+        if (frames_.size() <= baseDepth) return true;
+        load();
+        break;
+      }
       case Code::Call: {
-        if (!in.prog) in.prog = &programFor(*in.target);
-        const Program& cp = *in.prog;
-        if (!in.tail && in.opCount == cp.numParams && frames_.size() < maxFrames_) {
-          // Fast path: arguments go straight from our slots into the callee's.
+        const Program* cp = in.prog;
+        if (!cp) cp = in.prog = &programFor(*in.target);
+        if (cp->raw != Program::Raw::No && in.opCount == cp->numParams && rawReady(*cp)) {
+          // Scalar code (and everything it calls) runs unboxed; it cannot
+          // re-enter, so our slots stay where they are.
+          f->pc = uint32_t(ip - code);
+          if (!runRaw(*cp, R, opnd + in.opBegin, dst, in.node)) return false;
+          break;
+        }
+        if (!in.tail && in.opCount == cp->numParams && frames_.size() < maxFrames_) {
+          // Fast path: the callee's slots are constructed in place, its
+          // parameters copied straight from our slots.
           size_t nb = stack_.size();
-          stack_.resize(nb + cp.numSlots);
-          for (uint32_t i = 0; i < in.opCount; ++i) stack_[nb + i] = stack_[base + ops[i]];
-          frames_.push_back(Frame{&cp, 0, nb, base + in.dst, in.nres, in.node});
+          stack_.reserveMore(cp->numSlots);
+          R = stack_.data() + f->base;
+          const uint32_t* ops = opnd + in.opBegin;
+          ir::Datum* slots = stack_.claimReserved(cp->numSlots);
+          for (uint32_t i = 0; i < in.opCount; ++i) slots[i] = R[ops[i]];
+          f->pc = uint32_t(ip - code);
+          frames_.push_back(Frame{cp, 0, nb, f->base + in.dst, in.nres, in.node});
           ++stats_.calls;
           if (frames_.size() > stats_.maxDepth) stats_.maxDepth = frames_.size();
+          load();
           break;
         }
         args.clear();
-        for (uint32_t i = 0; i < in.opCount; ++i) args.push_back(S(i));
-        if (!pushCall(cp, args.data(), args.size(), base + in.dst, in.nres, in.tail, in.node))
+        const uint32_t* ops = opnd + in.opBegin;
+        for (uint32_t i = 0; i < in.opCount; ++i) args.push_back(R[ops[i]]);
+        f->pc = uint32_t(ip - code);
+        if (!pushCall(*cp, args.data(), args.size(), f->base + in.dst, in.nres, in.tail, in.node))
           return false;
+        load();
         break;
       }
       case Code::ParCall:
         // Sequential scheduler or deep enough: fall through to the calls.
         if (shared_->options.scheduler == Scheduler::Parallel &&
             parDepth_ < shared_->options.spawnDepth) {
-          uint32_t pc = f->pc;
-          if (!runParallelGroup(p, pc, base, in.jump)) return false;
-          frames_.back().pc = pc + in.jump;  // skip the group's calls
+          uint32_t pc = uint32_t(ip - code);
+          f->pc = pc;
+          if (!runParallelGroup(*p, pc, f->base, in.jump)) return false;
+          reload();
+          ip = code + pc + in.jump;  // skip the group's calls
         }
         break;
       case Code::Branch:
-        if (S(0).kind() != ir::DKind::Bool)
+        if (R[in.a].kind() != ir::DKind::Bool) {
+          f->pc = uint32_t(ip - code);
           return fail(*in.node, "E0418", "condition of 'ctrl.if' is not a bool");
-        if (!S(0).asBool()) f->pc = in.jump;
+        }
+        if (!R[in.a].asBool()) ip = code + in.jump;
         break;
-      case Code::Move: *dst = S(0); break;
-      case Code::Jump: f->pc = in.jump; break;
+      case Code::Move: *dst = R[in.a]; break;
+      case Code::Jump: ip = code + in.jump; break;
       case Code::Apply: {
-        const ir::Datum& fn = S(0);
+        const ir::Datum& fn = R[in.a];
+        f->pc = uint32_t(ip - code);
         if (fn.kind() != ir::DKind::Func) return fail(*in.node, "E0415", "called value is not a function");
         args = fn.funcCaptures();
-        for (uint32_t i = 1; i < in.opCount; ++i) args.push_back(S(i));
+        const uint32_t* ops = opnd + in.opBegin;
+        for (uint32_t i = 1; i < in.opCount; ++i) args.push_back(R[ops[i]]);
         const Program& cp = programFor(*fn.funcGraph());
-        if (!pushCall(cp, args.data(), args.size(), base + in.dst, in.nres, in.tail, in.node))
+        if (!pushCall(cp, args.data(), args.size(), f->base + in.dst, in.nres, in.tail, in.node))
           return false;
+        load();
         break;
       }
       case Code::FuncRef: {
-        const ir::Attr* c = in.node->attr("callee");
-        const ir::Graph* g = module_.lookup(c->getSymbol());
-        if (!g) return fail(*in.node, "E0409", "unknown graph @" + c->getSymbol());
+        const ir::Graph* g = in.target;
+        if (!g) g = module_.lookup(in.node->attr("callee")->getSymbol());
+        if (!g) {
+          f->pc = uint32_t(ip - code);
+          return fail(*in.node, "E0409", "unknown graph @" + in.node->attr("callee")->getSymbol());
+        }
         std::vector<ir::Datum> caps;
-        for (uint32_t i = 0; i < in.opCount; ++i) caps.push_back(S(i));
+        const uint32_t* ops = opnd + in.opBegin;
+        caps.reserve(in.opCount);
+        for (uint32_t i = 0; i < in.opCount; ++i) caps.push_back(R[ops[i]]);
         *dst = ir::Datum::func(g, std::move(caps));
         break;
       }
       case Code::Loop: {
         // Loops run their regions to completion on nested frames (loops do not
         // recurse by themselves, so this uses bounded C++ stack).
+        f->pc = uint32_t(ip - code);
         if (nesting_ + 1 >= kMaxNesting)
           return fail(*in.node, "E0417", "stack overflow: more than " + std::to_string(kMaxNesting) +
                                              " nested loop levels");
         std::vector<ir::Datum> vals;
-        for (uint32_t i = 0; i < in.opCount; ++i) vals.push_back(S(i));
+        const uint32_t* ops = opnd + in.opBegin;
+        for (uint32_t i = 0; i < in.opCount; ++i) vals.push_back(R[ops[i]]);
         const ir::Node* node = in.node;
         uint32_t dstSlot = in.dst, nres = in.nres;
         for (;;) {
           std::vector<ir::Datum> c, next;
           if (!run(*node->region(0), vals, c)) return false;
-          if (c.empty() || c[0].kind() != ir::DKind::Bool)
+          if (c.empty() || c[0].kind() != ir::DKind::Bool) {
+            reload();
             return fail(*node, "E0418", "loop condition is not a bool");
+          }
           if (!c[0].asBool()) break;
           if (!run(*node->region(1), vals, next)) return false;
           vals = std::move(next);
         }
-        for (uint32_t i = 0; i < nres; ++i) stack_[base + dstSlot + i] = std::move(vals[i]);
+        reload();
+        for (uint32_t i = 0; i < nres; ++i) R[dstSlot + i] = std::move(vals[i]);
         break;
       }
       case Code::Generic: {
         const ir::Node& n = *in.node;
+        f->pc = uint32_t(ip - code);
         if (!n.op().interp) return fail(n, "E0413", "no runtime rule for '" + n.opName() + "'");
         args.clear();
-        for (uint32_t i = 0; i < in.opCount; ++i) args.push_back(S(i));
+        const uint32_t* ops = opnd + in.opBegin;
+        for (uint32_t i = 0; i < in.opCount; ++i) args.push_back(R[ops[i]]);
         results.clear();
         // The rule may re-enter the runtime (builtins applying closures), which
-        // can reallocate stack_: reload slots by index afterwards.
+        // can reallocate the slots and frames: reload afterwards.
         uint32_t dstSlot = in.dst;
         if (!n.op().interp(*ctx_, n, args, results)) return false;
+        reload();
         if (results.size() != n.numResults())
           return fail(n, "E0414", "'" + n.opName() + "' produced " + std::to_string(results.size()) +
                                       " values, expected " + std::to_string(n.numResults()));
-        for (size_t r = 0; r < results.size(); ++r) stack_[base + dstSlot + r] = std::move(results[r]);
+        for (size_t r = 0; r < results.size(); ++r) R[dstSlot + r] = std::move(results[r]);
         break;
       }
     }
   }
-  return true;
 }
 
 }  // namespace xacc::runtime

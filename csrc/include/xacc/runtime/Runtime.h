@@ -12,6 +12,7 @@
 
 #include <functional>
 #include <memory>
+#include <new>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -33,6 +34,49 @@ struct RuntimeOptions {
   /// which they run sequentially. Results are identical to Sequential.
   Scheduler scheduler = Scheduler::Sequential;
   unsigned spawnDepth = 10;
+};
+
+/// The runtime's slot storage: one contiguous array of datums addressed by
+/// index (frames refer to their first slot), grown geometrically. Every slot
+/// of the capacity stays constructed, and slots at or above size() never hold
+/// a heap reference, so a call claims its frame's slots without constructing
+/// them and a frame that can only hold scalars is dropped by moving the top.
+class SlotStack {
+public:
+  SlotStack() = default;
+  SlotStack(const SlotStack&) = delete;
+  SlotStack& operator=(const SlotStack&) = delete;
+  ~SlotStack();
+  ir::Datum* data() { return d_; }
+  size_t size() const { return n_; }
+  ir::Datum& operator[](size_t i) { return d_[i]; }
+  /// Makes room for `extra` more slots without changing the size (may move
+  /// the array: slot pointers are invalid afterwards).
+  void reserveMore(size_t extra) {
+    if (n_ + extra > cap_) grow(n_ + extra);
+  }
+  /// Claims `count` slots (after reserveMore): they hold stale scalars, to be
+  /// overwritten before they are read.
+  ir::Datum* claimReserved(size_t count) {
+    ir::Datum* first = d_ + n_;
+    n_ += count;
+    return first;
+  }
+  /// Grows to `n` null slots or drops the slots above `n`.
+  void resize(size_t n);
+  /// Drops the slots above `n`, releasing heap values.
+  void shrink(size_t n) {
+    for (size_t i = n; i < n_; ++i)
+      if (d_[i].isHeap()) d_[i] = ir::Datum();
+    n_ = n;
+  }
+  /// Drops the slots above `n`, known to hold no heap values.
+  void shrinkScalars(size_t n) { n_ = n; }
+
+private:
+  void grow(size_t need);
+  ir::Datum* d_ = nullptr;
+  size_t n_ = 0, cap_ = 0;
 };
 
 class Runtime {
@@ -71,6 +115,12 @@ private:
   bool pushCall(const Program& p, const ir::Datum* args, size_t nargs, size_t retBase,
                 uint32_t retCount, bool tail, const ir::Node* site);
   bool fail(const ir::Node& n, std::string code, std::string message);
+  /// Decides (once) whether `p` and everything it calls can run unboxed.
+  bool rawReady(const Program& p);
+  /// Runs `p` unboxed: arguments are args[ops[i]] (args[i] when `ops` is
+  /// null), results go to out[0..]. Never touches the boxed slots or frames.
+  bool runRaw(const Program& p, const ir::Datum* args, const uint32_t* ops, ir::Datum* out,
+              const ir::Node* site);
 
   support::DiagnosticEngine& diag_;
   const ir::Module& module_;
@@ -82,7 +132,20 @@ private:
   /// "stack overflow" instead of exhausting the native stack.
   unsigned nesting_ = 0;
   static constexpr unsigned kMaxNesting = 1000;
-  std::vector<ir::Datum> stack_;
+  SlotStack stack_;
+  union RawSlot {
+    int64_t i;
+    double f;
+  };
+  struct RawFrame {
+    const Program* prog;
+    const void* ip;  ///< resume point (const Instr*) while a callee runs
+    size_t base;
+    size_t ret;  ///< where results go in the caller's slots
+  };
+  std::vector<RawSlot> rawStack_;
+  std::vector<RawFrame> rawFrames_;
+  std::vector<ir::Datum> scratch_;  ///< tail calls: arguments while the frame is replaced
   std::vector<Frame> frames_;
   size_t maxFrames_ = 10'000'000;
   Stats stats_;
