@@ -245,10 +245,7 @@ bool Lowerer::lowerGlobal(Binding* b) {
   }
   DataDecl* d = b->decl;
   FuncInfo* init = prog_.funcOf[d];
-  if (init && init->effectful) {
-    report(diags_, Diag::EffectfulGlobalInit, d->range().loc(), {b->name});
-    return false;
-  }
+  if (init && init->effectful) return lowerEffectfulGlobal(b);
   std::vector<Binding*>& bs = prog_.declBindings[d];
   for (Binding* x : bs) x->initLowering = true;
   auto owned = std::make_unique<ir::Graph>(uniqueName(b->unit->name + "::$init_" + b->name));
@@ -284,10 +281,157 @@ bool Lowerer::lowerGlobal(Binding* b) {
   return g->results().size() == bs.size() && !bs.empty();
 }
 
+// A top-level initializer with effects (spec 11.9: initializers run as
+// needed by main, once) is an effectful graph `$init_x(t)`, run at the first
+// read in token order: readers call the getter `$get_x(t)`, which keeps the
+// values in cells made by the parameterless `$state_x` (read with func.once):
+//   flag = [false], one empty list per bound name;
+//   $get_x(t): if flag[0] then load the cells else call $init_x, append each
+//              value to its cell, set flag[0] = true; yields (t, values...).
+bool Lowerer::lowerEffectfulGlobal(Binding* b) {
+  DataDecl* d = b->decl;
+  FuncInfo* init = prog_.funcOf[d];
+  std::vector<Binding*>& bs = prog_.declBindings[d];
+  for (Binding* x : bs) x->initLowering = true;
+  std::string base = b->unit->name + "::$";
+  ir::Graph* ig = mod_.add(std::make_unique<ir::Graph>(uniqueName(base + "init_" + b->name)));
+  std::vector<Type> vts;
+  bool ok = true;
+  {
+    Ctx c;
+    c.fn = init;
+    c.g = ig;
+    c.tok = ig->addParam(Type::token(), "t");
+    CtxScope scope(*this, c);
+    lowerDataDecl(d);
+    std::vector<Value*> rs{nullptr};
+    std::vector<Type> rts{Type::token()};
+    for (Binding* x : bs) {
+      auto it = c.env.find(x);
+      if (it == c.env.end() || !it->second) {
+        ok = false;
+        break;
+      }
+      Value* v = it->second;
+      x->valueType = x->isCell ? v->type().elementType() : v->type();
+      rs.push_back(v);
+      rts.push_back(v->type());
+      vts.push_back(v->type());
+    }
+    rs[0] = c.tok;
+    if (ok && c.tok) {
+      ig->setResultTypes(rts);
+      ig->setResults(rs);
+    }
+    ok = ok && c.tok;
+  }
+  for (Binding* x : bs) x->initLowering = false;
+  if (!ok || bs.empty()) return false;
+  support::SourceLoc loc = d->range().loc();
+  // The state: a flag and one (empty) cell per value.
+  ir::Graph* sg = mod_.add(std::make_unique<ir::Graph>(uniqueName(base + "state_" + b->name)));
+  {
+    ir::Builder sb(*sg);
+    sb.setLoc(loc);
+    std::vector<Value*> rs;
+    std::vector<Type> rts;
+    ir::Node* flag = sb.create(CoreOp::ListMake, {sb.constBool(false)}, {}, {Type::list(Type::boolean())});
+    if (!flag) return false;
+    rs.push_back(flag->result(0));
+    for (Type t : vts) {
+      ir::Node* cell = sb.create(CoreOp::ListMake, {}, {}, {Type::list(t)});
+      if (!cell) return false;
+      rs.push_back(cell->result(0));
+    }
+    for (Value* v : rs) rts.push_back(v->type());
+    sg->setResultTypes(rts);
+    sg->setResults(rs);
+  }
+  // The getter.
+  ir::Graph* gg = mod_.add(std::make_unique<ir::Graph>(uniqueName(base + "get_" + b->name)));
+  std::vector<Type> outTypes{Type::token()};
+  outTypes.insert(outTypes.end(), vts.begin(), vts.end());
+  {
+    Value* t = gg->addParam(Type::token(), "t");
+    ir::Builder gb(*gg);
+    gb.setLoc(loc);
+    ir::Node* st = gb.create(CoreOp::Once, {}, ir::attrs({{"callee", ir::Attr::symbol(sg->name())}}),
+                             sg->resultTypes());
+    if (!st) return false;
+    ir::Node* ld = gb.create(CoreOp::ListLoad, {t, st->result(0), gb.constInt(0)}, {},
+                             {Type::token(), Type::boolean()});
+    if (!ld) return false;
+    std::vector<Value*> ops{ld->result(1), ld->result(0)};
+    for (size_t i = 0; i < st->numResults(); ++i) ops.push_back(st->result(i));
+    auto region = [&](bool ready) -> std::unique_ptr<ir::Graph> {
+      auto r = std::make_unique<ir::Graph>(ready ? "then" : "else");
+      Value* rt = r->addParam(Type::token(), "t");
+      std::vector<Value*> cells;
+      for (size_t i = 0; i < st->numResults(); ++i) cells.push_back(r->addParam(st->result(i)->type()));
+      ir::Builder rb(*r);
+      rb.setLoc(loc);
+      std::vector<Value*> out{nullptr};
+      if (ready) {
+        for (size_t i = 1; i < cells.size(); ++i) {
+          ir::Node* n = rb.create(CoreOp::ListLoad, {rt, cells[i], rb.constInt(0)}, {},
+                                  {Type::token(), vts[i - 1]});
+          if (!n) return nullptr;
+          rt = n->result(0);
+          out.push_back(n->result(1));
+        }
+      } else {
+        ir::Node* call = rb.create(CoreOp::Call, {rt}, ir::attrs({{"callee", ir::Attr::symbol(ig->name())}}),
+                                   ig->resultTypes());
+        if (!call) return nullptr;
+        rt = call->result(0);
+        for (size_t i = 1; i < cells.size(); ++i) {
+          ir::Node* n = rb.create(CoreOp::ListAppend, {rt, cells[i], call->result(i)}, {},
+                                  {Type::token(), cells[i]->type()});
+          if (!n) return nullptr;
+          rt = n->result(0);
+          out.push_back(call->result(i));
+        }
+        ir::Node* set = rb.create(CoreOp::ListSet, {rt, cells[0], rb.constInt(0), rb.constBool(true)}, {},
+                                  {Type::token(), cells[0]->type()});
+        if (!set) return nullptr;
+        rt = set->result(0);
+      }
+      out[0] = rt;
+      r->setResultTypes(outTypes);
+      r->setResults(out);
+      return r;
+    };
+    auto thenG = region(true);
+    auto elseG = region(false);
+    if (!thenG || !elseG) return false;
+    ir::Node* n = gb.create(CoreOp::If, ops, {}, outTypes);
+    if (!n) return false;
+    n->addRegion(std::move(thenG));
+    n->addRegion(std::move(elseG));
+    std::vector<Value*> rs;
+    for (size_t i = 0; i < n->numResults(); ++i) rs.push_back(n->result(i));
+    gg->setResultTypes(outTypes);
+    gg->setResults(rs);
+  }
+  for (Binding* x : bs) {
+    x->initGraph = gg;
+    x->effectfulInit = true;
+  }
+  return true;
+}
+
 LV Lowerer::readBinding(Binding* b, const SourceRange& at) {
   Value* cell = nullptr;
-  if (b->kind == BindKind::Global) {
+  if (b->kind == BindKind::Global && b->initGraph && b->effectfulInit) {
+    ir::Node* n = effect(CoreOp::Call, {}, ir::attrs({{"callee", ir::Attr::symbol(b->initGraph->name())}}),
+                         b->initGraph->resultTypes(), at);
+    if (!n) return {};
+    Value* v = n->result(1 + b->index);
+    if (!b->isCell) return {v, v->type()};
+    cell = v;
+  } else if (b->kind == BindKind::Global) {
     if (!lowerGlobal(b)) return {};
+    if (b->effectfulInit) return readBinding(b, at);
     ir::Node* n = node(CoreOp::Once, {}, ir::attrs({{"callee", ir::Attr::symbol(b->initGraph->name())}}),
                        b->initGraph->resultTypes(), at);
     if (!n) return {};
@@ -310,8 +454,45 @@ LV Lowerer::readBinding(Binding* b, const SourceRange& at) {
   return one(CoreOp::ListGet, {cell, zero}, at);
 }
 
+LV Lowerer::applyDecorators(FuncInfo* f, LV v) {
+  Type want = v.t;
+  auto& decs = f->decl->decorators;
+  for (size_t i = decs.size(); v && i-- > 0;) {
+    std::vector<ArgIn> args{{nullptr, v, decs[i].range}};
+    LV r = call(decs[i].name, decs[i].hasArgs ? &decs[i].args : nullptr, args, decs[i].range);
+    if (r && !sameType(r.t, want)) {
+      report(diags_, Diag::DecoratorMismatch, decs[i].range.loc(),
+             {decs[i].name->fullName(), camelTypeName(want), camelTypeName(r.t)});
+      r = {};
+    }
+    v = r;
+  }
+  return v;
+}
+
+// A decorated nested function (spec 8.8): the decorators run where the
+// declaration stands, in the declaring function, and every later use of the
+// name reads the hidden local holding the result.
+void Lowerer::lowerNestedDecorated(FuncInfo* f) {
+  if (!lowerFunction(f)) return;
+  f->decorated = false;
+  LV v = funcValue(f, f->decl->name.range);
+  f->decorated = true;
+  v = applyDecorators(f, v);
+  if (v && f->decoratedLocal) cx_->env[f->decoratedLocal] = v.v;
+}
+
 LV Lowerer::decoratedValue(FuncInfo* f, const SourceRange& at) {
   Binding* g = f->decoratedGlobal;
+  if (!g && f->decoratedLocal) {
+    for (FuncInfo* p = cx_->fn; p; p = p->parent)
+      if (p == f) {
+        report(diags_, Diag::FeatureNotSupported, at.loc(),
+               {"a decorated nested function referring to itself"});
+        return {};
+      }
+    return readBinding(f->decoratedLocal, at);
+  }
   if (!g) {
     report(diags_, Diag::FeatureNotSupported, at.loc(), {"a decorator on a nested function"});
     return {};
@@ -335,18 +516,7 @@ LV Lowerer::decoratedValue(FuncInfo* f, const SourceRange& at) {
       f->decorated = false;
       LV v = funcValue(f, f->decl->name.range);
       f->decorated = true;
-      Type want = v.t;
-      auto& decs = f->decl->decorators;
-      for (size_t i = decs.size(); v && i-- > 0;) {
-        std::vector<ArgIn> args{{nullptr, v, decs[i].range}};
-        LV r = call(decs[i].name, decs[i].hasArgs ? &decs[i].args : nullptr, args, decs[i].range);
-        if (r && !sameType(r.t, want)) {
-          report(diags_, Diag::DecoratorMismatch, decs[i].range.loc(),
-                 {decs[i].name->fullName(), camelTypeName(want), camelTypeName(r.t)});
-          r = {};
-        }
-        v = r;
-      }
+      v = applyDecorators(f, v);
       if (v) {
         ig->setResultTypes({v.t});
         ig->setResults({v.v});

@@ -51,7 +51,7 @@ Lowerer::BlockResult Lowerer::lowerStmts(const std::vector<Stmt*>& stmts) {
       case NodeKind::FuncDecl: {
         FuncInfo* f = prog_.funcOf[s];
         if (f && f->decorated)
-          report(diags_, Diag::FeatureNotSupported, s->loc(), {"a decorator on a nested function"});
+          lowerNestedDecorated(f);
         else if (f)
           lowerFunction(f);
         r.value = nullConst();

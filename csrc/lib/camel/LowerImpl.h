@@ -49,7 +49,12 @@ public:
   LV funcValue(FuncInfo* f, const SourceRange& at);
   LV readBinding(Binding* b, const SourceRange& at);
   bool lowerGlobal(Binding* b);
+  bool lowerEffectfulGlobal(Binding* b);
   LV decoratedValue(FuncInfo* f, const SourceRange& at);
+  /// Applies f's decorators (bottom-up) to `raw`, checking each result type.
+  LV applyDecorators(FuncInfo* f, LV raw);
+  /// Lowers a decorated nested function's declaration: binds its hidden local.
+  void lowerNestedDecorated(FuncInfo* f);
   ir::Value* captureValue(Binding* b, const SourceRange& at);
   ir::Graph* helperGraph(const std::string& kind, const std::vector<ir::Type>& params,
                          const std::vector<ir::Type>& results);

@@ -66,6 +66,7 @@ struct Binding {
   std::string module;         ///< stdlib module ("" for globals)
   // Global lowering state.
   ir::Graph* initGraph = nullptr;
+  bool effectfulInit = false;  ///< initGraph is the token-threading getter (lowerEffectfulGlobal)
   ir::Type valueType;
   bool initLowering = false;
 };
@@ -100,6 +101,10 @@ struct FuncInfo {
   bool lowering = false, lowered = false, failed = false;
   Binding* decoratedGlobal = nullptr;  ///< top-level decorated: the once-global holding the value
   FuncInfo* decoratorInit = nullptr;   ///< top-level decorated: context of the decorator exprs
+  /// Nested decorated: the hidden local of the declaring function that holds
+  /// the decorated value (set where the declaration is lowered; captured by
+  /// arms, lambdas and nested functions that use the name).
+  Binding* decoratedLocal = nullptr;
 };
 
 struct ModuleUnit {

@@ -98,6 +98,7 @@ void Resolver::noteUse(Binding* b) {
         continue;
       }
       for (Binding* c : f->captures) noteUse(c);
+      if (f->decoratedLocal) noteUse(f->decoratedLocal);
     }
   }
 }
@@ -438,6 +439,11 @@ void Resolver::resolveStmt(Stmt* s) {
       if (f->decorated) {
         effectOwner(cur_)->directEffect = true;
         resolveDecorators(f);
+        Binding* hb = prog_.newBinding(BindKind::Local, f->name);
+        hb->owner = cur_;
+        hb->unit = unit_;
+        hb->range = d->name.range;
+        f->decoratedLocal = hb;
       }
       if (d->body) resolveBody(f, d->body);
       break;
@@ -868,6 +874,16 @@ void Resolver::finish() {
           changed = true;
           break;
         }
+    }
+    // Reading a top-level binding whose initializer has effects may run that
+    // initializer (spec 11.9: on first use), so the reader has effects too.
+    for (auto& [owner, b] : uses_) {
+      if (!owner || owner->effectful || b->kind != BindKind::Global || !b->decl) continue;
+      auto it = prog_.funcOf.find(b->decl);
+      if (it != prog_.funcOf.end() && it->second && it->second->effectful) {
+        owner->effectful = true;
+        changed = true;
+      }
     }
   }
   // Arms follow their function.
