@@ -551,7 +551,9 @@ bool Lowerer::run(CompiledProgram& out) {
       out.mainResult = m->resultType;
     }
   }
-  return diags_.errorCount() == errorsBefore;
+  if (diags_.errorCount() != errorsBefore) return false;
+  expandMacros();
+  return true;
 }
 
 }  // namespace xacc::camel::sema

@@ -83,6 +83,20 @@ LV Lowerer::call(Expr* callee, const std::vector<Argument>* withArgs, std::vecto
   return applyValue(f, ws, as, argIn, at);
 }
 
+void Lowerer::checkWaited(const std::string& callee, const SourceRange& at) {
+  if (inSync_ || waitDepth_ > 0) return;
+  auto& d = report(diags_, Diag::IgnoredSideEffect, at.loc(), {callee});
+  d.suggestion = "write 'wait' before the call, or put it in a 'sync' block, so that its effect is ordered";
+}
+
+void Lowerer::checkMacroCall(const std::string& callee, const SourceRange& at) {
+  FuncInfo* f = cx_ ? cx_->fn : nullptr;
+  while (f && f->kind != FuncInfo::Kind::Decl) f = f->parent;
+  if (!f || !f->sig || !(f->sig->modifiers & ModMacro)) return;
+  auto& d = report(diags_, Diag::MacroCallsNonMacro, at.loc(), {f->name, callee});
+  d.suggestion = "a macro may call only macros and pure built-in operators when it is expanded at compile time";
+}
+
 LV Lowerer::callUser(Binding* b, NameExpr* name, std::vector<LV>& ws, std::vector<LV>& as,
                      std::vector<ArgIn>& argIn, const SourceRange& at) {
   FuncInfo* chosen = nullptr;
@@ -123,6 +137,12 @@ LV Lowerer::callUser(Binding* b, NameExpr* name, std::vector<LV>& ws, std::vecto
     return {};
   }
   FuncInfo* f = chosen;
+  for (bool v : f->varParams)
+    if (v) {
+      checkWaited(b->name, at);
+      break;
+    }
+  if (!(f->sig && (f->sig->modifiers & ModMacro))) checkMacroCall(b->name, at);
   if (f->decorated) {
     LV fv = decoratedValue(f, at);
     if (!fv) return {};
@@ -207,6 +227,8 @@ LV Lowerer::callBuiltin(Binding* b, NameExpr* name, std::vector<LV>& ws, std::ve
   for (Type t : types)
     ordered |= t.kind() == ir::TypeKind::Func || t.kind() == ir::TypeKind::List || t.isAny();
   bool eff = chosen->effectful || !chosen->deterministic || (cx_->tok && ordered);
+  if (!chosen->varOperands.empty()) checkWaited(shown, at);
+  if (chosen->effectful || !chosen->deterministic) checkMacroCall(shown, at);
   std::vector<Value*> ops;
   for (LV& v : ws) ops.push_back(v.v);
   for (LV& v : as) ops.push_back(v.v);

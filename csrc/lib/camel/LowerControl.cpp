@@ -58,7 +58,10 @@ Lowerer::BlockResult Lowerer::lowerStmts(const std::vector<Stmt*>& stmts) {
         break;
       }
       case NodeKind::BlockStmt: {
+        bool savedSync = inSync_;
+        inSync_ = inSync_ || cast<BlockStmt>(s)->block->isSync;
         BlockResult inner = lowerStmts(cast<BlockStmt>(s)->block->stmts);
+        inSync_ = savedSync;
         if (inner.returned) return inner;
         r.value = inner.value;
         break;
@@ -72,8 +75,17 @@ Lowerer::BlockResult Lowerer::lowerStmts(const std::vector<Stmt*>& stmts) {
 
 LV Lowerer::lowerBody(Expr* body) {
   if (!body) return {};
-  if (auto* b = dyn_cast<BlockExpr>(body)) return lowerStmts(b->stmts).value;
-  return expr(body);
+  // Each block-function has its own sync-ness (spec 11.3) and is outside any
+  // `wait` of the code that contains it.
+  bool savedSync = inSync_;
+  int savedWait = waitDepth_;
+  auto* b = dyn_cast<BlockExpr>(body);
+  inSync_ = b && b->isSync;
+  waitDepth_ = 0;
+  LV v = b ? lowerStmts(b->stmts).value : expr(body);
+  inSync_ = savedSync;
+  waitDepth_ = savedWait;
+  return v;
 }
 
 void Lowerer::lowerDataDecl(DataDecl* d) {

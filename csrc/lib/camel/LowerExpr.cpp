@@ -40,7 +40,12 @@ LV Lowerer::expr(Expr* e, Type expected) {
     case NodeKind::Unary: return unary(cast<UnaryExpr>(e));
     case NodeKind::Binary: return binary(cast<BinaryExpr>(e));
     case NodeKind::Assign: return assign(cast<AssignExpr>(e));
-    case NodeKind::Wait: return expr(cast<WaitExpr>(e)->operand, expected);
+    case NodeKind::Wait: {
+      ++waitDepth_;
+      LV v = expr(cast<WaitExpr>(e)->operand, expected);
+      --waitDepth_;
+      return v;
+    }
     case NodeKind::Cast: return castExpr(cast<CastExpr>(e));
     case NodeKind::Call: {
       auto* c = cast<CallExpr>(e);

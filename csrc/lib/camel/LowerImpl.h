@@ -7,6 +7,9 @@
 // graphs without effects). See Note [Block functions] in SemaImpl.h.
 #pragma once
 
+#include <functional>
+#include <unordered_set>
+
 #include "SemaImpl.h"
 #include "xacc/ir/Builder.h"
 
@@ -50,6 +53,8 @@ public:
   LV readBinding(Binding* b, const SourceRange& at);
   bool lowerGlobal(Binding* b);
   bool lowerEffectfulGlobal(Binding* b);
+  /// Compile-time macro expansion (LowerMacro.cpp); returns the calls replaced.
+  size_t expandMacros();
   LV decoratedValue(FuncInfo* f, const SourceRange& at);
   /// Applies f's decorators (bottom-up) to `raw`, checking each result type.
   LV applyDecorators(FuncInfo* f, LV raw);
@@ -122,6 +127,14 @@ public:
   Ctx* cx_ = nullptr;
   std::set<std::string> usedNames_;
   std::unordered_map<FuncInfo*, ir::Graph*> wrappers_;
+  /// Statement context for warnings: inside a sync block (of the current
+  /// block-function), and inside a `wait` expression.
+  bool inSync_ = false;
+  int waitDepth_ = 0;
+  /// W2306: a call that mutates a `var` argument outside sync and wait.
+  void checkWaited(const std::string& callee, const SourceRange& at);
+  /// W2310: a macro's body calls `callee`, which is not a macro.
+  void checkMacroCall(const std::string& callee, const SourceRange& at);
   size_t helperCount_ = 0;
   std::vector<ir::Value*> scratchExtra_;  ///< extra params of the region being built
 };

@@ -105,6 +105,9 @@ struct FuncInfo {
   /// the decorated value (set where the declaration is lowered; captured by
   /// arms, lambdas and nested functions that use the name).
   Binding* decoratedLocal = nullptr;
+  /// Nested Decl: its body has referred to it (recursion); a capture first
+  /// needed after that is ClosureCaptureAfterSelfCall (spec 8.10).
+  bool selfCalled = false;
 };
 
 struct ModuleUnit {

@@ -77,7 +77,16 @@ bool Resolver::declare(Binding* b, const SourceRange& r) {
 void Resolver::addCapture(FuncInfo* from, Binding* b) {
   for (FuncInfo* f = from; f && f != b->owner; f = f->parent) {
     if (f->kind == FuncInfo::Kind::Decl || f->kind == FuncInfo::Kind::Lambda) b->captured = true;
-    if (f->captureSet.insert(b).second) f->captures.push_back(b);
+    if (f->captureSet.insert(b).second) {
+      f->captures.push_back(b);
+      // The reference builds a nested function's closure as its body is
+      // read: a capture first needed after the function referred to itself
+      // is missing from that self-call (spec 8.10).
+      if (f->selfCalled && curName_) {
+        auto& d = report(diags_, Diag::ClosureCaptureAfterSelfCall, curName_->loc(), {f->name, b->name});
+        d.suggestion = "use '" + b->name + "' in '" + f->name + "' before its recursive call";
+      }
+    }
   }
 }
 
@@ -94,6 +103,7 @@ void Resolver::noteUse(Binding* b) {
       for (FuncInfo* g = cur_; g; g = g->parent)
         if (g == f) inside = true;
       if (inside) {
+        if (f->parent && f->kind == FuncInfo::Kind::Decl) f->selfCalled = true;
         if (f != cur_) pendingSelf_[f].push_back(cur_);
         continue;
       }
@@ -541,7 +551,9 @@ void Resolver::resolveName(NameExpr* n) {
     return;
   }
   prog_.refs[n] = b;
+  curName_ = n;
   noteUse(b);
+  curName_ = nullptr;
 }
 
 void Resolver::resolveExpr(Expr* e) {

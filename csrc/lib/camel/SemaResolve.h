@@ -61,6 +61,7 @@ private:
   std::unordered_map<FuncInfo*, std::vector<FuncInfo*>> pendingSelf_;
   static constexpr size_t kMaxExprDepth = 1000;
   size_t exprDepth_ = 0;
+  const NameExpr* curName_ = nullptr;  ///< the name being resolved (for capture diagnostics)
   bool depthReported_ = false;
 };
 

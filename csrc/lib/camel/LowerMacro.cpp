@@ -1,0 +1,129 @@
+// Compile-time macro expansion (spec 13, 16.8): after lowering, every call of
+// a `macro` function whose arguments are compile-time constants (literals,
+// values computed from them by pure operators, results of other expanded
+// macro calls) is evaluated with the reference interpreter and replaced by
+// constants. Calls whose arguments are not known (parameters, function values,
+// run-time data), macros with effects, evaluations that fail (a run-time
+// error, too much work) and results without a constant form (arrays, which
+// are mutable objects, and functions) stay ordinary run-time calls, so the
+// observable behaviour is the same either way.
+#include "LowerImpl.h"
+
+#include <chrono>
+
+#include "xacc/ir/Builder.h"
+#include "xacc/ir/Interpreter.h"
+
+namespace xacc::camel::sema {
+
+namespace {
+
+/// An interpreter with a work budget: a macro that recurses too much (or
+/// exponentially) is left for run time instead of hanging the compiler.
+class BudgetInterpreter : public ir::Interpreter {
+public:
+  using ir::Interpreter::Interpreter;
+  bool run(const ir::Graph& g, const std::vector<ir::Datum>& args,
+           std::vector<ir::Datum>& results) override {
+    if (++calls_ > kMaxCalls || (calls_ % 1024 == 0 && Clock::now() > deadline_)) {
+      exhausted_ = true;
+      return false;
+    }
+    return ir::Interpreter::run(g, args, results);
+  }
+  void start() {
+    calls_ = 0;
+    exhausted_ = false;
+    deadline_ = Clock::now() + std::chrono::milliseconds(200);
+  }
+
+private:
+  using Clock = std::chrono::steady_clock;
+  static constexpr uint64_t kMaxCalls = 200000;
+  uint64_t calls_ = 0;
+  bool exhausted_ = false;
+  Clock::time_point deadline_;
+};
+
+bool pureFoldable(const ir::Node* n) {
+  return n->isPure() && n->numRegions() == 0 && !n->op().has(ir::kCallLike) &&
+         !n->op().has(ir::kConstantLike) && n->op().interp;
+}
+
+}  // namespace
+
+size_t Lowerer::expandMacros() {
+  std::unordered_set<std::string> macros;
+  for (auto& f : prog_.funcs)
+    if (f->kind == FuncInfo::Kind::Decl && f->sig && (f->sig->modifiers & ModMacro) && !f->effectful &&
+        f->graph && !f->failed && !f->decorated)
+      macros.insert(f->graph->name());
+  if (macros.empty()) return 0;
+  support::DiagnosticEngine scratch(&diags_.sourceManager());
+  BudgetInterpreter interp(scratch, &mod_);
+  interp.setOutput([](std::string_view) {});
+  size_t expanded = 0;
+  std::function<void(ir::Graph&)> walk = [&](ir::Graph& g) {
+    std::unordered_map<const ir::Value*, ir::Datum> known;
+    std::vector<ir::Datum> args, results;
+    for (ir::Node* n = g.front(); n;) {
+      ir::Node* next = n->next();
+      for (size_t k = 0; k < n->numRegions(); ++k) walk(*n->region(k));
+      auto knownArgs = [&] {
+        args.clear();
+        for (ir::Value* v : n->operands()) {
+          auto it = known.find(v);
+          if (it == known.end()) return false;
+          args.push_back(it->second);
+        }
+        return true;
+      };
+      if (n->op().has(ir::kConstantLike) && n->isPure()) {
+        ir::Datum d;
+        if (const ir::Attr* a = n->attr("value"); a && ir::attrToDatum(*a, n->result(0)->type(), d))
+          known.emplace(n->result(0), std::move(d));
+      } else if (pureFoldable(n)) {
+        // Known for macro arguments only; const-fold decides about the node.
+        results.clear();
+        if (knownArgs() && n->op().interp(interp, *n, args, results) && results.size() == n->numResults())
+          for (size_t i = 0; i < results.size(); ++i)
+            if (results[i].kind() != ir::DKind::List) known.emplace(n->result(i), results[i]);
+        scratch.clear();
+      } else if (n->op().is(ir::CoreOp::Call) && n->attr("callee") &&
+                 macros.count(n->attr("callee")->getSymbol()) && knownArgs()) {
+        results.clear();
+        interp.start();
+        bool ok = interp.call(n->attr("callee")->getSymbol(), args, results, n) &&
+                  results.size() == n->numResults();
+        scratch.clear();
+        std::vector<ir::Attr> attrs(results.size());
+        for (size_t i = 0; ok && i < results.size(); ++i)
+          ok = results[i].kind() != ir::DKind::List && results[i].kind() != ir::DKind::Func &&
+               n->result(i)->type().kind() != ir::TypeKind::Any && ir::datumToAttr(results[i], attrs[i]);
+        if (ok) {
+          ir::Builder b(g, n);
+          b.setLoc(n->loc());
+          std::vector<ir::Value*> consts;
+          for (size_t i = 0; ok && i < results.size(); ++i) {
+            ir::Value* c = b.constant(attrs[i], n->result(i)->type());
+            ok = c != nullptr;
+            consts.push_back(c);
+          }
+          if (ok) {
+            for (size_t i = 0; i < results.size(); ++i) {
+              n->result(i)->replaceAllUsesWith(consts[i]);
+              known.emplace(consts[i], results[i]);
+            }
+            g.erase(n);
+            ++expanded;
+          }
+        }
+      }
+      n = next;
+    }
+  };
+  for (auto& g : mod_.graphs()) walk(*g);
+  return expanded;
+}
+
+}  // namespace xacc::camel::sema
