@@ -17,6 +17,10 @@ namespace xacc::camel {
 namespace fs = std::filesystem;
 
 const std::string* loadSourceFile(const std::string& path, support::DiagnosticEngine& diags) {
+  if (path.rfind(kBuiltinSourcePrefix, 0) == 0) {
+    std::string stem = fs::path(path).stem().string();
+    if (const char* text = builtinModuleSource(stem)) return diags.sourceManager().addBuffer(path, text);
+  }
   std::error_code ec;
   std::string reason;
   if (fs::is_directory(path, ec)) {

@@ -8,6 +8,7 @@
 #include <filesystem>
 
 #include "SemaResolve.h"
+#include "xacc/camel/Frontend.h"
 
 namespace xacc::camel::sema {
 
@@ -40,6 +41,10 @@ std::string findModuleFile(const ModulePath& path, const std::string& fromDir,
       if (fs::is_regular_file(p, ec)) return p.lexically_normal().string();
     }
   }
+  // Standard modules written in Camel are built in (spec 12.5: used when
+  // nothing on disk has the name).
+  if (path.prefix.empty() && rel.empty() && builtinModuleSource(stem))
+    return std::string(kBuiltinSourcePrefix) + stem + ".cml";
   return "";
 }
 

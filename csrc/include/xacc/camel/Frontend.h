@@ -5,6 +5,7 @@
 #pragma once
 
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "xacc/camel/AST.h"
@@ -13,6 +14,11 @@
 #include "xacc/support/Diagnostic.h"
 
 namespace xacc::camel {
+
+/// Standard modules written in Camel and compiled in (`perf`): the source of
+/// module `name`, or null. loadSourceFile reads "<builtin>/<name>.cml" from here.
+const char* builtinModuleSource(std::string_view name);
+inline constexpr std::string_view kBuiltinSourcePrefix = "<builtin>/";
 
 /// Reads `path` into the engine's SourceManager. Returns the interned file
 /// name, or null after reporting E1000 (missing, unreadable, a directory).
