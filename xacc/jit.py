@@ -73,14 +73,23 @@ class CompiledModule(torch.nn.Module):
             _convert.pop_options()
 
 
+def check_device(device: str) -> None:
+    """Raises BackendError unless captured graphs can run on `device`: 'cpu'
+    (the ATen executor) or 'xpuN' (the MLIR backend, when this build has it)."""
+    from xacc.errors import BackendError
+    if device != "cpu" and not (device.startswith("xpu") and device[3:].isdigit() or device == "xpu"):
+        raise BackendError(f"xacc.jit: unknown device {device!r} (expected 'cpu' or 'xpuN')")
+    if not _C.device_available(device):
+        raise BackendError(f"xacc.jit: device {device!r} is not available: this build of xacc._C has no "
+                           "MLIR backend (configure with XACC_WITH_MLIR=ON)")
+
+
 def jit(fn: Any = None, *, device: str = "cpu", backend: str | None = None, fullgraph: bool = False,
         dynamic: bool | None = None) -> Any:
     """Captures `fn` (a function or an nn.Module); usable as `@jit` or `@jit(...)`."""
     if fn is None:
         return lambda f: jit(f, device=device, backend=backend, fullgraph=fullgraph, dynamic=dynamic)
-    if device not in ("cpu",) and not device.startswith("xpu"):
-        from xacc.errors import BackendError
-        raise BackendError(f"xacc.jit: unknown device {device!r} (expected 'cpu' or 'xpuN')")
+    check_device(device)
     _ensure_installed()
     opts = _convert.Options(device=device, backend=backend, fullgraph=fullgraph, dynamic=dynamic)
     if isinstance(fn, torch.nn.Module):
@@ -106,6 +115,7 @@ def jit(fn: Any = None, *, device: str = "cpu", backend: str | None = None, full
 
 def capture(device: str = "cpu", fullgraph: bool = False) -> _Capture:
     """`with xacc.jit.capture(): ...` captures every frame called inside the block."""
+    check_device(device)
     _ensure_installed()
     return _Capture(_convert.Options(device=device, fullgraph=fullgraph))
 

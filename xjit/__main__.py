@@ -53,8 +53,14 @@ def main(argv: list[str] | None = None) -> int:
     ns = p.parse_args(argv)
 
     from xacc._src.capture import convert, device
-    from xacc.jit import _ensure_installed
+    from xacc.errors import BackendError
+    from xacc.jit import _ensure_installed, check_device
 
+    try:
+        check_device(ns.device)
+    except BackendError as e:
+        print(f"xjit: {e}", file=sys.stderr)
+        return 2
     t0 = time.perf_counter()
     device.install(ns.device)
     opts = convert.Options(device=ns.device, backend=ns.backend, fullgraph=ns.fullgraph)

@@ -28,6 +28,7 @@ py::object fromDatum(const ir::Datum& d);
 void bindCapture(py::module_& m) __attribute__((weak));
 void bindCamel(py::module_& m) __attribute__((weak));
 void bindAten(py::module_& m) __attribute__((weak));
+void bindMlir(py::module_& m) __attribute__((weak));
 /// Tensor conversion, provided by the ATen bindings.
 bool xaccTensorToDatum(py::handle obj, xacc::ir::Datum& out) __attribute__((weak));
 py::object xaccDatumToTensor(const xacc::ir::Datum& d) __attribute__((weak));

@@ -119,6 +119,8 @@ py::dict entryInfo(const std::shared_ptr<cap::CacheEntry>& e) {
   d["hits"] = e->hits.load();
   d["guards"] = e->guards ? e->guards->describe() : std::vector<std::string>{};
   d["graph"] = e->graph ? e->graph->text() : std::string();
+  d["device"] = e->graph ? e->graph->device() : std::string();
+  d["plan"] = e->graph ? e->graph->describe() : std::string();
   return d;
 }
 
@@ -128,12 +130,16 @@ void bindCapture(py::module_& m) {
   py::module_ c = m.def_submodule("capture", "XJIT frame hook, caches, guards and graphs");
 
   c.def("register_aten", [] { xacc::backend::aten::registerAtenOps(); });
+  c.def("device_available", [](const std::string& d) { return cap::deviceAvailable(d); },
+        "Whether captured graphs can run on `d` ('cpu', or 'xpuN' when the MLIR backend is built).");
 
   py::class_<cap::CompiledGraph, std::shared_ptr<cap::CompiledGraph>>(c, "CompiledGraph")
       .def("text", &cap::CompiledGraph::text)
       .def_property_readonly("num_inputs", &cap::CompiledGraph::numInputs)
       .def_property_readonly("num_nodes", [](const cap::CompiledGraph& g) { return g.graph().numNodes(); })
       .def_property_readonly("has_effects", &cap::CompiledGraph::hasEffects)
+      .def_property_readonly("device", &cap::CompiledGraph::device)
+      .def("describe", &cap::CompiledGraph::describe)
       .def("op_names", [](const cap::CompiledGraph& g) {
         std::vector<std::string> names;
         for (ir::Node* n : g.graph()) names.push_back(n->opName());
@@ -181,12 +187,15 @@ void bindCapture(py::module_& m) {
             if (!b.runPasses(pipeline, error, options)) throw py::value_error(error);
           },
           py::arg("pipeline"), py::arg("options") = std::map<std::string, std::string>{})
-      .def("compile", [](cap::GraphBuilder& b) {
-        std::string error;
-        auto g = b.compile(error);
-        if (!g) throw py::value_error(error);
-        return g;
-      });
+      .def(
+          "compile",
+          [](cap::GraphBuilder& b, const std::string& device) {
+            std::string error;
+            auto g = b.compile(error, device);
+            if (!g) throw py::value_error(error);
+            return g;
+          },
+          py::arg("device") = "cpu");
 
   py::class_<cap::GuardTree, std::shared_ptr<cap::GuardTree>>(c, "GuardTree")
       .def(py::init<>())

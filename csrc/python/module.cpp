@@ -226,7 +226,9 @@ PYBIND11_MODULE(_C, m) {
   });
 
   m.attr("has_aten") = false;
+  m.attr("has_mlir") = false;
   if (bindAten) bindAten(m);
+  if (bindMlir) bindMlir(m);
   if (bindCapture) bindCapture(m);
   if (bindCamel) bindCamel(m);
 }

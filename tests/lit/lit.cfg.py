@@ -60,6 +60,10 @@ python = find_python()
 # Our tools first, then LLVM's test tools (FileCheck, not, count), then the rest.
 path = [os.path.join(build_dir, "bin"), llvm_bin, os.environ.get("PATH", "")]
 config.environment["PATH"] = os.pathsep.join(path)
+# The xacc package under test is this checkout's (its _C links to the build),
+# not whatever an editable install elsewhere points to.
+config.environment["PYTHONPATH"] = os.pathsep.join(
+    p for p in (repo_root, os.environ.get("PYTHONPATH", "")) if p)
 for var in ("HOME", "TMPDIR", "XACC_LOG", "XACC_DUMP"):
     if var in os.environ:
         config.environment[var] = os.environ[var]

@@ -5,6 +5,9 @@
 
 #include <torch/csrc/autograd/python_variable.h>
 
+#include <map>
+#include <mutex>
+
 #include "xacc/ir/Printer.h"
 
 namespace xacc::capture {
@@ -35,7 +38,40 @@ bool pythonToIValue(PyObject* o, c10::IValue& out, std::string& error) {
   return true;
 }
 
+struct RunnerRegistry {
+  std::mutex mu;
+  std::map<std::string, DeviceRunnerFactory, std::less<>> factories;
+  static RunnerRegistry& get() {
+    static RunnerRegistry* r = new RunnerRegistry;
+    return *r;
+  }
+};
+
+/// "xpu0" -> "xpu": the target part of a device name (trailing digits dropped).
+std::string_view targetOf(std::string_view device) {
+  size_t n = device.size();
+  while (n > 0 && device[n - 1] >= '0' && device[n - 1] <= '9') --n;
+  return device.substr(0, n);
+}
+
+DeviceRunnerFactory factoryFor(std::string_view device) {
+  RunnerRegistry& r = RunnerRegistry::get();
+  std::lock_guard<std::mutex> lock(r.mu);
+  auto it = r.factories.find(targetOf(device));
+  return it == r.factories.end() ? DeviceRunnerFactory() : it->second;
+}
+
 }  // namespace
+
+void registerDeviceRunner(const std::string& target, DeviceRunnerFactory factory) {
+  RunnerRegistry& r = RunnerRegistry::get();
+  std::lock_guard<std::mutex> lock(r.mu);
+  r.factories[target] = std::move(factory);
+}
+
+bool deviceAvailable(std::string_view device) {
+  return device == "cpu" || static_cast<bool>(factoryFor(device));
+}
 
 PyObject* ivalueToPython(const c10::IValue& v) {
   if (v.isTensor()) return THPVariable_Wrap(v.toTensor());
@@ -64,10 +100,23 @@ PyObject* ivalueToPython(const c10::IValue& v) {
 }
 
 std::shared_ptr<CompiledGraph> CompiledGraph::create(std::unique_ptr<ir::Module> module,
-                                                     ir::Graph* graph, std::string& error) {
+                                                     ir::Graph* graph, std::string& error,
+                                                     const std::string& device) {
   auto cg = std::shared_ptr<CompiledGraph>(new CompiledGraph());
-  cg->exe_ = AtenExecutable::create(*graph, error);
-  if (!cg->exe_) return nullptr;
+  cg->device_ = device;
+  if (device == "cpu") {
+    cg->exe_ = AtenExecutable::create(*graph, error);
+    if (!cg->exe_) return nullptr;
+  } else {
+    DeviceRunnerFactory f = factoryFor(device);
+    if (!f) {
+      error = "device '" + device + "' is not available in this build (no backend registered for '" +
+              std::string(targetOf(device)) + "')";
+      return nullptr;
+    }
+    cg->runner_ = f(*graph, device, error);
+    if (!cg->runner_) return nullptr;
+  }
   for (size_t i = 0; i < graph->numParams(); ++i) {
     bool tok = graph->param(i)->type().isToken();
     cg->paramIsToken_.push_back(tok);
@@ -100,7 +149,7 @@ bool CompiledGraph::run(PyObject* const* inputs, size_t n, std::vector<c10::IVal
   std::vector<c10::IValue> all;
   bool ok;
   Py_BEGIN_ALLOW_THREADS
-  ok = exe_->run(args, all, error);
+  ok = runner_ ? runner_->run(args, all, error) : exe_->run(args, all, error);
   Py_END_ALLOW_THREADS
   if (!ok) return false;
   outs.clear();

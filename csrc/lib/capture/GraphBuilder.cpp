@@ -92,10 +92,10 @@ bool GraphBuilder::runPasses(std::string_view pipeline, std::string& error,
   return true;
 }
 
-std::shared_ptr<CompiledGraph> GraphBuilder::compile(std::string& error) {
+std::shared_ptr<CompiledGraph> GraphBuilder::compile(std::string& error, const std::string& device) {
   values_.clear();
   ir::Graph* g = graph_;
-  return CompiledGraph::create(std::move(module_), g, error);
+  return CompiledGraph::create(std::move(module_), g, error, device);
 }
 
 }  // namespace xacc::capture

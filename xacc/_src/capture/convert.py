@@ -311,7 +311,9 @@ def _finish_graph(ctx: Ctx, outs: list[int]) -> Any:
     # (both keep behaviour; see csrc/lib/passes).
     b.run_passes(("dce" if b.has_effects else "dce,cse") + ",erase-device-code,sequence-effects",
                  {"device": ctx.device})
-    return b.compile()
+    # The graph is host-typed either way; the target device picks the executor
+    # (cpu: ATen; xpuN: the MLIR backend, with ATen for what it does not lower).
+    return b.compile(device=current_options().device)
 
 
 def _install_graph(ctx: Ctx, top: Frame, ret: T.Var, func: types.FunctionType, opts: Options,

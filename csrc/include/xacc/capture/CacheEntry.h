@@ -17,8 +17,10 @@
 #include <Python.h>
 
 #include <atomic>
+#include <functional>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "xacc/capture/AtenExecutable.h"
@@ -27,6 +29,31 @@
 
 namespace xacc::capture {
 
+/// Runs a captured graph on a device other than the ATen executor's `cpu`:
+/// one IValue per graph parameter in (tokens are None), one per result out.
+/// Must be reentrant (graphs run with the GIL released, possibly from several
+/// threads). A device backend registers a factory for its target below.
+class DeviceRunner {
+public:
+  virtual ~DeviceRunner() = default;
+  virtual bool run(std::vector<c10::IValue>& inputs, std::vector<c10::IValue>& outputs,
+                   std::string& error) const = 0;
+  /// Human-readable plan (which nodes the device runs, which fall back).
+  virtual std::string describe() const { return {}; }
+};
+
+/// Prepares `graph` (which outlives the runner) for `device` ("xpu0"); null
+/// with `error` set when it cannot run there.
+using DeviceRunnerFactory =
+    std::function<std::unique_ptr<DeviceRunner>(const ir::Graph& graph, const std::string& device,
+                                                 std::string& error)>;
+
+/// Registers the factory for a device target: `target` "xpu" serves the
+/// devices "xpu" and "xpuN". Thread-safe; a later registration replaces one.
+void registerDeviceRunner(const std::string& target, DeviceRunnerFactory factory);
+/// Whether `device` is "cpu" (the ATen executor) or has a registered factory.
+bool deviceAvailable(std::string_view device);
+
 /// A GIR graph prepared for execution. Inputs are Python objects (tensors,
 /// ints, floats, bools) in parameter order with token parameters skipped;
 /// outputs come back the same way.
@@ -34,8 +61,10 @@ class CompiledGraph {
 public:
   /// Takes the module holding `graph` and prepares it. Null with `error` set
   /// when some node cannot be executed.
+  /// `device` "cpu" runs the graph with the ATen executor; any other device
+  /// through its registered DeviceRunner.
   static std::shared_ptr<CompiledGraph> create(std::unique_ptr<ir::Module> module, ir::Graph* graph,
-                                               std::string& error);
+                                               std::string& error, const std::string& device = "cpu");
 
   /// Runs the graph. Returns a new tuple of the non-token results, or null with
   /// a Python exception set. Releases the GIL while ATen runs.
@@ -48,11 +77,16 @@ public:
   size_t numInputs() const { return numInputs_; }
   bool hasEffects() const { return hasEffects_; }
   std::string text() const;
+  const std::string& device() const { return device_; }
+  /// The device runner's plan; empty for the ATen executor.
+  std::string describe() const { return runner_ ? runner_->describe() : std::string(); }
 
 private:
   std::unique_ptr<ir::Module> module_;
   ir::Graph* graph_ = nullptr;
   std::unique_ptr<AtenExecutable> exe_;
+  std::unique_ptr<DeviceRunner> runner_;
+  std::string device_ = "cpu";
   std::vector<int8_t> paramIsToken_;
   std::vector<int8_t> resultIsToken_;
   size_t numInputs_ = 0;

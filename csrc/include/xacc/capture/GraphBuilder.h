@@ -42,8 +42,9 @@ public:
   /// Verifies and runs a pass pipeline ("dce,cse") on the graph.
   bool runPasses(std::string_view pipeline, std::string& error,
                  const std::map<std::string, std::string>& options = {});
-  /// Prepares the graph for execution; the builder is empty afterwards.
-  std::shared_ptr<CompiledGraph> compile(std::string& error);
+  /// Prepares the graph for execution on `device` ("cpu": the ATen executor;
+  /// "xpu0": the MLIR backend, when registered); the builder is empty afterwards.
+  std::shared_ptr<CompiledGraph> compile(std::string& error, const std::string& device = "cpu");
 
 private:
   std::unique_ptr<ir::Module> module_;

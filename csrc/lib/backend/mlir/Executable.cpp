@@ -15,6 +15,7 @@
 // kernel called on sub-views of the row-indexed buffers.
 #include <ATen/ATen.h>
 #include <ATen/Parallel.h>
+#include <c10/core/GradMode.h>
 
 #include <chrono>
 #include <cstdio>
@@ -319,6 +320,9 @@ private:
   }
 
   bool runRegion(RegionState& r, std::vector<Datum>& slots) {
+    // Kernels do not record autograd history: a region that must (grad mode
+    // on and an input requiring grad) runs node by node through ATen instead.
+    bool needGrad = c10::GradMode::is_enabled();
     std::vector<InputDesc> in(r.inSlots.size());
     std::vector<at::Tensor> tensors(r.inSlots.size());
     for (size_t i = 0; i < r.inSlots.size(); ++i) {
@@ -330,6 +334,7 @@ private:
           if (!t.defined() || t.device().type() != c10::DeviceType::CPU ||
               t.layout() != c10::kStrided || !aten::fromScalarType(t.scalar_type(), desc.dtype))
             return false;
+          if (needGrad && t.requires_grad()) return false;
           desc.shape.assign(t.sizes().begin(), t.sizes().end());
           desc.contiguous = t.is_contiguous();
           tensors[i] = t;

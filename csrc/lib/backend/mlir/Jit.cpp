@@ -19,6 +19,9 @@
 
 #include <atomic>
 #include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <vector>
 #include <filesystem>
 #include <fstream>
 #include <functional>
@@ -28,9 +31,13 @@
 #include <unistd.h>
 
 #include "Registration.h"
+#include "llvm/ExecutionEngine/Orc/AbsoluteSymbols.h"
 #include "llvm/ExecutionEngine/Orc/ExecutionUtils.h"
+#include "llvm/ExecutionEngine/Orc/Mangling.h"
 #include "llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h"
 #include "llvm/ExecutionEngine/Orc/LLJIT.h"
+#include "llvm/ADT/StringMap.h"
+#include "llvm/IR/Function.h"
 #include "llvm/IR/LLVMContext.h"
 #include "llvm/IR/Module.h"
 #include "llvm/Support/MemoryBuffer.h"
@@ -75,6 +82,92 @@ void initLlvmOnce() {
     llvm::InitializeNativeTargetAsmPrinter();
     registerKernelPasses();
   });
+}
+
+/// The runtime helper that bufferized kernels call for `memref.copy` between
+/// buffers with non-identity layouts (strided run-time variants); the same
+/// contract as MLIR's CRunnerUtils `memrefCopy`, defined here so kernels need
+/// no runner-utils library: `src`/`dst` point to {rank, descriptor} pairs, each
+/// descriptor being {base, data, offset, sizes[rank], strides[rank]}.
+struct UnrankedMemref {
+  int64_t rank;
+  void* descriptor;
+};
+
+void xaccMemrefCopy(int64_t elemSize, UnrankedMemref* src, UnrankedMemref* dst) {
+  int64_t rank = src->rank;
+  auto fields = [](UnrankedMemref* m, char*& data, const int64_t*& sizes, const int64_t*& strides) {
+    auto* d = static_cast<char*>(m->descriptor);
+    char* aligned;
+    std::memcpy(&aligned, d + sizeof(void*), sizeof aligned);
+    int64_t offset;
+    std::memcpy(&offset, d + 2 * sizeof(void*), sizeof offset);
+    data = aligned;
+    sizes = reinterpret_cast<const int64_t*>(d + 2 * sizeof(void*) + sizeof(int64_t));
+    strides = sizes + m->rank;
+    return offset;
+  };
+  char *sData, *dData;
+  const int64_t *sizes, *sStrides, *dSizes, *dStrides;
+  int64_t sOff = fields(src, sData, sizes, sStrides);
+  int64_t dOff = fields(dst, dData, dSizes, dStrides);
+  if (rank == 0) {
+    std::memcpy(dData + dOff * elemSize, sData + sOff * elemSize, elemSize);
+    return;
+  }
+  for (int64_t i = 0; i < rank; ++i)
+    if (sizes[i] == 0) return;
+  std::vector<int64_t> idx(rank, 0);
+  int64_t s = sOff, d = dOff;
+  while (true) {
+    std::memcpy(dData + d * elemSize, sData + s * elemSize, elemSize);
+    int64_t axis = rank - 1;
+    for (; axis >= 0; --axis) {
+      s += sStrides[axis];
+      d += dStrides[axis];
+      if (++idx[axis] < sizes[axis]) break;
+      s -= sStrides[axis] * sizes[axis];
+      d -= dStrides[axis] * sizes[axis];
+      idx[axis] = 0;
+    }
+    if (axis < 0) return;
+  }
+}
+
+/// Runtime symbols kernels may reference, for the JIT's symbol tables.
+llvm::orc::SymbolMap runtimeSymbols(llvm::orc::MangleAndInterner interner) {
+  llvm::orc::SymbolMap m;
+  m[interner("memrefCopy")] = {llvm::orc::ExecutorAddr::fromPtr(&xaccMemrefCopy), llvm::JITSymbolFlags::Exported};
+  return m;
+}
+
+/// Vector width the loop vectoriser should prefer (bits): the host's widest
+/// (512 with AVX-512) unless XACC_MLIR_VECTOR_WIDTH says otherwise. LLVM's
+/// default for AVX-512 hosts is 256, which halves the throughput of the
+/// compute-heavy (polynomial) bodies of long pointwise chains.
+int preferredVectorWidth() {
+  static const int w = [] {
+    if (const char* v = std::getenv("XACC_MLIR_VECTOR_WIDTH")) return std::atoi(v);
+    llvm::StringMap<bool> f = llvm::sys::getHostCPUFeatures();
+    auto has = [&](const char* n) { auto it = f.find(n); return it != f.end() && it->second; };
+    if (has("avx512f")) return 512;
+    if (has("avx2") || has("avx")) return 256;
+    return 0;
+  }();
+  return w;
+}
+
+/// The LLVM optimisation pipeline at `optLevel` for `tm`, after marking every
+/// function with the preferred vector width.
+std::function<llvm::Error(llvm::Module*)> optimizer(int optLevel, llvm::TargetMachine* tm) {
+  auto opt = ::mlir::makeOptimizingTransformer(static_cast<unsigned>(optLevel), 0, tm);
+  int width = preferredVectorWidth();
+  return [opt, width](llvm::Module* m) {
+    if (width > 0)
+      for (llvm::Function& f : *m)
+        if (!f.isDeclaration()) f.addFnAttr("prefer-vector-width", std::to_string(width));
+    return opt(m);
+  };
 }
 
 std::string errorText(llvm::Error e) {
@@ -176,7 +269,9 @@ m::OwningOpRef<m::ModuleOp> lowerTo(const std::string& text, EmitStage stage, co
 }
 
 std::string cacheKey(const std::string& text, const JitOptions& opts) {
-  std::string salt = std::string(kBufferize) + kLoops + kToLlvm + "|O" + std::to_string(opts.optLevel) +
+  // "opt2": objects from before the optimising transformer was really applied
+  // (see compileKernel) are never reused.
+  std::string salt = std::string("opt3|vw") + std::to_string(preferredVectorWidth()) + "|" + kBufferize + kLoops + kToLlvm + "|O" + std::to_string(opts.optLevel) +
                      (opts.fastMath ? "|fast" : "|exact") + "|" + LLVM_VERSION_STRING + "|" +
                      llvm::sys::getHostCPUName().str();
   for (const auto& f : llvm::sys::getHostCPUFeatures())
@@ -234,6 +329,11 @@ std::shared_ptr<CompiledKernel> loadObject(const std::string& path, const std::s
     return nullptr;
   }
   (*jit)->getMainJITDylib().addGenerator(std::move(*gen));
+  if (auto e = (*jit)->getMainJITDylib().define(llvm::orc::absoluteSymbols(
+          runtimeSymbols(llvm::orc::MangleAndInterner((*jit)->getExecutionSession(), (*jit)->getDataLayout()))))) {
+    error = errorText(std::move(e));
+    return nullptr;
+  }
   if (auto e = (*jit)->addObjectFile(std::move(*buf))) {
     error = errorText(std::move(e));
     return nullptr;
@@ -273,7 +373,11 @@ std::shared_ptr<CompiledKernel> compileKernel(const std::string& text, const std
   auto tm = hostTargetMachine(error);
   if (!tm) return nullptr;
   m::ExecutionEngineOptions eo;
-  eo.transformer = m::makeOptimizingTransformer(static_cast<unsigned>(opts.optLevel), 0, tm.get());
+  // `transformer` is a function_ref: the std::function it refers to must
+  // outlive create(). Assigning makeOptimizingTransformer(...) directly leaves
+  // it dangling, and the JIT then compiles unoptimised, scalar code.
+  std::function<llvm::Error(llvm::Module*)> optimize = optimizer(opts.optLevel, tm.get());
+  eo.transformer = optimize;
   eo.jitCodeGenOptLevel = opts.optLevel >= 3 ? llvm::CodeGenOptLevel::Aggressive
                           : opts.optLevel == 0 ? llvm::CodeGenOptLevel::None
                                                : llvm::CodeGenOptLevel::Default;
@@ -285,6 +389,7 @@ std::shared_ptr<CompiledKernel> compileKernel(const std::string& text, const std
     error = "ExecutionEngine: " + errorText(engine.takeError());
     return nullptr;
   }
+  (*engine)->registerSymbols(runtimeSymbols);
   (*engine)->initialize();
   auto fn = (*engine)->lookupPacked(funcName);
   if (!fn) {
@@ -325,7 +430,7 @@ bool lowerKernelText(const std::string& text, EmitStage stage, const JitOptions&
   auto tm = hostTargetMachine(error);
   if (!tm) return false;
   m::ExecutionEngine::setupTargetTripleAndDataLayout(llmod.get(), tm.get());
-  if (auto e = m::makeOptimizingTransformer(static_cast<unsigned>(opts.optLevel), 0, tm.get())(llmod.get())) {
+  if (auto e = optimizer(opts.optLevel, tm.get())(llmod.get())) {
     error = errorText(std::move(e));
     return false;
   }

@@ -3,10 +3,50 @@
 // and is not in it closes it, so no path leaves a region and re-enters it.
 #include "Partitioner.h"
 
+#include <string_view>
+#include <unordered_map>
 #include <unordered_set>
 
 namespace xacc::backend::mlir {
 namespace {
+
+/// Ops whose ATen result may alias their input. Lowered, they become copies,
+/// so they are lowered only when the result is consumed inside kernels.
+bool mayAlias(std::string_view op) {
+  static const std::unordered_set<std::string_view> ops = {
+      "aten.permute.default", "aten.transpose.int",  "aten.t.default",           "aten.unsqueeze.default",
+      "aten.squeeze.dim",     "aten.squeeze.dims",   "aten.squeeze.default",     "aten.view.default",
+      "aten.reshape.default", "aten._unsafe_view.default", "aten.expand.default", "aten.slice.Tensor",
+      "aten.select.int",      "aten.alias.default",  "aten.contiguous.default"};
+  return ops.count(op) > 0;
+}
+
+/// Which nodes get lowered. A view-like node is lowered only when every use of
+/// its result is a lowered node: a view returned from the graph, mutated in
+/// place, or handed to a fallback op must stay an ATen view (eager aliasing,
+/// and no copy in front of an op such as matmul that takes strides anyway).
+/// Decided in reverse node order, so users are decided before producers.
+std::unordered_map<const ir::Node*, std::string> decideLowering(const ir::Graph& g, bool lower) {
+  std::unordered_map<const ir::Node*, std::string> notLowered;  // node -> reason
+  std::vector<const ir::Node*> nodes;
+  for (const ir::Node* n : g) nodes.push_back(n);
+  for (auto it = nodes.rbegin(); it != nodes.rend(); ++it) {
+    const ir::Node* n = *it;
+    std::string reason = "lowering disabled";
+    if (!lower || !canLowerNode(*n, reason)) {
+      notLowered[n] = reason;
+      continue;
+    }
+    if (!mayAlias(n->opName())) continue;
+    for (size_t i = 0; i < n->numResults(); ++i)
+      for (const ir::Use& u : n->result(i)->uses())
+        if (u.user == nullptr || notLowered.count(u.user)) {
+          notLowered[n] = "view whose result leaves the kernels (kept as an ATen view)";
+          break;
+        }
+  }
+  return notLowered;
+}
 
 /// Fills the region's inputs (values read from outside, first-use order) and
 /// outputs (results used after the region or returned by the graph).
@@ -32,6 +72,7 @@ Partition partitionGraph(const ir::Graph& g, bool lower) {
   PlanStep open;
   open.isRegion = true;
   std::unordered_set<const ir::Node*> inOpen;
+  auto notLowered = decideLowering(g, lower);
   auto close = [&] {
     if (open.region.nodes.empty()) return;
     finishRegion(g, open.region);
@@ -41,12 +82,13 @@ Partition partitionGraph(const ir::Graph& g, bool lower) {
     inOpen.clear();
   };
   for (const ir::Node* n : g) {
-    std::string reason = "lowering disabled";
-    if (lower && canLowerNode(*n, reason)) {
+    auto nl = notLowered.find(n);
+    if (nl == notLowered.end()) {
       open.region.nodes.push_back(n);
       inOpen.insert(n);
       continue;
     }
+    const std::string& reason = nl->second;
     if (n->opName().rfind("aten.", 0) == 0) p.reasons.push_back(n->opName() + ": " + reason);
     bool readsOpen = false;
     for (ir::Value* v : n->operands()) readsOpen |= !v->isParam() && inOpen.count(v->definingNode()) > 0;

@@ -1,0 +1,261 @@
+// xacc._C.mlir: the xpu target (MLIR backend) from Python, and its hook into
+// XJIT. When the capture component is linked too, captured graphs compiled for
+// a device "xpuN" (`xacc.jit(fn, device="xpu0")`, `python -m xjit --device
+// xpu0`) run through `compileGraph`: lowered regions as JIT-compiled kernels,
+// every other node through ATen inside the same executable.
+//
+// Python API (documented in docs/backend-xpu.md, "From Python"):
+//   mlir.available() -> bool
+//   mlir.lowered_ops() -> list[str]
+//   mlir.compile(gir_text, graph=None, device="xpu0", **opts) -> Executable
+//   mlir.emit(gir_text, stage="kernel", graph=None, **opts) -> str
+//   Executable.run(inputs) -> list, Executable(*inputs) -> tuple,
+//   .stats() -> dict, .describe() -> str, .emit(stage) -> str, .gir -> str
+#ifdef XACC_MLIR_AVAILABLE
+
+#include <pybind11/stl.h>
+
+#include "Bindings.h"
+#include "xacc/backend/aten/AtenOps.h"
+#include "xacc/backend/aten/TensorDatum.h"
+#include "xacc/backend/mlir/XpuBackend.h"
+#include "xacc/ir/Parser.h"
+#include "xacc/ir/Printer.h"
+
+#ifdef XACC_CAPTURE_AVAILABLE
+#include "xacc/capture/CacheEntry.h"
+#endif
+
+namespace xm = xacc::backend::mlir;
+namespace ir = xacc::ir;
+namespace support = xacc::support;
+
+namespace {
+
+xm::EmitStage stageFromName(const std::string& s) {
+  if (s == "kernel" || s == "mlir") return xm::EmitStage::Kernel;
+  if (s == "bufferized") return xm::EmitStage::Bufferized;
+  if (s == "llvm") return xm::EmitStage::Llvm;
+  throw py::value_error("unknown MLIR stage '" + s + "' (expected 'kernel', 'bufferized' or 'llvm')");
+}
+
+xm::CompileOptions makeOptions(const std::string& device, int optLevel, bool fastMath, bool parallel,
+                               const std::string& cacheDir, bool disableLowering) {
+  xm::CompileOptions o;
+  o.device = device;
+  o.optLevel = optLevel;
+  o.fastMath = fastMath;
+  o.parallel = parallel;
+  o.cacheDir = cacheDir;
+  o.disableLowering = disableLowering;
+  return o;
+}
+
+/// Parses GIR text and picks `graph` (default: the first graph). The module
+/// is kept alive by the caller: graphs may call other graphs of it.
+struct Parsed {
+  std::shared_ptr<ir::Module> module;
+  const ir::Graph* graph = nullptr;
+};
+
+Parsed parseGir(const std::string& text, const std::optional<std::string>& graph) {
+  xacc::backend::aten::registerAtenOps();
+  support::DiagnosticEngine diag;
+  Parsed p;
+  p.module = std::shared_ptr<ir::Module>(ir::parseModule(text, "<gir>", diag).release());
+  if (!p.module) xacc::python::raiseDiagnostics(diag);
+  if (graph) {
+    p.graph = p.module->lookup(*graph);
+    if (!p.graph) {
+      diag.error("E0409", {}, "no graph @" + *graph);
+      xacc::python::raiseDiagnostics(diag);
+    }
+  } else {
+    if (p.module->graphs().empty()) {
+      diag.error("E0409", {}, "the GIR text has no graph");
+      xacc::python::raiseDiagnostics(diag);
+    }
+    p.graph = p.module->graphs().front().get();
+  }
+  return p;
+}
+
+/// A compiled graph from Python: inputs and outputs exclude token values.
+struct PyExecutable {
+  Parsed parsed;
+  xm::CompileOptions opts;
+  std::unique_ptr<xm::Executable> exe;
+
+  std::vector<ir::Datum> run(py::handle args) {
+    std::vector<ir::Datum> in;
+    size_t k = 0, n = py::len(args);
+    std::vector<py::handle> items;
+    for (py::handle h : args) items.push_back(h);
+    for (size_t i = 0; i < parsed.graph->numParams(); ++i) {
+      if (parsed.graph->param(i)->type().isToken()) {
+        in.push_back(ir::Datum::token());
+        continue;
+      }
+      if (k >= n) break;
+      ir::Datum d;
+      std::string err;
+      if (!xacc::python::toDatum(items[k++], d, err)) throw py::type_error(err);
+      in.push_back(std::move(d));
+    }
+    if (k != n || in.size() != parsed.graph->numParams())
+      throw py::type_error("graph @" + parsed.graph->name() + " expects " + std::to_string(numInputs()) +
+                           " inputs, got " + std::to_string(n));
+    support::DiagnosticEngine diag;
+    std::vector<ir::Datum> out;
+    bool ok;
+    {
+      py::gil_scoped_release release;
+      ok = exe->run(in, out, diag);
+    }
+    if (!ok) xacc::python::raiseDiagnostics(diag, "ExecutionError");
+    std::vector<ir::Datum> results;
+    for (ir::Datum& d : out)
+      if (d.kind() != ir::DKind::Token) results.push_back(std::move(d));
+    return results;
+  }
+
+  size_t numInputs() const {
+    size_t n = 0;
+    for (size_t i = 0; i < parsed.graph->numParams(); ++i) n += !parsed.graph->param(i)->type().isToken();
+    return n;
+  }
+};
+
+py::dict statsDict(const xm::CompileStats& s) {
+  py::dict d;
+  d["regions"] = s.regions;
+  d["lowered_nodes"] = s.loweredNodes;
+  d["fallback_nodes"] = s.fallbackNodes;
+  d["kernels_compiled"] = s.kernelsCompiled;
+  d["memory_cache_hits"] = s.memoryCacheHits;
+  d["disk_cache_hits"] = s.diskCacheHits;
+  d["contiguous_copies"] = s.contiguousCopies;
+  d["compile_seconds"] = s.compileSeconds;
+  d["fallback_reasons"] = s.fallbackReasons;
+  return d;
+}
+
+#ifdef XACC_CAPTURE_AVAILABLE
+/// Captured graphs on xpuN: IValues in and out around the xpu executable.
+class XpuRunner : public xacc::capture::DeviceRunner {
+public:
+  XpuRunner(std::unique_ptr<xm::Executable> exe, const ir::Graph& g) : exe_(std::move(exe)) {
+    for (size_t i = 0; i < g.numParams(); ++i) paramIsToken_.push_back(g.param(i)->type().isToken());
+  }
+
+  bool run(std::vector<c10::IValue>& inputs, std::vector<c10::IValue>& outputs,
+           std::string& error) const override {
+    std::vector<ir::Datum> in(inputs.size());
+    for (size_t i = 0; i < inputs.size(); ++i) {
+      if (i < paramIsToken_.size() && paramIsToken_[i]) {
+        in[i] = ir::Datum::token();
+      } else if (!xacc::backend::aten::toDatum(inputs[i], in[i], error)) {
+        return false;
+      }
+    }
+    support::DiagnosticEngine diag;
+    std::vector<ir::Datum> out;
+    if (!exe_->run(in, out, diag)) {
+      error = diag.renderAllText();
+      return false;
+    }
+    outputs.assign(out.size(), c10::IValue());
+    for (size_t i = 0; i < out.size(); ++i)
+      if (out[i].kind() != ir::DKind::Token && !xacc::backend::aten::toIValue(out[i], outputs[i], error))
+        return false;
+    return true;
+  }
+
+  std::string describe() const override { return exe_->describe(); }
+
+private:
+  std::unique_ptr<xm::Executable> exe_;
+  std::vector<bool> paramIsToken_;
+};
+#endif
+
+}  // namespace
+
+void bindMlir(py::module_& m) {
+  m.attr("has_mlir") = true;
+  py::module_ x = m.def_submodule("mlir", "The xpu target: GIR -> MLIR -> native kernels (+ ATen fallback)");
+
+#ifdef XACC_CAPTURE_AVAILABLE
+  xacc::capture::registerDeviceRunner(
+      "xpu", [](const ir::Graph& g, const std::string& device, std::string& error)
+                 -> std::unique_ptr<xacc::capture::DeviceRunner> {
+        xm::CompileOptions opts;
+        opts.device = device;
+        support::DiagnosticEngine diag;
+        auto exe = xm::compileGraph(g, opts, diag);
+        if (!exe) {
+          error = diag.renderAllText();
+          return nullptr;
+        }
+        return std::make_unique<XpuRunner>(std::move(exe), g);
+      });
+#endif
+
+  x.def("available", &xm::isAvailable, "True when the backend can JIT kernels for the host.");
+  x.def("lowered_ops", &xm::loweredOps, "Names of the aten.* ops the backend lowers to MLIR.");
+
+  py::class_<PyExecutable, std::shared_ptr<PyExecutable>>(x, "Executable",
+                                                          "A GIR graph compiled for an xpu device.")
+      .def("run", [](PyExecutable& e, py::sequence inputs) {
+        py::list out;
+        for (const ir::Datum& d : e.run(inputs)) out.append(xacc::python::fromDatum(d));
+        return out;
+      }, py::arg("inputs"), "Runs the graph on a list of inputs (tensors zero-copy); returns a list.")
+      .def("__call__", [](PyExecutable& e, py::args args) {
+        std::vector<ir::Datum> r = e.run(args);
+        py::tuple t(r.size());
+        for (size_t i = 0; i < r.size(); ++i) t[i] = xacc::python::fromDatum(r[i]);
+        return t;
+      })
+      .def("stats", [](const PyExecutable& e) { return statsDict(e.exe->stats()); },
+           "regions, lowered/fallback nodes, kernels compiled, cache hits, compile seconds, fallback reasons.")
+      .def("describe", [](const PyExecutable& e) { return e.exe->describe(); }, "The plan, one step a line.")
+      .def("emit", [](const PyExecutable& e, const std::string& stage) {
+        return xm::emitMlir(*e.parsed.graph, stageFromName(stage), e.opts);
+      }, py::arg("stage") = "kernel", "MLIR of every region at 'kernel', 'bufferized' or 'llvm'.")
+      .def_property_readonly("gir", [](const PyExecutable& e) { return ir::printGraph(*e.parsed.graph); })
+      .def_property_readonly("device", [](const PyExecutable& e) { return e.opts.device; })
+      .def_property_readonly("num_inputs", &PyExecutable::numInputs);
+
+  x.def("compile",
+        [](const std::string& text, std::optional<std::string> graph, const std::string& device, int optLevel,
+           bool fastMath, bool parallel, const std::string& cacheDir, bool disableLowering) {
+          auto e = std::make_shared<PyExecutable>();
+          e->parsed = parseGir(text, graph);
+          e->opts = makeOptions(device, optLevel, fastMath, parallel, cacheDir, disableLowering);
+          support::DiagnosticEngine diag;
+          e->exe = xm::compileGraph(*e->parsed.graph, e->opts, diag);
+          if (!e->exe) xacc::python::raiseDiagnostics(diag, "BackendError");
+          return e;
+        },
+        py::arg("gir_text"), py::arg("graph") = py::none(), py::arg("device") = "xpu0", py::arg("opt_level") = 3,
+        py::arg("fast_math") = true, py::arg("parallel") = true, py::arg("cache_dir") = "",
+        py::arg("disable_lowering") = false,
+        "Compiles a graph of GIR text (default: its first graph) for an xpu device.");
+
+  x.def("emit",
+        [](const std::string& text, const std::string& stage, std::optional<std::string> graph, int optLevel,
+           bool fastMath, bool disableLowering) {
+          Parsed p = parseGir(text, graph);
+          xm::CompileOptions o = makeOptions("xpu0", optLevel, fastMath, true, "", disableLowering);
+          xm::EmitStage st = stageFromName(stage);
+          py::gil_scoped_release release;
+          return xm::emitMlir(*p.graph, st, o);
+        },
+        py::arg("gir_text"), py::arg("stage") = "kernel", py::arg("graph") = py::none(), py::arg("opt_level") = 3,
+        py::arg("fast_math") = true, py::arg("disable_lowering") = false,
+        "The MLIR of every region of a graph at a stage: 'kernel' (linalg on tensors), 'bufferized', "
+        "'llvm' (LLVM IR); fallback nodes are listed as comments.");
+}
+
+#endif  // XACC_MLIR_AVAILABLE
