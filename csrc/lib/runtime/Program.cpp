@@ -34,7 +34,8 @@ Code fastCode(const ir::Node& n) {
     case CoreOp::Add: return ints ? Code::AddI : floats ? Code::AddF : Code::Generic;
     case CoreOp::Sub: return ints ? Code::SubI : floats ? Code::SubF : Code::Generic;
     case CoreOp::Mul: return ints ? Code::MulI : floats ? Code::MulF : Code::Generic;
-    case CoreOp::Div: return floats ? Code::DivF : Code::Generic;
+    case CoreOp::Div: return ints ? Code::DivI : floats ? Code::DivF : Code::Generic;
+    case CoreOp::Rem: return ints ? Code::RemI : Code::Generic;
     case CoreOp::Lt: return ints ? Code::LtI : floats ? Code::LtF : Code::Generic;
     case CoreOp::Le: return ints ? Code::LeI : floats ? Code::LeF : Code::Generic;
     case CoreOp::Gt: return ints ? Code::GtI : floats ? Code::GtF : Code::Generic;
@@ -166,7 +167,8 @@ private:
 
   static bool isIntFast(Code c) {
     switch (c) {
-      case Code::AddI: case Code::SubI: case Code::MulI: case Code::LtI: case Code::LeI:
+      case Code::AddI: case Code::SubI: case Code::MulI: case Code::DivI: case Code::RemI:
+      case Code::LtI: case Code::LeI:
       case Code::GtI: case Code::GeI: case Code::EqI: case Code::NeI: return true;
       default: return false;
     }
@@ -415,6 +417,7 @@ std::unique_ptr<Program> compileProgram(const ir::Graph& g, bool parallel) {
   peephole(*p);
   p->scalarOnly = scalarGraph(g);
   p->rawable = rawable(*p);
+  for (const Instr& in : p->code) p->leaf &= in.code != Code::Call;
   for (size_t i = 0; i < p->resultSlots.size(); ++i)
     for (size_t j = 0; j < i; ++j)
       if (p->resultSlots[i] == p->resultSlots[j]) p->distinctResults = false;

@@ -11,7 +11,7 @@ namespace xacc::runtime {
 enum class Code : uint8_t {
   Const,
   // Typed fast paths on i64 / f64 / bool operands.
-  AddI, SubI, MulI, LtI, LeI, GtI, GeI, EqI, NeI,
+  AddI, SubI, MulI, DivI, RemI, LtI, LeI, GtI, GeI, EqI, NeI,
   AddF, SubF, MulF, DivF, LtF, LeF, GtF, GeF,
   Not, And, Or, Select,
   // Control: calls and branches push frames.
@@ -65,6 +65,7 @@ struct Program {
   bool rawable = false;
   /// No slot appears twice in resultSlots, so Ret may move results out.
   bool distinctResults = true;
+  bool leaf = true;  ///< no Call instructions
   enum class Raw : uint8_t { Unknown, Yes, No };
   mutable Raw raw = Raw::Unknown;
   std::vector<ir::TypeKind> paramKinds, resultKinds;

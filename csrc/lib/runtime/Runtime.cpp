@@ -49,7 +49,11 @@ public:
     if (site && rt_.nesting_ + 1 >= Runtime::kMaxNesting)
       return fail(*site, "E0417", "stack overflow: more than " +
                                       std::to_string(Runtime::kMaxNesting) + " nested callback levels");
-    std::vector<ir::Datum> all = fn.funcCaptures();
+    const std::vector<ir::Datum>& caps = fn.funcCaptures();
+    if (caps.empty()) return rt_.run(*fn.funcGraph(), args, results);
+    std::vector<ir::Datum> all;
+    all.reserve(caps.size() + args.size());
+    all.insert(all.end(), caps.begin(), caps.end());
     all.insert(all.end(), args.begin(), args.end());
     return rt_.run(*fn.funcGraph(), all, results);
   }
@@ -81,6 +85,15 @@ public:
 private:
   Runtime& rt_;
 };
+
+namespace {
+/// Integer `/` (truncating) and `%` (sign of the dividend), q != 0; the one
+/// overflowing quotient wraps like the interpreter's rule.
+inline int64_t intDivRem(bool div, int64_t p, int64_t q) {
+  if (p == INT64_MIN && q == -1) return div ? INT64_MIN : 0;
+  return div ? p / q : p % q;
+}
+}  // namespace
 
 SlotStack::~SlotStack() {
   for (size_t i = 0; i < cap_; ++i) d_[i].~Datum();
@@ -153,13 +166,17 @@ void Runtime::setOutput(std::function<void(std::string_view)> out) {
 
 const Program& Runtime::programFor(const ir::Graph& g) {
   // Graphs cache their program through a side table keyed by address; the
-  // module outlives the runtime.
+  // module outlives the runtime. Builtins calling one closure per element
+  // hit the one-entry cache (programs are never freed while the runtime runs).
+  if (&g == lastGraph_) return *lastProgram_;
   std::lock_guard<std::mutex> lock(shared_->mu);
+  lastGraph_ = &g;
   auto it = shared_->programs.find(&g);
-  if (it != shared_->programs.end()) return *it->second;
+  if (it != shared_->programs.end()) return *(lastProgram_ = it->second.get());
   auto p = compileProgram(g, shared_->options.scheduler == Scheduler::Parallel);
   const Program* raw = p.get();
   shared_->programs.emplace(&g, std::move(p));
+  lastProgram_ = raw;
   return *raw;
 }
 
@@ -277,7 +294,8 @@ bool Runtime::run(const ir::Graph& g, const std::vector<ir::Datum>& args,
     ~Nest() { --n; }
   } nest(nesting_);
   const Program& p = programFor(g);
-  if (p.raw != Program::Raw::No && args.size() == p.numParams && rawReady(p)) {
+  if (p.raw != Program::Raw::No && args.size() == p.numParams &&
+      (p.raw == Program::Raw::Yes || rawReady(p))) {
     results.resize(p.resultSlots.size());
     return runRaw(p, args.data(), nullptr, results.data(), nullptr);
   }
@@ -348,9 +366,17 @@ bool Runtime::runRaw(const Program& entry, const ir::Datum* args, const uint32_t
     if (rawStack_.size() < n) rawStack_.resize(std::max(n, rawStack_.size() * 2 + 1024));
   };
   size_t frames0 = rawFrames_.size();
-  size_t base = rawFrames_.empty() ? 0 : rawFrames_.back().base + rawFrames_.back().prog->numSlots;
-  need(base + entry.numSlots);
-  RawSlot* S = rawStack_.data();
+  // A leaf (no calls; closures that builtins run per element) runs on a few
+  // slots of the C++ stack, without touching the raw frame stack.
+  RawSlot local[32];
+  bool leafMode = entry.leaf && entry.numSlots <= 32;
+  size_t base = 0;
+  RawSlot* S = local;
+  if (!leafMode) {
+    base = rawFrames_.empty() ? 0 : rawFrames_.back().base + rawFrames_.back().prog->numSlots;
+    need(base + entry.numSlots);
+    S = rawStack_.data();
+  }
   for (uint32_t i = 0; i < entry.numParams; ++i) {
     const ir::Datum& d = ops ? args[ops[i]] : args[i];
     RawSlot& r = S[base + i];
@@ -361,7 +387,7 @@ bool Runtime::runRaw(const Program& entry, const ir::Datum* args, const uint32_t
       default: r.i = 0; break;
     }
   }
-  rawFrames_.push_back(RawFrame{&entry, nullptr, base, 0});
+  if (!leafMode) rawFrames_.push_back(RawFrame{&entry, nullptr, base, 0});
   const Program* p = &entry;
   const Instr* code = p->code.data();
   const Instr* ip = code;
@@ -369,7 +395,6 @@ bool Runtime::runRaw(const Program& entry, const ir::Datum* args, const uint32_t
   RawSlot* F = S + base;
   size_t top = base + entry.numSlots;
   uint64_t calls = 0, tails = 0;
-  size_t limit = maxFrames_ > frames_.size() ? maxFrames_ - frames_.size() : 0;
   auto enter = [&](const Program* cp) {
     p = cp;
     code = ip = cp->code.data();
@@ -392,6 +417,17 @@ bool Runtime::runRaw(const Program& entry, const ir::Datum* args, const uint32_t
       case Code::AddI: D->i = int64_t(uint64_t(F[in.a].i) + uint64_t(XACC_I1)); break;
       case Code::SubI: D->i = int64_t(uint64_t(F[in.a].i) - uint64_t(XACC_I1)); break;
       case Code::MulI: D->i = int64_t(uint64_t(F[in.a].i) * uint64_t(XACC_I1)); break;
+      case Code::DivI:
+      case Code::RemI: {
+        int64_t q = XACC_I1;
+        if (q == 0) {
+          stats_.calls += calls;
+          rawFrames_.resize(frames0);
+          return fail(*in.node, "E0401", "integer division by zero");
+        }
+        D->i = intDivRem(in.code == Code::DivI, F[in.a].i, q);
+        break;
+      }
       case Code::LtI: D->i = F[in.a].i < XACC_I1; break;
       case Code::LeI: D->i = F[in.a].i <= XACC_I1; break;
       case Code::GtI: D->i = F[in.a].i > XACC_I1; break;
@@ -438,6 +474,7 @@ bool Runtime::runRaw(const Program& entry, const ir::Datum* args, const uint32_t
           enter(cp);
           break;
         }
+        size_t limit = maxFrames_ > frames_.size() ? maxFrames_ - frames_.size() : 0;
         if (rawFrames_.size() - frames0 >= limit) {
           stats_.calls += calls;
           rawFrames_.resize(frames0);
@@ -461,7 +498,7 @@ bool Runtime::runRaw(const Program& entry, const ir::Datum* args, const uint32_t
       case Code::Ret: {
         const uint32_t* rs = p->resultSlots.data();
         size_t n = p->resultSlots.size();
-        if (rawFrames_.size() == frames0 + 1) {
+        if (leafMode || rawFrames_.size() == frames0 + 1) {
           for (size_t i = 0; i < n; ++i) {
             RawSlot v = F[rs[i]];
             switch (p->resultKinds[i]) {
@@ -472,7 +509,7 @@ bool Runtime::runRaw(const Program& entry, const ir::Datum* args, const uint32_t
               default: out[i] = ir::Datum(); break;
             }
           }
-          rawFrames_.pop_back();
+          if (!leafMode) rawFrames_.pop_back();
           stats_.calls += calls;
           stats_.tailCalls += tails;
           return true;
@@ -537,6 +574,16 @@ bool Runtime::execute(size_t baseDepth) {
       case Code::AddI: dst->setInt(int64_t(uint64_t(R[in.a].asInt()) + uint64_t(XACC_I1))); break;
       case Code::SubI: dst->setInt(int64_t(uint64_t(R[in.a].asInt()) - uint64_t(XACC_I1))); break;
       case Code::MulI: dst->setInt(int64_t(uint64_t(R[in.a].asInt()) * uint64_t(XACC_I1))); break;
+      case Code::DivI:
+      case Code::RemI: {
+        int64_t p0 = R[in.a].asInt(), q = XACC_I1;
+        if (q == 0) {
+          f->pc = uint32_t(ip - code);
+          return fail(*in.node, "E0401", "integer division by zero");
+        }
+        dst->setInt(intDivRem(in.code == Code::DivI, p0, q));
+        break;
+      }
       case Code::LtI: dst->setBool(R[in.a].asInt() < XACC_I1); break;
       case Code::LeI: dst->setBool(R[in.a].asInt() <= XACC_I1); break;
       case Code::GtI: dst->setBool(R[in.a].asInt() > XACC_I1); break;
@@ -590,7 +637,8 @@ bool Runtime::execute(size_t baseDepth) {
       case Code::Call: {
         const Program* cp = in.prog;
         if (!cp) cp = in.prog = &programFor(*in.target);
-        if (cp->raw != Program::Raw::No && in.opCount == cp->numParams && rawReady(*cp)) {
+        if (cp->raw != Program::Raw::No && in.opCount == cp->numParams &&
+            (cp->raw == Program::Raw::Yes || rawReady(*cp))) {
           // Scalar code (and everything it calls) runs unboxed; it cannot
           // re-enter, so our slots stay where they are.
           f->pc = uint32_t(ip - code);

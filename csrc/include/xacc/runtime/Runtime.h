@@ -133,6 +133,8 @@ private:
   unsigned nesting_ = 0;
   static constexpr unsigned kMaxNesting = 1000;
   SlotStack stack_;
+  const ir::Graph* lastGraph_ = nullptr;  ///< programFor's one-entry cache
+  const Program* lastProgram_ = nullptr;
   union RawSlot {
     int64_t i;
     double f;

@@ -64,7 +64,7 @@ ir::InterpFn foldFn(std::string name) {
     Datum acc = a[1];
     for (Datum& x : items) {
       Datum next;
-      if (!callFn(I, n, name, a[0], {std::move(acc), std::move(x)}, next)) return false;
+      if (!callFn(I, n, name, a[0], std::move(acc), std::move(x), next)) return false;
       acc = std::move(next);
     }
     r.push_back(std::move(acc));
@@ -95,7 +95,7 @@ ir::InterpFn eachFn(std::string name) {
     std::vector<Datum> items(*xs);
     for (Datum& x : items) {
       Datum ignored;
-      if (!callFn(I, n, name, a[0], {std::move(x)}, ignored)) return false;
+      if (!callFn(I, n, name, a[0], std::move(x), ignored)) return false;
     }
     r.push_back(Datum());
     return true;
@@ -365,7 +365,7 @@ void registerArrays() {
                 out.reserve(items.size());
                 for (Datum& x : items) {
                   Datum y;
-                  if (!callFn(I, n, "map", a[0], {std::move(x)}, y)) return false;
+                  if (!callFn(I, n, "map", a[0], std::move(x), y)) return false;
                   out.push_back(std::move(y));
                 }
                 r.push_back(Datum::list(std::move(out)));
@@ -404,7 +404,7 @@ void registerArrays() {
              std::vector<Datum> items(*xs), out;
              for (Datum& x : items) {
                Datum keep;
-               if (!callFn(I, n, "filter", a[0], {x}, keep)) return false;
+               if (!callFn(I, n, "filter", a[0], x, keep)) return false;
                if (keep.kind() != DKind::Bool)
                  return fail(I, n, RuntimeDiag::CallbackFailed, {"filter", "bool", kindName(keep)});
                if (keep.asBool()) out.push_back(std::move(x));
@@ -461,7 +461,7 @@ void registerArrays() {
                 if (!getList(I, n, "apply", a[1], xs)) return false;
                 for (size_t i = 0; i < xs->size(); ++i) {
                   Datum y;
-                  if (!callFn(I, n, "apply", a[0], {(*xs)[i]}, y)) return false;
+                  if (!callFn(I, n, "apply", a[0], (*xs)[i], y)) return false;
                   if (i < xs->size()) (*xs)[i] = std::move(y);  // f may have shrunk xs
                 }
                 r.push_back(a[1]);

@@ -244,18 +244,48 @@ bool getList(Interpreter& I, const Node& n, std::string_view fn, const Datum& d,
   return true;
 }
 
-bool callFn(Interpreter& I, const Node& n, std::string_view fn, const Datum& f,
-            std::vector<Datum> args, Datum& out) {
+namespace {
+bool callFnN(Interpreter& I, const Node& n, std::string_view fn, const Datum& f, Datum* args,
+             size_t nargs, Datum& out) {
   if (f.kind() != DKind::Func) return kindFail(I, n, fn, "function", f);
   const ir::Graph* g = f.funcGraph();
   size_t caps = f.funcCaptures().size();
-  bool token = g && g->numParams() == caps + args.size() + 1 && g->param(caps)->type().isToken();
-  if (token) args.insert(args.begin(), Datum::token());
-  std::vector<Datum> results;
-  if (!I.apply(f, args, results, &n)) return false;
+  bool token = g && g->numParams() == caps + nargs + 1 && g->param(caps)->type().isToken();
+  // Builtins call back once per element: argument and result vectors come
+  // from a per-thread pool (one pair per nesting level) instead of being allocated per call.
+  constexpr size_t kLevels = 32;
+  thread_local std::vector<Datum> fulls[kLevels], resultss[kLevels];
+  thread_local size_t depth = 0;
+  std::vector<Datum> ownFull, ownResults;  // deeper than the pool: allocate
+  std::vector<Datum>& full = depth < kLevels ? fulls[depth] : ownFull;
+  std::vector<Datum>& results = depth < kLevels ? resultss[depth] : ownResults;
+  struct Level {
+    size_t& d;
+    explicit Level(size_t& x) : d(x) { ++d; }
+    ~Level() { --d; }
+  } level(depth);
+  full.clear();
+  results.clear();
+  if (token) full.push_back(Datum::token());
+  for (size_t i = 0; i < nargs; ++i) full.push_back(std::move(args[i]));
+  bool ok = I.apply(f, full, results, &n);
+  full.clear();
+  if (!ok) return false;
   size_t first = token ? 1 : 0;
-  out = results.size() > first ? results[first] : Datum();
+  out = results.size() > first ? std::move(results[first]) : Datum();
+  results.clear();
   return true;
+}
+}  // namespace
+
+bool callFn(Interpreter& I, const Node& n, std::string_view fn, const Datum& f, Datum a, Datum& out) {
+  return callFnN(I, n, fn, f, &a, 1, out);
+}
+
+bool callFn(Interpreter& I, const Node& n, std::string_view fn, const Datum& f, Datum a, Datum b,
+            Datum& out) {
+  Datum args[2] = {std::move(a), std::move(b)};
+  return callFnN(I, n, fn, f, args, 2, out);
 }
 
 bool checkOrdered(Interpreter& I, const Node& n, std::string_view fn,

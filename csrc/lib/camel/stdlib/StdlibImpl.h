@@ -133,8 +133,9 @@ bool getList(Interpreter& I, const Node& n, std::string_view fn, const Datum& d,
 /// Calls function value `f` on `args` (through I.apply, so a runtime runs it on
 /// its own engine), threading a fresh token when `f` takes one; `out` is its
 /// single result (null when it returns nothing).
-bool callFn(Interpreter& I, const Node& n, std::string_view fn, const Datum& f,
-            std::vector<Datum> args, Datum& out);
+bool callFn(Interpreter& I, const Node& n, std::string_view fn, const Datum& f, Datum a, Datum& out);
+bool callFn(Interpreter& I, const Node& n, std::string_view fn, const Datum& f, Datum a, Datum b,
+            Datum& out);
 
 /// The fold of `reduce` and `para::unordered_reduce` (operands f, initial, xs).
 InferRule foldRule(std::string name);
