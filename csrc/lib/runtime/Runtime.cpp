@@ -181,17 +181,26 @@ const Program& Runtime::programFor(const ir::Graph& g) {
 }
 
 bool Runtime::fail(const ir::Node& n, std::string code, std::string message) {
+  return failRaw(n, std::move(code), std::move(message), rawFrames_.size(), nullptr, nullptr);
+}
+
+bool Runtime::failRaw(const ir::Node& n, std::string code, std::string message, size_t rawFrom,
+                      const Program* leaf, const ir::Node* leafSite) {
   auto& d = diag_.error(std::move(code), n.loc(), std::move(message));
-  // A short call trace, innermost first.
+  // A short call trace, innermost first: unboxed frames (a leaf closure has
+  // none of its own), then boxed ones.
   size_t shown = 0;
-  for (size_t i = frames_.size(); i-- > 0 && shown < 8;) {
-    const ir::Node* site = frames_[i].site;
-    if (site && site->loc().valid()) {
+  auto note = [&](const ir::Node* site, const Program* prog) {
+    if (shown < 8 && site && site->loc().valid()) {
       d.notes.push_back({support::Severity::Note, "", site->loc(),
-                         "'" + frames_[i].prog->graph->name() + "' called from here", {}, {}});
+                         "'" + prog->graph->name() + "' called from here", {}, {}});
       ++shown;
     }
-  }
+  };
+  if (leaf) note(leafSite, leaf);
+  for (size_t i = rawFrames_.size(); i-- > rawFrom;) note(rawFrames_[i].site, rawFrames_[i].prog);
+  rawFrames_.resize(rawFrom);
+  for (size_t i = frames_.size(); i-- > 0;) note(frames_[i].site, frames_[i].prog);
   return false;
 }
 
@@ -387,7 +396,7 @@ bool Runtime::runRaw(const Program& entry, const ir::Datum* args, const uint32_t
       default: r.i = 0; break;
     }
   }
-  if (!leafMode) rawFrames_.push_back(RawFrame{&entry, nullptr, base, 0});
+  if (!leafMode) rawFrames_.push_back(RawFrame{&entry, nullptr, base, 0, site});
   const Program* p = &entry;
   const Instr* code = p->code.data();
   const Instr* ip = code;
@@ -422,8 +431,8 @@ bool Runtime::runRaw(const Program& entry, const ir::Datum* args, const uint32_t
         int64_t q = XACC_I1;
         if (q == 0) {
           stats_.calls += calls;
-          rawFrames_.resize(frames0);
-          return fail(*in.node, "E0401", "integer division by zero");
+          return failRaw(*in.node, "E0401", "integer division by zero", frames0,
+                         leafMode ? &entry : nullptr, site);
         }
         D->i = intDivRem(in.code == Code::DivI, F[in.a].i, q);
         break;
@@ -477,9 +486,8 @@ bool Runtime::runRaw(const Program& entry, const ir::Datum* args, const uint32_t
         size_t limit = maxFrames_ > frames_.size() ? maxFrames_ - frames_.size() : 0;
         if (rawFrames_.size() - frames0 >= limit) {
           stats_.calls += calls;
-          rawFrames_.resize(frames0);
-          return fail(*in.node, "E0417", "stack overflow: more than " + std::to_string(maxFrames_) +
-                                             " nested calls");
+          return failRaw(*in.node, "E0417", "stack overflow: more than " + std::to_string(maxFrames_) +
+                                                " nested calls", frames0, nullptr, nullptr);
         }
         size_t nb = top;
         size_t ret = size_t(F - S) + in.dst;
@@ -489,7 +497,7 @@ bool Runtime::runRaw(const Program& entry, const ir::Datum* args, const uint32_t
         RawSlot* N = S + nb;
         for (uint32_t i = 0; i < in.opCount; ++i) N[i] = F[o[i]];
         rawFrames_.back().ip = ip;
-        rawFrames_.push_back(RawFrame{cp, nullptr, nb, ret});
+        rawFrames_.push_back(RawFrame{cp, nullptr, nb, ret, in.node});
         F = N;
         top = nb + cp->numSlots;
         enter(cp);
@@ -528,8 +536,8 @@ bool Runtime::runRaw(const Program& entry, const ir::Datum* args, const uint32_t
       }
       default:
         // Not reachable for rawReady programs.
-        rawFrames_.resize(frames0);
-        return fail(*in.node, "E0413", "internal: no unboxed rule for '" + in.node->opName() + "'");
+        return failRaw(*in.node, "E0413", "internal: no unboxed rule for '" + in.node->opName() + "'",
+                       frames0, leafMode ? &entry : nullptr, site);
     }
 #undef XACC_BR
 #undef XACC_I1

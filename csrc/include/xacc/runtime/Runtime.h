@@ -115,6 +115,10 @@ private:
   bool pushCall(const Program& p, const ir::Datum* args, size_t nargs, size_t retBase,
                 uint32_t retCount, bool tail, const ir::Node* site);
   bool fail(const ir::Node& n, std::string code, std::string message);
+  /// fail() from unboxed code: the trace also lists the raw frames above
+  /// `rawFrom` (which are dropped), or `leaf` called at `leafSite`.
+  bool failRaw(const ir::Node& n, std::string code, std::string message, size_t rawFrom,
+               const Program* leaf, const ir::Node* leafSite);
   /// Decides (once) whether `p` and everything it calls can run unboxed.
   bool rawReady(const Program& p);
   /// Runs `p` unboxed: arguments are args[ops[i]] (args[i] when `ops` is
@@ -144,6 +148,7 @@ private:
     const void* ip;  ///< resume point (const Instr*) while a callee runs
     size_t base;
     size_t ret;  ///< where results go in the caller's slots
+    const ir::Node* site;  ///< the call that created the frame (for traces)
   };
   std::vector<RawSlot> rawStack_;
   std::vector<RawFrame> rawFrames_;
