@@ -24,7 +24,13 @@ namespace fs = std::filesystem;
 namespace {
 
 std::vector<std::string> loadCorpus() {
+  // The build passes the corpus directory: __FILE__ may be relative to the
+  // build tree (ccache's base_dir rewriting) and so not usable from ctest.
+#ifdef XACC_CAMEL_CORPUS_DIR
+  fs::path dir = XACC_CAMEL_CORPUS_DIR;
+#else
   fs::path dir = fs::path(__FILE__).parent_path().parent_path() / "camel" / "programs";
+#endif
   std::vector<std::string> out;
   std::error_code ec;
   for (fs::recursive_directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
