@@ -8,6 +8,14 @@
 // recursion depth is bounded only by memory, and a call or branch in tail
 // position replaces its caller's frame (unbounded tail recursion in constant
 // space), without any annotation.
+//
+// Scalar code runs unboxed: a program whose values are all ints, floats,
+// bools, null or tokens, whose instructions all have a raw form and whose
+// direct callees are such programs too (decided once, Runtime::rawReady)
+// runs in runRaw on 8-byte slots with its own frame stack; it cannot re-enter
+// the boxed engine, so entering it from a boxed frame or a builtin's callback
+// costs one conversion of the arguments and results. Runtime errors there keep
+// the call trace (raw frames record their call sites).
 #pragma once
 
 #include <functional>
