@@ -126,6 +126,8 @@ py::dict entryInfo(const std::shared_ptr<cap::CacheEntry>& e) {
 
 }  // namespace
 
+void bindTranslate(py::module_& c);  // translate_bindings.cpp
+
 void bindCapture(py::module_& m) {
   py::module_ c = m.def_submodule("capture", "XJIT frame hook, caches, guards and graphs");
 
@@ -367,4 +369,5 @@ void bindCapture(py::module_& m) {
     return d;
   });
   c.def("reset_stats", &cap::resetHookStats);
+  bindTranslate(c);
 }

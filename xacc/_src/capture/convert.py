@@ -30,7 +30,8 @@ from typing import Any
 import torch
 
 from xacc._C import capture as C
-from xacc._src.capture import codegen, dynamic
+from xacc._src.capture import codegen, config, dynamic
+from xacc._src.capture.host import Host
 from xacc._src.capture import trackers as T
 from xacc._src.capture.breaks import BreakInfo, GraphBreak
 from xacc._src.capture.config import RECOMPILE_LIMIT, log
@@ -182,6 +183,9 @@ def _label(code: types.CodeType) -> str:
 
 def compile_frame(func: types.FunctionType, args: tuple, opts: Options, ev: CompileEvent) -> None:
     code = func.__code__
+    if config.TRANSLATOR == "cpp":
+        _compile_frame_cpp(func, args, opts, ev)
+        return
     break_at: dict[int, GraphBreak] = {}
     st = dynamic.state(code)
     plan = dynamic.Plan(st, opts.dynamic is True)
@@ -199,6 +203,32 @@ def compile_frame(func: types.FunctionType, args: tuple, opts: Options, ev: Comp
         _compile_frame(func, args, opts, ev, break_at, plan, shadow)
     finally:
         plan.commit()
+
+
+def _compile_frame_cpp(func: types.FunctionType, args: tuple, opts: Options, ev: CompileEvent) -> None:
+    """The C++ translator: a whole-frame graph, or the frame runs in Python."""
+    code = func.__code__
+    ctx = Ctx(func, code.co_name, _gir_device(opts.device), {}, False, None)
+    r = C.translate(func, args, Host(ctx), ctx.tree, ctx.device)
+    if r[0] == "graph":
+        _, tmpl, outs, _steps = r
+        if ctx.builder.num_nodes == 0:
+            _skip(code, ev, "nothing to capture")
+            return
+        _install_graph_entry(ctx, func, tmpl, outs, ev)
+        return
+    _, bcode, detail, filename, lineno, function, _offset, internal = r
+    gb = GraphBreak(bcode, detail)
+    gb.where = (filename or code.co_filename, lineno or code.co_firstlineno, function or code.co_name)
+    if opts.fullgraph:
+        raise gb
+    info = gb.info()
+    ev.breaks.append(info)
+    COUNTERS["breaks"] += 1
+    if internal:
+        COUNTERS["internal_errors"] += 1
+    log("breaks", "%s", info)
+    _skip(code, ev, f"{bcode} {detail} (the C++ translator does not split frames yet)")
 
 
 def _shadow_run(func: types.FunctionType, args: tuple, opts: Options, plan: "dynamic.Plan") -> Any:
@@ -334,6 +364,12 @@ def _install_graph(ctx: Ctx, top: Frame, ret: T.Var, func: types.FunctionType, o
     if ctx.builder.num_nodes == 0:
         _skip(code, ev, "nothing to capture")
         return
+    _install_graph_entry(ctx, func, tmpl, outs, ev)
+
+
+def _install_graph_entry(ctx: Ctx, func: types.FunctionType, tmpl: tuple, outs: list[int],
+                         ev: CompileEvent) -> None:
+    code = func.__code__
     graph = _finish_graph(ctx, outs)
     entry = C.graph_entry(ctx.tree, tuple(ctx.consts), graph, ctx.inputs, tmpl, _label(code))
     C.add_entry(code, entry)

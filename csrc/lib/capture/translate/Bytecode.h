@@ -1,0 +1,85 @@
+// Decoded CPython 3.11 code objects for the translator. Every version-specific
+// opcode fact comes from Opcodes311.def (generated from CPython's `opcode`
+// module); this file turns `co_code` into instructions with folded
+// EXTENDED_ARG arguments, jump targets and line numbers, and reads the
+// exception table (which offsets a `try`/`with` covers) and the loop ranges.
+//
+// Invariant: offsets are byte offsets into co_code, as `dis` reports them;
+// EXTENDED_ARG prefixes stay instructions of their own (no-ops) so that jump
+// targets landing on them resolve.
+#pragma once
+
+#include <Python.h>
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#if !(PY_MAJOR_VERSION == 3 && PY_MINOR_VERSION == 11)
+#error "translate/Bytecode.h describes CPython 3.11 bytecode; add an Opcodes3XX.def table"
+#endif
+#ifdef LOAD_FAST
+#error "CPython's opcode.h macros collide with translate::Op; do not include it here"
+#endif
+
+namespace xacc::capture::translate {
+
+enum class Op : uint8_t {
+#define XACC_OPCODE(name, num, caches, flags) name = num,
+#include "Opcodes311.def"
+#undef XACC_OPCODE
+};
+
+enum OpcodeFlags : uint16_t {
+  kHasArg = 1,
+  kJumpForward = 2,
+  kJumpBackward = 4,
+  kArgConst = 8,
+  kArgName = 16,
+  kArgLocal = 32,
+  kArgFree = 64,
+  kArgCompare = 128,
+};
+
+struct OpcodeInfo {
+  const char* name = nullptr;  ///< null for unused numbers
+  uint8_t caches = 0;          ///< inline CACHE entries after the instruction
+  uint16_t flags = 0;
+};
+const OpcodeInfo& opcodeInfo(uint8_t op);
+
+struct Instr {
+  int offset = 0;
+  Op op = Op::NOP;
+  int arg = 0;     ///< with EXTENDED_ARG prefixes folded in
+  int line = 0;
+  int next = 0;    ///< offset of the next instruction (after inline caches)
+  int target = -1; ///< jump target offset, or -1
+  const char* name() const { return opcodeInfo(static_cast<uint8_t>(op)).name; }
+};
+
+class Bytecode {
+public:
+  /// Decodes `code` (cached per code object for the process lifetime).
+  static const Bytecode* of(PyCodeObject* code, std::string& error);
+
+  const std::vector<Instr>& instrs() const { return instrs_; }
+  /// Index of the instruction at `offset`, or -1.
+  int indexOf(int offset) const {
+    return offset >= 0 && static_cast<size_t>(offset / 2) < index_.size() ? index_[offset / 2] : -1;
+  }
+  /// True if an exception-table entry covers `offset` (a try or with body).
+  bool inTry(int offset) const;
+  /// True if `offset` lies inside a loop (between a backward jump's target and it).
+  bool inLoop(int offset) const;
+
+private:
+  std::vector<Instr> instrs_;
+  std::vector<int> index_;  ///< offset / 2 -> instruction index or -1
+  std::vector<std::pair<int, int>> tryRanges_;   ///< [start, end) byte offsets
+  std::vector<std::pair<int, int>> loopRanges_;  ///< [target, jump] byte offsets
+};
+
+}  // namespace xacc::capture::translate

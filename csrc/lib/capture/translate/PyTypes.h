@@ -1,0 +1,43 @@
+// Python objects the translator compares against (torch types, builtins),
+// looked up once per process and kept alive for its lifetime.
+#pragma once
+
+#include <Python.h>
+
+namespace xacc::capture::translate {
+
+struct PyTypes {
+  PyObject* tensor = nullptr;     ///< torch.Tensor
+  PyObject* parameter = nullptr;  ///< torch.nn.Parameter
+  PyObject* module = nullptr;     ///< torch.nn.Module
+  PyObject* moduleList = nullptr;
+  PyObject* sequential = nullptr;
+  PyObject* moduleDict = nullptr;
+  PyObject* size = nullptr;  ///< torch.Size
+  PyObject* dtype = nullptr;
+  PyObject* device = nullptr;
+  PyObject* memoryFormat = nullptr;
+  PyObject* layout = nullptr;
+  PyObject* opOverload = nullptr;
+  PyObject* opOverloadPacket = nullptr;
+  PyObject* tensorBase = nullptr;  ///< torch._C.TensorBase
+  PyObject* torchDevice = nullptr; ///< torch.device (the callable)
+  PyObject* cudaSynchronize = nullptr;
+  PyObject* moduleModule = nullptr;  ///< torch.nn.modules.module (global hooks)
+  PyObject* getattrFn = nullptr;     ///< builtins.getattr
+  PyObject* noGrad = nullptr;        ///< torch.no_grad
+  PyObject* enableGrad = nullptr;    ///< torch.enable_grad
+  PyObject* isGradEnabled = nullptr; ///< torch.is_grad_enabled
+  PyObject *super, *set, *frozenset;
+  // builtins the translator models
+  PyObject *len, *range, *enumerate, *zip, *reversed, *iter, *next, *isinstance, *type, *getattr,
+      *hasattr, *tuple, *list, *dict, *sum, *min, *max, *abs, *intFn, *floatFn, *boolFn, *callable,
+      *print, *str, *round, *sorted, *any, *all, *slice, *divmod, *pow, *issubclass, *repr, *hash;
+  PyObject* mathModule = nullptr;
+  PyObject* operatorModule = nullptr;
+};
+
+/// The table, filled on first use (GIL held). Null if torch cannot be imported.
+const PyTypes* pyTypes();
+
+}  // namespace xacc::capture::translate

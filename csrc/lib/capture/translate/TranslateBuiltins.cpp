@@ -1,0 +1,282 @@
+// Python builtins called on trackers (`len`, `range`, `enumerate`, `zip`,
+// `isinstance`, `getattr`, `min`/`max`, ...) and pure functions evaluated at
+// capture time on constant arguments (`math.*`, `operator.*`, `sorted`, ...).
+#include "PyTypes.h"
+#include "Translator.h"
+
+namespace xacc::capture::translate {
+
+namespace {
+
+bool isA(PyObject* o, PyObject* type) {
+  return PyObject_TypeCheck(o, reinterpret_cast<PyTypeObject*>(type));
+}
+
+}  // namespace
+
+VarRef Translator::callBuiltin(PyObject* f, std::vector<VarRef>& args,
+                               std::vector<std::pair<PyRef, VarRef>>& kwargs, bool& handled) {
+  const PyTypes* T = pyTypes();
+  handled = true;
+  auto constant = [](PyObject* o) { return makeConst(PyRef::steal(o)); };
+  auto bad = [&](const char* what) -> VarRef {
+    fail("GB011", what);
+    return nullptr;
+  };
+  auto items = [&](const VarRef& v, std::vector<VarRef>& out) {
+    VarRef it = iterate(v);
+    return it && unpack(it, out);
+  };
+  auto typeOf = [&](const VarRef& v) { return this->typeOf(v); };
+  if (f == T->len) {
+    if (args.size() != 1) return bad("len() arguments");
+    const VarRef& v = args[0];
+    if (v->is(Var::Kind::Tensor)) {
+      PyObject* shape = PyObject_GetAttrString(v->obj.get(), "shape");
+      if (!shape) {
+        failPy("GB011", "len()");
+        return nullptr;
+      }
+      Py_ssize_t n = PyTuple_Check(shape) ? PyTuple_GET_SIZE(shape) : PySequence_Size(shape);
+      if (n <= 0) {
+        Py_DECREF(shape);
+        return bad("len() of a 0-d tensor");
+      }
+      PyObject* d0 = PySequence_GetItem(shape, 0);
+      Py_DECREF(shape);
+      return constant(d0);
+    }
+    if (v->is(Var::Kind::Tuple) || v->is(Var::Kind::List) || v->is(Var::Kind::Dict))
+      return constant(PyLong_FromSize_t(v->items.size()));
+    if (v->is(Var::Kind::Set)) return constant(PyLong_FromSsize_t(PySet_GET_SIZE(v->obj.get())));
+    if (v->is(Var::Kind::Const) || (v->is(Var::Kind::Object) && isA(v->obj.get(), T->module))) {
+      Py_ssize_t n = PyObject_Length(v->obj.get());
+      if (n < 0) {
+        failPy("GB011", "len()");
+        return nullptr;
+      }
+      return constant(PyLong_FromSsize_t(n));
+    }
+    return bad("len() of an unsupported value");
+  }
+  if (f == T->isinstance) {
+    if (args.size() != 2) return bad("isinstance() arguments");
+    PyRef cls = constOf(args[1]);
+    if (!cls) return nullptr;
+    const VarRef& v = args[0];
+    int r;
+    if (v->is(Var::Kind::Tensor) || v->is(Var::Kind::Object) || v->is(Var::Kind::Const) || v->is(Var::Kind::Set)) {
+      r = PyObject_IsInstance(v->obj.get(), cls.get());
+    } else {
+      PyObject* tp = typeOf(v);
+      if (!tp) return bad("isinstance() of an unsupported value");
+      r = PyObject_IsSubclass(tp, cls.get());
+    }
+    if (r < 0) {
+      failPy("GB011", "isinstance()");
+      return nullptr;
+    }
+    return makeConst(PyRef::borrow(r ? Py_True : Py_False));
+  }
+  if (f == T->type && args.size() == 1 && kwargs.empty()) {
+    PyObject* tp = typeOf(args[0]);
+    if (!tp) return bad("type() of an unsupported value");
+    return makeVar(Var::Kind::Object, PyRef::borrow(tp));
+  }
+  if (f == T->getattr && (args.size() == 2 || args.size() == 3)) {
+    PyRef name = constOf(args[1]);
+    if (!name || !PyUnicode_Check(name.get())) return failed() ? nullptr : bad("getattr() name");
+    if (args.size() == 3 && args[0]->is(Var::Kind::Object) && !PyObject_HasAttr(args[0]->obj.get(), name.get()))
+      return args[2];
+    return getattr(args[0], name.get());
+  }
+  if (f == T->hasattr && args.size() == 2) {
+    PyRef name = constOf(args[1]);
+    if (!name) return nullptr;
+    if (args[0]->is(Var::Kind::Object) || args[0]->is(Var::Kind::Tensor))
+      return makeConst(PyRef::borrow(PyObject_HasAttr(args[0]->obj.get(), name.get()) ? Py_True : Py_False));
+    return bad("hasattr() on a container");
+  }
+  if (f == T->callable && args.size() == 1) {
+    const VarRef& v = args[0];
+    bool c = v->is(Var::Kind::Object) ? PyCallable_Check(v->obj.get()) != 0
+                                      : (v->is(Var::Kind::Function) || v->is(Var::Kind::BoundMethod) ||
+                                         v->is(Var::Kind::TensorMethod));
+    return makeConst(PyRef::borrow(c ? Py_True : Py_False));
+  }
+  if (f == T->cudaSynchronize) return makeConst(PyRef::borrow(Py_None));
+  // The rest see plain values: symbolic numbers would be specialized here.
+  if (f == T->range) {
+    PyRef tuple = PyRef::steal(PyTuple_New(static_cast<Py_ssize_t>(args.size())));
+    for (size_t i = 0; i < args.size(); ++i) {
+      PyRef c = constOf(args[i]);
+      if (!c) return nullptr;
+      PyTuple_SET_ITEM(tuple.get(), static_cast<Py_ssize_t>(i), c.release());
+    }
+    PyObject* r = PyObject_Call(T->range, tuple.get(), nullptr);
+    if (!r) {
+      failPy("GB011", "range()");
+      return nullptr;
+    }
+    return constant(r);
+  }
+  if (f == T->enumerate) {
+    if (args.empty()) return bad("enumerate()");
+    std::vector<VarRef> xs;
+    if (!items(args[0], xs)) return nullptr;
+    long start = 0;
+    VarRef s = args.size() > 1 ? args[1] : nullptr;
+    for (auto& [k, v] : kwargs)
+      if (PyUnicode_CompareWithASCIIString(k.get(), "start") == 0) s = v;
+    if (s) {
+      PyRef c = constOf(s);
+      if (!c) return nullptr;
+      start = PyLong_AsLong(c.get());
+    }
+    auto it = makeVar(Var::Kind::Iter);
+    for (size_t i = 0; i < xs.size(); ++i)
+      it->items.push_back(makeSeq(Var::Kind::Tuple, {constant(PyLong_FromLong(start + static_cast<long>(i))), xs[i]}));
+    return it;
+  }
+  if (f == T->zip) {
+    std::vector<std::vector<VarRef>> lists(args.size());
+    size_t n = SIZE_MAX;
+    for (size_t i = 0; i < args.size(); ++i) {
+      if (!items(args[i], lists[i])) return nullptr;
+      n = std::min(n, lists[i].size());
+    }
+    auto it = makeVar(Var::Kind::Iter);
+    if (args.empty()) n = 0;
+    for (size_t j = 0; j < n; ++j) {
+      std::vector<VarRef> tup;
+      for (auto& l : lists) tup.push_back(l[j]);
+      it->items.push_back(makeSeq(Var::Kind::Tuple, std::move(tup)));
+    }
+    return it;
+  }
+  if (f == T->reversed && args.size() == 1) {
+    auto it = makeVar(Var::Kind::Iter);
+    if (!unpack(args[0], it->items)) return nullptr;
+    std::reverse(it->items.begin(), it->items.end());
+    return it;
+  }
+  if (f == T->iter && args.size() == 1) return iterate(args[0]);
+  if (f == T->next && args.size() == 1) {
+    const VarRef& it = args[0];
+    if (it->is(Var::Kind::Iter) && it->pos < it->items.size()) return it->items[it->pos++];
+    return bad("next() on an unknown or exhausted iterator");
+  }
+  if ((f == T->tuple || f == T->list) && args.size() <= 1 && kwargs.empty()) {
+    std::vector<VarRef> xs;
+    if (!args.empty() && !items(args[0], xs)) return nullptr;
+    return makeSeq(f == T->tuple ? Var::Kind::Tuple : Var::Kind::List, std::move(xs));
+  }
+  if (f == T->dict && args.size() <= 1) {
+    auto d = makeVar(Var::Kind::Dict);
+    auto put = [&](PyRef k, VarRef v) {
+      for (size_t j = 0; j < d->keys.size(); ++j)
+        if (PyObject_RichCompareBool(d->keys[j].get(), k.get(), Py_EQ) == 1) {
+          d->items[j] = std::move(v);
+          return;
+        }
+      d->keys.push_back(std::move(k));
+      d->items.push_back(std::move(v));
+    };
+    if (!args.empty()) {
+      if (args[0]->is(Var::Kind::Dict)) {
+        for (size_t j = 0; j < args[0]->keys.size(); ++j) put(args[0]->keys[j], args[0]->items[j]);
+      } else {
+        std::vector<VarRef> pairs;
+        if (!items(args[0], pairs)) return nullptr;
+        for (auto& p : pairs) {
+          std::vector<VarRef> kv;
+          if (!unpack(p, kv)) return nullptr;
+          if (kv.size() != 2) return bad("dict() of non-pairs");
+          PyRef k = constOf(kv[0]);
+          if (!k) return nullptr;
+          put(std::move(k), kv[1]);
+        }
+      }
+    }
+    for (auto& [k, v] : kwargs) put(k, v);
+    return d;
+  }
+  if (f == T->sum && !args.empty()) {
+    std::vector<VarRef> xs;
+    if (!items(args[0], xs)) return nullptr;
+    VarRef acc = args.size() > 1 ? args[1] : constant(PyLong_FromLong(0));
+    for (auto& [k, v] : kwargs)
+      if (PyUnicode_CompareWithASCIIString(k.get(), "start") == 0) acc = v;
+    for (auto& x : xs) {
+      acc = binary(operatorFn("add"), acc, x);
+      if (!acc) return nullptr;
+    }
+    return acc;
+  }
+  if ((f == T->min || f == T->max) && !args.empty() && kwargs.empty()) {
+    std::vector<VarRef> xs;
+    if (args.size() > 1) {
+      xs = args;
+    } else if (!items(args[0], xs)) {
+      return nullptr;
+    }
+    PyRef tuple = PyRef::steal(PyTuple_New(static_cast<Py_ssize_t>(xs.size())));
+    for (size_t i = 0; i < xs.size(); ++i) {
+      if (!isConst(xs[i])) return bad("min()/max() of non-constants");
+      PyRef c = constOf(xs[i]);
+      PyTuple_SET_ITEM(tuple.get(), static_cast<Py_ssize_t>(i), c.release());
+    }
+    PyObject* r = PyObject_CallOneArg(f, tuple.get());
+    if (!r) {
+      failPy("GB011", "min()/max()");
+      return nullptr;
+    }
+    return constant(r);
+  }
+  if (f == T->abs && args.size() == 1) return unary(f, args[0]);
+  if ((f == T->intFn || f == T->floatFn || f == T->boolFn) && !args.empty() && args[0]->is(Var::Kind::Tensor)) {
+    fail("GB005", "int()/float()/bool() of a tensor");
+    return nullptr;
+  }
+  // Pure functions on constant arguments: evaluated now.
+  bool pure = f == T->intFn || f == T->floatFn || f == T->boolFn || f == T->str || f == T->round ||
+              f == T->sorted || f == T->any || f == T->all || f == T->slice || f == T->divmod || f == T->pow ||
+              f == T->issubclass || f == T->repr || f == T->hash || f == T->abs || f == T->min || f == T->max ||
+              f == T->len || f == T->tuple || f == T->list || f == T->range;
+  if (!pure && (PyCFunction_Check(f) || PyObject_TypeCheck(f, &PyCFunction_Type))) {
+    PyObject* self = PyCFunction_GET_SELF(f);
+    pure = self && (self == T->mathModule || self == T->operatorModule);
+  }
+  if (!pure) {
+    handled = false;
+    return nullptr;
+  }
+  PyRef tuple = PyRef::steal(PyTuple_New(static_cast<Py_ssize_t>(args.size())));
+  for (size_t i = 0; i < args.size(); ++i) {
+    if (!isConst(args[i]) && !args[i]->is(Var::Kind::Set)) {
+      handled = false;
+      return nullptr;
+    }
+    PyTuple_SET_ITEM(tuple.get(), static_cast<Py_ssize_t>(i), constOf(args[i]).release());
+  }
+  PyRef kw;
+  if (!kwargs.empty()) {
+    kw = PyRef::steal(PyDict_New());
+    for (auto& [k, v] : kwargs) {
+      if (!isConst(v)) {
+        handled = false;
+        return nullptr;
+      }
+      PyDict_SetItem(kw.get(), k.get(), constOf(v).get());
+    }
+  }
+  PyObject* r = PyObject_Call(f, tuple.get(), kw.get());
+  if (!r) {
+    failPy("GB011", "builtin raised");
+    return nullptr;
+  }
+  PyRef rr = PyRef::steal(r);
+  return fromConst(rr.get());
+}
+
+}  // namespace xacc::capture::translate

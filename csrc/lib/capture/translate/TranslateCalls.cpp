@@ -1,0 +1,661 @@
+// Calls: torch functions and Tensor methods (recorded through the host on
+// metas), Python builtins on trackers, container methods, nn.Module calls and
+// user functions (inlined into a new Frame with bound arguments).
+// Device-moving Tensor methods are erased: every captured tensor lives on the
+// capture target, so `.cuda()`, `.cpu()` and device-only `.to()` are
+// identities and a dtype-changing `.to()` keeps only its dtype.
+#include <cstring>
+
+#include "PyTypes.h"
+#include "Translator.h"
+
+namespace xacc::capture::translate {
+
+namespace {
+
+constexpr size_t kMaxInlineDepth = 24;
+
+bool isA(PyObject* o, PyObject* type) {
+  return PyObject_TypeCheck(o, reinterpret_cast<PyTypeObject*>(type));
+}
+
+std::string moduleOf(PyObject* fn) {
+  PyObject* m = PyObject_GetAttrString(fn, "__module__");
+  if (!m) {
+    PyErr_Clear();
+    return "";
+  }
+  std::string out = PyUnicode_Check(m) && PyUnicode_AsUTF8(m) ? PyUnicode_AsUTF8(m) : "";
+  Py_DECREF(m);
+  return out;
+}
+
+std::string nameOf(PyObject* fn) {
+  for (const char* a : {"__qualname__", "__name__"}) {
+    PyObject* m = PyObject_GetAttrString(fn, a);
+    if (!m) {
+      PyErr_Clear();
+      continue;
+    }
+    std::string out = PyUnicode_Check(m) && PyUnicode_AsUTF8(m) ? PyUnicode_AsUTF8(m) : "";
+    Py_DECREF(m);
+    if (!out.empty()) return out;
+  }
+  return Py_TYPE(fn)->tp_name;
+}
+
+bool startsWith(const std::string& s, const char* p) { return s.rfind(p, 0) == 0; }
+
+/// torch callables that change global state and must never run while tracing.
+bool blocked(const std::string& full) {
+  static const char* kBlock[] = {"manual_seed", "seed",  "save",     "load",          "set_",
+                                 "use_deterministic", "compile", "jit", "autograd.grad",
+                                 "backward",    "set_grad_enabled"};
+  for (const char* b : kBlock)
+    if (full.find(b) != std::string::npos) return true;
+  return false;
+}
+
+bool isTorchOp(PyObject* fn) {
+  const PyTypes* T = pyTypes();
+  if (isA(fn, T->opOverload) || isA(fn, T->opOverloadPacket)) return true;
+  if (PyType_Check(fn)) return false;
+  std::string mod = moduleOf(fn);
+  if (startsWith(mod, "torch") && !startsWith(mod, "torch.nn.modules"))
+    return !blocked(mod + "." + nameOf(fn));
+  PyObject* oc = PyObject_GetAttrString(fn, "__objclass__");
+  if (!oc) {
+    PyErr_Clear();
+    return false;
+  }
+  bool r = PyType_Check(oc) && PyType_IsSubtype(reinterpret_cast<PyTypeObject*>(oc),
+                                                 reinterpret_cast<PyTypeObject*>(T->tensorBase));
+  Py_DECREF(oc);
+  return r;
+}
+
+bool isDeviceLike(const VarRef& v) {
+  if (!v->is(Var::Kind::Const)) return false;
+  PyObject* o = v->obj.get();
+  if (isA(o, pyTypes()->device)) return true;
+  if (PyUnicode_Check(o)) {
+    PyObject* d = PyObject_CallOneArg(pyTypes()->torchDevice, o);
+    if (!d) {
+      PyErr_Clear();
+      return false;
+    }
+    Py_DECREF(d);
+    return true;
+  }
+  return PyLong_CheckExact(o);  // .cuda(0) / .to(0)
+}
+
+}  // namespace
+
+/// Whether a Python function is user code to inline (torch.nn modules'
+/// Python code counts as user code; the rest of torch and the standard
+/// library do not).
+bool isUserFunction(PyObject* fn) {
+  std::string mod = moduleOf(fn);
+  if (startsWith(mod, "torch.nn.modules") || startsWith(mod, "torch.nn.utils.parametrize")) return true;
+  static const char* kLibs[] = {"torch",  "xacc",        "xjit",    "numpy",     "typing",
+                                "functools", "abc",      "collections", "dataclasses", "contextlib",
+                                "inspect", "logging",    "threading", "copy"};
+  for (const char* l : kLibs)
+    if (startsWith(mod, l)) return false;
+  return true;
+}
+
+VarRef Translator::record(PyObject* fn, const std::vector<VarRef>& args,
+                          const std::vector<std::pair<PyRef, VarRef>>& kwargs) {
+  PyRef tuple = PyRef::steal(PyTuple_New(static_cast<Py_ssize_t>(args.size())));
+  for (size_t i = 0; i < args.size(); ++i) {
+    PyRef v = pythonValue(args[i]);
+    if (!v) return nullptr;
+    PyTuple_SET_ITEM(tuple.get(), static_cast<Py_ssize_t>(i), v.release());
+  }
+  PyRef kw;
+  if (!kwargs.empty()) {
+    kw = PyRef::steal(PyDict_New());
+    for (const auto& [k, v] : kwargs) {
+      PyRef pv = pythonValue(v);
+      if (!pv) return nullptr;
+      PyDict_SetItem(kw.get(), k.get(), pv.get());
+    }
+  }
+  std::string code, detail;
+  PyRef r = host_.record(fn, tuple.get(), kw.get(), code, detail);
+  if (!r) {
+    fail(code.empty() ? "GB006" : code, detail);
+    return nullptr;
+  }
+  return fromPython(r.get());
+}
+
+VarRef Translator::tensorMethod(const VarRef& tm, std::vector<VarRef>& args,
+                                std::vector<std::pair<PyRef, VarRef>>& kwargs) {
+  const std::string& name = tm->name;
+  const VarRef& t = tm->self;
+  if (name == "cuda" || name == "cpu" || name == "xpu") return t;
+  if (name == "to" || name == "type") {
+    std::vector<std::pair<PyRef, VarRef>> kw;
+    for (auto& [k, v] : kwargs) {
+      const char* s = PyUnicode_AsUTF8(k.get());
+      if (strcmp(s, "device") && strcmp(s, "non_blocking")) kw.emplace_back(k, v);
+    }
+    std::vector<VarRef> rest;
+    for (auto& a : args)
+      if (!isDeviceLike(a)) rest.push_back(a);
+    if (name == "to" && !rest.empty() && rest[0]->is(Var::Kind::Tensor)) {
+      PyObject* dt = PyObject_GetAttrString(rest[0]->obj.get(), "dtype");
+      if (!dt) {
+        failPy("GB020", "dtype");
+        return nullptr;
+      }
+      rest[0] = makeConst(PyRef::steal(dt));
+    }
+    if (rest.empty() && kw.empty()) return t;
+    args = std::move(rest);
+    kwargs = std::move(kw);
+  }
+  static const char* kReadBack[] = {"item", "tolist", "numpy", "__bool__", "__int__", "__float__"};
+  for (const char* r : kReadBack)
+    if (name == r) {
+      fail("GB005", "Tensor." + name + "()");
+      return nullptr;
+    }
+  static const char* kOpaque[] = {"backward", "register_hook", "retain_grad", "data_ptr", "storage",
+                                  "untyped_storage"};
+  for (const char* r : kOpaque)
+    if (name == r) {
+      fail("GB002", "Tensor." + name + "()");
+      return nullptr;
+    }
+  PyObject* m = PyObject_GetAttrString(pyTypes()->tensor, name.c_str());
+  if (!m) {
+    failPy("GB010", "Tensor." + name);
+    return nullptr;
+  }
+  PyRef method = PyRef::steal(m);
+  std::vector<VarRef> all{t};
+  all.insert(all.end(), args.begin(), args.end());
+  return record(method.get(), all, kwargs);
+}
+
+VarRef Translator::containerMethod(const VarRef& obj, const std::string& name, std::vector<VarRef>& args) {
+  auto none = [] { return makeConst(PyRef::borrow(Py_None)); };
+  auto needArgs = [&](size_t n) {
+    if (args.size() < n) {
+      fail("GB011", "missing argument to ." + name);
+      return false;
+    }
+    return true;
+  };
+  if (obj->is(Var::Kind::List)) {
+    if (name == "append" || name == "extend" || name == "insert" || name == "pop" || name == "clear" ||
+        name == "reverse") {
+      if (obj->source) {
+        fail("GB009", "list passed in from outside");
+        return nullptr;
+      }
+      auto& items = obj->items;
+      if (name == "append") {
+        if (!needArgs(1)) return nullptr;
+        items.push_back(args[0]);
+      } else if (name == "extend") {
+        std::vector<VarRef> more;
+        if (!needArgs(1) || !unpack(args[0], more)) return nullptr;
+        items.insert(items.end(), more.begin(), more.end());
+      } else if (name == "insert") {
+        if (!needArgs(2)) return nullptr;
+        PyRef i = constOf(args[0]);
+        if (!i) return nullptr;
+        Py_ssize_t n = static_cast<Py_ssize_t>(items.size()), k = PyLong_AsSsize_t(i.get());
+        if (k < 0) k = std::max<Py_ssize_t>(0, k + n);
+        k = std::min(k, n);
+        items.insert(items.begin() + k, args[1]);
+      } else if (name == "pop") {
+        Py_ssize_t n = static_cast<Py_ssize_t>(items.size()), k = -1;
+        if (!args.empty()) {
+          PyRef i = constOf(args[0]);
+          if (!i) return nullptr;
+          k = PyLong_AsSsize_t(i.get());
+        }
+        if (k < 0) k += n;
+        if (k < 0 || k >= n) {
+          fail("GB011", "pop index out of range");
+          return nullptr;
+        }
+        VarRef v = items[static_cast<size_t>(k)];
+        items.erase(items.begin() + k);
+        return v;
+      } else if (name == "clear") {
+        items.clear();
+      } else {
+        std::reverse(items.begin(), items.end());
+      }
+      return none();
+    }
+    if (name == "copy") return makeSeq(Var::Kind::List, obj->items);
+  }
+  if ((obj->is(Var::Kind::List) || obj->is(Var::Kind::Tuple)) && (name == "index" || name == "count")) {
+    auto tuple = makeSeq(Var::Kind::Tuple, obj->items);
+    PyRef vals = constOf(tuple);
+    if (!vals || !needArgs(1)) return nullptr;
+    PyRef a = constOf(args[0]);
+    if (!a) return nullptr;
+    PyObject* r = PyObject_CallMethod(vals.get(), name.c_str(), "O", a.get());
+    if (!r) {
+      failPy("GB011", "." + name);
+      return nullptr;
+    }
+    return makeConst(PyRef::steal(r));
+  }
+  if (obj->is(Var::Kind::Dict)) {
+    if (name == "get") {
+      if (!needArgs(1)) return nullptr;
+      PyRef k = constOf(args[0]);
+      if (!k) return nullptr;
+      for (size_t j = 0; j < obj->keys.size(); ++j)
+        if (PyObject_RichCompareBool(obj->keys[j].get(), k.get(), Py_EQ) == 1) return obj->items[j];
+      return args.size() > 1 ? args[1] : none();
+    }
+    if (name == "keys") {
+      std::vector<VarRef> ks;
+      for (const PyRef& k : obj->keys) ks.push_back(makeConst(k));
+      return makeSeq(Var::Kind::List, std::move(ks));
+    }
+    if (name == "values") return makeSeq(Var::Kind::List, obj->items);
+    if (name == "items") {
+      std::vector<VarRef> its;
+      for (size_t j = 0; j < obj->keys.size(); ++j)
+        its.push_back(makeSeq(Var::Kind::Tuple, {makeConst(obj->keys[j]), obj->items[j]}));
+      return makeSeq(Var::Kind::List, std::move(its));
+    }
+    if (name == "copy") {
+      auto d = makeVar(Var::Kind::Dict);
+      d->keys = obj->keys;
+      d->items = obj->items;
+      return d;
+    }
+  }
+  fail(name == "append" || name == "update" || name == "pop" ? "GB009" : "GB011", "container ." + name);
+  return nullptr;
+}
+
+VarRef Translator::callModule(const VarRef& mod, std::vector<VarRef>& args,
+                              std::vector<std::pair<PyRef, VarRef>>& kwargs) {
+  PyObject* m = mod->obj.get();
+  for (const char* d : {"_forward_hooks", "_forward_pre_hooks", "_backward_hooks", "_backward_pre_hooks"}) {
+    PyObject* h = PyObject_GetAttrString(m, d);
+    if (!h) {
+      PyErr_Clear();
+      continue;
+    }
+    int t = PyObject_IsTrue(h);
+    Py_DECREF(h);
+    if (t != 0) {
+      if (t < 0) PyErr_Clear();
+      fail("GB012", Py_TYPE(m)->tp_name);
+      return nullptr;
+    }
+  }
+  PyObject* mm = pyTypes()->moduleModule;
+  for (const char* g : {"_global_forward_hooks", "_global_forward_pre_hooks", "_global_backward_hooks"}) {
+    PyObject* h = PyObject_GetAttrString(mm, g);
+    if (!h) {
+      PyErr_Clear();
+      continue;
+    }
+    int t = PyObject_IsTrue(h);
+    Py_DECREF(h);
+    if (t != 0) {
+      if (t < 0) PyErr_Clear();
+      fail("GB012", "global module hooks");
+      return nullptr;
+    }
+  }
+  PyObject* fwd = PyObject_GetAttrString(reinterpret_cast<PyObject*>(Py_TYPE(m)), "forward");
+  if (!fwd) {
+    failPy("GB002", "forward");
+    return nullptr;
+  }
+  PyRef forward = PyRef::steal(fwd);
+  if (!PyFunction_Check(fwd)) {
+    fail("GB002", std::string(Py_TYPE(m)->tp_name) + ".forward");
+    return nullptr;
+  }
+  std::vector<VarRef> all{mod};
+  all.insert(all.end(), args.begin(), args.end());
+  return inlineFunction(fwd, std::move(all), std::move(kwargs), nullptr);
+}
+
+VarRef Translator::call(Frame& f, const VarRef& fn, std::vector<VarRef> args,
+                        std::vector<std::pair<PyRef, VarRef>> kwargs) {
+  switch (fn->kind) {
+    case Var::Kind::TensorMethod:
+      return tensorMethod(fn, args, kwargs);
+    case Var::Kind::BoundMethod: {
+      std::vector<VarRef> all{fn->self};
+      all.insert(all.end(), args.begin(), args.end());
+      return inlineFunction(fn->obj.get(), std::move(all), std::move(kwargs), nullptr);
+    }
+    case Var::Kind::Function: {
+      std::vector<std::pair<PyRef, VarRef>> kwd;
+      for (size_t i = 0; i < fn->keys.size(); ++i) kwd.emplace_back(fn->keys[i], fn->kwItems[i]);
+      return inlineCode(reinterpret_cast<PyCodeObject*>(fn->obj.get()), fn->globals.get(), fn->items, kwd,
+                        fn->cells, std::move(args), std::move(kwargs), nullptr, fn->name);
+    }
+    case Var::Kind::ContainerMethod:
+      if (!kwargs.empty()) {
+        fail("GB011", "keyword arguments to ." + fn->name);
+        return nullptr;
+      }
+      if (fn->self->is(Var::Kind::Set)) return setMethod(fn->self, fn->name, args);
+      return containerMethod(fn->self, fn->name, args);
+    case Var::Kind::GradExit:
+      if (!setGrad(fn->pos != 0)) return nullptr;
+      return makeConst(PyRef::borrow(Py_None));
+    case Var::Kind::NoOp:
+      if (!args.empty() || !kwargs.empty()) {
+        fail("GB002", "object.__init__ with arguments");
+        return nullptr;
+      }
+      return makeConst(PyRef::borrow(Py_None));
+    case Var::Kind::Object:
+      return callObject(f, fn, args, kwargs);
+    default:
+      fail("GB002", "call of an unsupported value");
+      return nullptr;
+  }
+}
+
+VarRef Translator::callObject(Frame& f, const VarRef& fn, std::vector<VarRef>& args,
+                              std::vector<std::pair<PyRef, VarRef>>& kwargs) {
+  const PyTypes* T = pyTypes();
+  PyObject* o = fn->obj.get();
+  if (o == T->print) {
+    fail("GB003", "print()");
+    return nullptr;
+  }
+  if (o == T->noGrad || o == T->enableGrad) {
+    if (!args.empty() || !kwargs.empty()) {
+      fail("GB002", "no_grad/enable_grad with arguments");
+      return nullptr;
+    }
+    auto g = makeVar(Var::Kind::GradMode);
+    g->pos = o == T->enableGrad ? 1 : 0;
+    return g;
+  }
+  if (o == T->super) return superOf(f, args);
+  if ((o == T->set || o == T->frozenset) && args.size() <= 1 && kwargs.empty()) {
+    std::vector<VarRef> items;
+    if (!args.empty()) {
+      VarRef it = iterate(args[0]);
+      if (!it || !unpack(it, items)) return nullptr;
+    }
+    return makeSet(items, o == T->frozenset);
+  }
+  bool handled = false;
+  VarRef r = callBuiltin(o, args, kwargs, handled);
+  if (handled) return r;
+  if (isA(o, T->module)) return callModule(fn, args, kwargs);
+  if (PyMethod_Check(o)) {
+    PyObject* self = PyMethod_GET_SELF(o);
+    static PyObject* selfName = PyUnicode_InternFromString("__self__");
+    VarRef selfVar = wrap(self, Source::attr(fn->source, selfName));
+    if (!selfVar) return nullptr;
+    PyObject* func = PyMethod_GET_FUNCTION(o);
+    if (selfVar->is(Var::Kind::Tensor)) {
+      auto tm = makeVar(Var::Kind::TensorMethod);
+      tm->self = selfVar;
+      tm->name = nameOf(func);
+      size_t dot = tm->name.rfind('.');
+      if (dot != std::string::npos) tm->name = tm->name.substr(dot + 1);
+      return tensorMethod(tm, args, kwargs);
+    }
+    if (PyFunction_Check(func) && isUserFunction(func)) {
+      std::vector<VarRef> all{selfVar};
+      all.insert(all.end(), args.begin(), args.end());
+      return inlineFunction(func, std::move(all), std::move(kwargs), nullptr);
+    }
+  }
+  if (isTorchOp(o)) return record(o, args, kwargs);
+  if (PyFunction_Check(o) && isUserFunction(o)) return inlineFunction(o, std::move(args), std::move(kwargs), fn->source);
+  fail("GB002", nameOf(o));
+  return nullptr;
+}
+
+VarRef Translator::inlineFunction(PyObject* fnObj, std::vector<VarRef> args,
+                                  std::vector<std::pair<PyRef, VarRef>> kwargs, const SourceRef& source) {
+  auto* fn = reinterpret_cast<PyFunctionObject*>(fnObj);
+  std::vector<VarRef> cells;
+  static PyObject* closureName = PyUnicode_InternFromString("__closure__");
+  static PyObject* contentsName = PyUnicode_InternFromString("cell_contents");
+  if (fn->func_closure) {
+    for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(fn->func_closure); ++i) {
+      auto cell = makeVar(Var::Kind::Cell);
+      PyObject* content = PyCell_GET(PyTuple_GET_ITEM(fn->func_closure, i));
+      if (content) {
+        SourceRef src = Source::attr(Source::itemIndex(Source::attr(source, closureName), i), contentsName);
+        cell->self = wrap(content, src);
+        if (!cell->self) return nullptr;
+      }
+      cells.push_back(std::move(cell));
+    }
+  }
+  std::vector<VarRef> defaults;
+  if (fn->func_defaults) {
+    for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(fn->func_defaults); ++i) {
+      VarRef d = wrap(PyTuple_GET_ITEM(fn->func_defaults, i), nullptr);
+      if (!d) return nullptr;
+      defaults.push_back(std::move(d));
+    }
+  }
+  std::vector<std::pair<PyRef, VarRef>> kwdefaults;
+  if (fn->func_kwdefaults && PyDict_Check(fn->func_kwdefaults)) {
+    PyObject *k, *v;
+    Py_ssize_t pos = 0;
+    while (PyDict_Next(fn->func_kwdefaults, &pos, &k, &v)) {
+      VarRef d = wrap(v, nullptr);
+      if (!d) return nullptr;
+      kwdefaults.emplace_back(PyRef::borrow(k), std::move(d));
+    }
+  }
+  std::string name = PyUnicode_AsUTF8(fn->func_name);
+  return inlineCode(reinterpret_cast<PyCodeObject*>(fn->func_code), fn->func_globals, defaults, kwdefaults,
+                    cells, std::move(args), std::move(kwargs), source, name);
+}
+
+VarRef Translator::inlineCode(PyCodeObject* code, PyObject* globals, const std::vector<VarRef>& defaults,
+                              const std::vector<std::pair<PyRef, VarRef>>& kwdefaults,
+                              const std::vector<VarRef>& cells, std::vector<VarRef> args,
+                              std::vector<std::pair<PyRef, VarRef>> kwargs, const SourceRef& source,
+                              const std::string& name) {
+  (void)source;
+  if (code->co_flags & (CO_COROUTINE | CO_ITERABLE_COROUTINE | CO_ASYNC_GENERATOR)) {
+    fail("GB013", "coroutine " + name);
+    return nullptr;
+  }
+  bool generator = code->co_flags & CO_GENERATOR;
+  if (inlineStack_.size() >= kMaxInlineDepth ||
+      std::find(inlineStack_.begin(), inlineStack_.end(), code) != inlineStack_.end()) {
+    fail("GB016", "inlining " + name);
+    return nullptr;
+  }
+  std::string error;
+  const Bytecode* bc = Bytecode::of(code, error);
+  if (!bc) {
+    fail("GB020", error);
+    return nullptr;
+  }
+  // Bind arguments to slots (positional, keyword-only, *args, **kwargs).
+  const int nargs = code->co_argcount, nkw = code->co_kwonlyargcount;
+  const bool varargs = code->co_flags & CO_VARARGS, varkw = code->co_flags & CO_VARKEYWORDS;
+  std::vector<VarRef> slots(static_cast<size_t>(code->co_nlocalsplus));
+  PyObject* names = code->co_localsplusnames;
+  size_t npos = std::min(args.size(), static_cast<size_t>(nargs));
+  for (size_t i = 0; i < npos; ++i) slots[i] = args[i];
+  if (varargs) {
+    slots[static_cast<size_t>(nargs + nkw)] =
+        makeSeq(Var::Kind::Tuple, std::vector<VarRef>(args.begin() + static_cast<std::ptrdiff_t>(npos), args.end()));
+  } else if (args.size() > npos) {
+    fail("GB011", "too many arguments to " + name);
+    return nullptr;
+  }
+  auto extra = makeVar(Var::Kind::Dict);
+  for (auto& [k, v] : kwargs) {
+    int slot = -1;
+    for (int i = code->co_posonlyargcount; i < nargs + nkw; ++i)
+      if (PyUnicode_Compare(PyTuple_GET_ITEM(names, i), k.get()) == 0) slot = i;
+    if (slot >= 0) {
+      if (slots[static_cast<size_t>(slot)]) {
+        fail("GB011", "duplicate argument to " + name);
+        return nullptr;
+      }
+      slots[static_cast<size_t>(slot)] = v;
+    } else {
+      extra->keys.push_back(k);
+      extra->items.push_back(v);
+    }
+  }
+  if (varkw) {
+    slots[static_cast<size_t>(nargs + nkw + (varargs ? 1 : 0))] = extra;
+  } else if (!extra->keys.empty()) {
+    fail("GB011", "unexpected keyword arguments to " + name);
+    return nullptr;
+  }
+  const int nd = static_cast<int>(defaults.size());
+  for (int i = 0; i < nargs; ++i) {
+    if (slots[static_cast<size_t>(i)]) continue;
+    int j = i - (nargs - nd);
+    if (j < 0) {
+      fail("GB011", "missing argument to " + name);
+      return nullptr;
+    }
+    slots[static_cast<size_t>(i)] = defaults[static_cast<size_t>(j)];
+  }
+  for (int i = nargs; i < nargs + nkw; ++i) {
+    if (slots[static_cast<size_t>(i)]) continue;
+    bool found = false;
+    for (auto& [k, v] : kwdefaults)
+      if (PyUnicode_Compare(k.get(), PyTuple_GET_ITEM(names, i)) == 0) {
+        slots[static_cast<size_t>(i)] = v;
+        found = true;
+      }
+    if (!found) {
+      fail("GB011", "missing keyword argument to " + name);
+      return nullptr;
+    }
+  }
+  const int nfree = code->co_nfreevars;
+  for (int i = 0; i < nfree; ++i) {
+    slots[static_cast<size_t>(code->co_nlocalsplus - nfree + i)] =
+        static_cast<size_t>(i) < cells.size() ? cells[static_cast<size_t>(i)] : makeVar(Var::Kind::Cell);
+  }
+  PyObject* builtins = PyDict_GetItemString(globals, "__builtins__");
+  if (builtins && PyModule_Check(builtins)) builtins = PyModule_GetDict(builtins);
+  if (!builtins || !PyDict_Check(builtins)) builtins = PyEval_GetBuiltins();
+  Frame f(*this, code, bc, globals, builtins);
+  f.slots = std::move(slots);
+  f.parent = current_;
+  f.line = code->co_firstlineno;
+  // Globals of torch's own modules are trusted (not guarded); user globals are
+  // guarded through the globals dict held as an entry constant.
+  PyObject* modName = PyDict_GetItemString(globals, "__name__");
+  bool trusted = modName && PyUnicode_Check(modName) &&
+                 std::string(PyUnicode_AsUTF8(modName)).rfind("torch", 0) == 0;
+  if (!trusted) {
+    int gi = host_.constIndex(globals);
+    f.globalSource = [this, gi, builtins](PyObject* n, bool builtin) -> SourceRef {
+      int idx = builtin ? host_.constIndex(builtins) : gi;
+      return Source::item(Source::root(Access::Const, idx), n);
+    };
+  }
+  std::vector<VarRef> yields;
+  if (generator) f.yields = &yields;
+  inlineStack_.push_back(code);
+  VarRef result;
+  bool ok = runFrame(f, result);
+  inlineStack_.pop_back();
+  if (!ok) return nullptr;
+  if (generator) {
+    auto it = makeVar(Var::Kind::Iter);
+    it->items = std::move(yields);
+    return it;
+  }
+  return result;
+}
+
+}  // namespace xacc::capture::translate
+
+namespace xacc::capture::translate {
+
+VarRef Translator::superOf(Frame& f, std::vector<VarRef>& args) {
+  VarRef cls, self;
+  if (args.size() == 2) {
+    cls = args[0];
+    self = args[1];
+  } else if (args.empty()) {
+    PyCodeObject* code = f.code;
+    for (int i = code->co_nlocalsplus - code->co_nfreevars; i < code->co_nlocalsplus; ++i) {
+      if (PyUnicode_CompareWithASCIIString(PyTuple_GET_ITEM(code->co_localsplusnames, i), "__class__") == 0) {
+        const VarRef& cell = f.slots[static_cast<size_t>(i)];
+        if (cell && cell->is(Var::Kind::Cell)) cls = cell->self;
+      }
+    }
+    if (code->co_argcount > 0 && f.slots[0]) {
+      self = f.slots[0];
+      if (self->is(Var::Kind::Cell)) self = self->self;
+    }
+    if (!cls || !self) {
+      fail("GB002", "super() outside a method");
+      return nullptr;
+    }
+  } else {
+    fail("GB002", "super() with one argument");
+    return nullptr;
+  }
+  PyObject* tp = typeOf(self);
+  if (!cls->is(Var::Kind::Object) || !PyType_Check(cls->obj.get()) || !tp ||
+      !PyType_IsSubtype(reinterpret_cast<PyTypeObject*>(tp), reinterpret_cast<PyTypeObject*>(cls->obj.get()))) {
+    fail("GB002", "super(type, obj): obj is not an instance of type");
+    return nullptr;
+  }
+  auto s = makeVar(Var::Kind::Super, cls->obj);
+  s->self = self;
+  return s;
+}
+
+VarRef Translator::superAttr(const VarRef& sv, PyObject* name) {
+  PyObject* mro = reinterpret_cast<PyTypeObject*>(typeOf(sv->self))->tp_mro;
+  Py_ssize_t n = PyTuple_GET_SIZE(mro), i = 0;
+  while (i < n && PyTuple_GET_ITEM(mro, i) != sv->obj.get()) ++i;
+  for (++i; i < n; ++i) {
+    auto* k = reinterpret_cast<PyTypeObject*>(PyTuple_GET_ITEM(mro, i));
+    PyObject* attr = k->tp_dict ? PyDict_GetItemWithError(k->tp_dict, name) : nullptr;
+    if (!attr) {
+      if (PyErr_Occurred()) PyErr_Clear();
+      continue;
+    }
+    if (PyFunction_Check(attr)) {
+      auto m = makeVar(Var::Kind::BoundMethod, PyRef::borrow(attr));
+      m->self = sv->self;
+      return m;
+    }
+    if (Py_TYPE(attr) == &PyStaticMethod_Type) {
+      PyObject* fn = PyObject_GetAttrString(attr, "__func__");
+      if (fn && PyFunction_Check(fn)) return makeVar(Var::Kind::Object, PyRef::steal(fn));
+      Py_XDECREF(fn);
+      PyErr_Clear();
+    }
+    if (k == &PyBaseObject_Type && PyUnicode_CompareWithASCIIString(name, "__init__") == 0)
+      return makeVar(Var::Kind::NoOp);
+    fail("GB010", std::string("super().") + PyUnicode_AsUTF8(name) + " is a " + Py_TYPE(attr)->tp_name);
+    return nullptr;
+  }
+  fail("GB010", std::string("super().") + PyUnicode_AsUTF8(name) + ": no such attribute");
+  return nullptr;
+}
+
+}  // namespace xacc::capture::translate

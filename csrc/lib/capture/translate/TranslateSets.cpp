@@ -1,0 +1,114 @@
+// Sets of constants. A set tracker owns a real Python set that the program's
+// own operations (BUILD_SET, SET_ADD, add/discard/update/..., |=, ...) are
+// applied to, in the program's order, so membership, length and iteration
+// order are exactly eager's. Elements must be hashable constants (or objects
+// compared by identity); a set that came from outside is guarded by type and
+// equality and never mutated here (a mutation is a break).
+#include "PyTypes.h"
+#include "Translator.h"
+
+namespace xacc::capture::translate {
+
+PyRef Translator::setKey(const VarRef& v) {
+  PyRef k = constOf(v);
+  if (!k) return {};
+  if (PyObject_Hash(k.get()) == -1) {
+    failPy("GB011", "unhashable set element");
+    return {};
+  }
+  return k;
+}
+
+VarRef Translator::makeSet(const std::vector<VarRef>& items, bool frozen) {
+  PyRef s = PyRef::steal(PySet_New(nullptr));
+  for (const VarRef& i : items) {
+    PyRef k = setKey(i);
+    if (!k) return nullptr;
+    if (PySet_Add(s.get(), k.get()) < 0) {
+      failPy("GB011", "set add");
+      return nullptr;
+    }
+  }
+  if (frozen) s = PyRef::steal(PyFrozenSet_New(s.get()));
+  return makeVar(Var::Kind::Set, s);
+}
+
+bool Translator::mutableSet(const VarRef& v) {
+  if (!v->is(Var::Kind::Set) || !PySet_CheckExact(v->obj.get())) return fail("GB011", "add to a non-set");
+  if (v->source) return fail("GB009", "set passed in from outside");
+  return true;
+}
+
+VarRef Translator::setMethod(const VarRef& s, const std::string& name, std::vector<VarRef>& args) {
+  static const char* kRead[] = {"union", "intersection", "difference", "symmetric_difference",
+                                "issubset", "issuperset", "isdisjoint", "copy"};
+  static const char* kWrite[] = {"add", "discard", "remove", "update", "intersection_update",
+                                 "difference_update", "symmetric_difference_update", "clear", "pop"};
+  bool read = false, write = false;
+  for (const char* r : kRead) read = read || name == r;
+  for (const char* w : kWrite) write = write || name == w;
+  if (!read && !write) {
+    fail("GB011", "set." + name);
+    return nullptr;
+  }
+  if (write && !mutableSet(s)) return nullptr;
+  PyRef tuple = PyRef::steal(PyTuple_New(static_cast<Py_ssize_t>(args.size())));
+  for (size_t i = 0; i < args.size(); ++i) {
+    PyRef a;
+    if (name == "add" || name == "discard" || name == "remove") {
+      a = setKey(args[i]);
+    } else if (args[i]->is(Var::Kind::Set)) {
+      a = args[i]->obj;
+    } else {
+      std::vector<VarRef> items;
+      VarRef it = iterate(args[i]);
+      if (!it || !unpack(it, items)) return nullptr;
+      VarRef tmp = makeSet(items, false);
+      if (!tmp) return nullptr;
+      a = tmp->obj;
+    }
+    if (!a) return nullptr;
+    PyTuple_SET_ITEM(tuple.get(), static_cast<Py_ssize_t>(i), a.release());
+  }
+  if (name == "remove" && args.size() == 1 && PySet_Contains(s->obj.get(), PyTuple_GET_ITEM(tuple.get(), 0)) != 1) {
+    fail("GB011", "set.remove of a missing element (raises KeyError)");
+    return nullptr;
+  }
+  if (name == "pop" && PySet_GET_SIZE(s->obj.get()) == 0) {
+    fail("GB011", "pop from an empty set (raises KeyError)");
+    return nullptr;
+  }
+  PyRef method = PyRef::steal(PyObject_GetAttrString(s->obj.get(), name.c_str()));
+  if (!method) {
+    failPy("GB011", "set." + name);
+    return nullptr;
+  }
+  PyObject* r = PyObject_Call(method.get(), tuple.get(), nullptr);
+  if (!r) {
+    failPy("GB011", "set." + name);
+    return nullptr;
+  }
+  PyRef rr = PyRef::steal(r);
+  if (PyAnySet_Check(r)) return makeVar(Var::Kind::Set, rr);
+  if (name == "pop" && !PyTuple_Check(r) && PyObject_TypeCheck(r, &PyBaseObject_Type) &&
+      !(r == Py_None || PyBool_Check(r) || PyLong_Check(r) || PyFloat_Check(r) || PyUnicode_Check(r)))
+    return makeVar(Var::Kind::Object, rr);
+  return fromConst(r);
+}
+
+VarRef Translator::setBinary(PyObject* op, const VarRef& a, const VarRef& b) {
+  bool inplace = op == operatorFn("ior") || op == operatorFn("iand") || op == operatorFn("isub") ||
+                 op == operatorFn("ixor");
+  if (inplace && PySet_CheckExact(a->obj.get()) && !mutableSet(a)) return nullptr;
+  PyObject* r = PyObject_CallFunctionObjArgs(op, a->obj.get(), b->obj.get(), nullptr);
+  if (!r) {
+    failPy("GB011", "set operator");
+    return nullptr;
+  }
+  PyRef rr = PyRef::steal(r);
+  if (r == a->obj.get()) return a;  // updated in place
+  if (PyAnySet_Check(r)) return makeVar(Var::Kind::Set, rr);
+  return fromConst(r);
+}
+
+}  // namespace xacc::capture::translate

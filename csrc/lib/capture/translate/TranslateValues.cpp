@@ -1,0 +1,357 @@
+// Value semantics shared by the opcode handlers: attribute reads (modules,
+// user objects, tensors, constants), operators and subscripts. Tensor
+// operations are recorded through the host; operations on constants run in
+// Python on the constant values; anything else is a break.
+#include "PyTypes.h"
+#include "Translator.h"
+
+namespace xacc::capture::translate {
+
+namespace {
+
+bool isA(PyObject* o, PyObject* type) {
+  return PyObject_TypeCheck(o, reinterpret_cast<PyTypeObject*>(type));
+}
+
+/// The attribute `name` as found on the type's MRO without running
+/// descriptors (inspect.getattr_static for instances), borrowed or null.
+PyObject* staticLookup(PyTypeObject* tp, PyObject* name) {
+  PyObject* mro = tp->tp_mro;
+  if (!mro) return nullptr;
+  for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(mro); ++i) {
+    PyObject* d = reinterpret_cast<PyTypeObject*>(PyTuple_GET_ITEM(mro, i))->tp_dict;
+    if (!d) continue;
+    PyObject* v = PyDict_GetItemWithError(d, name);
+    if (v) return v;
+    if (PyErr_Occurred()) PyErr_Clear();
+  }
+  return nullptr;
+}
+
+bool instanceDictHas(PyObject* o, PyObject* name) {
+  PyObject** dp = _PyObject_GetDictPtr(o);
+  if (!dp || !*dp) return false;
+  return PyDict_GetItemWithError(*dp, name) != nullptr;
+}
+
+}  // namespace
+
+bool isUserFunction(PyObject* fn);
+
+VarRef Translator::moduleChild(const VarRef& mod, PyObject* name, bool& found) {
+  found = false;
+  PyObject* m = mod->obj.get();
+  PyObject** dp = _PyObject_GetDictPtr(m);
+  if (!dp || !*dp) return nullptr;
+  static const char* kDicts[] = {"_parameters", "_buffers", "_modules"};
+  for (const char* dn : kDicts) {
+    PyObject* dd = PyDict_GetItemString(*dp, dn);
+    if (!dd || !PyDict_Check(dd)) continue;
+    PyObject* value = PyDict_GetItemWithError(dd, name);
+    if (!value) {
+      if (PyErr_Occurred()) PyErr_Clear();
+      continue;
+    }
+    found = true;
+    PyRef dname = PyRef::steal(PyUnicode_InternFromString(dn));
+    if (value == Py_None) return makeConst(PyRef::borrow(Py_None));
+    return wrap(value, Source::item(Source::attr(mod->source, dname.get()), name));
+  }
+  return nullptr;
+}
+
+VarRef Translator::tensorAttr(const VarRef& t, PyObject* nameObj) {
+  const PyTypes* T = pyTypes();
+  std::string name = PyUnicode_AsUTF8(nameObj);
+  if (name == "is_cuda" || name == "is_meta" || name == "is_xpu" || name == "is_mps")
+    return makeConst(PyRef::borrow(Py_False));
+  if (name == "is_cpu") return makeConst(PyRef::borrow(opts_.device == "cpu" ? Py_True : Py_False));
+  if (name == "grad" || name == "grad_fn" || name == "_version" || name == "__array__") {
+    fail("GB010", "Tensor." + name);
+    return nullptr;
+  }
+  PyObject* cls = staticLookup(reinterpret_cast<PyTypeObject*>(T->tensor), nameObj);
+  if (name == "cuda" || name == "cpu" || name == "to" || name == "type" ||
+      (cls && PyCallable_Check(cls) && !PyObject_TypeCheck(cls, &PyProperty_Type))) {
+    auto m = makeVar(Var::Kind::TensorMethod);
+    m->self = t;
+    m->name = name;
+    return m;
+  }
+  PyRef args = PyRef::steal(PyTuple_Pack(2, t->obj.get(), nameObj));
+  std::string code, detail;
+  PyRef r = host_.record(T->getattrFn, args.get(), nullptr, code, detail);
+  if (!r) {
+    fail(code.empty() ? "GB010" : code, detail);
+    return nullptr;
+  }
+  return fromPython(r.get());
+}
+
+VarRef Translator::getattr(const VarRef& obj, PyObject* name) {
+  const PyTypes* T = pyTypes();
+  switch (obj->kind) {
+    case Var::Kind::Tensor:
+      if (PyUnicode_CompareWithASCIIString(name, "device") == 0) {
+        PyObject* d = PyObject_CallFunction(T->torchDevice, "s", opts_.device.c_str());
+        if (!d) {
+          failPy("GB020", "torch.device");
+          return nullptr;
+        }
+        return makeConst(PyRef::steal(d));
+      }
+      return tensorAttr(obj, name);
+    case Var::Kind::Object: {
+      PyObject* o = obj->obj.get();
+      PyTypeObject* tp = Py_TYPE(o);
+      if (isA(o, T->module)) {
+        PyObject* own = tp->tp_dict ? PyDict_GetItemWithError(tp->tp_dict, name) : nullptr;
+        if (!own) {
+          if (PyErr_Occurred()) PyErr_Clear();
+          bool found = false;
+          VarRef c = moduleChild(obj, name, found);
+          if (found) return c;
+        }
+      }
+      if (!PyModule_Check(o) && !PyType_Check(o)) {
+        PyObject* cls = staticLookup(tp, name);
+        if (cls && PyFunction_Check(cls) && !instanceDictHas(o, name)) {
+          auto m = makeVar(Var::Kind::BoundMethod, PyRef::borrow(cls));
+          m->self = obj;
+          return m;
+        }
+        if (cls && PyObject_TypeCheck(cls, &PyProperty_Type)) {
+          PyObject* fget = reinterpret_cast<PyObject*>(PyObject_GetAttrString(cls, "fget"));
+          if (!fget) PyErr_Clear();
+          PyRef g = PyRef::steal(fget);
+          if (g && PyFunction_Check(g.get()) && isUserFunction(g.get()))
+            return inlineFunction(g.get(), {obj}, {}, nullptr);
+        }
+      }
+      PyObject* value = PyObject_GetAttr(o, name);
+      if (!value) {
+        failPy("GB010", std::string(".") + PyUnicode_AsUTF8(name));
+        return nullptr;
+      }
+      PyRef v = PyRef::steal(value);
+      SourceRef src = Source::attr(obj->source, name);
+      if (!src && PyModule_Check(o)) {
+        const char* mn = PyModule_GetName(o);
+        if (!mn) PyErr_Clear();
+        if (mn && std::string(mn).rfind("torch", 0) == 0) return makeVar(Var::Kind::Object, v);
+      }
+      return wrap(v.get(), src);
+    }
+    case Var::Kind::Const: {
+      PyObject* v = obj->obj.get();
+      if (isA(v, T->dtype) || isA(v, T->device) || isA(v, T->size) || PyTuple_Check(v) || PyLong_Check(v) ||
+          PyFloat_Check(v) || PyUnicode_Check(v) || PyComplex_Check(v)) {
+        PyObject* a = PyObject_GetAttr(v, name);
+        if (!a) {
+          failPy("GB010", std::string(".") + PyUnicode_AsUTF8(name));
+          return nullptr;
+        }
+        PyRef r = PyRef::steal(a);
+        return makeVar(PyCallable_Check(a) ? Var::Kind::Object : Var::Kind::Const, r);
+      }
+      break;
+    }
+    case Var::Kind::Tuple:
+      if (obj->fields) {
+        PyObject* f = obj->fields.get();
+        for (Py_ssize_t i = 0; i < PyTuple_Size(f); ++i)
+          if (PyUnicode_Compare(PyTuple_GET_ITEM(f, i), name) == 0) return obj->items[static_cast<size_t>(i)];
+      }
+      [[fallthrough]];
+    case Var::Kind::List:
+    case Var::Kind::Dict:
+    case Var::Kind::Set: {
+      auto m = makeVar(Var::Kind::ContainerMethod);
+      m->self = obj;
+      m->name = PyUnicode_AsUTF8(name);
+      return m;
+    }
+    case Var::Kind::Super:
+      return superAttr(obj, name);
+    default:
+      break;
+  }
+  fail("GB010", std::string(".") + PyUnicode_AsUTF8(name) + " of an unsupported value");
+  return nullptr;
+}
+
+VarRef Translator::binary(PyObject* op, const VarRef& a, const VarRef& b) {
+  if (a->is(Var::Kind::Tensor) || b->is(Var::Kind::Tensor)) return record(op, {a, b}, {});
+  if (isConst(a) && isConst(b)) {
+    PyRef x = constOf(a), y = constOf(b);
+    if (!x || !y) return nullptr;
+    PyObject* r = PyObject_CallFunctionObjArgs(op, x.get(), y.get(), nullptr);
+    if (!r) {
+      failPy("GB011", "operator on constants raised");
+      return nullptr;
+    }
+    PyRef rr = PyRef::steal(r);
+    return fromConst(rr.get());
+  }
+  if (a->is(Var::Kind::Set) && b->is(Var::Kind::Set)) return setBinary(op, a, b);
+  PyObject* add = operatorFn("add");
+  PyObject* iadd = operatorFn("iadd");
+  bool seqA = a->is(Var::Kind::Tuple) || a->is(Var::Kind::List);
+  bool seqB = b->is(Var::Kind::Tuple) || b->is(Var::Kind::List);
+  if (seqA && seqB && (op == add || op == iadd) && a->kind == b->kind) {
+    if (op == iadd && a->is(Var::Kind::List)) {
+      if (a->source) {
+        fail("GB009", "list passed in from outside");
+        return nullptr;
+      }
+      a->items.insert(a->items.end(), b->items.begin(), b->items.end());
+      return a;
+    }
+    std::vector<VarRef> items = a->items;
+    items.insert(items.end(), b->items.begin(), b->items.end());
+    return makeSeq(a->kind, std::move(items));
+  }
+  if (seqA && isConst(b) && op == operatorFn("mul")) {
+    PyRef n = constOf(b);
+    long k = PyLong_Check(n.get()) ? PyLong_AsLong(n.get()) : -1;
+    if (k >= 0) {
+      std::vector<VarRef> items;
+      for (long i = 0; i < k; ++i) items.insert(items.end(), a->items.begin(), a->items.end());
+      return makeSeq(a->kind, std::move(items));
+    }
+  }
+  if ((op == operatorFn("eq") || op == operatorFn("ne")) && a->is(Var::Kind::Object) &&
+      (b->is(Var::Kind::Object) || b->is(Var::Kind::Const))) {
+    PyObject* eq = staticLookup(Py_TYPE(a->obj.get()), PyUnicode_InternFromString("__eq__"));
+    PyObject* objEq = PyDict_GetItemString(PyBaseObject_Type.tp_dict, "__eq__");
+    if (eq == objEq) {
+      bool same = a->obj.get() == b->obj.get();
+      return makeConst(PyRef::borrow(same == (op == operatorFn("eq")) ? Py_True : Py_False));
+    }
+  }
+  fail("GB011", "operator on unsupported values");
+  return nullptr;
+}
+
+VarRef Translator::unary(PyObject* op, const VarRef& v) {
+  if (v->is(Var::Kind::Tensor)) return record(op, {v}, {});
+  if (isConst(v)) {
+    PyRef x = constOf(v);
+    PyObject* r = PyObject_CallFunctionObjArgs(op, x.get(), nullptr);
+    if (!r) {
+      failPy("GB011", "operator on a constant raised");
+      return nullptr;
+    }
+    PyRef rr = PyRef::steal(r);
+    return makeConst(rr);
+  }
+  fail("GB011", "unary operator on an unsupported value");
+  return nullptr;
+}
+
+VarRef Translator::subscr(const VarRef& obj, const VarRef& idx) {
+  const PyTypes* T = pyTypes();
+  if (obj->is(Var::Kind::Tensor)) return record(operatorFn("getitem"), {obj, idx}, {});
+  if (obj->is(Var::Kind::Tuple) || obj->is(Var::Kind::List)) {
+    PyRef i = constOf(idx);
+    if (!i) return nullptr;
+    Py_ssize_t n = static_cast<Py_ssize_t>(obj->items.size());
+    if (PySlice_Check(i.get())) {
+      Py_ssize_t start, stop, step, len;
+      if (PySlice_GetIndicesEx(i.get(), n, &start, &stop, &step, &len) < 0) {
+        failPy("GB011", "slice");
+        return nullptr;
+      }
+      std::vector<VarRef> items;
+      for (Py_ssize_t k = 0, j = start; k < len; ++k, j += step) items.push_back(obj->items[static_cast<size_t>(j)]);
+      return makeSeq(obj->kind, std::move(items));
+    }
+    if (!PyLong_Check(i.get())) {
+      fail("GB011", "non-integer index");
+      return nullptr;
+    }
+    Py_ssize_t k = PyLong_AsSsize_t(i.get());
+    if (k < 0) k += n;
+    if (k < 0 || k >= n) {
+      fail("GB011", "index out of range (raises IndexError)");
+      return nullptr;
+    }
+    return obj->items[static_cast<size_t>(k)];
+  }
+  if (obj->is(Var::Kind::Dict)) {
+    PyRef k = constOf(idx);
+    if (!k) return nullptr;
+    for (size_t j = 0; j < obj->keys.size(); ++j)
+      if (PyObject_RichCompareBool(obj->keys[j].get(), k.get(), Py_EQ) == 1) return obj->items[j];
+    fail("GB011", "missing key (raises KeyError)");
+    return nullptr;
+  }
+  if (obj->is(Var::Kind::Const) && isConst(idx)) {
+    PyRef k = constOf(idx);
+    PyObject* r = PyObject_GetItem(obj->obj.get(), k.get());
+    if (!r) {
+      failPy("GB011", "subscript of a constant");
+      return nullptr;
+    }
+    PyRef rr = PyRef::steal(r);
+    return fromConst(rr.get());
+  }
+  if (obj->is(Var::Kind::Object) && (isA(obj->obj.get(), T->moduleList) || isA(obj->obj.get(), T->sequential))) {
+    PyRef i = constOf(idx);
+    if (!i) return nullptr;
+    if (PyLong_Check(i.get())) {
+      PyRef mods = PyRef::steal(PyObject_GetAttrString(obj->obj.get(), "_modules"));
+      if (!mods) {
+        failPy("GB011", "_modules");
+        return nullptr;
+      }
+      PyRef keys = PyRef::steal(PyDict_Keys(mods.get()));
+      Py_ssize_t n = PyList_GET_SIZE(keys.get()), k = PyLong_AsSsize_t(i.get());
+      if (k < 0) k += n;
+      if (k >= 0 && k < n) {
+        bool found = false;
+        return moduleChild(obj, PyList_GET_ITEM(keys.get(), k), found);
+      }
+    }
+  }
+  if (obj->is(Var::Kind::Object) && isA(obj->obj.get(), T->moduleDict)) {
+    PyRef k = constOf(idx);
+    if (!k) return nullptr;
+    bool found = false;
+    VarRef c = moduleChild(obj, k.get(), found);
+    if (found) return c;
+  }
+  if (!failed()) fail("GB011", "subscript of an unsupported value");
+  return nullptr;
+}
+
+bool Translator::storeSubscr(const VarRef& obj, const VarRef& idx, const VarRef& val) {
+  if (obj->is(Var::Kind::Tensor)) return record(operatorFn("setitem"), {obj, idx, val}, {}) != nullptr;
+  if (obj->is(Var::Kind::List)) {
+    if (obj->source) return fail("GB009", "list passed in from outside");
+    PyRef i = constOf(idx);
+    if (!i) return false;
+    if (!PyLong_Check(i.get())) return fail("GB011", "list slice assignment");
+    Py_ssize_t n = static_cast<Py_ssize_t>(obj->items.size()), k = PyLong_AsSsize_t(i.get());
+    if (k < 0) k += n;
+    if (k < 0 || k >= n) return fail("GB011", "index out of range (raises IndexError)");
+    obj->items[static_cast<size_t>(k)] = val;
+    return true;
+  }
+  if (obj->is(Var::Kind::Dict) && !obj->source) {
+    PyRef k = constOf(idx);
+    if (!k) return false;
+    for (size_t j = 0; j < obj->keys.size(); ++j) {
+      if (PyObject_RichCompareBool(obj->keys[j].get(), k.get(), Py_EQ) == 1) {
+        obj->items[j] = val;
+        return true;
+      }
+    }
+    obj->keys.push_back(k);
+    obj->items.push_back(val);
+    return true;
+  }
+  return fail("GB009", "item assignment on an unsupported value");
+}
+
+}  // namespace xacc::capture::translate

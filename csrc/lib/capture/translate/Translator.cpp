@@ -1,0 +1,705 @@
+// The translator's driver and value model: frame setup, the instruction loop,
+// failures, guards on sources, and how Python values become trackers (wrap)
+// and trackers become Python values again (constOf, pythonValue). See
+// Translator.h.
+#include "Translator.h"
+
+#include "PyTypes.h"
+
+namespace xacc::capture::translate {
+
+namespace {
+
+constexpr size_t kMaxSteps = 200000;
+
+enum GuardKind { kGuardType, kGuardId, kGuardEquals, kGuardLen };
+
+PyObject* attrOf(const char* module, const char* name) {
+  PyObject* m = PyImport_ImportModule(module);
+  if (!m) return nullptr;
+  PyObject* a = PyObject_GetAttrString(m, name);
+  Py_DECREF(m);
+  return a;
+}
+
+std::string str(PyObject* o) {
+  if (!o) return "";
+  const char* s = PyUnicode_Check(o) ? PyUnicode_AsUTF8(o) : nullptr;
+  if (s) return s;
+  PyErr_Clear();
+  PyObject* r = PyObject_Str(o);
+  if (!r) {
+    PyErr_Clear();
+    return "?";
+  }
+  std::string out = PyUnicode_AsUTF8(r) ? PyUnicode_AsUTF8(r) : "?";
+  Py_DECREF(r);
+  return out;
+}
+
+}  // namespace
+
+const PyTypes* pyTypes() {
+  static PyTypes* table = [] {
+    auto* t = new PyTypes();
+    t->tensor = attrOf("torch", "Tensor");
+    t->parameter = attrOf("torch.nn", "Parameter");
+    t->module = attrOf("torch.nn", "Module");
+    t->moduleList = attrOf("torch.nn", "ModuleList");
+    t->sequential = attrOf("torch.nn", "Sequential");
+    t->moduleDict = attrOf("torch.nn", "ModuleDict");
+    t->size = attrOf("torch", "Size");
+    t->dtype = attrOf("torch", "dtype");
+    t->device = attrOf("torch", "device");
+    t->torchDevice = t->device;
+    t->memoryFormat = attrOf("torch", "memory_format");
+    t->layout = attrOf("torch", "layout");
+    t->opOverload = attrOf("torch._ops", "OpOverload");
+    t->opOverloadPacket = attrOf("torch._ops", "OpOverloadPacket");
+    t->tensorBase = attrOf("torch._C", "TensorBase");
+    t->cudaSynchronize = attrOf("torch.cuda", "synchronize");
+    t->noGrad = attrOf("torch", "no_grad");
+    t->enableGrad = attrOf("torch", "enable_grad");
+    t->isGradEnabled = attrOf("torch", "is_grad_enabled");
+    t->moduleModule = PyImport_ImportModule("torch.nn.modules.module");
+    t->mathModule = PyImport_ImportModule("math");
+    t->operatorModule = PyImport_ImportModule("operator");
+    PyObject* b = PyEval_GetBuiltins();  // borrowed
+    auto bi = [&](const char* n) {
+      PyObject* o = PyDict_GetItemString(b, n);
+      Py_XINCREF(o);
+      return o;
+    };
+    t->len = bi("len"), t->range = bi("range"), t->enumerate = bi("enumerate"), t->zip = bi("zip");
+    t->reversed = bi("reversed"), t->iter = bi("iter"), t->next = bi("next");
+    t->isinstance = bi("isinstance"), t->type = bi("type"), t->getattr = bi("getattr");
+    t->getattrFn = t->getattr;
+    t->hasattr = bi("hasattr"), t->tuple = bi("tuple"), t->list = bi("list"), t->dict = bi("dict");
+    t->sum = bi("sum"), t->min = bi("min"), t->max = bi("max"), t->abs = bi("abs");
+    t->intFn = bi("int"), t->floatFn = bi("float"), t->boolFn = bi("bool"), t->callable = bi("callable");
+    t->print = bi("print"), t->str = bi("str"), t->round = bi("round"), t->sorted = bi("sorted");
+    t->any = bi("any"), t->all = bi("all"), t->slice = bi("slice"), t->divmod = bi("divmod");
+    t->super = bi("super"), t->set = bi("set"), t->frozenset = bi("frozenset");
+    t->pow = bi("pow"), t->issubclass = bi("issubclass"), t->repr = bi("repr"), t->hash = bi("hash");
+    if (PyErr_Occurred()) PyErr_Clear();
+    return t;
+  }();
+  return table->tensor ? table : nullptr;
+}
+
+Translator::Translator(Host& host, GuardTree& tree, Options opts)
+    : host_(host), tree_(tree), opts_(std::move(opts)) {}
+
+Translator::~Translator() = default;
+
+bool Translator::fail(const std::string& code, const std::string& detail) {
+  if (failure_.code.empty()) {
+    failure_.code = code;
+    failure_.detail = detail;
+    failure_.internal = code == "GB020";
+    // The innermost frame being executed is where the user looks.
+    if (current_) {
+      failure_.file = str(current_->code->co_filename);
+      failure_.function = str(current_->code->co_name);
+      failure_.line = current_->line;
+    }
+    if (top_) failure_.offset = top_->offset;
+  }
+  return false;
+}
+
+bool Translator::failPy(const std::string& code, const std::string& what) {
+  PyObject *et, *ev, *etb;
+  PyErr_Fetch(&et, &ev, &etb);
+  std::string msg = what;
+  if (et) {
+    msg += ": " + std::string(reinterpret_cast<PyTypeObject*>(et)->tp_name);
+    if (ev) {
+      std::string s = str(ev);
+      if (!s.empty()) msg += ": " + s.substr(0, s.find('\n'));
+    }
+  }
+  Py_XDECREF(et);
+  Py_XDECREF(ev);
+  Py_XDECREF(etb);
+  return fail(code, msg);
+}
+
+// -- guards --------------------------------------------------------------------------
+
+int Translator::node(const SourceRef& s) {
+  int parent = s->parent ? node(s->parent) : -1;
+  return tree_.node(parent, s->access, s->index, s->key.get());
+}
+
+bool Translator::guardOnce(const SourceRef& s, int kind) {
+  int n = node(s);
+  return guarded_.insert({n, kind}).second;
+}
+
+void Translator::guardType(const SourceRef& s, PyObject* value) {
+  if (!s || !guardOnce(s, kGuardType)) return;
+  Leaf l;
+  l.kind = Leaf::Kind::Type;
+  l.obj = reinterpret_cast<PyObject*>(Py_TYPE(value));
+  Py_INCREF(l.obj);
+  tree_.addLeaf(node(s), std::move(l));
+}
+
+void Translator::guardId(const SourceRef& s, PyObject* value) {
+  if (!s || !guardOnce(s, kGuardId)) return;
+  Leaf l;
+  l.kind = Leaf::Kind::Id;
+  l.obj = value;
+  Py_INCREF(value);
+  tree_.addLeaf(node(s), std::move(l));
+}
+
+void Translator::guardEquals(const SourceRef& s, PyObject* value) {
+  if (!s || !guardOnce(s, kGuardEquals)) return;
+  Leaf l;
+  l.kind = Leaf::Kind::Equals;
+  l.obj = value;
+  Py_INCREF(value);
+  tree_.addLeaf(node(s), std::move(l));
+}
+
+void Translator::guardLen(const SourceRef& s, Py_ssize_t n) {
+  if (!s || !guardOnce(s, kGuardLen)) return;
+  Leaf l;
+  l.kind = Leaf::Kind::Length;
+  l.n = n;
+  tree_.addLeaf(node(s), std::move(l));
+}
+
+// -- values -----------------------------------------------------------------------------
+
+static bool isConstType(PyObject* v, const PyTypes* T) {
+  return v == Py_None || v == Py_Ellipsis || PyBool_Check(v) || PyLong_Check(v) || PyFloat_Check(v) ||
+         PyUnicode_Check(v) || PyComplex_Check(v) || PyBytes_Check(v) ||
+         PyObject_TypeCheck(v, reinterpret_cast<PyTypeObject*>(T->dtype)) ||
+         PyObject_TypeCheck(v, reinterpret_cast<PyTypeObject*>(T->device)) ||
+         PyObject_TypeCheck(v, reinterpret_cast<PyTypeObject*>(T->memoryFormat)) ||
+         PyObject_TypeCheck(v, reinterpret_cast<PyTypeObject*>(T->layout));
+}
+
+VarRef Translator::wrap(PyObject* value, const SourceRef& source) {
+  const PyTypes* T = pyTypes();
+  PyTypeObject* tp = Py_TYPE(value);
+  if (PyObject_TypeCheck(value, reinterpret_cast<PyTypeObject*>(T->tensor))) {
+    std::string code, detail;
+    int n = -1;
+    if (source) n = node(source);
+    PyRef meta = host_.tensorInput(value, n, source != nullptr, code, detail);
+    if (!meta) {
+      fail(code.empty() ? "GB011" : code, detail);
+      return nullptr;
+    }
+    return makeVar(Var::Kind::Tensor, std::move(meta), source);
+  }
+  if (isConstType(value, T)) {
+    if (value == Py_None || value == Py_Ellipsis)
+      guardId(source, value);
+    else
+      guardEquals(source, value);
+    return makeVar(Var::Kind::Const, PyRef::borrow(value), source);
+  }
+  if (tp == &PyTuple_Type || tp == &PyList_Type || tp == reinterpret_cast<PyTypeObject*>(T->size)) {
+    guardType(source, value);
+    Py_ssize_t n = PySequence_Fast_GET_SIZE(value);
+    guardLen(source, n);
+    if (tp == reinterpret_cast<PyTypeObject*>(T->size)) {
+      return makeVar(Var::Kind::Const, PyRef::borrow(value), source);
+    }
+    std::vector<VarRef> items;
+    items.reserve(static_cast<size_t>(n));
+    for (Py_ssize_t i = 0; i < n; ++i) {
+      VarRef v = wrap(PySequence_Fast_GET_ITEM(value, i), Source::itemIndex(source, i));
+      if (!v) return nullptr;
+      items.push_back(std::move(v));
+    }
+    return makeSeq(tp == &PyTuple_Type ? Var::Kind::Tuple : Var::Kind::List, std::move(items), source);
+  }
+  if (tp == &PySet_Type || tp == &PyFrozenSet_Type) {
+    bool consts = true;
+    PyObject* it = PyObject_GetIter(value);
+    if (!it) {
+      failPy("GB011", "iterating a set");
+      return nullptr;
+    }
+    while (PyObject* e = PyIter_Next(it)) {
+      consts = consts && isConstType(e, T);
+      Py_DECREF(e);
+    }
+    Py_DECREF(it);
+    if (PyErr_Occurred()) {
+      failPy("GB011", "iterating a set");
+      return nullptr;
+    }
+    if (consts) {
+      guardType(source, value);
+      // Compared against a copy: the set itself may change after capture.
+      PyRef copy = PyRef::steal(tp == &PySet_Type ? PySet_New(value) : PyFrozenSet_New(value));
+      guardEquals(source, copy.get());
+      PyRef own = tp == &PySet_Type ? PyRef::steal(PySet_New(value)) : PyRef::borrow(value);
+      return makeVar(Var::Kind::Set, own, source);
+    }
+  }
+  if (tp == &PyDict_Type) {
+    PyObject *k, *v;
+    Py_ssize_t pos = 0;
+    while (PyDict_Next(value, &pos, &k, &v))
+      if (!PyUnicode_CheckExact(k) && !PyLong_CheckExact(k)) {
+        fail("GB011", "dict with non-constant keys");
+        return nullptr;
+      }
+    guardType(source, value);
+    guardLen(source, PyDict_GET_SIZE(value));
+    auto d = makeVar(Var::Kind::Dict, {}, source);
+    pos = 0;
+    while (PyDict_Next(value, &pos, &k, &v)) {
+      VarRef item = wrap(v, Source::item(source, k));
+      if (!item) return nullptr;
+      d->keys.push_back(PyRef::borrow(k));
+      d->items.push_back(std::move(item));
+    }
+    return d;
+  }
+  if (PyObject_TypeCheck(value, reinterpret_cast<PyTypeObject*>(T->module))) {
+    // Instances of one class share entries: what the graph reads is guarded
+    // through its own source.
+    guardType(source, value);
+    return makeVar(Var::Kind::Object, PyRef::borrow(value), source);
+  }
+  if (PyMethod_Check(value) && source) {
+    // A bound method: the function is fixed, the bound object may vary.
+    guardType(source, value);
+    static PyObject* funcName = PyUnicode_InternFromString("__func__");
+    guardId(Source::attr(source, funcName), PyMethod_GET_FUNCTION(value));
+    return makeVar(Var::Kind::Object, PyRef::borrow(value), source);
+  }
+  if (PyFunction_Check(value) || PyCFunction_Check(value) || PyModule_Check(value) || PyType_Check(value) ||
+      PyMethod_Check(value) || PyObject_TypeCheck(value, reinterpret_cast<PyTypeObject*>(T->opOverload)) ||
+      PyObject_TypeCheck(value, reinterpret_cast<PyTypeObject*>(T->opOverloadPacket))) {
+    guardId(source, value);
+    return makeVar(Var::Kind::Object, PyRef::borrow(value), source);
+  }
+  guardType(source, value);
+  return makeVar(Var::Kind::Object, PyRef::borrow(value), source);
+}
+
+bool Translator::isConst(const VarRef& v) const {
+  if (v->is(Var::Kind::Const)) return true;
+  if (v->is(Var::Kind::Tuple)) {
+    for (const VarRef& i : v->items)
+      if (!isConst(i)) return false;
+    return true;
+  }
+  return false;
+}
+
+PyRef Translator::constOf(const VarRef& v) {
+  switch (v->kind) {
+    case Var::Kind::Const:
+    case Var::Kind::Object:
+      return v->obj;
+    case Var::Kind::Set:  // a snapshot: the tracked set may change later
+      return PyRef::steal(PySet_CheckExact(v->obj.get()) ? PySet_New(v->obj.get()) : PyFrozenSet_New(v->obj.get()));
+    case Var::Kind::Tuple: {
+      PyRef t = PyRef::steal(PyTuple_New(static_cast<Py_ssize_t>(v->items.size())));
+      for (size_t i = 0; i < v->items.size(); ++i) {
+        if (!isConst(v->items[i])) break;
+        PyRef e = constOf(v->items[i]);
+        if (!e) return {};
+        PyTuple_SET_ITEM(t.get(), static_cast<Py_ssize_t>(i), e.release());
+        if (i + 1 == v->items.size()) return t;
+      }
+      if (v->items.empty()) return t;
+      break;
+    }
+    default:
+      break;
+  }
+  fail("GB011", std::string("a ") + (v->is(Var::Kind::Tensor) ? "tensor" : "non-constant value") +
+                    " where a constant is needed");
+  return {};
+}
+
+VarRef Translator::fromConst(PyObject* value) {
+  const PyTypes* T = pyTypes();
+  if (PyTuple_CheckExact(value)) {
+    std::vector<VarRef> items;
+    for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(value); ++i) {
+      PyObject* e = PyTuple_GET_ITEM(value, i);
+      if (!isConstType(e, T)) return makeConst(PyRef::borrow(value));
+      items.push_back(makeConst(PyRef::borrow(e)));
+    }
+    return makeSeq(Var::Kind::Tuple, std::move(items));
+  }
+  return makeConst(PyRef::borrow(value));
+}
+
+VarRef Translator::fromPython(PyObject* value) {
+  const PyTypes* T = pyTypes();
+  if (PyObject_TypeCheck(value, reinterpret_cast<PyTypeObject*>(T->tensor)))
+    return makeVar(Var::Kind::Tensor, PyRef::borrow(value));
+  if (PyObject_TypeCheck(value, reinterpret_cast<PyTypeObject*>(T->device))) {
+    PyObject* d = PyObject_CallFunction(T->torchDevice, "s", opts_.device.c_str());
+    if (!d) {
+      failPy("GB020", "torch.device");
+      return nullptr;
+    }
+    return makeConst(PyRef::steal(d));
+  }
+  if (isConstType(value, T) || Py_TYPE(value) == reinterpret_cast<PyTypeObject*>(T->size))
+    return makeConst(PyRef::borrow(value));
+  if (PyTuple_Check(value)) {
+    std::vector<VarRef> items;
+    for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(value); ++i) {
+      VarRef v = fromPython(PyTuple_GET_ITEM(value, i));
+      if (!v) return nullptr;
+      items.push_back(std::move(v));
+    }
+    VarRef t = makeSeq(Var::Kind::Tuple, std::move(items));
+    if (!PyTuple_CheckExact(value)) {
+      // named tuples and torch.return_types: attribute access by field name
+      PyObject* f = PyObject_GetAttrString(reinterpret_cast<PyObject*>(Py_TYPE(value)), "_fields");
+      if (!f) {
+        PyErr_Clear();
+        f = PyObject_GetAttrString(reinterpret_cast<PyObject*>(Py_TYPE(value)), "__match_args__");
+      }
+      if (!f) PyErr_Clear();
+      t->fields = PyRef::steal(f);
+    }
+    return t;
+  }
+  if (PyList_Check(value)) {
+    std::vector<VarRef> items;
+    for (Py_ssize_t i = 0; i < PyList_GET_SIZE(value); ++i) {
+      VarRef v = fromPython(PyList_GET_ITEM(value, i));
+      if (!v) return nullptr;
+      items.push_back(std::move(v));
+    }
+    return makeSeq(Var::Kind::List, std::move(items));
+  }
+  if (PyDict_Check(value)) {
+    auto d = makeVar(Var::Kind::Dict);
+    PyObject *k, *v;
+    Py_ssize_t pos = 0;
+    while (PyDict_Next(value, &pos, &k, &v)) {
+      VarRef item = fromPython(v);
+      if (!item) return nullptr;
+      d->keys.push_back(PyRef::borrow(k));
+      d->items.push_back(std::move(item));
+    }
+    return d;
+  }
+  fail("GB006", std::string("torch call returned a ") + Py_TYPE(value)->tp_name);
+  return nullptr;
+}
+
+PyRef Translator::pythonValue(const VarRef& v) {
+  const PyTypes* T = pyTypes();
+  switch (v->kind) {
+    case Var::Kind::Tensor:
+    case Var::Kind::Const:
+      return v->obj;
+    case Var::Kind::Tuple:
+    case Var::Kind::List: {
+      Py_ssize_t n = static_cast<Py_ssize_t>(v->items.size());
+      PyRef out = PyRef::steal(v->is(Var::Kind::Tuple) ? PyTuple_New(n) : PyList_New(n));
+      for (Py_ssize_t i = 0; i < n; ++i) {
+        PyRef e = pythonValue(v->items[static_cast<size_t>(i)]);
+        if (!e) return {};
+        if (v->is(Var::Kind::Tuple))
+          PyTuple_SET_ITEM(out.get(), i, e.release());
+        else
+          PyList_SET_ITEM(out.get(), i, e.release());
+      }
+      return out;
+    }
+    case Var::Kind::Dict: {
+      PyRef d = PyRef::steal(PyDict_New());
+      for (size_t i = 0; i < v->keys.size(); ++i) {
+        PyRef e = pythonValue(v->items[i]);
+        if (!e) return {};
+        PyDict_SetItem(d.get(), v->keys[i].get(), e.get());
+      }
+      return d;
+    }
+    case Var::Kind::Object:
+      if (PyObject_TypeCheck(v->obj.get(), reinterpret_cast<PyTypeObject*>(T->dtype)) ||
+          PyObject_TypeCheck(v->obj.get(), reinterpret_cast<PyTypeObject*>(T->device)))
+        return v->obj;
+      break;
+    default:
+      break;
+  }
+  fail("GB018", "an unsupported value passed to a torch function");
+  return {};
+}
+
+int Translator::truth(const VarRef& v) {
+  const PyTypes* T = pyTypes();
+  switch (v->kind) {
+    case Var::Kind::Tensor:
+      fail("GB004", "branch on a tensor");
+      return -1;
+    case Var::Kind::Const: {
+      int r = PyObject_IsTrue(v->obj.get());
+      if (r < 0) failPy("GB011", "truth value");
+      return r;
+    }
+    case Var::Kind::Tuple:
+    case Var::Kind::List:
+    case Var::Kind::Dict:
+      return v->items.empty() ? 0 : 1;
+    case Var::Kind::Object: {
+      PyObject* o = v->obj.get();
+      PyTypeObject* tp = Py_TYPE(o);
+      if (PyObject_TypeCheck(o, reinterpret_cast<PyTypeObject*>(T->module))) {
+        if (PyObject_HasAttrString(reinterpret_cast<PyObject*>(tp), "__len__")) {
+          Py_ssize_t n = PyObject_Length(o);
+          if (n < 0) {
+            failPy("GB011", "len of a module");
+            return -1;
+          }
+          return n > 0;
+        }
+        return 1;
+      }
+      if (!PyObject_HasAttrString(reinterpret_cast<PyObject*>(tp), "__bool__") &&
+          !PyObject_HasAttrString(reinterpret_cast<PyObject*>(tp), "__len__"))
+        return 1;
+      break;
+    }
+    case Var::Kind::Function:
+    case Var::Kind::BoundMethod:
+    case Var::Kind::TensorMethod:
+      return 1;
+    case Var::Kind::Set:
+      return PySet_GET_SIZE(v->obj.get()) > 0;
+    default:
+      break;
+  }
+  fail("GB011", "truth value of an unsupported value");
+  return -1;
+}
+
+bool Translator::unpack(const VarRef& v, std::vector<VarRef>& out) {
+  const PyTypes* T = pyTypes();
+  switch (v->kind) {
+    case Var::Kind::Tuple:
+    case Var::Kind::List:
+      out = v->items;
+      return true;
+    case Var::Kind::Iter:
+      out.assign(v->items.begin() + static_cast<std::ptrdiff_t>(v->pos), v->items.end());
+      v->pos = v->items.size();
+      return true;
+    case Var::Kind::Dict:
+      out.clear();
+      for (const PyRef& k : v->keys) out.push_back(makeConst(k));
+      return true;
+    case Var::Kind::Set: {
+      PyObject* it = PyObject_GetIter(v->obj.get());
+      if (!it) return failPy("GB011", "iterating a set");
+      out.clear();
+      while (PyObject* e = PyIter_Next(it)) {
+        PyRef r = PyRef::steal(e);
+        out.push_back(isConstType(e, T) || PyTuple_Check(e) ? fromConst(e) : makeVar(Var::Kind::Object, r));
+      }
+      Py_DECREF(it);
+      if (PyErr_Occurred()) return failPy("GB011", "iterating a set");
+      return true;
+    }
+    case Var::Kind::Const: {
+      PyObject* o = v->obj.get();
+      if (PyTuple_Check(o) || PyList_Check(o) || PyRange_Check(o) || PyUnicode_Check(o) || PyAnySet_Check(o)) {
+        PyObject* it = PyObject_GetIter(o);
+        if (!it) return failPy("GB011", "unpacking");
+        out.clear();
+        while (PyObject* e = PyIter_Next(it)) out.push_back(makeConst(PyRef::steal(e)));
+        Py_DECREF(it);
+        if (PyErr_Occurred()) return failPy("GB011", "unpacking");
+        return true;
+      }
+      break;
+    }
+    case Var::Kind::Tensor: {
+      static PyObject* unbind = [] {
+        PyObject* t = pyTypes()->tensor;
+        return PyObject_GetAttrString(t, "unbind");
+      }();
+      VarRef r = record(unbind, {v}, {});
+      if (!r) return false;
+      return unpack(r, out);
+    }
+    case Var::Kind::Object: {
+      PyObject* o = v->obj.get();
+      if (PyObject_TypeCheck(o, reinterpret_cast<PyTypeObject*>(T->moduleList)) ||
+          PyObject_TypeCheck(o, reinterpret_cast<PyTypeObject*>(T->sequential))) {
+        PyObject* mods = PyObject_GetAttrString(o, "_modules");
+        if (!mods) return failPy("GB011", "_modules");
+        out.clear();
+        PyObject *k, *m;
+        Py_ssize_t pos = 0;
+        bool ok = true;
+        while (ok && PyDict_Next(mods, &pos, &k, &m)) {
+          bool found = false;
+          VarRef c = moduleChild(v, k, found);
+          if (!c) ok = false;
+          else out.push_back(std::move(c));
+        }
+        Py_DECREF(mods);
+        return ok;
+      }
+      break;
+    }
+    default:
+      break;
+  }
+  return fail("GB011", "unpacking an unsupported value");
+}
+
+VarRef Translator::iterate(const VarRef& v) {
+  if (v->is(Var::Kind::Iter)) return v;
+  const PyTypes* T = pyTypes();
+  if (v->is(Var::Kind::Object) &&
+      PyObject_TypeCheck(v->obj.get(), reinterpret_cast<PyTypeObject*>(T->moduleDict))) {
+    PyObject* mods = PyObject_GetAttrString(v->obj.get(), "_modules");
+    if (!mods) {
+      failPy("GB011", "_modules");
+      return nullptr;
+    }
+    auto it = makeVar(Var::Kind::Iter);
+    PyObject *k, *m;
+    Py_ssize_t pos = 0;
+    while (PyDict_Next(mods, &pos, &k, &m)) it->items.push_back(makeConst(PyRef::borrow(k)));
+    Py_DECREF(mods);
+    return it;
+  }
+  auto it = makeVar(Var::Kind::Iter);
+  if (!unpack(v, it->items)) return nullptr;
+  return it;
+}
+
+int Translator::valueOf(const VarRef& v) {
+  std::string detail;
+  int id = host_.valueOf(v->obj.get(), detail);
+  if (id < 0) fail("GB018", detail);
+  return id;
+}
+
+// -- driver ---------------------------------------------------------------------------
+
+VarRef Translator::run(PyObject* func, PyObject* args) {
+  if (!pyTypes()) {
+    PyErr_Clear();
+    fail("GB020", "torch is not importable");
+    return nullptr;
+  }
+  auto* fn = reinterpret_cast<PyFunctionObject*>(func);
+  auto* code = reinterpret_cast<PyCodeObject*>(fn->func_code);
+  std::string error;
+  const Bytecode* bc = Bytecode::of(code, error);
+  if (!bc) {
+    fail("GB020", error);
+    return nullptr;
+  }
+  PyObject* builtins = PyDict_GetItemString(fn->func_globals, "__builtins__");
+  if (builtins && PyModule_Check(builtins)) builtins = PyModule_GetDict(builtins);
+  if (!builtins || !PyDict_Check(builtins)) builtins = PyEval_GetBuiltins();
+  Frame f(*this, code, bc, fn->func_globals, builtins);
+  f.line = code->co_firstlineno;
+  f.slots.resize(static_cast<size_t>(code->co_nlocalsplus));
+  Py_ssize_t nargs = PyTuple_GET_SIZE(args);
+  std::vector<std::string> names;
+  for (Py_ssize_t i = 0; i < nargs; ++i) {
+    names.push_back(str(PyTuple_GET_ITEM(code->co_localsplusnames, i)));
+  }
+  tree_.setLocalNames(names);
+  PyObject* g = PyObject_CallNoArgs(pyTypes()->isGradEnabled);
+  gradEnabled_ = g == Py_True;
+  Py_XDECREF(g);
+  if (!g) PyErr_Clear();
+  top_ = &f;
+  current_ = &f;
+  for (Py_ssize_t i = 0; i < nargs; ++i) {
+    VarRef v = wrap(PyTuple_GET_ITEM(args, i), Source::root(Access::Local, i));
+    if (!v) return nullptr;
+    f.slots[static_cast<size_t>(i)] = std::move(v);
+  }
+  int nfree = code->co_nfreevars;
+  for (int i = 0; i < nfree; ++i) {
+    auto cell = makeVar(Var::Kind::Cell);
+    PyObject* c = fn->func_closure ? PyTuple_GET_ITEM(fn->func_closure, i) : nullptr;
+    PyObject* content = c ? PyCell_GET(c) : nullptr;
+    if (content) {
+      cell->self = wrap(content, Source::root(Access::Closure, i));
+      if (!cell->self) return nullptr;
+    }
+    f.slots[static_cast<size_t>(code->co_nlocalsplus - nfree + i)] = std::move(cell);
+  }
+  f.globalSource = [](PyObject* name, bool builtin) -> SourceRef {
+    // Builtins are read through the frame's builtins dict (Access::Global
+    // falls back to builtins when the name is not a global).
+    (void)builtin;
+    return Source::root(Access::Global, 0, name);
+  };
+  VarRef result;
+  if (!runFrame(f, result)) return nullptr;
+  return result;
+}
+
+bool Translator::runFrame(Frame& f, VarRef& result) {
+  Frame* saved = current_;
+  current_ = &f;
+  const auto& instrs = f.bc->instrs();
+  bool done = false;
+  bool ok = true;
+  while (ok && !done) {
+    if (f.ip >= instrs.size()) {
+      ok = fail("GB020", "ran past the end of the code");
+      break;
+    }
+    const Instr& ins = instrs[f.ip];
+    f.line = ins.line > 0 ? ins.line : f.line;
+    f.offset = ins.offset;
+    if (++steps > kMaxSteps) {
+      ok = fail("GB016", "too many instructions (unbounded loop?)");
+      break;
+    }
+    f.ip++;
+    host_.setLoc(f.code->co_filename, f.line);
+    ok = f.step(ins, done, result);
+  }
+  current_ = saved;
+  return ok;
+}
+
+}  // namespace xacc::capture::translate
+
+namespace xacc::capture::translate {
+
+bool Translator::setGrad(bool enabled) {
+  std::string code, detail;
+  if (!host_.setGrad(enabled, code, detail)) return fail(code.empty() ? "GB014" : code, detail);
+  gradEnabled_ = enabled;
+  return true;
+}
+
+PyObject* Translator::typeOf(const VarRef& v) {
+  switch (v->kind) {
+    case Var::Kind::Tensor: return pyTypes()->tensor;
+    case Var::Kind::Const:
+    case Var::Kind::Object:
+    case Var::Kind::Set: return reinterpret_cast<PyObject*>(Py_TYPE(v->obj.get()));
+    case Var::Kind::Tuple: return reinterpret_cast<PyObject*>(&PyTuple_Type);
+    case Var::Kind::List: return reinterpret_cast<PyObject*>(&PyList_Type);
+    case Var::Kind::Dict: return reinterpret_cast<PyObject*>(&PyDict_Type);
+    default: return nullptr;
+  }
+}
+
+}  // namespace xacc::capture::translate

@@ -1,0 +1,216 @@
+// The bytecode translator: symbolic execution of CPython 3.11 code objects.
+//
+// One `Frame` per code object being run (the captured frame and every inlined
+// callee). Each opcode has a handler (one opcode family per file:
+// TranslateStack.cpp, TranslateCalls.cpp, ...); an opcode without a handler, or
+// a handler that meets something it cannot model, *fails* with a graph-break
+// code (`GBnnn`, the table in xacc/_src/capture/breaks.py) and a detail, and
+// translation stops at that instruction. The translator never runs user code:
+// torch calls run on meta tensors through the `Host` (which observes them with
+// libtorch's dispatcher and records ATen nodes), user functions and
+// `nn.Module.forward` are inlined, everything else is a break. Values read from
+// the frame are wrapped by `wrap`, which adds guards on their sources.
+//
+// Errors are returned, not thrown: a handler returns false (or a null VarRef)
+// after `fail(...)`; the first failure wins and carries the innermost user
+// location. A Python error raised by a call the translator makes is turned
+// into a failure and cleared, never left pending.
+#pragma once
+
+#include <Python.h>
+
+#include <functional>
+#include <memory>
+#include <set>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "Bytecode.h"
+#include "Value.h"
+#include "xacc/capture/Guards.h"
+
+namespace xacc::capture::translate {
+
+/// What the translator asks of the Python side: tensor inputs, torch calls on
+/// metas, and the graph values bound to metas. Implemented by the bindings
+/// over the recorder (xacc/_src/capture/recorder.py).
+class Host {
+public:
+  virtual ~Host() = default;
+  /// Meta twin of `tensor`, bound to a new graph input read from guard node
+  /// `node` (with tensor guards unless `guard` is false). Null + `detail` on
+  /// failure.
+  virtual PyRef tensorInput(PyObject* tensor, int node, bool guard, std::string& code,
+                            std::string& detail) = 0;
+  /// Runs `fn(*args, **kwargs)` on metas, recording the ATen ops it dispatches.
+  virtual PyRef record(PyObject* fn, PyObject* args, PyObject* kwargs, std::string& code,
+                       std::string& detail) = 0;
+  /// Graph value bound to `meta`, or -1 with `detail`.
+  virtual int valueOf(PyObject* meta, std::string& detail) = 0;
+  /// Index of `obj` among the entry constants (added when new).
+  virtual int constIndex(PyObject* obj) = 0;
+  /// The source location recorded on the next nodes.
+  virtual void setLoc(PyObject* file, int line) = 0;
+  /// Enters or leaves a grad-mode region (`with torch.no_grad():`); false +
+  /// `detail` when the mode cannot be expressed in the graph.
+  virtual bool setGrad(bool enabled, std::string& code, std::string& detail) = 0;
+};
+
+/// Where and why translation stopped.
+struct Failure {
+  std::string code;    ///< GBnnn
+  std::string detail;
+  std::string file, function;
+  int line = 0;
+  int offset = -1;     ///< top-frame instruction offset, -1 if before the first one
+  bool internal = false;  ///< an unexpected state (GB020): the frame runs in Python
+};
+
+struct Frame;
+
+struct Options {
+  std::string device = "cpu";
+};
+
+class Translator {
+public:
+  Translator(Host& host, GuardTree& tree, Options opts);
+  ~Translator();
+
+  /// Translates `func` called with `args` (one per argument slot). On success
+  /// returns the tracker of the return value; else null with failure() set.
+  VarRef run(PyObject* func, PyObject* args);
+  const Failure& failure() const { return failure_; }
+  /// Graph value of a tensor tracker (-1 + failure when unknown).
+  int valueOf(const VarRef& v);
+
+  // -- used by the opcode handlers ------------------------------------------
+  /// Records a failure (the first one wins). Always returns false.
+  bool fail(const std::string& code, const std::string& detail);
+  /// Turns the pending Python error into a failure with `code`.
+  bool failPy(const std::string& code, const std::string& what);
+  bool failed() const { return !failure_.code.empty(); }
+
+  VarRef wrap(PyObject* value, const SourceRef& source);
+  VarRef getattr(const VarRef& obj, PyObject* name);
+  VarRef binary(PyObject* op, const VarRef& a, const VarRef& b);
+  VarRef unary(PyObject* op, const VarRef& v);
+  VarRef subscr(const VarRef& obj, const VarRef& idx);
+  bool storeSubscr(const VarRef& obj, const VarRef& idx, const VarRef& val);
+  VarRef call(Frame& f, const VarRef& fn, std::vector<VarRef> args,
+              std::vector<std::pair<PyRef, VarRef>> kwargs);
+  VarRef record(PyObject* fn, const std::vector<VarRef>& args,
+                const std::vector<std::pair<PyRef, VarRef>>& kwargs);
+  /// Truth value of a tracker (-1 after a failure).
+  int truth(const VarRef& v);
+  /// The Python value of a constant-like tracker (new ref, null + failure).
+  PyRef constOf(const VarRef& v);
+  bool unpack(const VarRef& v, std::vector<VarRef>& out);
+  VarRef iterate(const VarRef& v);
+  VarRef fromPython(PyObject* value);
+  VarRef fromConst(PyObject* value);
+  bool isConst(const VarRef& v) const;
+  VarRef inlineFunction(PyObject* fn, std::vector<VarRef> args,
+                        std::vector<std::pair<PyRef, VarRef>> kwargs, const SourceRef& source);
+  VarRef inlineCode(PyCodeObject* code, PyObject* globals, const std::vector<VarRef>& defaults,
+                    const std::vector<std::pair<PyRef, VarRef>>& kwdefaults,
+                    const std::vector<VarRef>& cells, std::vector<VarRef> args,
+                    std::vector<std::pair<PyRef, VarRef>> kwargs, const SourceRef& source,
+                    const std::string& name);
+  bool runFrame(Frame& f, VarRef& result);
+
+  // Grad-mode regions (see Host::setGrad).
+  bool gradEnabled() const { return gradEnabled_; }
+  bool setGrad(bool enabled);
+  // Sets of constants (TranslateSets.cpp).
+  PyRef setKey(const VarRef& v);
+  VarRef makeSet(const std::vector<VarRef>& items, bool frozen);
+  bool mutableSet(const VarRef& v);
+  VarRef setMethod(const VarRef& s, const std::string& name, std::vector<VarRef>& args);
+  VarRef setBinary(PyObject* op, const VarRef& a, const VarRef& b);
+  /// The Python type of a tracked value (borrowed), null if unknown.
+  PyObject* typeOf(const VarRef& v);
+
+  Host& host() { return host_; }
+  GuardTree& tree() { return tree_; }
+  const Options& options() const { return opts_; }
+  size_t steps = 0;
+
+private:
+  int node(const SourceRef& s);
+  void guardType(const SourceRef& s, PyObject* value);
+  void guardId(const SourceRef& s, PyObject* value);
+  void guardEquals(const SourceRef& s, PyObject* value);
+  void guardLen(const SourceRef& s, Py_ssize_t n);
+  bool guardOnce(const SourceRef& s, int kind);
+  VarRef callObject(Frame& f, const VarRef& fn, std::vector<VarRef>& args,
+                    std::vector<std::pair<PyRef, VarRef>>& kwargs);
+  VarRef callBuiltin(PyObject* f, std::vector<VarRef>& args,
+                     std::vector<std::pair<PyRef, VarRef>>& kwargs, bool& handled);
+  VarRef callModule(const VarRef& mod, std::vector<VarRef>& args,
+                    std::vector<std::pair<PyRef, VarRef>>& kwargs);
+  VarRef containerMethod(const VarRef& obj, const std::string& name, std::vector<VarRef>& args);
+  VarRef tensorMethod(const VarRef& tm, std::vector<VarRef>& args,
+                      std::vector<std::pair<PyRef, VarRef>>& kwargs);
+  VarRef tensorAttr(const VarRef& t, PyObject* name);
+  VarRef moduleChild(const VarRef& mod, PyObject* name, bool& found);
+  PyRef pythonValue(const VarRef& v);
+  VarRef superOf(Frame& f, std::vector<VarRef>& args);
+  VarRef superAttr(const VarRef& sv, PyObject* name);
+
+  Host& host_;
+  GuardTree& tree_;
+  Options opts_;
+  Failure failure_;
+  std::set<std::pair<int, int>> guarded_;
+  std::vector<PyCodeObject*> inlineStack_;
+  Frame* top_ = nullptr;
+  Frame* current_ = nullptr;
+  bool gradEnabled_ = true;
+  friend struct Frame;
+};
+
+/// Symbolic state of one code object being translated.
+struct Frame {
+  Translator& t;
+  PyCodeObject* code;
+  const Bytecode* bc;
+  PyObject* globals;   ///< borrowed (the function keeps it alive)
+  PyObject* builtins;  ///< borrowed
+  /// Source of a global read by name (null for frames whose globals are trusted).
+  std::function<SourceRef(PyObject* name, bool builtin)> globalSource;
+  std::vector<VarRef> slots;  ///< localsplus: locals, then cells and free variables
+  std::vector<VarRef> stack;
+  PyRef kwNames;
+  Frame* parent = nullptr;
+  size_t ip = 0;
+  int line = 0;
+  int offset = -1;  ///< offset of the instruction being executed
+  std::vector<VarRef>* yields = nullptr;  ///< generator frames: collected yields
+
+  Frame(Translator& tr, PyCodeObject* c, const Bytecode* b, PyObject* g, PyObject* bi)
+      : t(tr), code(c), bc(b), globals(g), builtins(bi) {}
+  VarRef pop() {
+    VarRef v = std::move(stack.back());
+    stack.pop_back();
+    return v;
+  }
+  std::vector<VarRef> popn(size_t n) {
+    std::vector<VarRef> out(stack.end() - static_cast<std::ptrdiff_t>(n), stack.end());
+    stack.resize(stack.size() - n);
+    return out;
+  }
+  void push(VarRef v) { stack.push_back(std::move(v)); }
+  /// Executes one instruction; `done` is set by RETURN_VALUE with `result`.
+  bool step(const Instr& ins, bool& done, VarRef& result);
+};
+
+/// Name of the `operator` module function for BINARY_OP's argument.
+PyObject* binaryOperator(int arg);
+/// `operator.lt` ... for COMPARE_OP's argument.
+PyObject* compareOperator(int arg);
+/// `operator.<name>` (borrowed; the module stays imported).
+PyObject* operatorFn(const char* name);
+
+}  // namespace xacc::capture::translate

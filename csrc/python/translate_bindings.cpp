@@ -1,0 +1,208 @@
+// xacc._C.capture.translate: runs the C++ bytecode translator on one frame.
+// The host object (xacc/_src/capture/host.py) observes torch calls on meta
+// tensors and owns the graph inputs; this file adapts it to the translator's
+// Host interface and turns the result into Python values:
+//   ("graph", template, outputs)   the frame ran to RETURN_VALUE;
+//   ("break", code, detail, file, line, function, offset, internal)
+// Nothing raised inside the translator escapes: C++ exceptions and unexpected
+// states come back as an internal ("GB020") break.
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include "../lib/capture/translate/PyTypes.h"
+#include "../lib/capture/translate/Translator.h"
+#include "xacc/capture/Guards.h"
+
+namespace py = pybind11;
+namespace cap = xacc::capture;
+namespace tr = xacc::capture::translate;
+
+namespace {
+
+/// Reads the pending Python error into (code, detail): a GraphBreak raised by
+/// the host keeps its code, anything else is described by its type and text.
+void takeError(std::string& code, std::string& detail) {
+  PyObject *et, *ev, *etb;
+  PyErr_Fetch(&et, &ev, &etb);
+  PyErr_NormalizeException(&et, &ev, &etb);
+  code.clear();
+  detail.clear();
+  if (ev) {
+    PyObject* c = PyObject_GetAttrString(ev, "code");
+    if (c && PyUnicode_Check(c)) {
+      code = PyUnicode_AsUTF8(c);
+      PyObject* d = PyObject_GetAttrString(ev, "detail");
+      if (d && PyUnicode_Check(d)) detail = PyUnicode_AsUTF8(d);
+      Py_XDECREF(d);
+    }
+    Py_XDECREF(c);
+    PyErr_Clear();
+    if (detail.empty()) {
+      PyObject* s = PyObject_Str(ev);
+      if (s) {
+        const char* u = PyUnicode_AsUTF8(s);
+        detail = std::string(et ? reinterpret_cast<PyTypeObject*>(et)->tp_name : "error") + ": " + (u ? u : "");
+        Py_DECREF(s);
+      }
+      PyErr_Clear();
+    }
+  }
+  Py_XDECREF(et);
+  Py_XDECREF(ev);
+  Py_XDECREF(etb);
+}
+
+class PyHost final : public tr::Host {
+public:
+  explicit PyHost(py::handle host) : host_(host) {}
+
+  tr::PyRef tensorInput(PyObject* tensor, int node, bool guard, std::string& code,
+                        std::string& detail) override {
+    PyObject* r = PyObject_CallMethod(host_.ptr(), "tensor_input", "Oii", tensor, node, guard ? 1 : 0);
+    if (!r) takeError(code, detail);
+    return tr::PyRef::steal(r);
+  }
+  tr::PyRef record(PyObject* fn, PyObject* args, PyObject* kwargs, std::string& code,
+                   std::string& detail) override {
+    PyObject* r = PyObject_CallMethod(host_.ptr(), "record", "OOOOi", fn, args, kwargs ? kwargs : Py_None,
+                                      file_ ? file_ : Py_None, line_);
+    if (!r) takeError(code, detail);
+    return tr::PyRef::steal(r);
+  }
+  int valueOf(PyObject* meta, std::string& detail) override {
+    PyObject* r = PyObject_CallMethod(host_.ptr(), "value_of", "O", meta);
+    if (!r) {
+      std::string code;
+      takeError(code, detail);
+      return -1;
+    }
+    long v = PyLong_AsLong(r);
+    Py_DECREF(r);
+    return static_cast<int>(v);
+  }
+  int constIndex(PyObject* obj) override {
+    PyObject* r = PyObject_CallMethod(host_.ptr(), "const_index", "O", obj);
+    if (!r) {
+      PyErr_Clear();
+      return 0;
+    }
+    long v = PyLong_AsLong(r);
+    Py_DECREF(r);
+    return static_cast<int>(v);
+  }
+  bool setGrad(bool enabled, std::string& code, std::string& detail) override {
+    PyObject* r = PyObject_CallMethod(host_.ptr(), "set_grad", "i", enabled ? 1 : 0);
+    if (!r) {
+      takeError(code, detail);
+      return false;
+    }
+    Py_DECREF(r);
+    return true;
+  }
+  void setLoc(PyObject* file, int line) override {
+    file_ = file;
+    line_ = line;
+  }
+
+private:
+  py::handle host_;
+  PyObject* file_ = nullptr;  // borrowed from a code object being translated
+  int line_ = 0;
+};
+
+py::object breakResult(const tr::Failure& f) {
+  return py::make_tuple("break", f.code, f.detail, f.file, f.line, f.function, f.offset, f.internal);
+}
+
+/// The output template of the return value (the spec `graph_entry` takes);
+/// false when bytecode would be needed to rebuild it.
+bool makeTemplate(tr::Translator& t, const tr::VarRef& v, std::vector<int>& outs, py::object& spec) {
+  using K = tr::Var::Kind;
+  switch (v->kind) {
+    case K::Tensor: {
+      int id = t.valueOf(v);
+      if (id < 0) return false;
+      size_t k = std::find(outs.begin(), outs.end(), id) - outs.begin();
+      if (k == outs.size()) outs.push_back(id);
+      spec = py::make_tuple("out", static_cast<int>(k));
+      return true;
+    }
+    case K::Const: {
+      PyObject* o = v->obj.get();
+      const tr::PyTypes* T = tr::pyTypes();
+      if (o == Py_None || PyBool_Check(o) || PyLong_Check(o) || PyFloat_Check(o) || PyUnicode_Check(o) ||
+          PyObject_TypeCheck(o, reinterpret_cast<PyTypeObject*>(T->dtype)) ||
+          PyObject_TypeCheck(o, reinterpret_cast<PyTypeObject*>(T->device)) ||
+          Py_TYPE(o) == reinterpret_cast<PyTypeObject*>(T->size)) {
+        spec = py::make_tuple("const", py::reinterpret_borrow<py::object>(o));
+        return true;
+      }
+      return false;
+    }
+    case K::Tuple:
+    case K::List: {
+      if (v->source) return false;
+      py::list items;
+      for (const auto& i : v->items) {
+        py::object s;
+        if (!makeTemplate(t, i, outs, s)) return false;
+        items.append(s);
+      }
+      spec = py::make_tuple(v->is(K::Tuple) ? "tuple" : "list", items);
+      return true;
+    }
+    case K::Dict: {
+      if (v->source) return false;
+      py::list keys, items;
+      for (size_t i = 0; i < v->keys.size(); ++i) {
+        py::object s;
+        if (!makeTemplate(t, v->items[i], outs, s)) return false;
+        keys.append(py::reinterpret_borrow<py::object>(v->keys[i].get()));
+        items.append(s);
+      }
+      spec = py::make_tuple("dict", keys, items);
+      return true;
+    }
+    default:
+      return false;
+  }
+}
+
+py::object translate(py::handle func, py::tuple args, py::handle host, cap::GuardTree& tree,
+                     const std::string& device) {
+  if (!PyFunction_Check(func.ptr())) throw py::type_error("translate: expected a function");
+  PyHost h(host);
+  tr::Options opts;
+  opts.device = device;
+  tr::Translator t(h, tree, opts);
+  try {
+    tr::VarRef ret = t.run(func.ptr(), args.ptr());
+    if (PyErr_Occurred()) PyErr_Clear();  // never leave an error pending
+    if (!ret) return breakResult(t.failure());
+    std::vector<int> outs;
+    py::object spec;
+    if (!makeTemplate(t, ret, outs, spec)) {
+      if (t.failed()) return breakResult(t.failure());
+      tr::Failure f;
+      f.code = "GB011";
+      f.detail = "the return value needs bytecode to rebuild";
+      return breakResult(f);
+    }
+    return py::make_tuple("graph", spec, outs, t.steps);
+  } catch (const std::exception& e) {
+    if (PyErr_Occurred()) PyErr_Clear();
+    tr::Failure f = t.failure();
+    f.code = "GB020";
+    f.detail = std::string("internal error: ") + e.what();
+    f.internal = true;
+    return breakResult(f);
+  }
+}
+
+}  // namespace
+
+void bindTranslate(py::module_& c) {
+  c.def("translate", &translate, py::arg("func"), py::arg("args"), py::arg("host"), py::arg("tree"),
+        py::arg("device") = "cpu",
+        "Runs the C++ bytecode translator on func(*args); see translate_bindings.cpp.");
+}
