@@ -99,12 +99,52 @@ public:
     Py_DECREF(r);
     return true;
   }
+  int scalarInput(int node, bool isInt) override { return callInt("scalar_input", "ii", node, isInt ? 1 : 0); }
+  int arith(const char* op, const std::vector<int>& operands, const char* type) override {
+    PyObject* ids = PyList_New(static_cast<Py_ssize_t>(operands.size()));
+    for (size_t i = 0; i < operands.size(); ++i)
+      PyList_SET_ITEM(ids, static_cast<Py_ssize_t>(i), PyLong_FromLong(operands[i]));
+    int r = callInt("arith", "sOs", op, ids, type);
+    Py_DECREF(ids);
+    return r;
+  }
+  int scalarConst(PyObject* value, const char* type) override { return callInt("scalar_const", "Os", value, type); }
+  tr::PyRef marker(int i) override {
+    PyObject* r = PyObject_CallMethod(host_.ptr(), "marker", "i", i);
+    if (!r) PyErr_Clear();
+    return tr::PyRef::steal(r);
+  }
+  tr::PyRef probe(PyObject* fn, PyObject* args, PyObject* kwargs, PyObject* values) override {
+    return tr::PyRef::steal(PyObject_CallMethod(host_.ptr(), "probe", "OOOO", fn, args, kwargs, values));
+  }
+  tr::PyRef recordSym(PyObject* fn, PyObject* args, PyObject* kwargs, PyObject* sentinels,
+                      const std::vector<int>& vids, std::string& code, std::string& detail) override {
+    PyObject* ids = PyList_New(static_cast<Py_ssize_t>(vids.size()));
+    for (size_t i = 0; i < vids.size(); ++i) PyList_SET_ITEM(ids, static_cast<Py_ssize_t>(i), PyLong_FromLong(vids[i]));
+    PyObject* r = PyObject_CallMethod(host_.ptr(), "record_sym", "OOOOOOi", fn, args, kwargs, sentinels, ids,
+                                      file_ ? file_ : Py_None, line_);
+    Py_DECREF(ids);
+    if (!r) takeError(code, detail);
+    return tr::PyRef::steal(r);
+  }
   void setLoc(PyObject* file, int line) override {
     file_ = file;
     line_ = line;
   }
 
 private:
+  template <typename... A>
+  int callInt(const char* method, const char* fmt, A... a) {
+    PyObject* r = PyObject_CallMethod(host_.ptr(), method, fmt, a...);
+    if (!r) {
+      PyErr_Clear();
+      return -1;
+    }
+    long v = PyLong_AsLong(r);
+    Py_DECREF(r);
+    if (v == -1 && PyErr_Occurred()) PyErr_Clear();
+    return static_cast<int>(v);
+  }
   py::handle host_;
   PyObject* file_ = nullptr;  // borrowed from a code object being translated
   int line_ = 0;
@@ -121,6 +161,14 @@ bool makeTemplate(tr::Translator& t, const tr::VarRef& v, std::vector<int>& outs
   switch (v->kind) {
     case K::Tensor: {
       int id = t.valueOf(v);
+      if (id < 0) return false;
+      size_t k = std::find(outs.begin(), outs.end(), id) - outs.begin();
+      if (k == outs.size()) outs.push_back(id);
+      spec = py::make_tuple("out", static_cast<int>(k));
+      return true;
+    }
+    case K::SymScalar: {
+      int id = t.scalarVid(v);
       if (id < 0) return false;
       size_t k = std::find(outs.begin(), outs.end(), id) - outs.begin();
       if (k == outs.size()) outs.push_back(id);
@@ -169,11 +217,12 @@ bool makeTemplate(tr::Translator& t, const tr::VarRef& v, std::vector<int>& outs
 }
 
 py::object translate(py::handle func, py::tuple args, py::handle host, cap::GuardTree& tree,
-                     const std::string& device) {
+                     const std::string& device, bool symbolicScalars) {
   if (!PyFunction_Check(func.ptr())) throw py::type_error("translate: expected a function");
   PyHost h(host);
   tr::Options opts;
   opts.device = device;
+  opts.symbolicScalars = symbolicScalars;
   tr::Translator t(h, tree, opts);
   try {
     tr::VarRef ret = t.run(func.ptr(), args.ptr());
@@ -203,6 +252,6 @@ py::object translate(py::handle func, py::tuple args, py::handle host, cap::Guar
 
 void bindTranslate(py::module_& c) {
   c.def("translate", &translate, py::arg("func"), py::arg("args"), py::arg("host"), py::arg("tree"),
-        py::arg("device") = "cpu",
+        py::arg("device") = "cpu", py::arg("symbolic_scalars") = true,
         "Runs the C++ bytecode translator on func(*args); see translate_bindings.cpp.");
 }

@@ -209,7 +209,7 @@ def _compile_frame_cpp(func: types.FunctionType, args: tuple, opts: Options, ev:
     """The C++ translator: a whole-frame graph, or the frame runs in Python."""
     code = func.__code__
     ctx = Ctx(func, code.co_name, _gir_device(opts.device), {}, False, None)
-    r = C.translate(func, args, Host(ctx), ctx.tree, ctx.device)
+    r = C.translate(func, args, Host(ctx), ctx.tree, ctx.device, opts.dynamic is not False)
     if r[0] == "graph":
         _, tmpl, outs, _steps = r
         if ctx.builder.num_nodes == 0:

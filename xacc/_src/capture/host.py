@@ -11,6 +11,7 @@ from typing import Any
 
 import torch
 
+from xacc._src.capture import scalars
 from xacc._src.capture import trackers as T
 from xacc._src.capture.breaks import GraphBreak
 from xacc._src.capture.recorder import meta_like, tensor_type
@@ -45,8 +46,69 @@ class Host:
     def value_of(self, meta: torch.Tensor) -> int:
         return self.ctx.rec.vid_of(meta)
 
+    # -- symbolic numbers (see scalars.py) --------------------------------------
+    def scalar_input(self, node: int, is_int: bool) -> int:
+        ctx = self.ctx
+        vid = ctx.builder.add_input("i64" if is_int else "f64", f"in{len(ctx.inputs)}")
+        ctx.inputs.append(node)
+        return vid
+
+    def arith(self, op: str, operands: list[int], rtype: str) -> int:
+        (vid,) = self.ctx.builder.add_op(op, operands, {}, [rtype])
+        return vid
+
+    def scalar_const(self, value: Any, rtype: str) -> int:
+        return self.ctx.builder.add_const(value, rtype)
+
+    def marker(self, i: int) -> "_Marker":
+        while len(_MARKERS) <= i:
+            _MARKERS.append(_Marker(len(_MARKERS)))
+        return _MARKERS[i]
+
+    def probe(self, fn: Any, args: tuple, kwargs: dict, values: list) -> list | None:
+        fake = [T.SymScalarVar(v, None) for v in values]
+
+        def make(sent: dict) -> tuple:
+            s = [sent[id(f)] for f in fake]
+            return _subst(args, s), _subst(kwargs, s)
+
+        sent = scalars.probe(fn, make, fake)
+        return None if sent is None else [sent[id(f)] for f in fake]
+
+    def record_sym(self, fn: Any, args: tuple, kwargs: dict, sentinels: list, vids: list[int],
+                   file: str | None, line: int) -> Any:
+        rec = self.ctx.rec
+        rec.loc = (file or "<unknown>", line)
+        rec.sym = {(type(s), s): v for s, v in zip(sentinels, vids)}
+        try:
+            return rec.call(fn, _subst(args, sentinels), _subst(kwargs, sentinels))
+        finally:
+            rec.sym = {}
+
     def set_grad(self, enabled: bool) -> None:
         self.ctx.set_grad(bool(enabled))
 
     def const_index(self, obj: Any) -> int:
         return self.ctx.const_index(obj)
+
+
+class _Marker:
+    """Stands for symbolic number `i` in the arguments of a probed torch call."""
+
+    __slots__ = ("i",)
+
+    def __init__(self, i: int) -> None:
+        self.i = i
+
+
+_MARKERS: list[_Marker] = []
+
+
+def _subst(v: Any, values: list) -> Any:
+    if type(v) is _Marker:
+        return values[v.i]
+    if type(v) in (tuple, list):
+        return type(v)(_subst(e, values) for e in v)
+    if type(v) is dict:
+        return {k: _subst(e, values) for k, e in v.items()}
+    return v

@@ -108,6 +108,9 @@ bool isUserFunction(PyObject* fn) {
 
 VarRef Translator::record(PyObject* fn, const std::vector<VarRef>& args,
                           const std::vector<std::pair<PyRef, VarRef>>& kwargs) {
+  bool handled = false;
+  VarRef sym = recordSym(fn, args, kwargs, handled);
+  if (handled || failed()) return sym;
   PyRef tuple = PyRef::steal(PyTuple_New(static_cast<Py_ssize_t>(args.size())));
   for (size_t i = 0; i < args.size(); ++i) {
     PyRef v = pythonValue(args[i]);
@@ -388,6 +391,23 @@ VarRef Translator::callObject(Frame& f, const VarRef& fn, std::vector<VarRef>& a
     return g;
   }
   if (o == T->super) return superOf(f, args);
+  if (o != T->isinstance && o != T->type) {
+    // Builtins and pure functions see plain values: symbolic numbers specialize.
+    bool builtin = false;
+    for (PyObject* b : {T->len, T->range, T->enumerate, T->zip, T->reversed, T->iter, T->next, T->getattr,
+                        T->hasattr, T->tuple, T->list, T->dict, T->sum, T->min, T->max, T->abs, T->intFn,
+                        T->floatFn, T->boolFn, T->callable, T->str, T->round, T->sorted, T->any, T->all,
+                        T->slice, T->divmod, T->pow, T->issubclass, T->repr, T->hash, T->set, T->frozenset})
+      builtin = builtin || o == b;
+    if (!builtin && PyCFunction_Check(o)) {
+      PyObject* self = PyCFunction_GET_SELF(o);
+      builtin = self && (self == T->mathModule || self == T->operatorModule);
+    }
+    if (builtin) {
+      for (auto& a : args) a = concrete(a);
+      for (auto& kv : kwargs) kv.second = concrete(kv.second);
+    }
+  }
   if ((o == T->set || o == T->frozenset) && args.size() <= 1 && kwargs.empty()) {
     std::vector<VarRef> items;
     if (!args.empty()) {

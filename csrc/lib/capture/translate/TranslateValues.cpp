@@ -182,6 +182,12 @@ VarRef Translator::getattr(const VarRef& obj, PyObject* name) {
 
 VarRef Translator::binary(PyObject* op, const VarRef& a, const VarRef& b) {
   if (a->is(Var::Kind::Tensor) || b->is(Var::Kind::Tensor)) return record(op, {a, b}, {});
+  if (a->is(Var::Kind::SymScalar) || b->is(Var::Kind::SymScalar)) {
+    bool handled = false;
+    VarRef r = scalarBinary(op, a, b, handled);
+    if (handled) return r;
+    return binary(op, concrete(a), concrete(b));
+  }
   if (isConst(a) && isConst(b)) {
     PyRef x = constOf(a), y = constOf(b);
     if (!x || !y) return nullptr;
@@ -235,6 +241,12 @@ VarRef Translator::binary(PyObject* op, const VarRef& a, const VarRef& b) {
 
 VarRef Translator::unary(PyObject* op, const VarRef& v) {
   if (v->is(Var::Kind::Tensor)) return record(op, {v}, {});
+  if (v->is(Var::Kind::SymScalar)) {
+    bool handled = false;
+    VarRef r = scalarUnary(op, v, handled);
+    if (handled) return r;
+    return unary(op, concrete(v));
+  }
   if (isConst(v)) {
     PyRef x = constOf(v);
     PyObject* r = PyObject_CallFunctionObjArgs(op, x.get(), nullptr);

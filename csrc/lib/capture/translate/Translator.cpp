@@ -197,6 +197,11 @@ VarRef Translator::wrap(PyObject* value, const SourceRef& source) {
     }
     return makeVar(Var::Kind::Tensor, std::move(meta), source);
   }
+  if ((PyLong_CheckExact(value) || PyFloat_CheckExact(value)) && opts_.symbolicScalars && source &&
+      source->access == Access::Local && !source->parent) {
+    guardType(source, value);
+    return makeVar(Var::Kind::SymScalar, PyRef::borrow(value), source);
+  }
   if (isConstType(value, T)) {
     if (value == Py_None || value == Py_Ellipsis)
       guardId(source, value);
@@ -300,6 +305,8 @@ bool Translator::isConst(const VarRef& v) const {
 
 PyRef Translator::constOf(const VarRef& v) {
   switch (v->kind) {
+    case Var::Kind::SymScalar:
+      return concrete(v)->obj;
     case Var::Kind::Const:
     case Var::Kind::Object:
       return v->obj;
@@ -335,6 +342,12 @@ VarRef Translator::fromConst(PyObject* value) {
       items.push_back(makeConst(PyRef::borrow(e)));
     }
     return makeSeq(Var::Kind::Tuple, std::move(items));
+  }
+  if (PyList_CheckExact(value)) {
+    // A list computed at capture time (sorted(...), ...): a fresh list per call.
+    std::vector<VarRef> items;
+    for (Py_ssize_t i = 0; i < PyList_GET_SIZE(value); ++i) items.push_back(fromConst(PyList_GET_ITEM(value, i)));
+    return makeSeq(Var::Kind::List, std::move(items));
   }
   return makeConst(PyRef::borrow(value));
 }
@@ -401,6 +414,12 @@ VarRef Translator::fromPython(PyObject* value) {
 PyRef Translator::pythonValue(const VarRef& v) {
   const PyTypes* T = pyTypes();
   switch (v->kind) {
+    case Var::Kind::SymScalar:
+      if (markSyms_) {
+        auto it = std::find(markSyms_->begin(), markSyms_->end(), v);
+        if (it != markSyms_->end()) return host_.marker(static_cast<int>(it - markSyms_->begin()));
+      }
+      return concrete(v)->obj;
     case Var::Kind::Tensor:
     case Var::Kind::Const:
       return v->obj;
@@ -441,6 +460,7 @@ PyRef Translator::pythonValue(const VarRef& v) {
 
 int Translator::truth(const VarRef& v) {
   const PyTypes* T = pyTypes();
+  if (v->is(Var::Kind::SymScalar)) return truth(concrete(v));
   switch (v->kind) {
     case Var::Kind::Tensor:
       fail("GB004", "branch on a tensor");
@@ -694,6 +714,7 @@ PyObject* Translator::typeOf(const VarRef& v) {
     case Var::Kind::Tensor: return pyTypes()->tensor;
     case Var::Kind::Const:
     case Var::Kind::Object:
+    case Var::Kind::SymScalar:
     case Var::Kind::Set: return reinterpret_cast<PyObject*>(Py_TYPE(v->obj.get()));
     case Var::Kind::Tuple: return reinterpret_cast<PyObject*>(&PyTuple_Type);
     case Var::Kind::List: return reinterpret_cast<PyObject*>(&PyList_Type);

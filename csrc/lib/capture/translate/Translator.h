@@ -52,6 +52,21 @@ public:
   virtual int constIndex(PyObject* obj) = 0;
   /// The source location recorded on the next nodes.
   virtual void setLoc(PyObject* file, int line) = 0;
+  /// A new graph input for a Python number read from guard node `node`.
+  virtual int scalarInput(int node, bool isInt) = 0;
+  /// Adds `op` (an `arith.*` op) on graph values; its result id, -1 on error.
+  virtual int arith(const char* op, const std::vector<int>& operands, const char* type) = 0;
+  /// A constant number as a graph value.
+  virtual int scalarConst(PyObject* value, const char* type) = 0;
+  /// The marker object standing for symbolic number `i` in record arguments.
+  virtual PyRef marker(int i) = 0;
+  /// Probes whether the numbers stay symbolic through `fn` (see scalars.py):
+  /// a list of sentinels (one per marker), None when they must specialize,
+  /// or null on error.
+  virtual PyRef probe(PyObject* fn, PyObject* args, PyObject* kwargs, PyObject* values) = 0;
+  /// `record` with markers replaced by `sentinels`, bound to graph values `vids`.
+  virtual PyRef recordSym(PyObject* fn, PyObject* args, PyObject* kwargs, PyObject* sentinels,
+                          const std::vector<int>& vids, std::string& code, std::string& detail) = 0;
   /// Enters or leaves a grad-mode region (`with torch.no_grad():`); false +
   /// `detail` when the mode cannot be expressed in the graph.
   virtual bool setGrad(bool enabled, std::string& code, std::string& detail) = 0;
@@ -71,6 +86,9 @@ struct Frame;
 
 struct Options {
   std::string device = "cpu";
+  /// Python ints/floats among the frame's arguments become graph inputs
+  /// (guarded by type only) instead of constants.
+  bool symbolicScalars = true;
 };
 
 class Translator {
@@ -131,6 +149,15 @@ public:
   VarRef setBinary(PyObject* op, const VarRef& a, const VarRef& b);
   /// The Python type of a tracked value (borrowed), null if unknown.
   PyObject* typeOf(const VarRef& v);
+  // Symbolic numbers (TranslateScalars.cpp).
+  /// `v` itself, or for a symbolic number its capture-time value as a
+  /// constant, guarding every argument it came from by value.
+  VarRef concrete(const VarRef& v);
+  int scalarVid(const VarRef& v);
+  VarRef scalarBinary(PyObject* op, const VarRef& a, const VarRef& b, bool& handled);
+  VarRef scalarUnary(PyObject* op, const VarRef& v, bool& handled);
+  VarRef recordSym(PyObject* fn, const std::vector<VarRef>& args,
+                   const std::vector<std::pair<PyRef, VarRef>>& kwargs, bool& handled);
 
   Host& host() { return host_; }
   GuardTree& tree() { return tree_; }
@@ -168,6 +195,7 @@ private:
   Frame* top_ = nullptr;
   Frame* current_ = nullptr;
   bool gradEnabled_ = true;
+  const std::vector<VarRef>* markSyms_ = nullptr;  ///< pythonValue: numbers given as markers
   friend struct Frame;
 };
 

@@ -130,6 +130,9 @@ struct Var {
     GradExit,      ///< the `__exit__` BEFORE_WITH pushed; pos: the mode to restore
     Super,         ///< obj: the class, self: the bound tracker
     NoOp,          ///< a call that does nothing (`object.__init__` via super())
+    SymScalar,     ///< a Python int/float that is a graph value: obj = the value seen at
+                   ///< capture, vid = its graph value (-1 until used), items = the
+                   ///< argument trackers it was computed from (empty: it is one)
   };
   Kind kind = Kind::Null;
   SourceRef source;
@@ -143,6 +146,7 @@ struct Var {
   VarRef self;
   std::string name;
   size_t pos = 0;
+  int vid = -1;
 
   bool is(Kind k) const { return kind == k; }
 };
