@@ -206,10 +206,33 @@ def compile_frame(func: types.FunctionType, args: tuple, opts: Options, ev: Comp
 
 
 def _compile_frame_cpp(func: types.FunctionType, args: tuple, opts: Options, ev: CompileEvent) -> None:
-    """The C++ translator: a whole-frame graph, or the frame runs in Python."""
+    """The C++ translator: a whole-frame graph, or the frame runs in Python.
+    Dynamic dims follow dynamic.py: a shadow run with doubled sizes first, then
+    the real run compared against it; any disagreement compiles static."""
     code = func.__code__
-    ctx = Ctx(func, code.co_name, _gir_device(opts.device), {}, False, None)
-    r = C.translate(func, args, Host(ctx), ctx.tree, ctx.device, opts.dynamic is not False)
+    st = dynamic.state(code)
+    plan = dynamic.Plan(st, opts.dynamic is True)
+    shadow = None
+    if opts.dynamic is not False and not st.failed and plan.any_candidates():
+        shadow = _shadow_cpp(func, args, opts, plan)
+        if shadow is None and plan.all == "all":
+            st.failed = False
+            plan = dynamic.Plan(st, True)
+            plan.all = "dim0"
+            shadow = _shadow_cpp(func, args, opts, plan)
+    try:
+        while True:
+            ctx = Ctx(func, code.co_name, _gir_device(opts.device), {}, opts.dynamic, plan, shadow=shadow)
+            r = C.translate(func, args, Host(ctx), ctx.tree, ctx.device, opts.dynamic is not False)
+            if shadow is not None and (r[0] != "graph" or ctx.reads != shadow.reads):
+                log("recompiles", "%s: dynamic shapes not used (%s)", code.co_qualname,
+                    r[2] if r[0] != "graph" else "metadata read by Python depends on a dynamic size")
+                st.failed = True
+                shadow = None
+                continue
+            break
+    finally:
+        plan.commit()
     if r[0] == "graph":
         _, tmpl, outs, _steps = r
         if ctx.builder.num_nodes == 0:
@@ -229,6 +252,20 @@ def _compile_frame_cpp(func: types.FunctionType, args: tuple, opts: Options, ev:
         COUNTERS["internal_errors"] += 1
     log("breaks", "%s", info)
     _skip(code, ev, f"{bcode} {detail} (the C++ translator does not split frames yet)")
+
+
+def _shadow_cpp(func: types.FunctionType, args: tuple, opts: Options, plan: "dynamic.Plan") -> Any:
+    """The C++ translator with dynamic dims doubled; None when it cannot be used."""
+    code = func.__code__
+    ctx = Ctx(func, code.co_name, _gir_device(opts.device), {}, opts.dynamic, plan, shadow_run=True)
+    r = C.translate(func, args, Host(ctx), ctx.tree, ctx.device, opts.dynamic is not False)
+    if r[0] != "graph":
+        log("recompiles", "%s: dynamic shapes not used (%s: %s)", code.co_qualname, r[1], r[2])
+        plan.state.failed = True
+        return None
+    if not plan.symbols:
+        return None
+    return dynamic.Shadow(ctx.rec.trace, ctx.reads)
 
 
 def _shadow_run(func: types.FunctionType, args: tuple, opts: Options, plan: "dynamic.Plan") -> Any:

@@ -76,7 +76,10 @@ class Plan:
     def dims_of(self, value: torch.Tensor, source: T.Source | None) -> list[int]:
         if source is None or _root(source).kind != "L":
             return []
-        ident = source.ident()
+        return self.dims_for(value, source.ident())
+
+    def dims_for(self, value: torch.Tensor, ident: Any) -> list[int]:
+        """Dynamic dims of an argument-rooted tensor known by `ident`."""
         sizes = tuple(int(s) for s in value.shape)
         self.seen[ident] = sizes
         prev = self.state.seen.get(ident)

@@ -11,10 +11,11 @@ from typing import Any
 
 import torch
 
-from xacc._src.capture import scalars
+from xacc._src.capture import dynamic, scalars
 from xacc._src.capture import trackers as T
 from xacc._src.capture.breaks import GraphBreak
 from xacc._src.capture.recorder import meta_like, tensor_type
+from xacc._src.capture.translator import CONST_TYPES
 
 
 class Host:
@@ -29,19 +30,38 @@ class Host:
             raise GraphBreak("GB011", "non-strided tensor")
         if node < 0:
             node = ctx.node(T.Source("K", ctx.const_index(t)))
+        dims: list[int] = []
+        if guard and ctx.plan is not None:
+            path = ctx.tree.path(node)  # stable across compiles: the key of past sizes
+            if path.startswith("L["):
+                dims = ctx.plan.dims_for(t, path)  # also records the sizes seen
+            if not ctx.dyn_active:
+                dims = []
         if guard:
-            ctx.tree.leaf_tensor(node, t, [])
-        vid = ctx.builder.add_input(tensor_type(t, ctx.device), f"in{len(ctx.inputs)}")
+            ctx.tree.leaf_tensor(node, t, dims)
+        dyn = {d: ctx.plan.symbol(int(t.shape[d])) for d in dims}
+        vid = ctx.builder.add_input(tensor_type(t, ctx.device, dyn), f"in{len(ctx.inputs)}")
         ctx.inputs.append(node)
         ctx.input_vids.add(vid)
-        meta = meta_like(t)
+        meta = dynamic.shadow_meta(t, dims) if ctx.shadow_run else meta_like(t)
         ctx.rec.bind(meta, vid)
         return meta
 
     def record(self, fn: Any, args: tuple, kwargs: dict | None, file: str | None, line: int) -> Any:
         rec = self.ctx.rec
         rec.loc = (file or "<unknown>", line)
-        return rec.call(fn, args, kwargs or {})
+        return self._note(rec.call(fn, args, kwargs or {}))
+
+    def _note(self, r: Any) -> Any:
+        """Notes values Python reads from tensor metadata (sizes, ...) for the
+        dynamic-shape comparison with the shadow run (dynamic.py)."""
+        if isinstance(r, torch.device):
+            self.ctx.reads.append(torch.device(self.ctx.device))
+        elif isinstance(r, CONST_TYPES) or type(r) is torch.Size:
+            self.ctx.reads.append(r)
+        elif type(r) is tuple and all(isinstance(e, CONST_TYPES) for e in r):
+            self.ctx.reads.append(r)
+        return r
 
     def value_of(self, meta: torch.Tensor) -> int:
         return self.ctx.rec.vid_of(meta)
@@ -81,7 +101,7 @@ class Host:
         rec.loc = (file or "<unknown>", line)
         rec.sym = {(type(s), s): v for s, v in zip(sentinels, vids)}
         try:
-            return rec.call(fn, _subst(args, sentinels), _subst(kwargs, sentinels))
+            return self._note(rec.call(fn, _subst(args, sentinels), _subst(kwargs, sentinels)))
         finally:
             rec.sym = {}
 

@@ -32,19 +32,16 @@ VarRef Translator::callBuiltin(PyObject* f, std::vector<VarRef>& args,
     if (args.size() != 1) return bad("len() arguments");
     const VarRef& v = args[0];
     if (v->is(Var::Kind::Tensor)) {
-      PyObject* shape = PyObject_GetAttrString(v->obj.get(), "shape");
-      if (!shape) {
+      PyObject* dim = PyObject_CallMethod(v->obj.get(), "dim", nullptr);
+      long nd = dim ? PyLong_AsLong(dim) : -1;
+      Py_XDECREF(dim);
+      if (nd < 0) {
         failPy("GB011", "len()");
         return nullptr;
       }
-      Py_ssize_t n = PyTuple_Check(shape) ? PyTuple_GET_SIZE(shape) : PySequence_Size(shape);
-      if (n <= 0) {
-        Py_DECREF(shape);
-        return bad("len() of a 0-d tensor");
-      }
-      PyObject* d0 = PySequence_GetItem(shape, 0);
-      Py_DECREF(shape);
-      return constant(d0);
+      if (nd == 0) return bad("len() of a 0-d tensor");
+      // Through the host: a size read by Python (see dynamic shapes).
+      return record(T->len, {v}, {});
     }
     if (v->is(Var::Kind::Tuple) || v->is(Var::Kind::List) || v->is(Var::Kind::Dict))
       return constant(PyLong_FromSize_t(v->items.size()));
