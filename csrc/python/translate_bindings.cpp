@@ -9,6 +9,7 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
+#include "../lib/capture/translate/Codegen.h"
 #include "../lib/capture/translate/PyTypes.h"
 #include "../lib/capture/translate/Translator.h"
 #include "xacc/capture/Guards.h"
@@ -150,8 +151,51 @@ private:
   int line_ = 0;
 };
 
+class PyBreakHost final : public tr::BreakHost {
+public:
+  explicit PyBreakHost(py::handle host) : host_(host) {}
+  tr::PyRef finishGraph(const std::vector<int>& outputs) override {
+    PyObject* ids = PyList_New(static_cast<Py_ssize_t>(outputs.size()));
+    for (size_t i = 0; i < outputs.size(); ++i)
+      PyList_SET_ITEM(ids, static_cast<Py_ssize_t>(i), PyLong_FromLong(outputs[i]));
+    PyObject* r = PyObject_CallMethod(host_.ptr(), "finish_graph", "O", ids);
+    Py_DECREF(ids);
+    return tr::PyRef::steal(r);
+  }
+  PyObject* constAt(int i) override {
+    PyObject* ctx = PyObject_GetAttrString(host_.ptr(), "ctx");
+    PyObject* consts = ctx ? PyObject_GetAttrString(ctx, "consts") : nullptr;
+    Py_XDECREF(ctx);
+    if (!consts) {
+      PyErr_Clear();
+      return nullptr;
+    }
+    PyObject* c = PyList_Check(consts) && i < PyList_GET_SIZE(consts) ? PyList_GET_ITEM(consts, i) : nullptr;
+    Py_DECREF(consts);  // the context keeps the list (and the constant) alive
+    return c;
+  }
+
+private:
+  py::handle host_;
+};
+
 py::object breakResult(const tr::Failure& f) {
   return py::make_tuple("break", f.code, f.detail, f.file, f.line, f.function, f.offset, f.internal);
+}
+
+/// The frame split at `ins`: ("code", fn, ...) or ("fallback", code, detail, <the break>).
+py::object splitResult(tr::Translator& t, const tr::Instr& ins, py::handle func, py::handle host,
+                       const tr::Failure& brk, bool silent) {
+  PyBreakHost bh(host);
+  tr::Failure fallback;
+  tr::PyRef fn = tr::emitBreak(t, *t.topFrame(), ins, func.ptr(), bh, fallback);
+  if (PyErr_Occurred()) PyErr_Clear();
+  if (!fn) {
+    return py::make_tuple("fallback", fallback.code, fallback.detail, brk.code, brk.detail, brk.file, brk.line,
+                          brk.function, silent);
+  }
+  return py::make_tuple("code", py::reinterpret_steal<py::object>(fn.release()), brk.code, brk.detail, brk.file,
+                        brk.line, brk.function, silent);
 }
 
 /// The output template of the return value (the spec `graph_entry` takes);
@@ -217,25 +261,48 @@ bool makeTemplate(tr::Translator& t, const tr::VarRef& v, std::vector<int>& outs
 }
 
 py::object translate(py::handle func, py::tuple args, py::handle host, cap::GuardTree& tree,
-                     const std::string& device, bool symbolicScalars) {
+                     const std::string& device, bool symbolicScalars, py::dict breakAt) {
   if (!PyFunction_Check(func.ptr())) throw py::type_error("translate: expected a function");
   PyHost h(host);
   tr::Options opts;
   opts.device = device;
   opts.symbolicScalars = symbolicScalars;
+  for (auto item : breakAt) {
+    py::tuple b = item.second.cast<py::tuple>();
+    tr::Failure f;
+    f.code = b[0].cast<std::string>();
+    f.detail = b[1].cast<std::string>();
+    f.file = b[2].cast<std::string>();
+    f.line = b[3].cast<int>();
+    f.function = b[4].cast<std::string>();
+    opts.breakAt[item.first.cast<int>()] = f;
+  }
   tr::Translator t(h, tree, opts);
   try {
     tr::VarRef ret = t.run(func.ptr(), args.ptr());
     if (PyErr_Occurred()) PyErr_Clear();  // never leave an error pending
-    if (!ret) return breakResult(t.failure());
+    if (!ret) {
+      const tr::Failure& f = t.failure();
+      if (f.replayed && t.topFrame()) {
+        tr::Frame& top = *t.topFrame();
+        return splitResult(t, top.bc->instrs()[top.ip], func, host, f, false);
+      }
+      return breakResult(f);
+    }
     std::vector<int> outs;
     py::object spec;
     if (!makeTemplate(t, ret, outs, spec)) {
       if (t.failed()) return breakResult(t.failure());
+      // The return value must be rebuilt by bytecode: split at RETURN_VALUE.
+      tr::Frame& top = *t.topFrame();
+      top.stack.push_back(ret);
       tr::Failure f;
       f.code = "GB011";
-      f.detail = "the return value needs bytecode to rebuild";
-      return breakResult(f);
+      f.detail = "returning a value that needs bytecode to rebuild";
+      f.file = PyUnicode_AsUTF8(top.code->co_filename);
+      f.line = top.line;
+      f.function = PyUnicode_AsUTF8(top.code->co_name);
+      return splitResult(t, top.bc->instrs()[top.ip - 1], func, host, f, true);
     }
     return py::make_tuple("graph", spec, outs, t.steps);
   } catch (const std::exception& e) {
@@ -251,7 +318,10 @@ py::object translate(py::handle func, py::tuple args, py::handle host, cap::Guar
 }  // namespace
 
 void bindTranslate(py::module_& c) {
+  c.def("is_resume", [](py::handle code) {
+    return PyCode_Check(code.ptr()) && tr::resumeOrigin(reinterpret_cast<PyCodeObject*>(code.ptr()), nullptr);
+  });
   c.def("translate", &translate, py::arg("func"), py::arg("args"), py::arg("host"), py::arg("tree"),
-        py::arg("device") = "cpu", py::arg("symbolic_scalars") = true,
+        py::arg("device") = "cpu", py::arg("symbolic_scalars") = true, py::arg("break_at") = py::dict(),
         "Runs the C++ bytecode translator on func(*args); see translate_bindings.cpp.");
 }

@@ -121,13 +121,12 @@ def should_skip(code: types.CodeType) -> bool:
 def callback(func: types.FunctionType, args: tuple, failures: list[str]) -> Any:
     """Called by the hook (thread Off) on a cache miss of `func`'s frame."""
     code = func.__code__
-    if code in codegen.RESUME_ORIGIN:
-        pass
-    elif should_skip(code):
+    resume = code in codegen.RESUME_ORIGIN or C.is_resume(code)
+    if not resume and should_skip(code):
         C.mark_skip(code)
         return None
     opts = current_options()
-    if code not in codegen.RESUME_ORIGIN and not any(_has_tensors(a) for a in args):
+    if not resume and not any(_has_tensors(a) for a in args):
         # Nothing tensor-valued comes in (script mains, constructors): translating
         # such frames costs time and captures nothing.
         C.mark_skip(code)
@@ -220,38 +219,97 @@ def _compile_frame_cpp(func: types.FunctionType, args: tuple, opts: Options, ev:
             plan = dynamic.Plan(st, True)
             plan.all = "dim0"
             shadow = _shadow_cpp(func, args, opts, plan)
+    break_at: dict[int, tuple] = {}
     try:
-        while True:
+        for _ in range(8):
             ctx = Ctx(func, code.co_name, _gir_device(opts.device), {}, opts.dynamic, plan, shadow=shadow)
-            r = C.translate(func, args, Host(ctx), ctx.tree, ctx.device, opts.dynamic is not False)
+            host = Host(ctx, lambda outs, ctx=ctx: _prefix_graph(ctx, func, outs, ev))
+            r = C.translate(func, args, host, ctx.tree, ctx.device, opts.dynamic is not False, break_at)
             if shadow is not None and (r[0] != "graph" or ctx.reads != shadow.reads):
                 log("recompiles", "%s: dynamic shapes not used (%s)", code.co_qualname,
                     r[2] if r[0] != "graph" else "metadata read by Python depends on a dynamic size")
                 st.failed = True
                 shadow = None
                 continue
+            if r[0] == "break" and not r[7] and r[6] >= 0 and not opts.fullgraph:
+                # Restart with the break recorded, so the prefix is traced
+                # cleanly up to the instruction and never half-executes it.
+                _, bcode, detail, filename, lineno, function, offset, _internal = r
+                break_at[offset] = (bcode, detail, filename, lineno, function)
+                continue
             break
+        else:
+            raise RuntimeError("translation did not settle after restarts")
     finally:
         plan.commit()
-    if r[0] == "graph":
+    kind = r[0]
+    if kind == "graph":
         _, tmpl, outs, _steps = r
         if ctx.builder.num_nodes == 0:
             _skip(code, ev, "nothing to capture")
             return
         _install_graph_entry(ctx, func, tmpl, outs, ev)
         return
-    _, bcode, detail, filename, lineno, function, _offset, internal = r
+    if kind == "break":
+        _, bcode, detail, filename, lineno, function, _offset, internal = r
+        info = _break_info(code, bcode, detail, filename, lineno, function)
+        if opts.fullgraph:
+            gb = GraphBreak(bcode, detail)
+            gb.where = (info.filename, info.lineno, info.function)
+            raise gb
+        ev.breaks.append(info)
+        COUNTERS["breaks"] += 1
+        if internal:
+            COUNTERS["internal_errors"] += 1
+            log("capture", "internal error while capturing %s; it runs in Python: %s", code.co_qualname, detail)
+        log("breaks", "%s", info)
+        _skip(code, ev, f"{bcode} {detail}")
+        return
+    if kind == "fallback":
+        _, fcode, fdetail, bcode, detail, filename, lineno, function, silent = r
+        info = _break_info(code, bcode, detail, filename, lineno, function)
+        if not silent:
+            ev.breaks.append(info)
+            COUNTERS["breaks"] += 1
+            log("breaks", "%s", info)
+        ev.breaks.append(BreakInfo(fcode, GraphBreak(fcode).reason, GraphBreak(fcode).hint, fdetail,
+                                   info.filename, info.lineno, info.function))
+        _skip(code, ev, f"{fcode} {fdetail}")
+        return
+    _, fn, bcode, detail, filename, lineno, function, silent = r
+    info = _break_info(code, bcode, detail, filename, lineno, function)
+    if not silent:
+        if opts.fullgraph:
+            gb = GraphBreak(bcode, detail)
+            gb.where = (info.filename, info.lineno, info.function)
+            raise gb
+        ev.breaks.append(info)
+        COUNTERS["breaks"] += 1
+        log("breaks", "%s", info)
+    C.mark_skip(fn.__code__)
+    C.add_entry(code, C.code_entry(ctx.tree, tuple(ctx.consts), fn, _label(code)))
+    ev.outcome = "code"
+    ev.guards = ctx.tree.describe()
+    log("bytecode", "break function for %s:\n%s", code.co_qualname, _dis(fn.__code__))
+
+
+def _break_info(code: types.CodeType, bcode: str, detail: str, filename: str, lineno: int,
+                function: str) -> BreakInfo:
     gb = GraphBreak(bcode, detail)
     gb.where = (filename or code.co_filename, lineno or code.co_firstlineno, function or code.co_name)
-    if opts.fullgraph:
-        raise gb
-    info = gb.info()
-    ev.breaks.append(info)
-    COUNTERS["breaks"] += 1
-    if internal:
-        COUNTERS["internal_errors"] += 1
-    log("breaks", "%s", info)
-    _skip(code, ev, f"{bcode} {detail} (the C++ translator does not split frames yet)")
+    return gb.info()
+
+
+def _prefix_graph(ctx: Ctx, func: types.FunctionType, outs: list[int], ev: CompileEvent) -> Any:
+    """The prefix graph of a split frame as the callable its break function calls."""
+    if ctx.builder.num_nodes == 0:
+        return None
+    graph = _finish_graph(ctx, outs)
+    COUNTERS["graphs"] += 1
+    ev.graph = graph.text()
+    ev.op_counts = dict(ctx.rec.op_counts)
+    return C.GraphFunction(graph, ctx.tree, ctx.inputs, tuple(ctx.consts), func.__globals__,
+                           _builtins_dict(func), func.__closure__)
 
 
 def _shadow_cpp(func: types.FunctionType, args: tuple, opts: Options, plan: "dynamic.Plan") -> Any:

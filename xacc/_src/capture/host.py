@@ -19,8 +19,11 @@ from xacc._src.capture.translator import CONST_TYPES
 
 
 class Host:
-    def __init__(self, ctx: Any) -> None:
+    def __init__(self, ctx: Any, finish_graph: Any = None) -> None:
         self.ctx = ctx
+        # Called by the break emitter with the prefix graph's outputs; returns
+        # the GraphFunction the break function calls, or None (convert.py).
+        self.finish_graph = finish_graph
 
     def tensor_input(self, t: torch.Tensor, node: int, guard: bool) -> torch.Tensor:
         ctx = self.ctx

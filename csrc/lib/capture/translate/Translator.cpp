@@ -630,7 +630,8 @@ VarRef Translator::run(PyObject* func, PyObject* args) {
   PyObject* builtins = PyDict_GetItemString(fn->func_globals, "__builtins__");
   if (builtins && PyModule_Check(builtins)) builtins = PyModule_GetDict(builtins);
   if (!builtins || !PyDict_Check(builtins)) builtins = PyEval_GetBuiltins();
-  Frame f(*this, code, bc, fn->func_globals, builtins);
+  topFrame_ = std::make_unique<Frame>(*this, code, bc, fn->func_globals, builtins);
+  Frame& f = *topFrame_;
   f.line = code->co_firstlineno;
   f.slots.resize(static_cast<size_t>(code->co_nlocalsplus));
   Py_ssize_t nargs = PyTuple_GET_SIZE(args);
@@ -686,6 +687,16 @@ bool Translator::runFrame(Frame& f, VarRef& result) {
     const Instr& ins = instrs[f.ip];
     f.line = ins.line > 0 ? ins.line : f.line;
     f.offset = ins.offset;
+    if (&f == top_ && !opts_.breakAt.empty()) {
+      auto it = opts_.breakAt.find(ins.offset);
+      if (it != opts_.breakAt.end()) {
+        failure_ = it->second;
+        failure_.replayed = true;
+        failure_.offset = ins.offset;
+        ok = false;
+        break;
+      }
+    }
     if (++steps > kMaxSteps) {
       ok = fail("GB016", "too many instructions (unbounded loop?)");
       break;

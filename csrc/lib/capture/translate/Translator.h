@@ -20,6 +20,7 @@
 #include <Python.h>
 
 #include <functional>
+#include <map>
 #include <memory>
 #include <set>
 #include <string>
@@ -80,12 +81,18 @@ struct Failure {
   int line = 0;
   int offset = -1;     ///< top-frame instruction offset, -1 if before the first one
   bool internal = false;  ///< an unexpected state (GB020): the frame runs in Python
+  /// Translation stopped cleanly *before* the instruction at `offset` of the
+  /// top frame (a break found by an earlier attempt): the frame can be split.
+  bool replayed = false;
 };
 
 struct Frame;
 
 struct Options {
   std::string device = "cpu";
+  /// Breaks found by earlier attempts, by top-frame offset: translation stops
+  /// before these instructions (so the prefix never half-runs them).
+  std::map<int, Failure> breakAt;
   /// Python ints/floats among the frame's arguments become graph inputs
   /// (guarded by type only) instead of constants.
   bool symbolicScalars = true;
@@ -100,6 +107,8 @@ public:
   /// returns the tracker of the return value; else null with failure() set.
   VarRef run(PyObject* func, PyObject* args);
   const Failure& failure() const { return failure_; }
+  /// The top frame (kept after run() for emitting a break function).
+  Frame* topFrame() { return topFrame_.get(); }
   /// Graph value of a tensor tracker (-1 + failure when unknown).
   int valueOf(const VarRef& v);
 
@@ -193,6 +202,7 @@ private:
   std::set<std::pair<int, int>> guarded_;
   std::vector<PyCodeObject*> inlineStack_;
   Frame* top_ = nullptr;
+  std::unique_ptr<Frame> topFrame_;
   Frame* current_ = nullptr;
   bool gradEnabled_ = true;
   const std::vector<VarRef>* markSyms_ = nullptr;  ///< pythonValue: numbers given as markers

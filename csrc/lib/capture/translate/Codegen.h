@@ -1,0 +1,52 @@
+// Bytecode generation for graph breaks (CPython 3.11).
+//
+// Two kinds of code objects are made here:
+//  * the *break function* of a frame: same argument slots as the frame; it
+//    calls the prefix graph (a GraphFunction constant that reads its inputs
+//    from the arguments), rebuilds the live locals and the value stack from
+//    graph outputs, sources and constants, runs the unsupported instruction(s)
+//    copied verbatim from the original code, then passes the stack and the
+//    locals to a resume function and returns its result;
+//  * the *resume function* for an offset of an original code object: its
+//    arguments are all the original locals followed by the stack values; a
+//    prologue pushes them back (NULLs where 3.11's call protocol had them),
+//    deletes locals that were unbound, and jumps into an unchanged copy of the
+//    original bytecode. Jumps in 3.11 bytecode are relative, so the copy runs
+//    as is; exception-table offsets are shifted by the prologue length and
+//    closure-variable opargs by the number of added locals.
+// Resume functions re-enter the frame hook like any function; break functions
+// are marked skip by the caller.
+#pragma once
+
+#include <Python.h>
+
+#include <string>
+#include <vector>
+
+#include "Translator.h"
+
+namespace xacc::capture::translate {
+
+/// What emission asks of the Python side.
+class BreakHost {
+public:
+  virtual ~BreakHost() = default;
+  /// Finishes the prefix graph with `outputs` and returns the callable that
+  /// runs it from the frame's arguments, None when nothing was recorded, or
+  /// null with an error.
+  virtual PyRef finishGraph(const std::vector<int>& outputs) = 0;
+  /// Entry constant `i` (borrowed).
+  virtual PyObject* constAt(int i) = 0;
+};
+
+/// A resume code object's original code and prologue length (bytes), or
+/// null when `code` is not a resume function.
+PyCodeObject* resumeOrigin(PyCodeObject* code, int* prologue);
+
+/// Emits the break function for the top frame stopped before `ins`. On
+/// success returns the new function; else null with `fallback` set (the
+/// frame cannot be split: it runs in Python).
+PyRef emitBreak(Translator& t, Frame& top, const Instr& ins, PyObject* func, BreakHost& host,
+                Failure& fallback);
+
+}  // namespace xacc::capture::translate
