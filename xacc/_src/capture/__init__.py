@@ -1,7 +1,9 @@
-"""XJIT capture, the Python half: the bytecode translator (symbolic execution of
-CPython 3.11 code objects with value trackers), meta-tensor recording of torch
-calls as ATen nodes, bytecode generation for graph breaks and resume functions,
-and the compile callback the C++ frame hook calls on a cache miss.
+"""XJIT capture, the Python half: the glue around the C++ bytecode translator
+(csrc/lib/capture/translate): the compile callback the frame hook calls on a
+cache miss (convert.py), the host the translator calls back to observe torch
+calls on meta tensors (host.py, recorder.py, scalars.py), dynamic-shape
+history (dynamic.py), the graph-break table (breaks.py) and configuration.
 
-The hook, caches, guard trees and the ATen executor are C++ (xacc._C.capture).
+The hook, caches, guard trees, translator and ATen executor are C++
+(xacc._C.capture).
 """

@@ -1,7 +1,8 @@
 """Graph-break registry: every construct the translator does not capture has one
-stable code, a one-line reason and a hint. The translator raises `GraphBreak`
-with a code from this table; explain() and XACC_LOG=breaks report it together
-with the user's file:line."""
+stable code, a one-line reason and a hint. The C++ translator reports breaks by
+code from this table (and the Python host raises `GraphBreak` for what it
+observes, e.g. an op without a meta kernel); explain() and XACC_LOG=breaks
+report them together with the user's file:line."""
 
 from __future__ import annotations
 

@@ -17,9 +17,6 @@ CHANNELS = {
     "graphs": "captured GIR graphs",
 }
 RECOMPILE_LIMIT = int(os.environ.get("XACC_RECOMPILE_LIMIT", "8"))
-# Which bytecode translator runs: "cpp" (xacc._C.capture.translate; a frame it
-# cannot translate runs in Python) or "python" (translator.py).
-TRANSLATOR = os.environ.get("XACC_TRANSLATOR", "python")
 VERBOSE_ERRORS = os.environ.get("XACC_VERBOSE", "") not in ("", "0")
 
 

@@ -27,7 +27,6 @@ from typing import Any
 
 import torch
 
-from xacc._src.capture import trackers as T
 
 _STATES: dict[types.CodeType, "State"] = {}
 
@@ -56,12 +55,6 @@ def reset() -> None:
     _STATES.clear()
 
 
-def _root(source: T.Source) -> T.Source:
-    while source.parent is not None:
-        source = source.parent
-    return source
-
-
 class Plan:
     """The dynamic dims of one compile and their symbols."""
 
@@ -72,11 +65,6 @@ class Plan:
         self.symbols: dict[int, str] = {}  # size -> symbol
         self.seen: dict[tuple, tuple[int, ...]] = {}
         self.dims: dict[tuple, set[int]] = {}
-
-    def dims_of(self, value: torch.Tensor, source: T.Source | None) -> list[int]:
-        if source is None or _root(source).kind != "L":
-            return []
-        return self.dims_for(value, source.ident())
 
     def dims_for(self, value: torch.Tensor, ident: Any) -> list[int]:
         """Dynamic dims of an argument-rooted tensor known by `ident`."""

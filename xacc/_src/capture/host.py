@@ -1,26 +1,98 @@
-"""The Python side of the C++ translator (xacc._C.capture.translate): what it
-needs observed in Python. Tensor inputs become meta twins bound to graph
-inputs (with tensor guards on their guard-tree node), torch calls run on metas
-under the recorder's dispatch mode (recorder.py), and the recorder answers
-which graph value a meta is bound to. Everything else — decoding, symbolic
-execution, trackers, guards on non-tensor values, inlining — is C++."""
+"""The Python side of the C++ bytecode translator (xacc._C.capture.translate,
+csrc/lib/capture/translate): what it needs observed in Python, and the state of
+one translation attempt.
+
+`State` holds what the compiled entry is made of: the graph under
+construction (a C++ GraphBuilder), the guard tree, graph inputs (a guard-tree
+node each, in parameter order) and entry constants. `Host` is the object the
+C++ translator calls back: tensor inputs become meta twins bound to graph
+inputs (with tensor guards, dynamic dims per dynamic.py), torch calls run on
+metas under the recorder's dispatch mode (recorder.py), symbolic numbers are
+probed with sentinels (scalars.py), and grad-mode regions switch the
+recorder. Decoding, symbolic execution, trackers, guards on other values,
+inlining and break/resume bytecode are C++.
+"""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Callable
 
 import torch
 
+from xacc._C import capture as C
 from xacc._src.capture import dynamic, scalars
-from xacc._src.capture import trackers as T
 from xacc._src.capture.breaks import GraphBreak
-from xacc._src.capture.recorder import meta_like, tensor_type
-from xacc._src.capture.translator import CONST_TYPES
+from xacc._src.capture.recorder import Recorder, meta_like, tensor_type
+
+# Values a torch call may return that Python code can read as constants.
+CONST_TYPES = (bool, int, float, str, type(None), type(Ellipsis), torch.dtype, torch.device,
+               torch.memory_format, torch.layout, complex, bytes)
+
+
+class State:
+    """One translation attempt of one frame."""
+
+    def __init__(self, name: str, device: str, dynamic_opt: bool | None, plan: Any,
+                 shadow_run: bool = False, shadow: Any = None) -> None:
+        self.device = device
+        # Dynamic shapes (dynamic.py): `plan` knows the dynamic dims; the shadow
+        # run traces with them doubled; the real run compares with `shadow`.
+        self.plan = plan
+        self.shadow_run = shadow_run
+        self.dyn_active = shadow_run or shadow is not None
+        self.reads: list = []  # values Python read from tensor metadata
+        self.builder = C.GraphBuilder(name)
+        self.tree = C.GuardTree()
+        # Grad mode is guarded at entry; `with torch.no_grad():` inside the frame
+        # is a region of the same graph (see set_grad).
+        self.entry_grad = torch.is_grad_enabled()
+        self.tree.set_grad_mode(self.entry_grad)
+        self.consts: list[Any] = []
+        self.inputs: list[int] = []  # guard-tree node per graph input, in parameter order
+        self.rec = Recorder(self.builder, device, self.const_tensor)
+        if shadow is not None:
+            self.rec.shadow = shadow.ops
+            self.rec.pairs = plan.pairs()
+
+    def const_index(self, obj: Any) -> int:
+        for i, c in enumerate(self.consts):
+            if c is obj:
+                return i
+        self.consts.append(obj)
+        return len(self.consts) - 1
+
+    def const_node(self, obj: Any) -> int:
+        return self.tree.node(-1, "K", self.const_index(obj), None)
+
+    def const_tensor(self, t: torch.Tensor) -> int:
+        """A real tensor met while tracing (a literal, a closure's tensor): an
+        entry constant read as a graph input, unguarded."""
+        return self.add_tensor_input(t, self.const_node(t), guard=False)
+
+    def add_tensor_input(self, t: torch.Tensor, node: int, guard: bool = True, dims: list[int] = ()) -> int:
+        if guard:
+            self.tree.leaf_tensor(node, t, list(dims))
+        dyn = {d: self.plan.symbol(int(t.shape[d])) for d in dims}
+        vid = self.builder.add_input(tensor_type(t, self.device, dyn), f"in{len(self.inputs)}")
+        self.inputs.append(node)
+        return vid
+
+    def set_grad(self, enabled: bool) -> None:
+        """Enters or leaves a grad-mode region. Inside a `no_grad` region of a
+        frame entered with grad enabled, ops run on metas under no_grad and read
+        tensors that require grad through `aten.detach` (recorder.py), so they
+        record no autograd history, exactly like eager. Enabling grad inside a
+        frame entered without it cannot be expressed that way: a break."""
+        if enabled and not self.entry_grad:
+            raise GraphBreak("GB014", "torch.enable_grad() in a frame running without grad")
+        self.rec.set_no_grad(not enabled and self.entry_grad)
 
 
 class Host:
-    def __init__(self, ctx: Any, finish_graph: Any = None) -> None:
-        self.ctx = ctx
+    """The callbacks of the C++ translator (see PyHost in translate_bindings.cpp)."""
+
+    def __init__(self, state: State, finish_graph: Callable[[list[int]], Any] | None = None) -> None:
+        self.ctx = state
         # Called by the break emitter with the prefix graph's outputs; returns
         # the GraphFunction the break function calls, or None (convert.py).
         self.finish_graph = finish_graph
@@ -32,7 +104,7 @@ class Host:
         if t.is_sparse or t.layout != torch.strided:
             raise GraphBreak("GB011", "non-strided tensor")
         if node < 0:
-            node = ctx.node(T.Source("K", ctx.const_index(t)))
+            node = ctx.const_node(t)
         dims: list[int] = []
         if guard and ctx.plan is not None:
             path = ctx.tree.path(node)  # stable across compiles: the key of past sizes
@@ -40,12 +112,7 @@ class Host:
                 dims = ctx.plan.dims_for(t, path)  # also records the sizes seen
             if not ctx.dyn_active:
                 dims = []
-        if guard:
-            ctx.tree.leaf_tensor(node, t, dims)
-        dyn = {d: ctx.plan.symbol(int(t.shape[d])) for d in dims}
-        vid = ctx.builder.add_input(tensor_type(t, ctx.device, dyn), f"in{len(ctx.inputs)}")
-        ctx.inputs.append(node)
-        ctx.input_vids.add(vid)
+        vid = ctx.add_tensor_input(t, node, guard, dims)
         meta = dynamic.shadow_meta(t, dims) if ctx.shadow_run else meta_like(t)
         ctx.rec.bind(meta, vid)
         return meta
@@ -69,6 +136,12 @@ class Host:
     def value_of(self, meta: torch.Tensor) -> int:
         return self.ctx.rec.vid_of(meta)
 
+    def const_index(self, obj: Any) -> int:
+        return self.ctx.const_index(obj)
+
+    def set_grad(self, enabled: bool) -> None:
+        self.ctx.set_grad(bool(enabled))
+
     # -- symbolic numbers (see scalars.py) --------------------------------------
     def scalar_input(self, node: int, is_int: bool) -> int:
         ctx = self.ctx
@@ -89,14 +162,7 @@ class Host:
         return _MARKERS[i]
 
     def probe(self, fn: Any, args: tuple, kwargs: dict, values: list) -> list | None:
-        fake = [T.SymScalarVar(v, None) for v in values]
-
-        def make(sent: dict) -> tuple:
-            s = [sent[id(f)] for f in fake]
-            return _subst(args, s), _subst(kwargs, s)
-
-        sent = scalars.probe(fn, make, fake)
-        return None if sent is None else [sent[id(f)] for f in fake]
+        return scalars.probe(fn, lambda s: (_subst(args, s), _subst(kwargs, s)), values)
 
     def record_sym(self, fn: Any, args: tuple, kwargs: dict, sentinels: list, vids: list[int],
                    file: str | None, line: int) -> Any:
@@ -107,12 +173,6 @@ class Host:
             return self._note(rec.call(fn, _subst(args, sentinels), _subst(kwargs, sentinels)))
         finally:
             rec.sym = {}
-
-    def set_grad(self, enabled: bool) -> None:
-        self.ctx.set_grad(bool(enabled))
-
-    def const_index(self, obj: Any) -> int:
-        return self.ctx.const_index(obj)
 
 
 class _Marker:

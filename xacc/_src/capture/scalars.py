@@ -1,4 +1,6 @@
-"""Python ints and floats as graph values (see `SymScalarVar` in trackers.py).
+"""Python ints and floats as graph values: the sentinel probe of torch calls
+(the number trackers themselves are C++: SymScalar in translate/Value.h and
+translate/TranslateScalars.cpp).
 
 An int or float argument of the captured frame is a graph input guarded by its
 type only, so calling with another value reuses the graph. It stays symbolic
@@ -28,14 +30,12 @@ may compute derived constants from a number, which a sentinel cannot reveal.
 from __future__ import annotations
 
 import inspect
-import operator
 import types
 from typing import Any
 
 import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 
-from xacc._src.capture import trackers as T
 
 # Python dunders of torch.Tensor (torch/_tensor.py) that pass a number through unchanged.
 _PASS_THROUGH = {"__rsub__", "__rtruediv__", "__rdiv__", "__rpow__", "__pow__", "__ipow__",
@@ -50,33 +50,27 @@ _SENTINELS_B = {
     float: (0.7071067811865476, 1e-3),
 }
 
-_BINARY = {operator.add: "arith.add", operator.iadd: "arith.add", operator.sub: "arith.sub",
-           operator.isub: "arith.sub", operator.mul: "arith.mul", operator.imul: "arith.mul",
-           operator.truediv: "arith.div", operator.itruediv: "arith.div",
-           operator.floordiv: "arith.floordiv", operator.ifloordiv: "arith.floordiv",
-           operator.mod: "arith.mod", operator.imod: "arith.mod"}
-
-
 def transparent(fn: Any) -> bool:
     """Whether `fn` hands its number arguments to C++ unchanged."""
     if isinstance(fn, (types.BuiltinFunctionType, types.MethodDescriptorType, types.WrapperDescriptorType,
                        torch._ops.OpOverload, torch._ops.OpOverloadPacket)):
         return True
-    name = getattr(fn, "__name__", "")
-    if name.startswith("Tensor."):  # builtins_._caller
+    name = getattr(fn, "__qualname__", "") or ""
+    if name.startswith("Tensor."):  # Python-level Tensor methods (torch/_tensor.py)
         attr = inspect.getattr_static(torch.Tensor, name[7:], None)
         return name[7:] in _PASS_THROUGH or isinstance(
             attr, (types.MethodDescriptorType, types.WrapperDescriptorType, types.BuiltinFunctionType))
     return False
 
 
-def sentinel_values(syms: list[T.SymScalarVar], table: dict) -> dict[int, Any]:
-    out: dict[int, Any] = {}
+def sentinel_values(values: list, table: dict) -> list:
+    """One distinctive value of the same type per symbolic number."""
+    out: list = []
     counts = {int: 0, float: 0}
-    for s in syms:
-        t = type(s.value)
+    for v in values:
+        t = type(v)
         base, step = table[t]
-        out[id(s)] = t(base + step * counts[t])
+        out.append(t(base + step * counts[t]))
         counts[t] += 1
     return out
 
@@ -139,24 +133,25 @@ def _shape_sig(out: Any) -> Any:
     return type(out).__name__
 
 
-def probe(fn: Any, make_args: Any, syms: list[T.SymScalarVar]) -> dict[int, Any] | None:
-    """Sentinels (set A) for `syms` when they can stay symbolic in `fn`'s call,
-    else None. `make_args(sentinels)` builds the call's (args, kwargs)."""
+def probe(fn: Any, make_args: Any, values: list) -> list | None:
+    """Sentinels (set A), one per symbolic number with capture-time `values`,
+    when the numbers can stay symbolic in `fn`'s call, else None.
+    `make_args(sentinels)` builds the call's (args, kwargs)."""
     if not transparent(fn):
         return None
     sigs = []
     result = None
     for table in (_SENTINELS, _SENTINELS_B):
-        sent = sentinel_values(syms, table)
-        values = {(type(v), v): k for k, v in sent.items()}
-        mode = _Probe(values)
+        sent = sentinel_values(values, table)
+        seen_values = {(type(v), v): k for k, v in enumerate(sent)}
+        mode = _Probe(seen_values)
         try:
             args, kwargs = make_args(sent)
             with mode:
                 fn(*args, **kwargs)
         except Exception:  # noqa: BLE001 - any failure: the numbers specialize
             return None
-        if mode.bad or len(mode.seen) != len(values):
+        if mode.bad or len(mode.seen) != len(seen_values):
             return None
         sigs.append(mode.signature)
         if result is None:
@@ -164,67 +159,3 @@ def probe(fn: Any, make_args: Any, syms: list[T.SymScalarVar]) -> dict[int, Any]
     if sigs[0] != sigs[1]:
         return None
     return result
-
-
-def collect(vs: Any, out: list[T.SymScalarVar]) -> None:
-    for v in vs:
-        if isinstance(v, T.SymScalarVar):
-            if all(v is not o for o in out):
-                out.append(v)
-        elif isinstance(v, (T.TupleVar, T.ListVar)):
-            collect(v.items, out)
-        elif isinstance(v, T.DictVar):
-            collect(v.items.values(), out)
-
-
-def binary(ctx: Any, op: Any, a: T.Var, b: T.Var) -> T.Var | None:
-    """`a op b` on numbers when at least one is symbolic, as an arith node; None
-    when the operation needs the concrete values."""
-    name = _BINARY.get(op)
-    num = (int, float)
-    if name is None:
-        return None
-    if not all(isinstance(v, T.SymScalarVar) or (isinstance(v, T.ConstVar) and type(v.value) in num)
-               for v in (a, b)):
-        return None
-    try:
-        r = op(a.value, b.value)
-    except Exception:  # noqa: BLE001 - let Python raise it
-        return None
-    if type(r) not in num:
-        return None
-    ints = type(a.value) is int and type(b.value) is int
-    if name in ("arith.floordiv", "arith.mod") and not ints:
-        return None
-    if name == "arith.div" and type(b.value) is int and b.value == 0:
-        return None
-    rt = "i64" if type(r) is int else "f64"
-    ia = _as(ctx, a, rt)
-    ib = _as(ctx, b, rt)
-    (vid,) = ctx.builder.add_op(name, [ia, ib], {}, [rt])
-    roots: list[T.SymScalarVar] = []
-    for v in (a, b):
-        if isinstance(v, T.SymScalarVar):
-            for root in v.roots:
-                if all(root is not o for o in roots):
-                    roots.append(root)
-    return T.SymScalarVar(r, vid, None, tuple(roots))
-
-
-def unary(ctx: Any, op: Any, v: T.SymScalarVar) -> T.Var | None:
-    if op is operator.pos:
-        return v
-    if op is operator.neg:
-        rt = "i64" if type(v.value) is int else "f64"
-        (vid,) = ctx.builder.add_op("arith.neg", [ctx.scalar_vid(v)], {}, [rt])
-        return T.SymScalarVar(-v.value, vid, None, v.roots)
-    return None
-
-
-def _as(ctx: Any, v: T.Var, rt: str) -> int:
-    if isinstance(v, T.ConstVar):
-        return ctx.builder.add_const(float(v.value) if rt == "f64" else v.value, rt)
-    vid = ctx.scalar_vid(v)
-    if rt == "f64" and type(v.value) is int:
-        (vid,) = ctx.builder.add_op("arith.cast", [vid], {}, ["f64"])
-    return vid

@@ -1,5 +1,5 @@
 // Building the GIR graph of one captured region. The translator (see
-// xacc/_src/capture) adds graph inputs for the tensors and numbers it reads
+// csrc/lib/capture/translate and its host, xacc/_src/capture/host.py) adds graph inputs for the tensors and numbers it reads
 // from sources, one node per recorded ATen call, and the region's outputs;
 // effectful nodes are threaded on one token chain in recording order (see Note
 // [Effect tokens]), so the graph's final token keeps them alive through DCE.

@@ -704,6 +704,7 @@ bool Translator::runFrame(Frame& f, VarRef& result) {
     f.ip++;
     host_.setLoc(f.code->co_filename, f.line);
     ok = f.step(ins, done, result);
+    if (!ok && !failed()) fail("GB020", std::string("internal: ") + ins.name() + " failed without a reason");
   }
   current_ = saved;
   return ok;
