@@ -226,3 +226,23 @@ def test_fullgraph_ok_when_no_break():
     j = jit(lambda x: x * 2 + 1, fullgraph=True)
     x = torch.randn(3)
     assert torch.allclose(j(x), x * 2 + 1)
+
+
+def list_sort_break(x):
+    ks = [3, 1, 2]
+    ks.sort()  # not modeled: a break with the list both on the stack and in a local
+    return x * ks[0] + ks[2]
+
+
+def dict_method_break(x):
+    d = {"b": 2, "a": 1}
+    items = d.popitem()  # not modeled: the dict is on the stack and in `d`
+    return x * len(d) + items[1]
+
+
+def test_break_keeps_one_object_for_a_container_on_stack_and_in_a_local():
+    # The break function rebuilds the list once: the native call mutates the
+    # same object the resumed frame reads.
+    check(list_sort_break, r(3), min_graphs=1)
+    check(dict_method_break, r(3), min_graphs=1)
+    assert counters()["internal_errors"] == 0

@@ -316,6 +316,19 @@ def test_no_grad_region_under_outer_no_grad():
     assert counters()["breaks"] == 0
 
 
+def dict_methods(x):
+    d = {"a": x}
+    d.update(b=x * 2)
+    d.update({"c": x * 3})
+    d.setdefault("e", x * 4)
+    gone = d.pop("c")
+    return d["a"] + d.get("b") + d.get("z", x) + d["e"] + gone, sorted(d)
+
+
+def test_dict_methods_are_tracked():
+    check(dict_methods, r(3), graphs=1, breaks=0)
+
+
 # -- sets -------------------------------------------------------------------
 
 def set_literal(x):

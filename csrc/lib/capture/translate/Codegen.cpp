@@ -315,6 +315,9 @@ struct Emitter {
   std::map<int, int> outIndex;  ///< graph value -> output index
   int outLocal = -1;
   Failure* fallback = nullptr;
+  /// Mutable containers already rebuilt, by tracker: the local holding the one
+  /// object, so a list on the stack and in a local stay the same list.
+  std::map<const Var*, int> built;
 
   Emitter(Translator& tr, BreakHost& h, PyCodeObject* c, int line)
       : t(tr), host(h), code(c), asm_(line, c->co_firstlineno) {
@@ -391,6 +394,26 @@ struct Emitter {
   }
 
   bool rebuild(const VarRef& v) {
+    using K = Var::Kind;
+    bool shared = !v->source && (v->is(K::List) || v->is(K::Dict) || (v->is(K::Set) && PySet_CheckExact(v->obj.get())));
+    if (shared) {
+      auto it = built.find(v.get());
+      if (it != built.end()) {
+        asm_.op(Op::LOAD_FAST, it->second);
+        return true;
+      }
+    }
+    if (!rebuildOnce(v)) return false;
+    if (shared) {
+      int slot = local(("__xacc_obj" + std::to_string(built.size())).c_str());
+      asm_.op(Op::COPY, 1);
+      asm_.op(Op::STORE_FAST, slot);
+      built[v.get()] = slot;
+    }
+    return true;
+  }
+
+  bool rebuildOnce(const VarRef& v) {
     using K = Var::Kind;
     maxDepth += 1;
     switch (v->kind) {

@@ -231,6 +231,33 @@ VarRef Translator::callBuiltin(PyObject* f, std::vector<VarRef>& args,
     return constant(r);
   }
   if (f == T->abs && args.size() == 1) return unary(f, args[0]);
+  if ((f == T->sorted || f == T->any || f == T->all) && args.size() == 1 && !args[0]->is(Var::Kind::Const) &&
+      !args[0]->is(Var::Kind::Object)) {
+    // An iterable tracker of constants: evaluated on its items now.
+    std::vector<VarRef> xs;
+    if (!items(args[0], xs)) return nullptr;
+    PyRef tuple = PyRef::steal(PyTuple_New(static_cast<Py_ssize_t>(xs.size())));
+    for (size_t i = 0; i < xs.size(); ++i) {
+      if (!isConst(xs[i])) return bad("sorted()/any()/all() of non-constants");
+      PyTuple_SET_ITEM(tuple.get(), static_cast<Py_ssize_t>(i), constOf(xs[i]).release());
+    }
+    PyRef kw;
+    if (!kwargs.empty()) {
+      kw = PyRef::steal(PyDict_New());
+      for (auto& [k, v] : kwargs) {
+        if (!isConst(v)) return bad("sorted() with a non-constant key");
+        PyDict_SetItem(kw.get(), k.get(), constOf(v).get());
+      }
+    }
+    PyRef a = PyRef::steal(PyTuple_Pack(1, tuple.get()));
+    PyObject* r = PyObject_Call(f, a.get(), kw.get());
+    if (!r) {
+      failPy("GB011", "sorted()/any()/all()");
+      return nullptr;
+    }
+    PyRef rr = PyRef::steal(r);
+    return fromConst(r);
+  }
   if ((f == T->intFn || f == T->floatFn || f == T->boolFn) && !args.empty() && args[0]->is(Var::Kind::Tensor)) {
     fail("GB005", "int()/float()/bool() of a tensor");
     return nullptr;

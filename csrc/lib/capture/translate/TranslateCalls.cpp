@@ -185,7 +185,12 @@ VarRef Translator::tensorMethod(const VarRef& tm, std::vector<VarRef>& args,
   return record(method.get(), all, kwargs);
 }
 
-VarRef Translator::containerMethod(const VarRef& obj, const std::string& name, std::vector<VarRef>& args) {
+VarRef Translator::containerMethod(const VarRef& obj, const std::string& name, std::vector<VarRef>& args,
+                                   std::vector<std::pair<PyRef, VarRef>>& kwargs) {
+  if (!kwargs.empty() && !(obj->is(Var::Kind::Dict) && name == "update")) {
+    fail("GB011", "keyword arguments to ." + name);
+    return nullptr;
+  }
   auto none = [] { return makeConst(PyRef::borrow(Py_None)); };
   auto needArgs = [&](size_t n) {
     if (args.size() < n) {
@@ -281,6 +286,61 @@ VarRef Translator::containerMethod(const VarRef& obj, const std::string& name, s
       d->items = obj->items;
       return d;
     }
+    if (name == "update" || name == "pop" || name == "setdefault" || name == "clear") {
+      if (obj->source) {
+        fail("GB009", "dict passed in from outside");
+        return nullptr;
+      }
+      auto find = [&](PyObject* k) -> int {
+        for (size_t j = 0; j < obj->keys.size(); ++j)
+          if (PyObject_RichCompareBool(obj->keys[j].get(), k, Py_EQ) == 1) return static_cast<int>(j);
+        return -1;
+      };
+      if (name == "clear") {
+        obj->keys.clear();
+        obj->items.clear();
+        return none();
+      }
+      if (name == "update") {
+        if (args.size() > 1 || (args.size() == 1 && !args[0]->is(Var::Kind::Dict))) {
+          fail("GB011", "dict.update of a non-dict");
+          return nullptr;
+        }
+        std::vector<std::pair<PyRef, VarRef>> all;
+        if (!args.empty())
+          for (size_t j = 0; j < args[0]->keys.size(); ++j) all.emplace_back(args[0]->keys[j], args[0]->items[j]);
+        all.insert(all.end(), kwargs.begin(), kwargs.end());
+        for (auto& [k, v] : all) {
+          int j = find(k.get());
+          if (j >= 0) {
+            obj->items[static_cast<size_t>(j)] = v;
+          } else {
+            obj->keys.push_back(k);
+            obj->items.push_back(v);
+          }
+        }
+        return none();
+      }
+      if (!needArgs(1)) return nullptr;
+      PyRef k = constOf(args[0]);
+      if (!k) return nullptr;
+      int j = find(k.get());
+      if (name == "pop") {
+        if (j < 0) {
+          if (args.size() > 1) return args[1];
+          fail("GB011", "dict.pop of a missing key (raises KeyError)");
+          return nullptr;
+        }
+        VarRef v = obj->items[static_cast<size_t>(j)];
+        obj->keys.erase(obj->keys.begin() + j);
+        obj->items.erase(obj->items.begin() + j);
+        return v;
+      }
+      if (j >= 0) return obj->items[static_cast<size_t>(j)];
+      obj->keys.push_back(k);
+      obj->items.push_back(args.size() > 1 ? args[1] : none());
+      return obj->items.back();
+    }
   }
   fail(name == "append" || name == "update" || name == "pop" ? "GB009" : "GB011", "container ." + name);
   return nullptr;
@@ -350,12 +410,14 @@ VarRef Translator::call(Frame& f, const VarRef& fn, std::vector<VarRef> args,
                         fn->cells, std::move(args), std::move(kwargs), nullptr, fn->name);
     }
     case Var::Kind::ContainerMethod:
-      if (!kwargs.empty()) {
-        fail("GB011", "keyword arguments to ." + fn->name);
-        return nullptr;
+      if (fn->self->is(Var::Kind::Set)) {
+        if (!kwargs.empty()) {
+          fail("GB011", "keyword arguments to set." + fn->name);
+          return nullptr;
+        }
+        return setMethod(fn->self, fn->name, args);
       }
-      if (fn->self->is(Var::Kind::Set)) return setMethod(fn->self, fn->name, args);
-      return containerMethod(fn->self, fn->name, args);
+      return containerMethod(fn->self, fn->name, args, kwargs);
     case Var::Kind::GradExit:
       if (!setGrad(fn->pos != 0)) return nullptr;
       return makeConst(PyRef::borrow(Py_None));

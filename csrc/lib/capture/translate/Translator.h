@@ -186,7 +186,8 @@ private:
                      std::vector<std::pair<PyRef, VarRef>>& kwargs, bool& handled);
   VarRef callModule(const VarRef& mod, std::vector<VarRef>& args,
                     std::vector<std::pair<PyRef, VarRef>>& kwargs);
-  VarRef containerMethod(const VarRef& obj, const std::string& name, std::vector<VarRef>& args);
+  VarRef containerMethod(const VarRef& obj, const std::string& name, std::vector<VarRef>& args,
+                         std::vector<std::pair<PyRef, VarRef>>& kwargs);
   VarRef tensorMethod(const VarRef& tm, std::vector<VarRef>& args,
                       std::vector<std::pair<PyRef, VarRef>>& kwargs);
   VarRef tensorAttr(const VarRef& t, PyObject* name);
