@@ -95,3 +95,34 @@ def test_bad_input_is_a_located_error():
         e(torch.randn(4, 8))
     with pytest.raises(xacc.ExecutionError):
         e(torch.randn(4, 8), torch.randn(5))  # shape mismatch inside ATen
+
+
+def test_kernel_with_many_memref_arguments():
+    # Seven rank-4 memrefs (77 descriptor fields): the argument pack must keep
+    # every field's address stable while it grows.
+    t = "tensor<f32, [2, 3, 4, 5], cpu>"
+    params = ", ".join(f"%x{i}: {t}" for i in range(6))
+    body = "\n".join(f"  %s{i} = aten.add.Tensor(%s{i - 1}, %x{i}) : {t}" if i else f"  %s0 = aten.neg.default(%x0) : {t}"
+                     for i in range(6))
+    e = _C.mlir.compile(f"graph @f({params}) -> {t} {{\n{body}\n  return %s5\n}}\n")
+    xs = [torch.randn(2, 3, 4, 5) for _ in range(6)]
+    (y,) = e(*xs)
+    torch.testing.assert_close(y, -xs[0] + sum(xs[1:]))
+    assert e.stats()["regions"] == 1 and e.stats()["fallback_reasons"] == []
+
+
+def test_region_after_a_merging_reshape_still_lowers():
+    # linear -> view [B*T, D] -> [B, T, D] -> gelu: the reshape stays an ATen
+    # view and the pointwise op after it still becomes a kernel.
+    gir = """graph @f(%x: tensor<f32, [8, 16], cpu>) -> tensor<f32, [2, 4, 16], cpu> {
+  %0 = aten.view.default(%x) {size = [2, 4, 16]} : tensor<f32, [2, 4, 16], cpu>
+  %1 = aten.gelu.default(%0) : tensor<f32, [2, 4, 16], cpu>
+  return %1
+}
+"""
+    e = _C.mlir.compile(gir)
+    x = torch.randn(8, 16)
+    torch.testing.assert_close(e(x)[0], torch.nn.functional.gelu(x.view(2, 4, 16)), atol=1e-5, rtol=1e-4)
+    plan = e.describe()
+    assert "fallback: aten.view.default" in plan and "region 0 (1 nodes): aten.gelu.default" in plan, plan
+    assert e.stats()["fallback_reasons"] == ["aten.view.default: reshape that splits or merges dims (kept as an ATen view)"]

@@ -921,6 +921,25 @@ bool canLowerNode(const ir::Node& n, std::string& reason) {
       return false;
     }
   }
+  // A reshape that splits or merges dims is no affine index map: left to
+  // ATen, where it is a free view of the (contiguous) producer, it keeps the
+  // rest of the region lowerable (typically linear -> view -> pointwise).
+  if ((name == "aten.view.default" || name == "aten.reshape.default" || name == "aten._unsafe_view.default") &&
+      n.numOperands() > 0 && n.numResults() == 1) {
+    Type in = n.operand(0)->type(), out = n.result(0)->type();
+    auto nonUnit = [](const Type& t, std::vector<int64_t>& dims) {
+      for (const auto& d : t.dims()) {
+        if (!d.isStatic()) return false;
+        if (d.size != 1) dims.push_back(d.size);
+      }
+      return true;
+    };
+    std::vector<int64_t> a, b;
+    if (in.isTensor() && nonUnit(in, a) && nonUnit(out, b) && a != b) {
+      reason = "reshape that splits or merges dims (kept as an ATen view)";
+      return false;
+    }
+  }
   Bound b;
   if (!bindNode(n, b, reason)) return false;
   return true;

@@ -21,6 +21,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <deque>
 #include <map>
 #include <mutex>
 #include <sstream>
@@ -135,14 +136,15 @@ bool splittableOverDim0(const KernelIR& k) {
   return true;
 }
 
-/// Memref descriptor fields, packed one pointer per LLVM argument.
+/// Memref descriptor fields, packed one pointer per LLVM argument. `args`
+/// points into `storage`, so storage must never move: a deque keeps element
+/// addresses stable as it grows (a reserved vector did not once a kernel had
+/// more than 64 descriptor fields, e.g. six rank-4 memrefs, and the kernel
+/// then read freed memory).
 struct Packer {
-  std::vector<void*> storage;  // owned values (pointers or int64s), stable addresses
+  std::deque<void*> storage;  // owned values (pointers or int64s), stable addresses
   std::vector<void*> args;
-  void reserve(size_t n) {
-    storage.reserve(n);
-    args.reserve(n);
-  }
+  void reserve(size_t n) { args.reserve(n); }
   void add(void* v) {
     storage.push_back(v);
     args.push_back(&storage.back());
