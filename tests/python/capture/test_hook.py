@@ -4,6 +4,7 @@ object to run-only, threads share compiled code safely, and repeated calls do
 not leak memory."""
 
 import gc
+import os
 import sys
 import threading
 
@@ -133,11 +134,20 @@ def test_no_memory_growth_over_many_calls():
     gc.collect()
     rx, ry = sys.getrefcount(x), sys.getrefcount(y)
     n_objs = len(gc.get_objects())
+    rss_before = _resident_bytes()
     for _ in range(100_000):
         j(x, y)
     gc.collect()
+    grown = _resident_bytes() - rss_before
     assert sys.getrefcount(x) == rx and sys.getrefcount(y) == ry
     assert len(gc.get_objects()) <= n_objs + 50
+    # A leak of even 16 bytes per call would show as 1.6 MB here; allow allocator slack.
+    assert grown < 1_000_000, f"resident memory grew by {grown} bytes over 100k calls"
+
+
+def _resident_bytes() -> int:
+    with open("/proc/self/statm") as f:
+        return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
 
 
 def test_break_function_refcounts_stable():
