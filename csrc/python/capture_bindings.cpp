@@ -12,8 +12,11 @@
 #include "xacc/backend/aten/TensorDatum.h"
 #include "xacc/capture/EvalFrame.h"
 #include "xacc/capture/GraphBuilder.h"
+#include "xacc/ir/Parser.h"
+#include "xacc/ir/Verifier.h"
 
 namespace cap = xacc::capture;
+namespace support = xacc::support;
 namespace ir = xacc::ir;
 
 namespace {
@@ -138,6 +141,7 @@ void bindCapture(py::module_& m) {
   py::class_<cap::CompiledGraph, std::shared_ptr<cap::CompiledGraph>>(c, "CompiledGraph")
       .def("text", &cap::CompiledGraph::text)
       .def_property_readonly("num_inputs", &cap::CompiledGraph::numInputs)
+      .def_property_readonly("id", &cap::CompiledGraph::id)
       .def_property_readonly("num_nodes", [](const cap::CompiledGraph& g) { return g.graph().numNodes(); })
       .def_property_readonly("has_effects", &cap::CompiledGraph::hasEffects)
       .def_property_readonly("device", &cap::CompiledGraph::device)
@@ -339,6 +343,24 @@ void bindCapture(py::module_& m) {
         return py::reinterpret_steal<py::object>(r);
       });
 
+  c.def("set_graph_tap", [](py::handle tap) { cap::setGraphTap(tap.is_none() ? nullptr : tap.ptr()); },
+        "See Note [Graph tap] in CacheEntry.h");
+  // GIR text (e.g. an exported .gir file) prepared for the ATen executor.
+  c.def(
+      "compile_gir",
+      [](const std::string& text, const std::string& graph, const std::string& filename) {
+        support::DiagnosticEngine diag;
+        std::unique_ptr<ir::Module> m = ir::parseModule(text, filename, diag);
+        if (!m || !ir::verifyModule(*m, diag)) xacc::python::raiseDiagnostics(diag);
+        ir::Graph* g = graph.empty() ? (m->graphs().empty() ? nullptr : m->graphs().front().get())
+                                     : m->lookup(graph);
+        if (!g) throw py::value_error("no graph @" + graph + " in " + filename);
+        std::string error;
+        auto cg = cap::CompiledGraph::create(std::move(m), g, error);
+        if (!cg) throw py::value_error(error);
+        return cg;
+      },
+      py::arg("text"), py::arg("graph") = "", py::arg("filename") = "<gir>");
   c.def("install", &cap::installHook);
   c.def("uninstall", &cap::uninstallHook);
   c.def("installed", &cap::hookInstalled);

@@ -158,11 +158,24 @@ py::object interpret(PyModule& pm, const std::string& graph, py::list args) {
     diag.error("E0409", {}, "no graph @" + graph);
     raiseDiagnostics(diag);
   }
+  // Token parameters take a fresh token: pass either one argument per non-token
+  // parameter, or one per parameter with None at the token positions.
+  size_t nonToken = 0;
+  for (size_t i = 0; i < g->numParams(); ++i) nonToken += !g->param(i)->type().isToken();
+  bool skipTokens = args.size() == nonToken && nonToken != g->numParams();
   std::vector<ir::Datum> in;
-  for (py::handle h : args) {
+  size_t k = 0;
+  for (size_t i = 0; i < g->numParams() || k < args.size(); ++i) {
+    bool tok = i < g->numParams() && g->param(i)->type().isToken();
+    if (tok && (skipTokens || (k < args.size() && py::handle(args[k]).is_none()))) {
+      in.push_back(ir::Datum::token());
+      if (!skipTokens) ++k;
+      continue;
+    }
+    if (k >= args.size()) break;
     ir::Datum d;
     std::string err;
-    if (!toDatum(h, d, err)) throw py::type_error(err);
+    if (!toDatum(args[k++], d, err)) throw py::type_error(err);
     in.push_back(std::move(d));
   }
   std::string printed;

@@ -4,6 +4,7 @@
 // interpreter; only the per-call work differs: constants are converted once.
 #include "xacc/capture/AtenExecutable.h"
 
+#include <cstdlib>
 #include <unordered_map>
 
 #include <ATen/ScalarOps.h>
@@ -32,6 +33,7 @@ struct AtenExecutable::Step {
   std::vector<int> results;   ///< result slots (token included for effects)
   c10::IValue constant;       ///< Const
   int64_t index = 0;          ///< TupleGet
+  bool fault = false;         ///< See Note [Test fault injection]
 };
 
 AtenExecutable::~AtenExecutable() = default;
@@ -68,8 +70,19 @@ bool attrToConstant(const ir::Attr& a, ir::Type t, c10::IValue& out) {
 
 }  // namespace
 
+// Note [Test fault injection]: XACC_TEST_FAULT_OP=<op name> (declared with the
+// other environment variables in xacc/_src/config.py) makes every node of that op
+// prepared from then on return its first result plus one. It exists only so that
+// tests can check that `xacc.debug.compare` names the first divergent node; it is
+// read when a graph is prepared, never on the per-call path.
+static std::string faultOp() {
+  const char* v = std::getenv("XACC_TEST_FAULT_OP");
+  return v ? std::string(v) : std::string();
+}
+
 std::unique_ptr<AtenExecutable> AtenExecutable::create(const ir::Graph& g, std::string& error) {
   std::unique_ptr<AtenExecutable> exe(new AtenExecutable());
+  const std::string fault = faultOp();
   exe->graph_ = &g;
   std::unordered_map<const ir::Value*, int> slot;
   int next = 0;
@@ -100,6 +113,7 @@ std::unique_ptr<AtenExecutable> AtenExecutable::create(const ir::Graph& g, std::
       if (!op) return nullptr;
       s.kind = Step::Kind::Aten;
       s.op = op;
+      s.fault = !fault.empty() && fault == name;
       size_t first = op->effect ? 1 : 0;
       std::vector<aten::OperandClass> classes;
       for (size_t i = first; i < n->numOperands(); ++i)
@@ -277,6 +291,8 @@ bool AtenExecutable::run(std::vector<c10::IValue>& inputs, std::vector<c10::IVal
           error = aten::qualifiedName(s.op->schema()) + ": " + aten::exceptionMessage(e);
           return false;
         }
+        if (s.fault && !stack.empty() && stack[0].isTensor())
+          stack[0] = stack[0].toTensor().add(c10::Scalar(1));  // See Note [Test fault injection]
         size_t r = 0;
         if (s.op->effect) slots[s.results[r++]] = c10::IValue();
         for (size_t k = 0; k < stack.size() && r < s.results.size(); ++k, ++r)

@@ -8,9 +8,31 @@
 #include <map>
 #include <mutex>
 
+#include "xacc/capture/EvalFrame.h"
 #include "xacc/ir/Printer.h"
 
 namespace xacc::capture {
+
+namespace {
+// See Note [Graph tap]. Strong reference; written with the GIL held.
+PyObject* gGraphTap = nullptr;
+
+void callTap(uintptr_t id, const char* what, PyObject* values) {
+  CaptureState prev = setState(CaptureState::Off);
+  PyObject *type, *value, *tb;
+  PyErr_Fetch(&type, &value, &tb);
+  PyObject* r = PyObject_CallFunction(gGraphTap, "KsO", static_cast<unsigned long long>(id), what, values);
+  if (!r) PyErr_Clear();
+  Py_XDECREF(r);
+  PyErr_Restore(type, value, tb);
+  setState(prev);
+}
+}  // namespace
+
+void setGraphTap(PyObject* tap) {
+  Py_XINCREF(tap);
+  Py_XSETREF(gGraphTap, tap);
+}
 
 namespace {
 
@@ -146,6 +168,15 @@ bool CompiledGraph::run(PyObject* const* inputs, size_t n, std::vector<c10::IVal
     if (paramIsToken_[i]) continue;
     if (!pythonToIValue(inputs[k++], args[i], error)) return false;
   }
+  if (gGraphTap) {
+    PyObject* in = PyTuple_New(static_cast<Py_ssize_t>(n));
+    for (size_t i = 0; i < n; ++i) {
+      Py_INCREF(inputs[i]);
+      PyTuple_SET_ITEM(in, i, inputs[i]);
+    }
+    callTap(id(), "in", in);
+    Py_DECREF(in);
+  }
   std::vector<c10::IValue> all;
   bool ok;
   Py_BEGIN_ALLOW_THREADS
@@ -155,6 +186,20 @@ bool CompiledGraph::run(PyObject* const* inputs, size_t n, std::vector<c10::IVal
   outs.clear();
   for (size_t i = 0; i < all.size(); ++i)
     if (!resultIsToken_[i]) outs.push_back(std::move(all[i]));
+  if (gGraphTap) {
+    PyObject* out = PyTuple_New(static_cast<Py_ssize_t>(outs.size()));
+    for (size_t i = 0; i < outs.size(); ++i) {
+      PyObject* o = ivalueToPython(outs[i]);
+      if (!o) {
+        PyErr_Clear();
+        Py_INCREF(Py_None);
+        o = Py_None;
+      }
+      PyTuple_SET_ITEM(out, i, o);
+    }
+    callTap(id(), "out", out);
+    Py_DECREF(out);
+  }
   return true;
 }
 

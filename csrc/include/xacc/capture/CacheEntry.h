@@ -80,6 +80,8 @@ public:
   const std::string& device() const { return device_; }
   /// The device runner's plan; empty for the ATen executor.
   std::string describe() const { return runner_ ? runner_->describe() : std::string(); }
+  /// Stable identity for the graph tap (the object's address).
+  uintptr_t id() const { return reinterpret_cast<uintptr_t>(this); }
 
 private:
   std::unique_ptr<ir::Module> module_;
@@ -92,6 +94,13 @@ private:
   size_t numInputs_ = 0;
   bool hasEffects_ = false;
 };
+
+/// Note [Graph tap]: when set, `tap(graph_id, "in", inputs)` is called before and
+/// `tap(graph_id, "out", outputs)` after every successful CompiledGraph run, with
+/// the thread's capture state Off; `graph_id` is CompiledGraph::id(). Export and
+/// xacc.debug.compare use it to record the values each captured graph saw. Unset
+/// (null), the per-call cost is one load. The tap's exceptions are swallowed.
+void setGraphTap(PyObject* tap);
 
 /// Converts one executor output to Python (new reference; null + error set).
 PyObject* ivalueToPython(const c10::IValue& v);

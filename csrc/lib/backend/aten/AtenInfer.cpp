@@ -151,7 +151,7 @@ c10::IValue operandValue(Type t, const c10::Argument& arg, Mode mode, InferState
                                                     : c10::Scalar(false);
       switch (at->kind()) {
         case c10::TypeKind::TensorType:
-          return at::native::wrapped_scalar_tensor(s, execDevice(mode));
+          return at::native::wrapped_scalar_tensor(s);  // CPU, as in PyTorch (see TensorDatum.cpp)
         case c10::TypeKind::IntType:
         case c10::TypeKind::SymIntType: return int64_t(0);
         case c10::TypeKind::BoolType: return false;

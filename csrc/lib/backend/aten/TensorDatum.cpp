@@ -434,7 +434,10 @@ bool attrToIValue(const Attr& a, const c10::Argument& arg, const c10::Device& de
         return true;
       }
       try {
-        out = c10::IValue(at::native::wrapped_scalar_tensor(s, device));
+        // Wrapped numbers stay on the CPU whatever the device (as in PyTorch):
+        // a meta-device wrapped number trips Python meta kernels' conversions.
+        (void)device;
+        out = c10::IValue(at::native::wrapped_scalar_tensor(s));
       } catch (const std::exception& e) {
         error = exceptionMessage(e);
         return false;
