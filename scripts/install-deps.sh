@@ -19,6 +19,8 @@ APT_PACKAGES=(
   libmlir-22-dev llvm-22-dev mlir-22-tools llvm-22-tools
   # runtime, formatting, JSON, CLI, unit tests, pictures
   libtbb-dev libfmt-dev nlohmann-json3-dev libcli11-dev libgtest-dev graphviz
+  # headless rendering of the export report (tests/python/export)
+  chromium
 )
 
 # Python packages after torch: "import-name:pip-name".

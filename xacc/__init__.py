@@ -2,7 +2,9 @@
 
 * ``xacc.ir`` — the graph IR (GIR): parse, print, verify, passes, interpreter.
 * ``xacc.jit`` — capture PyTorch functions and modules (the XJIT frame hook);
-  ``xacc.explain`` — what was captured, where it broke and why.
+  ``xacc.explain`` — what was captured, where it broke and why;
+  ``xacc.export`` — every artifact of a capture written to a directory with an index.html;
+  ``xacc.debug.compare`` — plain Python vs ATen executor vs compiled target, first divergent node.
 * errors — ``XaccError`` and its subclasses; every user-visible failure is one.
 
 The public API is the explicit list in ``__all__``; everything else is private.
@@ -11,6 +13,8 @@ The public API is the explicit list in ``__all__``; everything else is private.
 from __future__ import annotations
 
 from xacc.errors import BackendError, CompileError, ExecutionError, Unsupported, XaccError
+from xacc import debug
+from xacc._src.export import export
 from xacc.explain import explain
 from xacc.jit import jit
 
@@ -19,6 +23,8 @@ __version__ = "0.1.0"
 __all__ = [
     "jit",
     "explain",
+    "export",
+    "debug",
     "XaccError",
     "CompileError",
     "ExecutionError",

@@ -1,6 +1,13 @@
 """xjit: run an unmodified PyTorch script with XJIT capture.
 
-    python -m xjit [--device cpu|xpu0] [--backend NAME] [--explain] [--fullgraph] script.py [args...]
+    python -m xjit [--device cpu|xpu0] [--backend NAME] [--explain] [--fullgraph]
+                   [--export DIR] [--compare] script.py [args...]
+
+--explain prints a readable report at exit (frames, graphs and ops, breaks with
+source lines and hints, recompiles with the failing guard, time capturing,
+compiling and running); --export DIR (or XACC_DUMP=DIR) writes every artifact of
+the run and DIR/index.html; --compare replays every compiled graph on the
+reference interpreter and the target's executor and prints the worst divergences.
 
 Module-level code runs normally; every function it calls is eligible for
 capture. Device code is erased to the chosen device. A summary is printed to

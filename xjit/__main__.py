@@ -32,14 +32,42 @@ def _summary(t0: float, explain: bool) -> str:
               f"capture time: {c['capture_seconds_us'] / 1e3:.1f} ms",
               f"internal errors (fell back to Python): {c['internal_errors']}",
               f"wall time: {time.perf_counter() - t0:.2f} s"]
-    if explain:
-        for ev in convert.EVENTS:
-            for b in ev.breaks:
-                lines.append(f"  break: {b}")
-            if ev.graph:
-                lines.append(f"  graph of {ev.function}:")
-                lines.extend("    " + ln for ln in ev.graph.rstrip().splitlines())
     return "\n".join(lines)
+
+
+def _at_exit(t0: float, ns: argparse.Namespace, rec: object) -> None:
+    from xacc._src.capture import convert
+
+    out = [_summary(t0, ns.explain)]
+    events = list(convert.EVENTS)
+    if ns.explain:
+        from xacc._src.debug.explain_report import explain_report
+        out.append(explain_report(events, run_seconds=rec.run_seconds, graph_calls=sum(rec.counts.values()),
+                                  wall_seconds=time.perf_counter() - t0))
+    if ns.compare:
+        from xacc._src.debug.compare import graph_comparisons
+        from xacc._src.debug.executors import EXECUTOR_NOTES, executor_for
+        ex = executor_for(ns.device)
+        comps = graph_comparisons(events, rec, ex, ns.atol, ns.rtol)
+        comps.sort(key=lambda g: -g.worst)
+        out += ["", f"== xjit compare: {len(comps)} graph(s), reference interpreter vs {ex.name} =="]
+        if ns.device in EXECUTOR_NOTES:
+            out.append(f"note: {EXECUTOR_NOTES[ns.device]}")
+        bad = [g for g in comps if not g.ok]
+        out.append(f"diverging graphs: {len(bad)}")
+        for g in comps[:10]:
+            worst = max(g.diffs, key=lambda d: d.max_abs, default=None)
+            out.append(f"  {g.label}: {'ok' if g.ok else 'DIVERGES'}"
+                       + (f"; worst {worst}" if worst else "") + (f"; error {g.error}" if g.error else ""))
+            if g.first_divergent is not None:
+                out.append(f"    first divergent {g.first_divergent}")
+    if ns.export:
+        from xacc._src.export.writer import write_export
+        m = write_export(events, ns.export, rec, title=f"xjit export of {ns.script}",
+                         run_seconds=time.perf_counter() - t0)
+        out.append(f"export: {len(m['frames'])} frame(s), {m['graph_count']} graph(s) -> "
+                   f"{os.path.join(ns.export, 'index.html')}")
+    print("\n".join(out), file=sys.stderr)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -48,11 +76,19 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--backend", default=None, help="executor backend (default: ATen)")
     p.add_argument("--explain", action="store_true", help="print graphs and breaks at exit")
     p.add_argument("--fullgraph", action="store_true", help="graph breaks raise xacc.Unsupported")
+    p.add_argument("--export", metavar="DIR", default=None,
+                   help="write every capture artifact and DIR/index.html at exit (default: $XACC_DUMP)")
+    p.add_argument("--compare", action="store_true",
+                   help="replay every compiled graph on the reference interpreter and the target; print divergences")
+    p.add_argument("--atol", type=float, default=1e-5, help="absolute tolerance of --compare")
+    p.add_argument("--rtol", type=float, default=1e-4, help="relative tolerance of --compare")
     p.add_argument("script")
     p.add_argument("args", nargs=argparse.REMAINDER)
     ns = p.parse_args(argv)
 
     from xacc._src.capture import convert, device
+    from xacc._src.config import env
+    from xacc._src.export.record import Recorder
     from xacc.errors import BackendError
     from xacc.jit import _ensure_installed, check_device
 
@@ -61,12 +97,19 @@ def main(argv: list[str] | None = None) -> int:
     except BackendError as e:
         print(f"xjit: {e}", file=sys.stderr)
         return 2
+    if ns.export is None and env("XACC_DUMP"):
+        ns.export = env("XACC_DUMP")
+
     t0 = time.perf_counter()
     device.install(ns.device)
     opts = convert.Options(device=ns.device, backend=ns.backend, fullgraph=ns.fullgraph)
     _ensure_installed()
     convert.push_options(opts)
-    atexit.register(lambda: print(_summary(t0, ns.explain), file=sys.stderr))
+    # Graph values are kept (first call of each graph) only when something replays them.
+    rec = Recorder(keep=1 if (ns.export or ns.compare) else 0)
+    if ns.explain or ns.export or ns.compare:
+        rec.__enter__()  # the graph tap costs a Python call per graph run: only when asked for
+    atexit.register(_at_exit, t0, ns, rec)
     sys.argv = [ns.script] + ns.args
     sys.path.insert(0, os.path.dirname(os.path.abspath(ns.script)))
     from xacc._C import capture as C

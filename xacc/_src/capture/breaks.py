@@ -44,6 +44,9 @@ class BreakInfo:
     filename: str
     lineno: int
     function: str
+    # User stack at the break, innermost first: (file, line, function) of each
+    # inlined frame, then the captured frame (export/explain record field).
+    stack: tuple = ()
 
     def __str__(self) -> str:
         return f"{self.filename}:{self.lineno} in {self.function}: {self.code} {self.reason}: {self.detail} (hint: {self.hint})"
@@ -58,6 +61,7 @@ class GraphBreak(Exception):
         self.code = code
         self.detail = detail
         self.where: tuple[str, int, str] | None = None  # innermost user location
+        self.stack: list[tuple[str, int, str]] = []  # innermost first; see BreakInfo.stack
 
     @property
     def reason(self) -> str:
@@ -69,4 +73,5 @@ class GraphBreak(Exception):
 
     def info(self) -> BreakInfo:
         f, l, n = self.where or ("<unknown>", 0, "<unknown>")
-        return BreakInfo(self.code, self.reason, self.hint, self.detail, f, l, n)
+        stack = tuple(self.stack) or ((f, l, n),)
+        return BreakInfo(self.code, self.reason, self.hint, self.detail, f, l, n, stack)

@@ -33,7 +33,7 @@ import torch
 from xacc._C import capture as C
 from xacc._src.capture import dynamic
 from xacc._src.capture.breaks import BreakInfo, GraphBreak
-from xacc._src.capture.config import RECOMPILE_LIMIT, log
+from xacc._src.capture.config import RECOMPILE_LIMIT, debug, log
 from xacc._src.capture.host import Host, State
 
 
@@ -59,6 +59,17 @@ class CompileEvent:
     guards: list = field(default_factory=list)
     seconds: float = 0.0
     recompile_reasons: list = field(default_factory=list)
+    # -- The export record: what xacc.export, xacc.debug.compare and `xjit --explain`
+    # read (xacc/_src/export, xacc/_src/debug). Nothing else of the translator is
+    # read from outside; keep filling these. --
+    code: types.CodeType | None = None  # the frame's original code object
+    rewritten: types.CodeType | None = None  # outcome "code": the generated break function
+    resumes: list = field(default_factory=list)  # resume functions' code objects it calls
+    graph_id: int = 0  # CompiledGraph.id of the captured graph (Note [Graph tap]); 0: none
+    graph_inputs: list = field(default_factory=list)  # a name per graph input ("L['x']", ...)
+    stage_seconds: dict = field(default_factory=dict)  # trace, passes, prepare
+    device: str = "cpu"  # target the frame was captured for
+    entry: int = 0  # index of this compile's cache entry on the code object
 
 
 EVENTS: list[CompileEvent] = []
@@ -134,7 +145,13 @@ def callback(func: types.FunctionType, args: tuple, failures: list[str]) -> Any:
                 code.co_firstlineno, "; ".join(failures))
         t0 = time.perf_counter()
         ev = CompileEvent(code.co_qualname, code.co_filename, code.co_firstlineno, "error",
-                          recompile_reasons=list(failures))
+                          recompile_reasons=list(failures), code=code, device=opts.device,
+                          entry=len(C.entries(code)))
+        debug("capture", "translating %s (%s:%d) with arguments (%s)", code.co_qualname, code.co_filename,
+              code.co_firstlineno, ", ".join(_describe_arg(a) for a in args))
+        if failures:
+            debug("recompiles", "%s already has %d cache entries", code.co_qualname, ev.entry)
+        debug("bytecode", "original bytecode of %s:\n%s", code.co_qualname, _dis(code))
         try:
             compile_frame(func, args, opts, ev)
         except GraphBreak as gb:  # fullgraph=True
@@ -159,6 +176,12 @@ def callback(func: types.FunctionType, args: tuple, failures: list[str]) -> Any:
     return None
 
 
+def _describe_arg(a: Any) -> str:
+    if isinstance(a, torch.Tensor):
+        return f"Tensor[{str(a.dtype).removeprefix('torch.')}, {list(a.shape)}]"
+    return type(a).__name__
+
+
 def _has_tensors(a: Any, depth: int = 0) -> bool:
     if isinstance(a, (torch.Tensor, torch.nn.Module)):
         return True
@@ -179,6 +202,17 @@ def compile_frame(func: types.FunctionType, args: tuple, opts: Options, ev: Comp
     """Translates `func`'s frame and installs the outcome. Dynamic dims follow
     dynamic.py: a shadow run with doubled sizes first, then the real run
     compared against it; any disagreement compiles static."""
+    code = func.__code__
+    t_start = time.perf_counter()
+    try:
+        _compile_frame(func, args, opts, ev)
+    finally:
+        # Tracing is what remains of the compile time after the later stages.
+        later = sum(v for k, v in ev.stage_seconds.items() if k != "trace")
+        ev.stage_seconds["trace"] = max(0.0, time.perf_counter() - t_start - later)
+
+
+def _compile_frame(func: types.FunctionType, args: tuple, opts: Options, ev: CompileEvent) -> None:
     code = func.__code__
     st = dynamic.state(code)
     plan = dynamic.Plan(st, opts.dynamic is True)
@@ -259,6 +293,9 @@ def compile_frame(func: types.FunctionType, args: tuple, opts: Options, ev: Comp
         log("breaks", "%s", info)
     C.mark_skip(fn.__code__)
     C.add_entry(code, C.code_entry(ctx.tree, tuple(ctx.consts), fn, _label(code)))
+    ev.rewritten = fn.__code__
+    ev.resumes = [c.__code__ for c in fn.__code__.co_consts
+                  if isinstance(c, types.FunctionType) and C.is_resume(c.__code__)]
     ev.outcome = "code"
     ev.guards = ctx.tree.describe()
     log("bytecode", "break function for %s:\n%s", code.co_qualname, _dis(fn.__code__))
@@ -268,6 +305,12 @@ def _break_info(code: types.CodeType, bcode: str, detail: str, filename: str, li
                 function: str) -> BreakInfo:
     gb = GraphBreak(bcode, detail)
     gb.where = (filename or code.co_filename, lineno or code.co_firstlineno, function or code.co_name)
+    # User stack: the break's location, then (when the break is in an inlined
+    # function) the captured frame, at its first line: the translator reports no
+    # call-site lines for inlined frames.
+    gb.stack = [gb.where]
+    if gb.where[2] != code.co_name:
+        gb.stack.append((code.co_filename, code.co_firstlineno, code.co_name))
     return gb.info()
 
 
@@ -275,7 +318,7 @@ def _prefix_graph(ctx: State, func: types.FunctionType, outs: list[int], ev: Com
     """The prefix graph of a split frame as the callable its break function calls."""
     if ctx.builder.num_nodes == 0:
         return None
-    graph = _finish_graph(ctx, outs)
+    graph = _finish_graph(ctx, outs, ev)
     COUNTERS["graphs"] += 1
     ev.graph = graph.text()
     ev.op_counts = dict(ctx.rec.op_counts)
@@ -303,22 +346,37 @@ def _gir_device(device: str) -> str:
     return "cpu"
 
 
-def _finish_graph(ctx: State, outs: list[int]) -> Any:
+def _finish_graph(ctx: State, outs: list[int], ev: CompileEvent) -> Any:
     b = ctx.builder
     b.set_outputs(outs)
+    debug("graphs", "%s before passes:\n%s", ev.function, b.text())
     # dce/cse first, then make the graph single-device and tidy its effects
     # (both keep behaviour; see csrc/lib/passes).
-    b.run_passes(("dce" if b.has_effects else "dce,cse") + ",erase-device-code,sequence-effects",
-                 {"device": ctx.device})
+    pipeline = ("dce" if b.has_effects else "dce,cse") + ",erase-device-code,sequence-effects"
+    before = b.num_nodes
+    debug("passes", "%s: options device=%s", ev.function, ctx.device)
+    t0 = time.perf_counter()
+    b.run_passes(pipeline, {"device": ctx.device})
+    t1 = time.perf_counter()
+    log("passes", "%s: %s: %d -> %d nodes (%.2f ms)", ev.function, pipeline, before, b.num_nodes, (t1 - t0) * 1e3)
     # The graph is host-typed either way; the target device picks the executor
     # (cpu: ATen; xpuN: the MLIR backend, with ATen for what it does not lower).
-    return b.compile(device=current_options().device)
+    device = current_options().device
+    graph = b.compile(device=device)
+    t2 = time.perf_counter()
+    ev.stage_seconds["passes"] = t1 - t0
+    ev.stage_seconds["prepare"] = t2 - t1
+    ev.graph_id = graph.id
+    ev.graph_inputs = [ctx.tree.path(n) for n in ctx.inputs]
+    log("backend", "%s: prepared for %s: %d nodes, %d inputs (%.2f ms)", ev.function,
+        "the ATen executor" if device == "cpu" else device, graph.num_nodes, graph.num_inputs, (t2 - t1) * 1e3)
+    return graph
 
 
 def _install_graph_entry(ctx: State, func: types.FunctionType, tmpl: tuple, outs: list[int],
                          ev: CompileEvent) -> None:
     code = func.__code__
-    graph = _finish_graph(ctx, outs)
+    graph = _finish_graph(ctx, outs, ev)
     entry = C.graph_entry(ctx.tree, tuple(ctx.consts), graph, ctx.inputs, tmpl, _label(code))
     C.add_entry(code, entry)
     COUNTERS["graphs"] += 1
@@ -329,6 +387,7 @@ def _install_graph_entry(ctx: State, func: types.FunctionType, tmpl: tuple, outs
     log("capture", "captured %s (%s:%d): %d ops, %d guards", code.co_qualname, code.co_filename,
         code.co_firstlineno, graph.num_nodes, ctx.tree.num_leaves)
     log("guards", "%s:\n  %s", code.co_qualname, "\n  ".join(ev.guards))
+    debug("guards", "%s: %d guards on %d sources", code.co_qualname, ctx.tree.num_leaves, ctx.tree.num_nodes)
     log("graphs", "%s", ev.graph)
 
 
