@@ -1,6 +1,7 @@
 // The `camel` executable. Subcommands: `run FILE` (also `camel FILE`, the
 // default command) compiles a program, runs the GIR pass pipeline and runs
-// `main` on the sequential runtime; `inspect --tokens|--ast|--gir FILE` prints
+// `main` on the sequential runtime (`--export DIR` also writes the program's
+// artifacts, Export.h); `inspect --tokens|--ast|--gir|--dot|--mlir FILE` prints
 // intermediate forms; `check FILE|DIR...` runs parsing and semantic analysis
 // on every `.cml` file (with `--verify-diagnostics` it checks expectation
 // comments instead of printing diagnostics, see VerifyDiagnostics.h). Global
@@ -35,6 +36,7 @@
 #include "xacc/runtime/Runtime.h"
 #include "xacc/camel/Lexer.h"
 #include "xacc/camel/Token.h"
+#include "Export.h"
 #include "VerifyDiagnostics.h"
 
 #ifndef XACC_VERSION
@@ -63,6 +65,8 @@ struct InspectArgs {
   bool tokens = false;
   bool ast = false;
   bool gir = false;
+  bool dot = false;   ///< the GIR as Graphviz DOT
+  bool mlir = false;  ///< xacc-mlir's plan and MLIR per graph (Export.h)
   std::string passes;
   std::string file;
 };
@@ -73,7 +77,10 @@ struct RunArgs {
   std::string passes = kDefaultPasses;
   bool profile = false;
   int repeat = 1;
+  std::string exportDir;  ///< --export DIR (Export.h)
 };
+
+std::string gArgv0;
 
 CompileOptions compileOptions(const GlobalOptions& g) {
   CompileOptions o;
@@ -112,11 +119,11 @@ void flushDiagnostics(const GlobalOptions& g, support::DiagnosticEngine& diags) 
 }
 
 int runInspect(const GlobalOptions& g, const InspectArgs& a) {
-  if (!a.tokens && !a.ast && !a.gir) {
-    std::fputs("camel inspect: choose what to print: --tokens, --ast or --gir\n", stderr);
+  if (!a.tokens && !a.ast && !a.gir && !a.dot && !a.mlir) {
+    std::fputs("camel inspect: choose what to print: --tokens, --ast, --gir, --dot or --mlir\n", stderr);
     return kExitUsage;
   }
-  if (a.gir) {
+  if (a.gir || a.dot || a.mlir) {
     support::DiagnosticEngine diags;
     CompileOptions opts = compileOptions(g);
     opts.requireMain = false;
@@ -127,7 +134,18 @@ int runInspect(const GlobalOptions& g, const InspectArgs& a) {
       ok = pm.addPipeline(a.passes) && pm.run(*prog.module);
     }
     if (ok) ok = ir::verifyModule(*prog.module, diags);
-    if (ok) std::fputs(ir::printModule(*prog.module).c_str(), stdout);
+    if (ok && a.gir) std::fputs(ir::printModule(*prog.module).c_str(), stdout);
+    if (ok && a.dot) std::fputs(ir::printDot(*prog.module).c_str(), stdout);
+    if (ok && a.mlir) {
+      std::string mlir, error;
+      if (tool::mlirOfModule(*prog.module, gArgv0, mlir, error)) {
+        std::fputs(mlir.c_str(), stdout);
+      } else {
+        std::fflush(stdout);
+        std::fputs(("camel inspect --mlir: " + error + "\n").c_str(), stderr);
+        ok = false;
+      }
+    }
     std::fflush(stdout);
     flushDiagnostics(g, diags);
     return ok ? kExitOk : kExitDiagnostics;
@@ -207,6 +225,26 @@ int runProgram(const GlobalOptions& g, const RunArgs& a) {
     }
     size_t v = prog.mainTakesToken ? 1 : 0;
     status = results.size() > v ? exitStatusOf(results[v]) : 0;
+  }
+  if (!a.exportDir.empty()) {
+    tool::CamelExport e;
+    e.dir = a.exportDir;
+    e.sourceFile = a.file;
+    e.argv0 = gArgv0;
+    e.module = prog.module.get();
+    e.passes = a.passes;
+    e.parseSeconds = prog.parseSeconds;
+    e.semaSeconds = prog.semaSeconds;
+    e.lowerSeconds = prog.lowerSeconds;
+    e.passSeconds = passSeconds;
+    e.runSeconds = runSeconds;
+    e.exitStatus = status;
+    std::vector<std::string> notes;
+    std::string error;
+    if (!tool::exportProgram(e, notes, error)) {
+      std::fputs(("camel run --export: " + error + "\n").c_str(), stderr);
+      return kExitDiagnostics;
+    }
   }
   if (a.profile)
     std::fputs(fmt::format("camel profile: parse+sema {:.3f} ms, lower {:.3f} ms, passes {:.3f} ms, "
@@ -313,6 +351,7 @@ int runCheck(const GlobalOptions& g, const CheckArgs& a) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  gArgv0 = argc > 0 ? argv[0] : "camel";
   CLI::App app{"camel: compiler and runtime of the Camel language (xacc)", "camel"};
   app.set_version_flag("-V,--version", std::string("camel (xacc) ") + XACC_VERSION);
   app.fallthrough();  // global options may follow the subcommand
@@ -335,6 +374,8 @@ int main(int argc, char** argv) {
   run->add_option("--passes", runArgs.passes, "GIR pass pipeline ('none' for no passes)")
       ->capture_default_str();
   run->add_flag("-P,--profile", runArgs.profile, "print the time of each stage to stderr");
+  run->add_option("--export", runArgs.exportDir,
+                  "write the program's GIR, DOT/SVG, MLIR, stage times and index.html to DIR");
   run->add_option("-r,--repeat", runArgs.repeat, "run the program N times")->check(CLI::PositiveNumber);
 
   InspectArgs inspectArgs;
@@ -342,6 +383,8 @@ int main(int argc, char** argv) {
   inspect->add_flag("--tokens,--tok", inspectArgs.tokens, "print the token stream");
   inspect->add_flag("--ast", inspectArgs.ast, "print the abstract syntax tree");
   inspect->add_flag("--gir", inspectArgs.gir, "print the lowered graph IR");
+  inspect->add_flag("--dot", inspectArgs.dot, "print the lowered graph IR as Graphviz DOT");
+  inspect->add_flag("--mlir", inspectArgs.mlir, "print each graph's MLIR (through the xacc-mlir tool)");
   inspect->add_option("--passes", inspectArgs.passes, "run these GIR passes before printing");
   inspect->add_option("file", inspectArgs.file, "the .cml file")->required();
 
