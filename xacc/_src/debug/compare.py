@@ -52,7 +52,7 @@ def diff_values(a: Any, b: Any, path: str, atol: float, rtol: float) -> Diff:
             x, y = torch.view_as_real(a.detach()).double(), torch.view_as_real(b.detach()).double()
         same_nan = torch.isnan(x) == torch.isnan(y)
         err = (x - y).abs().nan_to_num(0.0)
-        rel = err / y.abs().clamp_min(1e-12)
+        rel = (err / x.abs().clamp_min(1e-12)).nan_to_num(0.0)  # relative to the reference
         max_abs, max_rel = float(err.max()), float(rel.max())
         ok = bool(same_nan.all()) and bool((err <= atol + rtol * x.abs().nan_to_num(0.0)).all())
         return Diff(path, max_abs, max_rel, ok)
@@ -61,7 +61,7 @@ def diff_values(a: Any, b: Any, path: str, atol: float, rtol: float) -> Diff:
         if math.isnan(err):
             ok = math.isnan(float(a)) and math.isnan(float(b))
             return Diff(path, 0.0 if ok else math.inf, 0.0 if ok else math.inf, ok)
-        rel = err / max(abs(float(b)), 1e-12)
+        rel = err / max(abs(float(a)), 1e-12)
         return Diff(path, err, rel, err <= atol + rtol * abs(float(a)))
     ok = a == b
     return Diff(path, 0.0 if ok else math.inf, 0.0 if ok else math.inf, bool(ok), "" if ok else f"{a!r} vs {b!r}")
