@@ -33,15 +33,15 @@ CHANNELS: tuple[Channel, ...] = (
     Channel("breaks", "graph breaks: stable code, reason, detail, user file:line and hint",
             "the instruction offset of each break"),
     Channel("recompiles", "recompilations with the guard that failed; dynamic-shape decisions",
-            "the cache entries already present when a recompile starts"),
+            "how many cache entries the code object already has when a recompile starts"),
     Channel("bytecode", "generated break functions and resume functions (dis output)",
             "the original bytecode of every translated frame"),
     Channel("graphs", "captured GIR graphs after the pass pipeline",
             "the GIR before the pass pipeline"),
     Channel("passes", "the pass pipeline run on each captured graph with node counts before and after",
-            "per-pass statistics"),
+            "the pass options (target device) of each run"),
     Channel("backend", "graphs prepared for execution: executor, node and step counts, preparation time",
-            "every export/compare execution of a graph (inputs and outputs shapes)"),
+            "each bisection step of xacc.debug.compare (the graph prefix it runs)"),
 )
 
 
