@@ -46,13 +46,11 @@ def _at_exit(t0: float, ns: argparse.Namespace, rec: object) -> None:
                                   wall_seconds=time.perf_counter() - t0))
     if ns.compare:
         from xacc._src.debug.compare import graph_comparisons
-        from xacc._src.debug.executors import EXECUTOR_NOTES, executor_for
+        from xacc._src.debug.executors import executor_for
         ex = executor_for(ns.device)
         comps = graph_comparisons(events, rec, ex, ns.atol, ns.rtol)
         comps.sort(key=lambda g: -g.worst)
         out += ["", f"== xjit compare: {len(comps)} graph(s), reference interpreter vs {ex.name} =="]
-        if ns.device in EXECUTOR_NOTES:
-            out.append(f"note: {EXECUTOR_NOTES[ns.device]}")
         bad = [g for g in comps if not g.ok]
         out.append(f"diverging graphs: {len(bad)}")
         for g in comps[:10]:

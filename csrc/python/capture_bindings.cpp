@@ -345,10 +345,12 @@ void bindCapture(py::module_& m) {
 
   c.def("set_graph_tap", [](py::handle tap) { cap::setGraphTap(tap.is_none() ? nullptr : tap.ptr()); },
         "See Note [Graph tap] in CacheEntry.h");
-  // GIR text (e.g. an exported .gir file) prepared for the ATen executor.
+  // GIR text (e.g. an exported .gir file) prepared for `device`'s executor
+  // (cpu: the ATen executor; xpuN: the MLIR backend).
   c.def(
       "compile_gir",
-      [](const std::string& text, const std::string& graph, const std::string& filename) {
+      [](const std::string& text, const std::string& graph, const std::string& filename,
+         const std::string& device) {
         support::DiagnosticEngine diag;
         std::unique_ptr<ir::Module> m = ir::parseModule(text, filename, diag);
         if (!m || !ir::verifyModule(*m, diag)) xacc::python::raiseDiagnostics(diag);
@@ -356,11 +358,11 @@ void bindCapture(py::module_& m) {
                                      : m->lookup(graph);
         if (!g) throw py::value_error("no graph @" + graph + " in " + filename);
         std::string error;
-        auto cg = cap::CompiledGraph::create(std::move(m), g, error);
+        auto cg = cap::CompiledGraph::create(std::move(m), g, error, device);
         if (!cg) throw py::value_error(error);
         return cg;
       },
-      py::arg("text"), py::arg("graph") = "", py::arg("filename") = "<gir>");
+      py::arg("text"), py::arg("graph") = "", py::arg("filename") = "<gir>", py::arg("device") = "cpu");
   c.def("install", &cap::installHook);
   c.def("uninstall", &cap::uninstallHook);
   c.def("installed", &cap::hookInstalled);

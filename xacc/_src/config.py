@@ -58,9 +58,9 @@ ENV: tuple[EnvVar, ...] = (
     EnvVar("XACC_VERBOSE", "0", "show internal stack traces in errors"),
     EnvVar("XACC_DUMP", "", "directory: `python -m xjit` writes every export artifact of the run there "
                            "(same as `--export DIR`)"),
-    EnvVar("XACC_TEST_FAULT_OP", "", "TEST ONLY: the ATen executor adds 1 to the first result of every "
-                                     "node of this op (e.g. `aten.relu`) so that `xacc.debug.compare` "
-                                     "must find it; read when a graph is prepared"),
+    EnvVar("XACC_TEST_FAULT_OP", "", "TEST ONLY: the ATen executor and the MLIR lowering add 1 to the first "
+                                     "result of every node of this op (e.g. `aten.relu.default`) so that "
+                                     "`xacc.debug.compare` must find it; read when a graph is prepared"),
 )
 
 CHANNEL_NAMES = tuple(c.name for c in CHANNELS)

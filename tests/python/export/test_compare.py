@@ -47,6 +47,24 @@ def test_fault_injection_names_first_divergent_node(monkeypatch, op, index):
         assert g.first_divergent.op == op and g.first_divergent.index == index, str(rep)
         assert g.first_divergent.diff.max_abs == pytest.approx(1.0, abs=1e-5)
     assert f"first divergent node {index} ({op})" in str(rep)
+    assert "MLIR backend" in rep.path("xpu0").executor
+
+
+def test_xpu0_fault_is_in_the_mlir_lowering(monkeypatch):
+    """On xpu0 the faulty op runs inside an MLIR kernel (not on the ATen fallback):
+    the divergence comes from the deliberately wrong lowering."""
+    from xacc._C import capture as C
+    from xacc._src.debug.executors import DeviceExecutor, InterpExecutor
+    gir = xacc.explain(chain)(torch.randn(3, 4), torch.randn(3, 4)).graphs[0]
+    plan = C.compile_gir(gir, device="xpu0").describe()
+    assert "region" in plan and "aten.tanh.default" in plan.split("fallback")[0], plan
+    x, y = torch.randn(3, 4), torch.randn(3, 4)
+    ok = DeviceExecutor("xpu0").run(gir, [x, y])
+    monkeypatch.setenv("XACC_TEST_FAULT_OP", "aten.tanh.default")
+    bad = DeviceExecutor("xpu0").run(gir, [x, y])
+    ref = InterpExecutor().run(gir, [x, y])
+    torch.testing.assert_close(ok[0], ref[0])
+    torch.testing.assert_close(bad[0], ref[0] + 3.0)  # tanh(b) + 1, summed over 3 rows
 
 
 def test_no_fault_without_the_switch(monkeypatch):

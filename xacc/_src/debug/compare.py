@@ -17,7 +17,7 @@ from typing import Any, Callable
 import torch
 
 from xacc._src.config import debug
-from xacc._src.debug.executors import (EXECUTOR_NOTES, GraphExecutor, InterpExecutor, executor_for, flatten,
+from xacc._src.debug.executors import (GraphExecutor, InterpExecutor, executor_for, flatten,
                                        graph_header)
 from xacc._src.export.camel import _split_top, split_header
 from xacc._src.export.record import Recorder, snapshot
@@ -328,8 +328,12 @@ def compare(fn: Callable, *args: Any, target: str = "xpu0", atol: float = 1e-5, 
         py.error = f"{type(e).__name__}: {e}"
     paths = [py]
     for name, device in (("aten", "cpu"), (target, target)):
-        ex = executor_for(device)
-        p = PathResult(name, ex.name, note=EXECUTOR_NOTES.get(device, ""))
+        try:
+            ex = executor_for(device)
+        except Exception as e:  # noqa: BLE001 - e.g. a build without the MLIR backend
+            paths.append(PathResult(name, device, error=f"{type(e).__name__}: {e}"))
+            continue
+        p = PathResult(name, ex.name)
         reset()
         start = len(convert.EVENTS)
         try:

@@ -4,11 +4,11 @@ left out. Compare runs the same graph (or a prefix of it) on two executors.
 
   interp - the GIR reference interpreter (xacc.ir): the oracle;
   aten   - the ATen executor, what the `cpu` target runs captured graphs on;
-  xpu0   - the executor of the `xpu0` target as XJIT uses it.
+  xpuN   - the MLIR backend (with ATen for the nodes it does not lower), what
+           XJIT runs graphs captured for `xpuN` on.
 
 `executor_for(device)` is the one place that maps a jit device to the executor
-its captured graphs run on. XJIT captures xpu graphs for the ATen executor until
-the MLIR backend is wired into capture; `EXECUTOR_NOTES` says so in reports.
+its captured graphs run on (CompiledGraph::create with that device).
 """
 
 from __future__ import annotations
@@ -46,27 +46,28 @@ class InterpExecutor:
         return list(ir.parse(gir, verify=False).interpret(name, *args))
 
 
-class AtenExecutor:
-    name = "aten"
+class DeviceExecutor:
+    """A graph prepared the way XJIT prepares it for `device`."""
+
+    def __init__(self, device: str) -> None:
+        self.device = device
+        self.name = "aten" if device == "cpu" else f"{device} (MLIR backend + ATen fallback)"
 
     def run(self, gir: str, inputs: list) -> list:
         name, _ = graph_header(gir)
-        return list(C.compile_gir(gir, name)(*inputs))
+        return list(C.compile_gir(gir, name, device=self.device)(*inputs))
 
 
-EXECUTORS: dict[str, type] = {"interp": InterpExecutor, "aten": AtenExecutor}
-EXECUTOR_NOTES: dict[str, str] = {
-    "xpu0": "XJIT prepares xpu0 graphs for the ATen executor until the MLIR backend is wired into capture",
-}
+def AtenExecutor() -> DeviceExecutor:  # noqa: N802 - reads like the class it returns
+    return DeviceExecutor("cpu")
 
 
 def executor_for(device: str) -> GraphExecutor:
-    """The executor that graphs captured for `device` run on."""
-    if device == "cpu" or device.startswith("xpu"):
-        ex = AtenExecutor()
-        ex.name = "aten" if device == "cpu" else f"{device}(aten)"
-        return ex
-    raise ValueError(f"no executor for device {device!r}")
+    """The executor that graphs captured for `device` run on; raises
+    xacc.BackendError when this build cannot run `device`."""
+    from xacc.jit import check_device
+    check_device(device)
+    return DeviceExecutor(device)
 
 
 def flatten(v: Any, path: str = "") -> list[tuple[str, Any]]:
