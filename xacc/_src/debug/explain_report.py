@@ -22,10 +22,10 @@ def explain_report(events: list, *, run_seconds: float | None = None, graph_call
     for ev in events:
         stages.update(ev.stage_seconds)
     capture = sum(ev.seconds for ev in events)
-    compile_s = stages.get("passes", 0.0) + stages.get("prepare", 0.0) + stages.get("codegen", 0.0)
-    lines.append(f"time: capturing {stages.get('trace', 0.0) * 1e3:.1f} ms (tracing bytecode), "
+    compile_s = stages.get("passes", 0.0) + stages.get("prepare", 0.0)
+    lines.append(f"time: capturing {stages.get('trace', 0.0) * 1e3:.1f} ms (translating bytecode), "
                  f"compiling {compile_s * 1e3:.1f} ms (passes {stages.get('passes', 0.0) * 1e3:.1f}, "
-                 f"prepare {stages.get('prepare', 0.0) * 1e3:.1f}, bytecode {stages.get('codegen', 0.0) * 1e3:.1f}), "
+                 f"prepare {stages.get('prepare', 0.0) * 1e3:.1f}), "
                  f"total compile callback {capture * 1e3:.1f} ms")
     if run_seconds is not None:
         lines.append(f"      running graphs {run_seconds * 1e3:.1f} ms over {graph_calls or 0} call(s)"
