@@ -392,8 +392,7 @@ bool rawable(Program& p) {
       case Code::Call:
         if (in.opCount > 16) return false;
         break;
-      case Code::Apply: case Code::FuncRef: case Code::Loop: case Code::ParCall:
-      case Code::Generic:
+      case Code::Apply: case Code::FuncRef: case Code::Loop: case Code::Generic:
         return false;
       default: break;
     }

@@ -1,6 +1,7 @@
 // Compiled form of a graph for the runtime (private to csrc/lib/runtime).
 #pragma once
 
+#include <atomic>
 #include <vector>
 
 #include "xacc/ir/Datum.h"
@@ -33,6 +34,29 @@ enum class Code : uint8_t {
 
 struct Program;
 
+/// A field of an otherwise immutable compiled program that is filled in on
+/// first use, by whichever thread gets there first: the parallel scheduler
+/// runs one program on several threads at once. Stores release and loads
+/// acquire, so a thread that sees a value also sees what was built before it
+/// was published (a callee's Program, the callee links rawReady resolved).
+/// Racing threads compute the same value, so either store may win. Copies
+/// (made while compiling, on one thread) copy the value.
+template <class T>
+class FirstUse {
+public:
+  FirstUse(T v = T()) : v_(v) {}
+  FirstUse(const FirstUse& o) : v_(o.get()) {}
+  FirstUse& operator=(const FirstUse& o) {
+    set(o.get());
+    return *this;
+  }
+  T get() const { return v_.load(std::memory_order_acquire); }
+  void set(T v) const { v_.store(v, std::memory_order_release); }
+
+private:
+  mutable std::atomic<T> v_;
+};
+
 struct Instr {
   Code code = Code::Generic;
   bool tail = false;          ///< Call/If/Apply whose results are the graph's results
@@ -44,7 +68,7 @@ struct Instr {
   uint32_t a = 0, b = 0;      ///< first two operand slots (copies of operandSlots[opBegin..])
   const ir::Node* node = nullptr;
   const ir::Graph* target = nullptr;   ///< Call: callee
-  mutable const Program* prog = nullptr;   ///< compiled `target`, resolved on first use
+  FirstUse<const Program*> prog;   ///< compiled `target`, resolved on first use
   ir::Datum constant;
   bool hasImm = false;  ///< integer fast ops: operand 1 is `imm`, not a slot
   int64_t imm = 0;
@@ -67,7 +91,7 @@ struct Program {
   bool distinctResults = true;
   bool leaf = true;  ///< no Call instructions
   enum class Raw : uint8_t { Unknown, Yes, No };
-  mutable Raw raw = Raw::Unknown;
+  FirstUse<Raw> raw{Raw::Unknown};
   std::vector<ir::TypeKind> paramKinds, resultKinds;
   std::vector<Instr> code;
   std::vector<uint32_t> operandSlots;

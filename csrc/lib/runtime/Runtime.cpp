@@ -9,6 +9,7 @@
 
 #include "Program.h"
 #ifdef XACC_HAVE_TBB
+#include <tbb/global_control.h>
 #include <tbb/task_group.h>
 #endif
 #include "xacc/ir/Interpreter.h"
@@ -27,7 +28,16 @@ struct Runtime::Shared {
   std::mutex onceMu;  // held while a global is computed, so it is computed once
   std::mutex outMu;
   std::function<void(std::string_view)> out;
-  Shared(const ir::Module& m, RuntimeOptions o) : module(m), options(o) {}
+#ifdef XACC_HAVE_TBB
+  std::unique_ptr<tbb::global_control> threadLimit;
+#endif
+  Shared(const ir::Module& m, RuntimeOptions o) : module(m), options(o) {
+#ifdef XACC_HAVE_TBB
+    if (o.scheduler == Scheduler::Parallel && o.threads > 0)
+      threadLimit = std::make_unique<tbb::global_control>(
+          tbb::global_control::max_allowed_parallelism, o.threads);
+#endif
+  }
 };
 
 /// The context generic op rules see: diagnostics, output, and apply/call routed
@@ -253,8 +263,9 @@ bool Runtime::runParallelGroup(const Program& p, uint32_t pc, size_t base, uint3
   std::vector<Task> tasks(n);
   for (uint32_t k = 0; k < n; ++k) {
     const Instr& in = p.code[pc + k];
-    if (!in.prog) in.prog = &programFor(*in.target);
-    tasks[k].prog = in.prog;
+    const Program* cp = in.prog.get();
+    if (!cp) in.prog.set(cp = &programFor(*in.target));
+    tasks[k].prog = cp;
     tasks[k].in = &in;
     const uint32_t* ops = p.operandSlots.data() + in.opBegin;
     for (uint32_t i = 0; i < in.opCount; ++i) tasks[k].args.push_back(stack_[base + ops[i]]);
@@ -303,8 +314,9 @@ bool Runtime::run(const ir::Graph& g, const std::vector<ir::Datum>& args,
     ~Nest() { --n; }
   } nest(nesting_);
   const Program& p = programFor(g);
-  if (p.raw != Program::Raw::No && args.size() == p.numParams &&
-      (p.raw == Program::Raw::Yes || rawReady(p))) {
+  Program::Raw pr = p.raw.get();
+  if (pr != Program::Raw::No && args.size() == p.numParams &&
+      (pr == Program::Raw::Yes || rawReady(p))) {
     results.resize(p.resultSlots.size());
     return runRaw(p, args.data(), nullptr, results.data(), nullptr);
   }
@@ -337,31 +349,34 @@ bool Runtime::call(std::string_view name, const std::vector<ir::Datum>& args,
 }
 
 bool Runtime::rawReady(const Program& p) {
-  if (p.raw != Program::Raw::Unknown) return p.raw == Program::Raw::Yes;
+  Program::Raw known = p.raw.get();
+  if (known != Program::Raw::Unknown) return known == Program::Raw::Yes;
   // Everything reachable through direct calls must be rawable; then each of
   // them is raw too (its reachable set is a subset).
   std::vector<const Program*> work{&p}, seen{&p};
   for (size_t k = 0; k < work.size(); ++k) {
     const Program* q = work[k];
-    if (q->raw == Program::Raw::Yes) continue;
-    if (!q->rawable || q->raw == Program::Raw::No) {
-      p.raw = Program::Raw::No;
+    Program::Raw qr = q->raw.get();
+    if (qr == Program::Raw::Yes) continue;
+    if (!q->rawable || qr == Program::Raw::No) {
+      p.raw.set(Program::Raw::No);
       return false;
     }
     for (const Instr& in : q->code) {
       if (in.code != Code::Call) continue;
-      if (!in.prog) in.prog = &programFor(*in.target);
-      if (in.opCount != in.prog->numParams || in.nres != in.prog->resultSlots.size()) {
-        p.raw = Program::Raw::No;
+      const Program* cp = in.prog.get();
+      if (!cp) in.prog.set(cp = &programFor(*in.target));
+      if (in.opCount != cp->numParams || in.nres != cp->resultSlots.size()) {
+        p.raw.set(Program::Raw::No);
         return false;
       }
-      if (std::find(seen.begin(), seen.end(), in.prog) == seen.end()) {
-        seen.push_back(in.prog);
-        work.push_back(in.prog);
+      if (std::find(seen.begin(), seen.end(), cp) == seen.end()) {
+        seen.push_back(cp);
+        work.push_back(cp);
       }
     }
   }
-  for (const Program* q : seen) q->raw = Program::Raw::Yes;
+  for (const Program* q : seen) q->raw.set(Program::Raw::Yes);
   return true;
 }
 
@@ -465,7 +480,7 @@ bool Runtime::runRaw(const Program& entry, const ir::Datum* args, const uint32_t
       case Code::Move: *D = F[in.a]; break;
       case Code::Jump: ip = code + in.jump; break;
       case Code::Call: {
-        const Program* cp = in.prog;
+        const Program* cp = in.prog.get();  // resolved by rawReady
         const uint32_t* o = opnd + in.opBegin;
         ++calls;
         if (in.tail) {
@@ -534,6 +549,11 @@ bool Runtime::runRaw(const Program& entry, const ir::Datum* args, const uint32_t
         F = S + c.base;
         break;
       }
+      case Code::ParCall:
+        // Unboxed code runs its group's calls one after the other: it is
+        // entered below a spawning level (a parallel group's task, or a
+        // callee of one), where splitting further only adds task overhead.
+        break;
       default:
         // Not reachable for rawReady programs.
         return failRaw(*in.node, "E0413", "internal: no unboxed rule for '" + in.node->opName() + "'",
@@ -643,10 +663,11 @@ bool Runtime::execute(size_t baseDepth) {
         break;
       }
       case Code::Call: {
-        const Program* cp = in.prog;
-        if (!cp) cp = in.prog = &programFor(*in.target);
-        if (cp->raw != Program::Raw::No && in.opCount == cp->numParams &&
-            (cp->raw == Program::Raw::Yes || rawReady(*cp))) {
+        const Program* cp = in.prog.get();
+        if (!cp) in.prog.set(cp = &programFor(*in.target));
+        Program::Raw cr = cp->raw.get();
+        if (cr != Program::Raw::No && in.opCount == cp->numParams &&
+            (cr == Program::Raw::Yes || rawReady(*cp))) {
           // Scalar code (and everything it calls) runs unboxed; it cannot
           // re-enter, so our slots stay where they are.
           f->pc = uint32_t(ip - code);

@@ -1,7 +1,8 @@
 // The `camel` executable. Subcommands: `run FILE` (also `camel FILE`, the
 // default command) compiles a program, runs the GIR pass pipeline and runs
-// `main` on the sequential runtime (`--export DIR` also writes the program's
-// artifacts, Export.h); `inspect --tokens|--ast|--gir|--dot|--mlir FILE` prints
+// `main` on the runtime (`--scheduler=seq`, the default, or `par` with
+// `--threads N`; `--export DIR` also writes the program's artifacts,
+// Export.h); `inspect --tokens|--ast|--gir|--dot|--mlir FILE` prints
 // intermediate forms; `check FILE|DIR...` runs parsing and semantic analysis
 // on every `.cml` file (with `--verify-diagnostics` it checks expectation
 // comments instead of printing diagnostics, see VerifyDiagnostics.h). Global
@@ -78,6 +79,8 @@ struct RunArgs {
   bool profile = false;
   int repeat = 1;
   std::string exportDir;  ///< --export DIR (Export.h)
+  std::string scheduler = "seq";
+  unsigned threads = 0;  ///< 0: the hardware concurrency
 };
 
 std::string gArgv0;
@@ -205,13 +208,18 @@ int runProgram(const GlobalOptions& g, const RunArgs& a) {
   flushDiagnostics(g, diags);  // warnings
   int status = 0;
   double runSeconds = 0;
+  uint64_t parallelGroups = 0;
   for (int i = 0; i < std::max(1, a.repeat); ++i) {
     auto t0 = Clock::now();
-    runtime::Runtime rt(diags, *prog.module);
+    runtime::RuntimeOptions ro;
+    if (a.scheduler == "par") ro.scheduler = runtime::Scheduler::Parallel;
+    ro.threads = a.threads;
+    runtime::Runtime rt(diags, *prog.module, ro);
     std::vector<ir::Datum> args, results;
     if (prog.mainTakesToken) args.push_back(ir::Datum::token());
     bool ran = rt.call(prog.mainGraph, args, results);
     std::fflush(stdout);
+    parallelGroups += rt.stats().parallelGroups;
     runSeconds += seconds(t0);
     int exitCode = 0;
     if (ExitRequest::take(exitCode)) {
@@ -248,9 +256,10 @@ int runProgram(const GlobalOptions& g, const RunArgs& a) {
   }
   if (a.profile)
     std::fputs(fmt::format("camel profile: parse+sema {:.3f} ms, lower {:.3f} ms, passes {:.3f} ms, "
-                           "run {:.3f} ms ({} run{})\n",
+                           "run {:.3f} ms ({} run{}, scheduler {}, {} parallel group{})\n",
                            prog.semaSeconds * 1e3, prog.lowerSeconds * 1e3, passSeconds * 1e3,
-                           runSeconds * 1e3, std::max(1, a.repeat), a.repeat > 1 ? "s" : "")
+                           runSeconds * 1e3, std::max(1, a.repeat), a.repeat > 1 ? "s" : "",
+                           a.scheduler, parallelGroups, parallelGroups == 1 ? "" : "s")
                    .c_str(),
                stderr);
   return status;
@@ -377,6 +386,14 @@ int main(int argc, char** argv) {
   run->add_option("--export", runArgs.exportDir,
                   "write the program's GIR, DOT/SVG, MLIR, stage times and index.html to DIR");
   run->add_option("-r,--repeat", runArgs.repeat, "run the program N times")->check(CLI::PositiveNumber);
+  run->add_option("--scheduler", runArgs.scheduler,
+                  "seq: node by node in dependency order; par: independent calls run "
+                  "concurrently on a oneTBB thread pool (same results)")
+      ->check(CLI::IsMember({"seq", "par"}))
+      ->capture_default_str();
+  run->add_option("-j,--threads", runArgs.threads,
+                  "threads of the parallel scheduler (default: the hardware concurrency)")
+      ->check(CLI::Range(1u, 4096u));
 
   InspectArgs inspectArgs;
   CLI::App* inspect = app.add_subcommand("inspect", "print intermediate forms of a Camel file");
@@ -425,7 +442,13 @@ int main(int argc, char** argv) {
     return code == 0 ? kExitOk : kExitUsage;
   }
 
-  if (run->parsed()) return runProgram(global, runArgs);
+  if (run->parsed()) {
+    if (runArgs.threads > 0 && runArgs.scheduler != "par") {
+      std::fputs("camel run: --threads needs --scheduler=par\n", stderr);
+      return kExitUsage;
+    }
+    return runProgram(global, runArgs);
+  }
   if (inspect->parsed()) return runInspect(global, inspectArgs);
   if (check->parsed()) return runCheck(global, checkArgs);
   std::fputs(app.help().c_str(), stderr);

@@ -42,6 +42,10 @@ struct RuntimeOptions {
   /// which they run sequentially. Results are identical to Sequential.
   Scheduler scheduler = Scheduler::Sequential;
   unsigned spawnDepth = 10;
+  /// Parallel: at most this many threads (the calling one included) run
+  /// tasks while the runtime exists; 0 leaves oneTBB's default (the hardware
+  /// concurrency). The limit is process-wide (tbb::global_control).
+  unsigned threads = 0;
 };
 
 /// The runtime's slot storage: one contiguous array of datums addressed by
