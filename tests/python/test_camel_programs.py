@@ -117,5 +117,5 @@ def test_parallel_scheduler_runs_groups_with_repeat(tmp_path: Path) -> None:
     seq = run(src, "--repeat", "3", "--profile")
     assert par.returncode == 0 and seq.returncode == 0, par.stderr + seq.stderr
     assert par.stdout == seq.stdout == "17711\n" * 3
-    assert "scheduler par, 3 parallel groups" in par.stderr, par.stderr
-    assert "scheduler seq, 0 parallel groups" in seq.stderr, seq.stderr
+    assert "; scheduler par, 3 parallel groups" in par.stderr, par.stderr
+    assert "; scheduler seq, 0 parallel groups" in seq.stderr, seq.stderr

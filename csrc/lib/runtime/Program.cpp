@@ -416,7 +416,10 @@ std::unique_ptr<Program> compileProgram(const ir::Graph& g, bool parallel) {
   peephole(*p);
   p->scalarOnly = scalarGraph(g);
   p->rawable = rawable(*p);
-  for (const Instr& in : p->code) p->leaf &= in.code != Code::Call;
+  for (const Instr& in : p->code) {
+    p->leaf &= in.code != Code::Call;
+    p->hasParCall |= in.code == Code::ParCall;
+  }
   for (size_t i = 0; i < p->resultSlots.size(); ++i)
     for (size_t j = 0; j < i; ++j)
       if (p->resultSlots[i] == p->resultSlots[j]) p->distinctResults = false;

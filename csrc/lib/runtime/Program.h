@@ -90,6 +90,10 @@ struct Program {
   /// No slot appears twice in resultSlots, so Ret may move results out.
   bool distinctResults = true;
   bool leaf = true;  ///< no Call instructions
+  bool hasParCall = false;  ///< contains a group of independent calls
+  /// Whether it or a program reachable through its direct calls has a group
+  /// (0 not known yet, 1 no, 2 yes; decided on first use by the runtime).
+  FirstUse<uint8_t> reachesParCall{0};
   enum class Raw : uint8_t { Unknown, Yes, No };
   FirstUse<Raw> raw{Raw::Unknown};
   std::vector<ir::TypeKind> paramKinds, resultKinds;

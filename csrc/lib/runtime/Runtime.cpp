@@ -315,7 +315,7 @@ bool Runtime::run(const ir::Graph& g, const std::vector<ir::Datum>& args,
   } nest(nesting_);
   const Program& p = programFor(g);
   Program::Raw pr = p.raw.get();
-  if (pr != Program::Raw::No && args.size() == p.numParams &&
+  if (pr != Program::Raw::No && args.size() == p.numParams && !splitsHere(p) &&
       (pr == Program::Raw::Yes || rawReady(p))) {
     results.resize(p.resultSlots.size());
     return runRaw(p, args.data(), nullptr, results.data(), nullptr);
@@ -336,6 +336,31 @@ bool Runtime::run(const ir::Graph& g, const std::vector<ir::Datum>& args,
                  std::make_move_iterator(stack_.data() + retBase + n));
   stack_.resize(retBase);
   return true;
+}
+
+bool Runtime::splitsHere(const Program& p) {
+  const RuntimeOptions& o = shared_->options;
+  if (o.scheduler != Scheduler::Parallel || parDepth_ >= std::min(o.spawnDepth, o.rawSpawnDepth))
+    return false;
+  if (p.hasParCall) return true;
+  uint8_t known = p.reachesParCall.get();
+  if (known) return known == 2;
+  std::vector<const Program*> work{&p};
+  bool found = false;
+  for (size_t k = 0; k < work.size() && !found; ++k) {
+    for (const Instr& in : work[k]->code) {
+      if (in.code != Code::Call) continue;
+      const Program* cp = in.prog.get();
+      if (!cp) in.prog.set(cp = &programFor(*in.target));
+      if (cp->hasParCall) {
+        found = true;
+        break;
+      }
+      if (std::find(work.begin(), work.end(), cp) == work.end()) work.push_back(cp);
+    }
+  }
+  p.reachesParCall.set(found ? 2 : 1);
+  return found;
 }
 
 bool Runtime::call(std::string_view name, const std::vector<ir::Datum>& args,
@@ -666,7 +691,7 @@ bool Runtime::execute(size_t baseDepth) {
         const Program* cp = in.prog.get();
         if (!cp) in.prog.set(cp = &programFor(*in.target));
         Program::Raw cr = cp->raw.get();
-        if (cr != Program::Raw::No && in.opCount == cp->numParams &&
+        if (cr != Program::Raw::No && in.opCount == cp->numParams && !splitsHere(*cp) &&
             (cr == Program::Raw::Yes || rawReady(*cp))) {
           // Scalar code (and everything it calls) runs unboxed; it cannot
           // re-enter, so our slots stay where they are.

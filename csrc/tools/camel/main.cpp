@@ -256,7 +256,7 @@ int runProgram(const GlobalOptions& g, const RunArgs& a) {
   }
   if (a.profile)
     std::fputs(fmt::format("camel profile: parse+sema {:.3f} ms, lower {:.3f} ms, passes {:.3f} ms, "
-                           "run {:.3f} ms ({} run{}, scheduler {}, {} parallel group{})\n",
+                           "run {:.3f} ms ({} run{}); scheduler {}, {} parallel group{}\n",
                            prog.semaSeconds * 1e3, prog.lowerSeconds * 1e3, passSeconds * 1e3,
                            runSeconds * 1e3, std::max(1, a.repeat), a.repeat > 1 ? "s" : "",
                            a.scheduler, parallelGroups, parallelGroups == 1 ? "" : "s")

@@ -42,6 +42,9 @@ struct RuntimeOptions {
   /// which they run sequentially. Results are identical to Sequential.
   Scheduler scheduler = Scheduler::Sequential;
   unsigned spawnDepth = 10;
+  /// Parallel: scalar code that could run unboxed (which runs groups in
+  /// order) stays boxed, splitting its groups, only this many levels deep.
+  unsigned rawSpawnDepth = 3;
   /// Parallel: at most this many threads (the calling one included) run
   /// tasks while the runtime exists; 0 leaves oneTBB's default (the hardware
   /// concurrency). The limit is process-wide (tbb::global_control).
@@ -131,6 +134,9 @@ private:
   /// `rawFrom` (which are dropped), or `leaf` called at `leafSite`.
   bool failRaw(const ir::Node& n, std::string code, std::string message, size_t rawFrom,
                const Program* leaf, const ir::Node* leafSite);
+  /// Whether `p` should run boxed here although it may run unboxed: the
+  /// parallel scheduler splits groups (its own or its callees') at this depth.
+  bool splitsHere(const Program& p);
   /// Decides (once) whether `p` and everything it calls can run unboxed.
   bool rawReady(const Program& p);
   /// Runs `p` unboxed: arguments are args[ops[i]] (args[i] when `ops` is
