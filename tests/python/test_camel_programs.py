@@ -15,6 +15,7 @@ none exists.
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 from pathlib import Path
@@ -100,8 +101,9 @@ def test_scheduler_flags_reject_bad_values() -> None:
 
 def test_parallel_scheduler_runs_groups_with_repeat(tmp_path: Path) -> None:
     # Two independent calls joined: --profile reports the parallel groups the
-    # par scheduler ran (one per run, so --repeat 3 gives three) and none
-    # under seq; the output is the same.
+    # par scheduler ran (main's group in each run, so at least three with
+    # --repeat 3, plus fib's own splits near the top) and none under seq;
+    # the output is the same.
     src = tmp_path / "two.cml"
     src.write_text(
         "module two\n"
@@ -117,5 +119,6 @@ def test_parallel_scheduler_runs_groups_with_repeat(tmp_path: Path) -> None:
     seq = run(src, "--repeat", "3", "--profile")
     assert par.returncode == 0 and seq.returncode == 0, par.stderr + seq.stderr
     assert par.stdout == seq.stdout == "17711\n" * 3
-    assert "; scheduler par, 3 parallel groups" in par.stderr, par.stderr
+    groups = re.search(r"; scheduler par, ([0-9]+) parallel groups", par.stderr)
+    assert groups and int(groups.group(1)) >= 3, par.stderr
     assert "; scheduler seq, 0 parallel groups" in seq.stderr, seq.stderr
