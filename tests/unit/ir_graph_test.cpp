@@ -1,8 +1,10 @@
 // Unit tests for graphs built through the C++ API: the Builder's type
 // inference, the verifier on programmatic graphs (including a use before
 // definition made by moving a node, E0210, which text cannot express), use
-// lists under replaceAllUsesWith / setOperand / eraseOperand / erase, moving
-// and transferring nodes, and Graph::clone as a deep copy with regions.
+// lists under replaceAllUsesWith / setOperand / eraseOperand / erase (including
+// operand arrays that outgrow their inline slots, many uses of one value, and
+// graphs destroyed while another graph still refers to them), moving and
+// transferring nodes, and Graph::clone as a deep copy with regions.
 #include "xacc/ir/Graph.h"
 
 #include <gtest/gtest.h>
@@ -261,6 +263,91 @@ TEST_F(UseListTest, TransferToMovesANodeBetweenGraphs) {
   h.addResult(c->result(0));
   expectUsesConsistent(g);
   expectUsesConsistent(h);
+}
+
+TEST_F(UseListTest, GrowingPastTheInlineOperandsKeepsUsesLinked) {
+  // A node's first operands live in its arena block; adding more moves them to
+  // a bigger array, and every use-list link into the old slots must follow.
+  Graph& g = newGraph("f");
+  Value* t = g.addParam(Type::token(), "t");
+  Value* u = g.addParam(Type::token(), "u");
+  Builder b(g);
+  Node* first = b.create(CoreOp::Join, {t, u});
+  Node* join = b.create(CoreOp::Join, {t, u});
+  Node* last = b.create(CoreOp::Join, {u, t});
+  g.addResult(last->result(0));
+  for (int i = 0; i < 20; ++i) join->addOperand(i % 2 ? t : first->result(0));
+  ASSERT_EQ(join->numOperands(), 22u);
+  EXPECT_EQ(t->uses().size(), 13u);  // first, join x11, last
+  expectUsesConsistent(g);
+  join->eraseOperand(0);
+  join->setOperand(5, u);
+  expectUsesConsistent(g);
+  // Uses are listed in the order they were made.
+  std::vector<const Node*> users;
+  for (const Use& use : u->uses()) users.push_back(use.user);
+  ASSERT_GE(users.size(), 3u);
+  EXPECT_EQ(users.front(), first);
+  g.setResult(0, join->result(0));
+  g.erase(last);
+  expectUsesConsistent(g);
+  EXPECT_TRUE(verify()) << diag.renderAllText();
+}
+
+TEST_F(UseListTest, AValueWithManyUsesLosesThemOneByOne) {
+  // The fan-out shape: removing any one use is O(1), and counts stay exact.
+  Graph& g = newGraph("f");
+  Value* x = g.addParam(Type::i64(), "x");
+  Builder b(g);
+  std::vector<Node*> users;
+  for (int i = 0; i < 2000; ++i) users.push_back(b.create(CoreOp::Neg, {x}));
+  EXPECT_EQ(x->uses().size(), 2000u);
+  for (size_t i = 0; i < users.size(); i += 2) g.erase(users[i]);
+  EXPECT_EQ(x->uses().size(), 1000u);
+  size_t walked = 0;
+  for (const Use& use : x->uses()) {
+    EXPECT_EQ(use.user->operand(use.index), x);
+    ++walked;
+  }
+  EXPECT_EQ(walked, 1000u);
+  expectUsesConsistent(g);
+}
+
+TEST_F(UseListTest, ATransferredNodeOutlivesTheGraphItCameFrom) {
+  // Nodes live in their graph's arena; a graph that received one keeps that
+  // arena alive after the source graph is gone.
+  auto src = std::make_unique<Graph>("src");
+  Builder b(*src);
+  Node* c = b.create(CoreOp::Const, {}, attrs({{"value", Attr::integer(7)}}), {Type::i64()});
+  Node* dead = b.create(CoreOp::Const, {}, attrs({{"value", Attr::integer(8)}}), {Type::i64()});
+  Graph& dst = newGraph("dst");
+  src->transferTo(c, dst);
+  src->erase(dead);
+  src.reset();
+  Builder db(dst);
+  Node* n = db.create(CoreOp::Neg, {c->result(0)});
+  dst.addResult(n->result(0));
+  EXPECT_EQ(c->attr("value")->getInt(), 7);
+  expectUsesConsistent(dst);
+  EXPECT_TRUE(verify()) << diag.renderAllText();
+}
+
+TEST_F(UseListTest, DestroyingAGraphDetachesUsersInOtherGraphs) {
+  // Broken isolation (a value used from another graph) must not leave a
+  // dangling operand behind when the defining graph goes away.
+  auto other = std::make_unique<Graph>("other");
+  Value* p = other->addParam(Type::i64(), "p");
+  Builder ob(*other);
+  Value* q = ob.value(CoreOp::Neg, {p});
+  Graph& g = newGraph("f");
+  Builder b(g);
+  Node* user = b.create(CoreOp::Add, {p, q});
+  g.addResult(q);
+  other.reset();
+  EXPECT_EQ(user->operand(0), nullptr);
+  EXPECT_EQ(user->operand(1), nullptr);
+  EXPECT_EQ(g.results()[0], nullptr);
+  EXPECT_FALSE(verify());
 }
 
 TEST_F(CloneTest, IsADeepCopyWithRegions) {

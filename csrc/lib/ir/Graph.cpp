@@ -5,78 +5,225 @@
 #include <algorithm>
 #include <atomic>
 #include <cassert>
+#include <cstdint>
+#include <new>
 #include <unordered_map>
+
+#include "xacc/support/LargeMemory.h"
 
 namespace xacc::ir {
 
+namespace detail {
+
+/// The bump arena behind a graph's nodes; see Note [IR storage]. Chunks grow
+/// geometrically from 1 KiB (a small region costs little) up to 2 MiB; from there
+/// on each chunk is its own 2 MiB-aligned mapping (support/LargeMemory.h).
+class NodeArena {
+public:
+  NodeArena() = default;
+  NodeArena(const NodeArena&) = delete;
+  NodeArena& operator=(const NodeArena&) = delete;
+  ~NodeArena() {
+    for (const Chunk& c : chunks_) support::freeLarge(c.base, c.reserved);
+  }
+
+  void* allocate(size_t size) {
+    size = roundUp(size, kAlign);
+    size_t b = size / kAlign;
+    if (b < kBuckets && free_[b]) {
+      void* p = free_[b];
+      free_[b] = *static_cast<void**>(p);
+      return p;
+    }
+    if (size > size_t(end_ - cur_)) newChunk(size);
+    void* p = cur_;
+    cur_ += size;
+    return p;
+  }
+
+  /// Puts a block of `size` bytes back for reuse by a block of the same size.
+  void recycle(void* p, size_t size) {
+    size_t b = roundUp(size, kAlign) / kAlign;
+    if (b >= kBuckets) return;
+    *static_cast<void**>(p) = free_[b];
+    free_[b] = p;
+  }
+
+private:
+  static constexpr size_t kAlign = 16;
+  static constexpr size_t kBuckets = 64;  // blocks up to 1 KiB are recycled
+  struct Chunk {
+    char* base;
+    size_t reserved;
+  };
+  static size_t roundUp(size_t n, size_t a) { return (n + a - 1) / a * a; }
+
+  void newChunk(size_t atLeast) {
+    size_t size = std::max(next_, roundUp(atLeast, 4096));
+    if (next_ < support::kLargeAllocationThreshold) next_ *= 2;
+    Chunk c;
+    c.base = static_cast<char*>(support::allocateLarge(size, c.reserved));
+    chunks_.push_back(c);
+    cur_ = c.base;
+    end_ = c.base + size;
+  }
+
+  char* cur_ = nullptr;
+  char* end_ = nullptr;
+  size_t next_ = 1024;
+  void* free_[kBuckets] = {};
+  std::vector<Chunk> chunks_;
+};
+
+}  // namespace detail
+
+using detail::UseSlot;
+
+static const std::string kNoName;
+
 Graph* Value::ownerGraph() const { return def_ ? def_->parent() : paramOwner_; }
 
+const std::string& Value::name() const { return name_ ? *name_ : kNoName; }
+
+void Value::setName(std::string n) {
+  if (n.empty()) name_.reset();
+  else if (name_) *name_ = std::move(n);
+  else name_ = std::make_unique<std::string>(std::move(n));
+}
+
+void Value::addUse(UseSlot* s) {
+  s->prev = lastUse_;
+  s->next = nullptr;
+  if (lastUse_) lastUse_->next = s;
+  else firstUse_ = s;
+  lastUse_ = s;
+  ++numUses_;
+}
+
+void Value::removeUse(UseSlot* s) {
+  if (s->prev) s->prev->next = s->next;
+  else firstUse_ = s->next;
+  if (s->next) s->next->prev = s->prev;
+  else lastUse_ = s->prev;
+  s->prev = s->next = nullptr;
+  --numUses_;
+}
+
 void Value::replaceAllUsesWith(Value* other) {
-  if (other == this) return;
-  std::vector<Use> uses = std::move(uses_);
-  uses_.clear();
-  for (const Use& u : uses) {
-    if (u.user) {
-      u.user->operands_[u.index] = other;
-    } else {
-      Graph* g = ownerGraph();
-      g->results_[u.index] = other;
-    }
-    other->uses_.push_back(u);
-  }
-}
-
-static void removeUse(Value* v, Node* user, uint32_t index) {
-  auto& uses = v->uses();
-  auto& mut = const_cast<std::vector<Use>&>(uses);
-  // Search from the back: the most recent use is the likeliest to be removed.
-  for (size_t i = mut.size(); i-- > 0;) {
-    if (mut[i].user == user && mut[i].index == index) {
-      mut[i] = mut.back();
-      mut.pop_back();
-      return;
+  if (other == this || !firstUse_) return;
+  for (UseSlot* s = firstUse_; s; s = s->next) {
+    s->value = other;
+    if (!s->use.user) {
+      auto* r = static_cast<Graph::ResultSlot*>(s);
+      r->graph->results_[s->use.index] = other;
     }
   }
+  if (!other) {
+    // Every use becomes a missing operand: just dissolve the list.
+    for (UseSlot* s = firstUse_; s;) {
+      UseSlot* next = s->next;
+      s->prev = s->next = nullptr;
+      s = next;
+    }
+  } else {
+    // Splice the whole list onto the end of `other`'s, keeping the order.
+    firstUse_->prev = other->lastUse_;
+    if (other->lastUse_) other->lastUse_->next = firstUse_;
+    else other->firstUse_ = firstUse_;
+    other->lastUse_ = lastUse_;
+    other->numUses_ += numUses_;
+  }
+  firstUse_ = lastUse_ = nullptr;
+  numUses_ = 0;
 }
 
-Node::Node(const OpInfo* op, size_t numResults)
-    : op_(op), results_(new Value[numResults]), numResults_(uint32_t(numResults)) {
-  for (size_t i = 0; i < numResults; ++i) {
-    results_[i].def_ = this;
-    results_[i].index_ = uint32_t(i);
+size_t Node::blockSize(uint32_t numResults, uint32_t inlineCap) {
+  return sizeof(Node) + numResults * sizeof(Value) + inlineCap * sizeof(UseSlot);
+}
+
+Node::Node(const OpInfo* op, uint32_t numResults, uint32_t inlineCap)
+    : op_(op), operandCap_(inlineCap), numResults_(numResults), inlineCap_(inlineCap) {
+  Value* res = resultStorage();
+  for (uint32_t i = 0; i < numResults; ++i) {
+    Value* v = new (res + i) Value();
+    v->def_ = this;
+    v->index_ = i;
   }
+  operands_ = inlineSlots();
+  for (uint32_t i = 0; i < inlineCap; ++i) new (operands_ + i) UseSlot();
 }
 
 Node::~Node() {
-  for (size_t i = 0; i < operands_.size(); ++i)
-    if (operands_[i]) removeUse(operands_[i], this, uint32_t(i));
+  for (uint32_t i = 0; i < numOperands_; ++i) unlinkOperand(i);
+  if (operands_ != inlineSlots()) delete[] operands_;
+  Value* res = resultStorage();
+  for (uint32_t i = 0; i < numResults_; ++i) {
+    // Erasing a node whose results are still used breaks the contract; leave
+    // those users with a missing operand rather than a dangling one.
+    if (res[i].firstUse_) {
+      Value* dead = &res[i];
+      dead->replaceAllUsesWith(nullptr);
+    }
+    res[i].~Value();
+  }
+}
+
+void Node::unlinkOperand(uint32_t i) {
+  UseSlot& s = operands_[i];
+  if (s.value) s.value->removeUse(&s);
+}
+
+void Node::reserveOperands(uint32_t cap) {
+  if (cap <= operandCap_) return;
+  UseSlot* slots = new UseSlot[cap];
+  for (uint32_t i = 0; i < numOperands_; ++i) {
+    UseSlot& from = operands_[i];
+    UseSlot& to = slots[i];
+    to = from;
+    if (!from.value) continue;
+    if (to.prev) to.prev->next = &to;
+    else from.value->firstUse_ = &to;
+    if (to.next) to.next->prev = &to;
+    else from.value->lastUse_ = &to;
+  }
+  if (operands_ != inlineSlots()) delete[] operands_;
+  operands_ = slots;
+  operandCap_ = cap;
 }
 
 void Node::setOperand(size_t i, Value* v) {
-  if (operands_[i] == v) return;
-  if (operands_[i]) removeUse(operands_[i], this, uint32_t(i));
-  operands_[i] = v;
-  if (v) const_cast<std::vector<Use>&>(v->uses()).push_back({this, uint32_t(i)});
+  UseSlot& s = operands_[i];
+  if (s.value == v) return;
+  unlinkOperand(uint32_t(i));
+  s.value = v;
+  if (v) v->addUse(&s);
 }
 
 void Node::addOperand(Value* v) {
-  operands_.push_back(v);
-  if (v) const_cast<std::vector<Use>&>(v->uses()).push_back({this, uint32_t(operands_.size() - 1)});
+  if (numOperands_ == operandCap_) reserveOperands(std::max<uint32_t>(4, operandCap_ * 2));
+  UseSlot& s = operands_[numOperands_];
+  s.value = v;
+  s.prev = s.next = nullptr;
+  s.use = {this, numOperands_};
+  ++numOperands_;
+  if (v) v->addUse(&s);
 }
 
 void Node::eraseOperand(size_t i) {
-  // Renumber the uses of later operands.
-  for (size_t j = i; j < operands_.size(); ++j)
-    if (operands_[j]) removeUse(operands_[j], this, uint32_t(j));
-  operands_.erase(operands_.begin() + i);
-  for (size_t j = i; j < operands_.size(); ++j)
-    if (operands_[j]) const_cast<std::vector<Use>&>(operands_[j]->uses()).push_back({this, uint32_t(j)});
+  // Renumber the uses of later operands (they move to the end of their lists).
+  for (uint32_t j = uint32_t(i); j < numOperands_; ++j) unlinkOperand(j);
+  for (uint32_t j = uint32_t(i); j + 1 < numOperands_; ++j) operands_[j].value = operands_[j + 1].value;
+  --numOperands_;
+  for (uint32_t j = uint32_t(i); j < numOperands_; ++j) {
+    UseSlot& s = operands_[j];
+    s.use = {this, j};
+    if (s.value) s.value->addUse(&s);
+  }
 }
 
 void Node::dropAllOperands() {
-  for (size_t i = 0; i < operands_.size(); ++i)
-    if (operands_[i]) removeUse(operands_[i], this, uint32_t(i));
-  operands_.clear();
+  for (uint32_t i = 0; i < numOperands_; ++i) unlinkOperand(i);
+  numOperands_ = 0;
   for (auto& r : regions_)
     for (Node* n : *r) n->dropAllOperands();
 }
@@ -89,10 +236,13 @@ Graph* Node::addRegion(std::unique_ptr<Graph> g) {
 
 bool Node::hasEffects() const {
   if (op_->has(kEffect)) return true;
-  for (Value* v : operands_)
+  for (uint32_t i = 0; i < numOperands_; ++i) {
+    Value* v = operands_[i].value;
     if (v && v->type().isToken()) return true;
-  for (size_t i = 0; i < numResults_; ++i)
-    if (results_[i].type().isToken()) return true;
+  }
+  const Value* res = resultStorage();
+  for (uint32_t i = 0; i < numResults_; ++i)
+    if (res[i].type().isToken()) return true;
   return false;
 }
 
@@ -102,23 +252,53 @@ uint64_t Node::nextEpoch() {
 }
 
 bool Node::allResultsUnused() const {
-  for (size_t i = 0; i < numResults_; ++i)
-    if (results_[i].hasUses()) return false;
+  const Value* res = resultStorage();
+  for (uint32_t i = 0; i < numResults_; ++i)
+    if (res[i].numUses_) return false;
   return true;
 }
 
 Graph::Graph(std::string name) : name_(std::move(name)) {}
 
 Graph::~Graph() {
-  // Drop all operand uses first so node destruction order does not matter.
-  // Results refer to values of this graph only (regions are isolated), so
-  // their use entries die with those values.
-  for (Node* n = head_; n; n = n->next_) n->dropAllOperands();
-  Node* n = head_;
-  while (n) {
-    Node* next = n->next_;
-    delete n;
-    n = next;
+  // Uses among this graph's own values die with the graph, so they are not
+  // unlinked one by one (that would touch every user's neighbours in the use
+  // lists): the slot is cleared and its value's count dropped. Uses of other
+  // graphs' values are unlinked properly.
+  auto drop = [this](UseSlot& s) {
+    Value* v = s.value;
+    if (!v) return;
+    if (v->ownerGraph() == this) --v->numUses_;
+    else v->removeUse(&s);
+    s.value = nullptr;
+  };
+  for (auto& r : resultSlots_) drop(*r);
+  for (Node* n = head_; n; n = n->next_) {
+    for (uint32_t i = 0; i < n->numOperands_; ++i) drop(n->operands_[i]);
+    n->numOperands_ = 0;
+  }
+  // A value still counting uses is used from another graph (IR that breaks the
+  // isolation rules, e.g. mid-transformation): leave those users with a missing
+  // operand rather than a dangling one. Then every list of this graph is dead.
+  auto release = [](Value& v) {
+    if (v.numUses_) {
+      for (UseSlot* s = v.firstUse_; s; s = s->next) {
+        if (s->value != &v) continue;
+        s->value = nullptr;
+        if (!s->use.user) static_cast<ResultSlot*>(s)->graph->results_[s->use.index] = nullptr;
+      }
+    }
+    v.firstUse_ = v.lastUse_ = nullptr;
+    v.numUses_ = 0;
+  };
+  for (auto& p : params_) release(*p);
+  // Destroy nodes in reverse order, users before the values they use.
+  for (Node* n = tail_; n;) {
+    Node* prev = n->prev_;
+    Value* res = n->resultStorage();
+    for (uint32_t i = 0; i < n->numResults_; ++i) release(res[i]);
+    n->~Node();
+    n = prev;
   }
 }
 
@@ -133,7 +313,7 @@ Value* Graph::addParam(Type t, std::string name) {
   v->type_ = t;
   v->paramOwner_ = this;
   v->index_ = uint32_t(params_.size());
-  v->name_ = std::move(name);
+  v->setName(std::move(name));
   params_.push_back(std::move(v));
   return params_.back().get();
 }
@@ -144,24 +324,34 @@ void Graph::eraseParam(size_t i) {
   for (size_t j = i; j < params_.size(); ++j) params_[j]->index_ = uint32_t(j);
 }
 
+void Graph::linkResult(size_t i, Value* v) {
+  ResultSlot& r = *resultSlots_[i];
+  if (r.value) r.value->removeUse(&r);
+  r.value = v;
+  results_[i] = v;
+  if (v) v->addUse(&r);
+}
+
 void Graph::addResult(Value* v, Type declared) {
-  results_.push_back(v);
+  auto slot = std::make_unique<ResultSlot>();
+  slot->graph = this;
+  slot->use = {nullptr, uint32_t(results_.size())};
+  resultSlots_.push_back(std::move(slot));
+  results_.push_back(nullptr);
   resultTypes_.push_back(declared ? declared : (v ? v->type() : Type()));
-  if (v) const_cast<std::vector<Use>&>(v->uses()).push_back({nullptr, uint32_t(results_.size() - 1)});
+  linkResult(results_.size() - 1, v);
   hasReturn_ = true;
 }
 
 void Graph::setResult(size_t i, Value* v) {
   if (results_[i] == v) return;
-  if (results_[i]) removeUse(results_[i], nullptr, uint32_t(i));
-  results_[i] = v;
-  if (v) const_cast<std::vector<Use>&>(v->uses()).push_back({nullptr, uint32_t(i)});
+  linkResult(i, v);
 }
 
 void Graph::setResults(const std::vector<Value*>& vs) {
-  for (size_t i = 0; i < results_.size(); ++i)
-    if (results_[i]) removeUse(results_[i], nullptr, uint32_t(i));
+  for (size_t i = 0; i < results_.size(); ++i) linkResult(i, nullptr);
   results_.clear();
+  resultSlots_.clear();
   std::vector<Type> types = resultTypes_;
   resultTypes_.clear();
   for (size_t i = 0; i < vs.size(); ++i) addResult(vs[i], i < types.size() ? types[i] : Type());
@@ -193,18 +383,37 @@ void Graph::unlink(Node* n) {
 
 Node* Graph::create(const OpInfo* op, const std::vector<Value*>& operands,
                     const std::vector<Type>& resultTypes, Node* before) {
-  Node* n = new Node(op, resultTypes.size());
-  for (size_t i = 0; i < resultTypes.size(); ++i) n->results_[i].type_ = resultTypes[i];
-  n->operands_.reserve(operands.size());
-  for (Value* v : operands) n->addOperand(v);
+  if (!arena_) arena_ = std::make_shared<detail::NodeArena>();
+  uint32_t numResults = uint32_t(resultTypes.size());
+  uint32_t numOperands = uint32_t(operands.size());
+  void* mem = arena_->allocate(Node::blockSize(numResults, numOperands));
+  Node* n = new (mem) Node(op, numResults, numOperands);
+  Value* res = n->resultStorage();
+  for (uint32_t i = 0; i < numResults; ++i) res[i].type_ = resultTypes[i];
+  UseSlot* slots = n->operands_;
+  for (uint32_t i = 0; i < numOperands; ++i) {
+    slots[i].value = operands[i];
+    slots[i].use = {n, i};
+    if (operands[i]) operands[i]->addUse(&slots[i]);
+  }
+  n->numOperands_ = numOperands;
   link(n, before);
   return n;
+}
+
+void Graph::destroyNode(Node* n) {
+  size_t size = Node::blockSize(n->numResults_, n->inlineCap_);
+  n->~Node();
+  // A node moved in by transferTo has its block in an adopted arena, which
+  // lives as long as this graph: recycling it here is safe either way.
+  if (!arena_) arena_ = std::make_shared<detail::NodeArena>();
+  arena_->recycle(n, size);
 }
 
 void Graph::erase(Node* n) {
   assert(n->parent_ == this);
   unlink(n);
-  delete n;
+  destroyNode(n);
 }
 
 void Graph::moveBefore(Node* n, Node* before) {
@@ -215,6 +424,17 @@ void Graph::moveBefore(Node* n, Node* before) {
 void Graph::transferTo(Node* n, Graph& other, Node* before) {
   unlink(n);
   other.link(n, before);
+  if (&other == this) return;
+  // The node's block stays where it was allocated: `other` keeps this graph's
+  // arenas alive (the node may itself have come from one this graph adopted).
+  auto adopt = [&other](const std::shared_ptr<detail::NodeArena>& a) {
+    if (!a || a == other.arena_) return;
+    for (auto& have : other.adopted_)
+      if (have == a) return;
+    other.adopted_.push_back(a);
+  };
+  adopt(arena_);
+  for (auto& a : adopted_) adopt(a);
 }
 
 size_t Graph::totalNodes() const {

@@ -64,7 +64,7 @@ std::string strAttr(const ir::Node* n, std::string_view key, const char* dflt) {
 }
 
 bool onlyUse(ir::Value* v, const ir::Node* user) {
-  return v->uses().size() == 1 && v->uses()[0].user == user;
+  return v->uses().size() == 1 && v->uses().front().user == user;
 }
 
 bool sameIndex(ir::Value* a, ir::Value* b) {

@@ -13,7 +13,9 @@
 // operand or result, so passes decide by looking at types, not names.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
+#include <iterator>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -28,6 +30,7 @@ namespace xacc::ir {
 
 class Node;
 class Graph;
+class Value;
 
 /// One use of a value: by operand `index` of `user`, or (user == nullptr) as
 /// result `index` of the graph that owns the value.
@@ -37,50 +40,183 @@ struct Use {
   bool operator==(const Use& o) const { return user == o.user && index == o.index; }
 };
 
+// Note [IR storage]
+// A graph's nodes live in one bump arena owned by the graph (detail::NodeArena),
+// in creation order: each node is one block [Node | result Values | operand
+// slots], so a walk over the node list reads memory sequentially instead of
+// chasing a handful of separately heap-allocated pieces per node. Operand slots
+// double as use-list entries: a value's uses form an intrusive doubly-linked list
+// through the slots that refer to it (see detail::UseSlot), so adding or
+// removing a use is O(1) and allocates nothing, whatever the value's use count.
+// Erased nodes are destroyed in place and their block goes on a free list of its
+// size; the arena is released with the graph (and kept alive by any graph that
+// received a node from it through transferTo).
+namespace detail {
+
+/// One operand slot of a node, or one result slot of a graph: the value it
+/// refers to and its links in that value's use list (in insertion order).
+struct UseSlot {
+  Value* value = nullptr;
+  UseSlot* prev = nullptr;
+  UseSlot* next = nullptr;
+  Use use{nullptr, 0};
+};
+
+class NodeArena;
+
+}  // namespace detail
+
+/// The uses of a value, in the order they were added. size() is O(1).
+class UseRange {
+public:
+  class iterator {
+  public:
+    using iterator_category = std::forward_iterator_tag;
+    using value_type = Use;
+    using difference_type = std::ptrdiff_t;
+    using pointer = const Use*;
+    using reference = const Use&;
+    iterator() = default;
+    explicit iterator(const detail::UseSlot* s) : s_(s) {}
+    const Use& operator*() const { return s_->use; }
+    const Use* operator->() const { return &s_->use; }
+    iterator& operator++() {
+      s_ = s_->next;
+      return *this;
+    }
+    iterator operator++(int) {
+      iterator t = *this;
+      s_ = s_->next;
+      return t;
+    }
+    bool operator==(const iterator& o) const { return s_ == o.s_; }
+    bool operator!=(const iterator& o) const { return s_ != o.s_; }
+
+  private:
+    const detail::UseSlot* s_ = nullptr;
+  };
+
+  UseRange(const detail::UseSlot* first, size_t count) : first_(first), count_(count) {}
+  iterator begin() const { return iterator(first_); }
+  iterator end() const { return iterator(nullptr); }
+  size_t size() const { return count_; }
+  bool empty() const { return count_ == 0; }
+  const Use& front() const { return first_->use; }
+
+private:
+  const detail::UseSlot* first_;
+  size_t count_;
+};
+
+/// The operands of a node: a random-access range of Value* (null for a missing
+/// operand). Converts to std::vector<Value*> where a copy is wanted.
+class OperandRange {
+public:
+  class iterator {
+  public:
+    using iterator_category = std::random_access_iterator_tag;
+    using value_type = Value*;
+    using difference_type = std::ptrdiff_t;
+    using pointer = Value* const*;
+    using reference = Value* const&;
+    iterator() = default;
+    explicit iterator(const detail::UseSlot* s) : s_(s) {}
+    Value* const& operator*() const { return s_->value; }
+    Value* const& operator[](difference_type i) const { return s_[i].value; }
+    iterator& operator++() { ++s_; return *this; }
+    iterator operator++(int) { iterator t = *this; ++s_; return t; }
+    iterator& operator--() { --s_; return *this; }
+    iterator operator--(int) { iterator t = *this; --s_; return t; }
+    iterator& operator+=(difference_type d) { s_ += d; return *this; }
+    iterator& operator-=(difference_type d) { s_ -= d; return *this; }
+    iterator operator+(difference_type d) const { return iterator(s_ + d); }
+    friend iterator operator+(difference_type d, iterator it) { return it + d; }
+    iterator operator-(difference_type d) const { return iterator(s_ - d); }
+    difference_type operator-(const iterator& o) const { return s_ - o.s_; }
+    bool operator==(const iterator& o) const { return s_ == o.s_; }
+    bool operator!=(const iterator& o) const { return s_ != o.s_; }
+    bool operator<(const iterator& o) const { return s_ < o.s_; }
+    bool operator>(const iterator& o) const { return s_ > o.s_; }
+    bool operator<=(const iterator& o) const { return s_ <= o.s_; }
+    bool operator>=(const iterator& o) const { return s_ >= o.s_; }
+
+  private:
+    const detail::UseSlot* s_ = nullptr;
+  };
+
+  OperandRange(const detail::UseSlot* slots, size_t count) : slots_(slots), count_(count) {}
+  iterator begin() const { return iterator(slots_); }
+  iterator end() const { return iterator(slots_ + count_); }
+  size_t size() const { return count_; }
+  bool empty() const { return count_ == 0; }
+  Value* operator[](size_t i) const { return slots_[i].value; }
+  Value* front() const { return slots_[0].value; }
+  Value* back() const { return slots_[count_ - 1].value; }
+  std::vector<Value*> vec() const { return std::vector<Value*>(begin(), end()); }
+  operator std::vector<Value*>() const { return vec(); }
+
+private:
+  const detail::UseSlot* slots_;
+  size_t count_;
+};
+
 class Value {
 public:
+  Value() = default;
+  ~Value() = default;
+  Value(const Value&) = delete;
+  Value& operator=(const Value&) = delete;
+
   Type type() const { return type_; }
   void setType(Type t) { type_ = t; }
   Node* definingNode() const { return def_; }
   bool isParam() const { return def_ == nullptr; }
   uint32_t index() const { return index_; }  ///< result or parameter index
   Graph* ownerGraph() const;
-  const std::string& name() const { return name_; }
-  void setName(std::string n) { name_ = std::move(n); }
+  const std::string& name() const;
+  void setName(std::string n);
 
-  const std::vector<Use>& uses() const { return uses_; }
-  bool hasUses() const { return !uses_.empty(); }
+  UseRange uses() const { return UseRange(firstUse_, numUses_); }
+  bool hasUses() const { return numUses_ != 0; }
+  size_t numUses() const { return numUses_; }
   /// Redirects every use of this value to `other`.
   void replaceAllUsesWith(Value* other);
 
 private:
   friend class Node;
   friend class Graph;
+  void addUse(detail::UseSlot* s);
+  void removeUse(detail::UseSlot* s);
+
   Type type_;
   Node* def_ = nullptr;
   Graph* paramOwner_ = nullptr;
   uint32_t index_ = 0;
-  std::string name_;
-  std::vector<Use> uses_;
+  uint32_t numUses_ = 0;
+  detail::UseSlot* firstUse_ = nullptr;
+  detail::UseSlot* lastUse_ = nullptr;
+  std::unique_ptr<std::string> name_;  ///< null when unnamed (most values)
 };
 
 class Node {
   friend class Value;
 public:
   ~Node();
+  Node(const Node&) = delete;
+  Node& operator=(const Node&) = delete;
   const OpInfo& op() const { return *op_; }
   const std::string& opName() const { return op_->name; }
 
-  size_t numOperands() const { return operands_.size(); }
-  Value* operand(size_t i) const { return operands_[i]; }
-  const std::vector<Value*>& operands() const { return operands_; }
+  size_t numOperands() const { return numOperands_; }
+  Value* operand(size_t i) const { return operands_[i].value; }
+  OperandRange operands() const { return OperandRange(operands_, numOperands_); }
   void setOperand(size_t i, Value* v);
   void addOperand(Value* v);
   void eraseOperand(size_t i);
   void dropAllOperands();
 
   size_t numResults() const { return numResults_; }
-  Value* result(size_t i) const { return &results_[i]; }
+  Value* result(size_t i) const { return resultStorage() + i; }
 
   AttrDict& attrs() { return attrs_; }
   const AttrDict& attrs() const { return attrs_; }
@@ -110,18 +246,35 @@ public:
 
 private:
   friend class Graph;
-  Node(const OpInfo* op, size_t numResults);
+  // See Note [IR storage]: the result values and `inlineCap` operand slots
+  // follow the Node in its arena block.
+  Node(const OpInfo* op, uint32_t numResults, uint32_t inlineCap);
+  static size_t blockSize(uint32_t numResults, uint32_t inlineCap);
+  Value* resultStorage() const {
+    return reinterpret_cast<Value*>(const_cast<Node*>(this) + 1);
+  }
+  detail::UseSlot* inlineSlots() const {
+    return reinterpret_cast<detail::UseSlot*>(resultStorage() + numResults_);
+  }
+  void reserveOperands(uint32_t cap);
+  /// Unlinks operand slot `i` from its value's use list (if any).
+  void unlinkOperand(uint32_t i);
+
   const OpInfo* op_;
-  std::vector<Value*> operands_;
-  std::unique_ptr<Value[]> results_;
+  detail::UseSlot* operands_;  ///< inlineSlots() or a heap array once grown
+  uint32_t numOperands_ = 0;
+  uint32_t operandCap_;
   uint32_t numResults_;
-  AttrDict attrs_;
-  std::vector<std::unique_ptr<Graph>> regions_;
-  support::SourceLoc loc_;
+  uint32_t inlineCap_;
   Graph* parent_ = nullptr;
   Node* prev_ = nullptr;
   Node* next_ = nullptr;
+  AttrDict attrs_;
+  std::vector<std::unique_ptr<Graph>> regions_;
+  support::SourceLoc loc_;
 };
+
+static_assert(sizeof(Node) % alignof(Value) == 0 && alignof(Node) >= alignof(detail::UseSlot));
 
 /// Iteration over the intrusive node list.
 class NodeIterator {
@@ -197,17 +350,28 @@ private:
   friend class Value;
   void link(Node* n, Node* before);
   void unlink(Node* n);
+  /// Destroys `n` in place and recycles its block (see Note [IR storage]).
+  void destroyNode(Node* n);
+  /// Graph result slots: results_[i] is resultSlots_[i]->value.
+  struct ResultSlot : detail::UseSlot {
+    Graph* graph = nullptr;
+  };
+  void linkResult(size_t i, Value* v);
 
   std::string name_;
   Node* parentNode_ = nullptr;
   Module* module_ = nullptr;
   std::vector<std::unique_ptr<Value>> params_;
   std::vector<Value*> results_;
+  std::vector<std::unique_ptr<ResultSlot>> resultSlots_;
   std::vector<Type> resultTypes_;
   bool hasReturn_ = false;
   Node* head_ = nullptr;
   Node* tail_ = nullptr;
   size_t count_ = 0;
+  std::shared_ptr<detail::NodeArena> arena_;
+  /// Arenas of other graphs holding nodes moved here by transferTo.
+  std::vector<std::shared_ptr<detail::NodeArena>> adopted_;
 };
 
 /// A set of named top-level graphs.
