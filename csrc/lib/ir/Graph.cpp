@@ -51,6 +51,7 @@ public:
 
 private:
   static constexpr size_t kAlign = 16;
+  static constexpr size_t kMaxChunk = size_t(64) << 20;
   static constexpr size_t kBuckets = 64;  // blocks up to 1 KiB are recycled
   struct Chunk {
     char* base;
@@ -60,7 +61,9 @@ private:
 
   void newChunk(size_t atLeast) {
     size_t size = std::max(next_, roundUp(atLeast, 4096));
-    if (next_ < support::kLargeAllocationThreshold) next_ *= 2;
+    // Chunks double up to 64 MiB: a big graph's nodes then sit in a few blocks
+    // that qualify for huge pages (support/LargeMemory.cpp).
+    if (next_ < kMaxChunk) next_ *= 2;
     Chunk c;
     c.base = static_cast<char*>(support::allocateLarge(size, c.reserved));
     chunks_.push_back(c);
