@@ -18,18 +18,6 @@ namespace {
 
 namespace fs = std::filesystem;
 
-Def fsDef(const std::string& name, int params, std::string signature, std::string summary) {
-  Def d;
-  d.module = "fs";
-  d.name = name;
-  d.gir = "fs::" + name;
-  d.params = params;
-  d.signature = std::move(signature);
-  d.effectful = true;
-  d.deterministic = false;
-  d.summary = std::move(summary);
-  return d;
-}
 
 /// Infer rule: the first `strings` operands are strings, the rest ints; gives `result`.
 InferRule pathRule(size_t strings, Type result) {
@@ -53,7 +41,7 @@ bool ioFail(Interpreter& I, const Node& n, const std::string& fn, const std::str
 /// A predicate on a path (exists, is_file, is_dir).
 void definePredicate(const std::string& name, bool (*test)(const fs::path&, std::error_code&),
                      const std::string& summary) {
-  Def d = fsDef(name, 1, "(path: string): bool", summary);
+  Def d = effectDef("fs", name, 1, "(path: string): bool", summary);
   d.infer = pathRule(1, Type::boolean());
   d.fn = [name, test](Interpreter& I, const Node& n, Datums& a, Datums& r) {
     const std::string* path;
@@ -68,7 +56,7 @@ void definePredicate(const std::string& name, bool (*test)(const fs::path&, std:
 }  // namespace
 
 void registerFs() {
-  Def read = fsDef("read_text", 1, "(path: string): string", "the whole file");
+  Def read = effectDef("fs", "read_text", 1, "(path: string): string", "the whole file");
   read.infer = pathRule(1, Type::string());
   read.fn = [](Interpreter& I, const Node& n, Datums& a, Datums& r) {
     const std::string* path;
@@ -85,7 +73,7 @@ void registerFs() {
   define(std::move(read));
 
   Def write =
-      fsDef("write_text", 2, "(path: string, text: string): void", "creates or overwrites a file");
+      effectDef("fs", "write_text", 2, "(path: string, text: string): void", "creates or overwrites a file");
   write.deterministic = true;
   write.infer = pathRule(2, Type::null());
   write.fn = [](Interpreter& I, const Node& n, Datums& a, Datums& r) {
@@ -112,7 +100,7 @@ void registerFs() {
       "is_dir", [](const fs::path& p, std::error_code& ec) { return fs::is_directory(p, ec); },
       "whether the path is a directory");
 
-  Def size = fsDef("file_size", 1, "(path: string): int", "size of a file in bytes");
+  Def size = effectDef("fs", "file_size", 1, "(path: string): int", "size of a file in bytes");
   size.infer = pathRule(1, Type::i64());
   size.fn = [](Interpreter& I, const Node& n, Datums& a, Datums& r) {
     const std::string* path;
@@ -125,7 +113,7 @@ void registerFs() {
   };
   define(std::move(size));
 
-  Def chunk = fsDef("read_chunk", 3, "(path: string, offset: int, size: int): string",
+  Def chunk = effectDef("fs", "read_chunk", 3, "(path: string, offset: int, size: int): string",
                     "up to `size` bytes from byte `offset`");
   chunk.infer = pathRule(1, Type::string());
   chunk.fn = [](Interpreter& I, const Node& n, Datums& a, Datums& r) {
@@ -158,7 +146,7 @@ void registerFs() {
 
   for (bool parents : {false, true}) {
     std::string name = parents ? "mkdirs" : "mkdir";
-    Def d = fsDef(
+    Def d = effectDef("fs", 
         name, 1, "(path: string): bool",
         parents ? "creates a directory and its missing parents; true on success or if it exists"
                 : "creates one directory; true on success or if it exists");

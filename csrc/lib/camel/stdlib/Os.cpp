@@ -84,19 +84,6 @@ std::string readBytes(size_t max) {
   return out;
 }
 
-Def osDef(const std::string& name, int params, std::string signature, std::string summary,
-          bool deterministic = false) {
-  Def d;
-  d.module = "os";
-  d.name = name;
-  d.gir = "os::" + name;
-  d.params = params;
-  d.signature = std::move(signature);
-  d.effectful = true;
-  d.deterministic = deterministic;
-  d.summary = std::move(summary);
-  return d;
-}
 
 InferRule gives(Type result, std::function<bool(Type)> argOk = nullptr, std::string expected = {}) {
   return [result, argOk, expected](const Types& a, Types& r, std::string& err) {
@@ -109,7 +96,7 @@ InferRule gives(Type result, std::function<bool(Type)> argOk = nullptr, std::str
 }  // namespace
 
 void registerOs() {
-  Def whoami = osDef("whoami", 0, "(): string", "login name of the current user");
+  Def whoami = effectDef("os", "whoami", 0, "(): string", "login name of the current user");
   whoami.infer = gives(Type::string());
   whoami.fn = [](Interpreter&, const Node&, Datums&, Datums& r) {
     std::string name;
@@ -122,7 +109,7 @@ void registerOs() {
   };
   define(std::move(whoami));
 
-  Def cpus = osDef("cpu_count", 0, "(): int", "number of logical CPUs");
+  Def cpus = effectDef("os", "cpu_count", 0, "(): int", "number of logical CPUs");
   cpus.infer = gives(Type::i64());
   cpus.fn = [](Interpreter&, const Node&, Datums&, Datums& r) {
     long n = sysconf(_SC_NPROCESSORS_ONLN);
@@ -131,7 +118,7 @@ void registerOs() {
   };
   define(std::move(cpus));
 
-  Def raw = osDef("set_terminal_raw_mode", 1, "(on: bool): void",
+  Def raw = effectDef("os", "set_terminal_raw_mode", 1, "(on: bool): void",
                   "raw, no-echo terminal input on or off (no effect without a terminal)", true);
   raw.infer = gives(Type::null(), boolLike, "a bool");
   raw.fn = [](Interpreter& I, const Node& n, Datums& a, Datums& r) {
@@ -145,7 +132,7 @@ void registerOs() {
   };
   define(std::move(raw));
 
-  Def has = osDef("has_input", 0, "(): bool", "whether a byte is waiting on standard input");
+  Def has = effectDef("os", "has_input", 0, "(): bool", "whether a byte is waiting on standard input");
   has.infer = gives(Type::boolean());
   has.fn = [](Interpreter&, const Node&, Datums&, Datums& r) {
     r.push_back(Datum::boolean(inputReady()));
@@ -153,7 +140,7 @@ void registerOs() {
   };
   define(std::move(has));
 
-  Def one = osDef("get_char", 0, "(): string", "one byte of standard input (\"\" at end of input)");
+  Def one = effectDef("os", "get_char", 0, "(): string", "one byte of standard input (\"\" at end of input)");
   one.infer = gives(Type::string());
   one.fn = [](Interpreter&, const Node&, Datums&, Datums& r) {
     r.push_back(Datum::string(readBytes(1)));
@@ -161,7 +148,7 @@ void registerOs() {
   };
   define(std::move(one));
 
-  Def many = osDef("get_chars", 1, "(n: int): string", "up to n bytes of standard input");
+  Def many = effectDef("os", "get_chars", 1, "(n: int): string", "up to n bytes of standard input");
   many.infer = gives(Type::string(), intLike, "an int");
   many.fn = [](Interpreter& I, const Node& n, Datums& a, Datums& r) {
     int64_t count;
@@ -175,7 +162,7 @@ void registerOs() {
   };
   define(std::move(many));
 
-  Def clear = osDef("clear_input_buffer", 0, "(): void", "discards pending standard input", true);
+  Def clear = effectDef("os", "clear_input_buffer", 0, "(): void", "discards pending standard input", true);
   clear.infer = gives(Type::null());
   clear.fn = [](Interpreter&, const Node&, Datums&, Datums& r) {
     if (isatty(STDIN_FILENO))

@@ -54,18 +54,6 @@ Generator& generator() {
   return g;
 }
 
-Def randomDef(std::string name, int params, std::string signature, std::string summary) {
-  Def d;
-  d.module = "random";
-  d.name = name;
-  d.gir = "random::" + name;
-  d.params = params;
-  d.signature = std::move(signature);
-  d.effectful = true;
-  d.deterministic = false;
-  d.summary = std::move(summary);
-  return d;
-}
 
 /// Fisher-Yates over the first `k` positions of `items`.
 void partialShuffle(std::vector<Datum>& items, size_t k) {
@@ -78,7 +66,7 @@ void partialShuffle(std::vector<Datum>& items, size_t k) {
 }  // namespace
 
 void registerRandom() {
-  Def seed = randomDef("seed", 1, "(s: int): void", "reseeds the process-wide generator");
+  Def seed = effectDef("random", "seed", 1, "(s: int): void", "reseeds the process-wide generator");
   seed.deterministic = true;
   seed.infer = [](const Types& a, Types& r, std::string& err) {
     if (!want(intLike(a[0]), a, 0, "the seed", "an int", err)) return false;
@@ -94,7 +82,7 @@ void registerRandom() {
   };
   define(std::move(seed));
 
-  Def rand = randomDef("rand", 0, "(): float", "uniform float in [0, 1)");
+  Def rand = effectDef("random", "rand", 0, "(): float", "uniform float in [0, 1)");
   rand.infer = [](const Types&, Types& r, std::string&) {
     r = {Type::f64()};
     return true;
@@ -105,7 +93,7 @@ void registerRandom() {
   };
   define(std::move(rand));
 
-  Def randn = randomDef("randn", 0, "(): float", "standard normal float");
+  Def randn = effectDef("random", "randn", 0, "(): float", "standard normal float");
   randn.infer = [](const Types&, Types& r, std::string&) {
     r = {Type::f64()};
     return true;
@@ -118,7 +106,7 @@ void registerRandom() {
   };
   define(std::move(randn));
 
-  Def randint = randomDef("randint", 2, "(lo: int, hi: int): int",
+  Def randint = effectDef("random", "randint", 2, "(lo: int, hi: int): int",
                           "uniform int in [lo, hi] (bounds swapped if lo > hi)");
   randint.infer = [](const Types& a, Types& r, std::string& err) {
     if (!want(intLike(a[0]), a, 0, "lo", "an int", err) ||
@@ -138,7 +126,7 @@ void registerRandom() {
   };
   define(std::move(randint));
 
-  Def choice = randomDef("choice", 1, "(xs: T[]): T", "a random element (error on an empty array)");
+  Def choice = effectDef("random", "choice", 1, "(xs: T[]): T", "a random element (error on an empty array)");
   choice.infer = [](const Types& a, Types& r, std::string& err) {
     if (!want(listLike(a[0]), a, 0, "the array", "an array", err)) return false;
     r = {elemOf(a[0])};
@@ -153,7 +141,7 @@ void registerRandom() {
   };
   define(std::move(choice));
 
-  Def sample = randomDef("sample", 2, "(xs: T[], n: int): T[]",
+  Def sample = effectDef("random", "sample", 2, "(xs: T[], n: int): T[]",
                          "n elements at distinct positions, without replacement");
   sample.infer = [](const Types& a, Types& r, std::string& err) {
     if (!want(listLike(a[0]), a, 0, "the array", "an array", err) ||
@@ -179,7 +167,7 @@ void registerRandom() {
   };
   define(std::move(sample));
 
-  Def shuffle = randomDef("shuffle", 1, "(xs: T[]): T[]", "a shuffled copy");
+  Def shuffle = effectDef("random", "shuffle", 1, "(xs: T[]): T[]", "a shuffled copy");
   shuffle.infer = [](const Types& a, Types& r, std::string& err) {
     if (!want(listLike(a[0]), a, 0, "the array", "an array", err)) return false;
     r = {a[0].isAny() ? Type::list(Type::any()) : a[0]};

@@ -80,6 +80,20 @@ void define(Def d) {
   ir::BuiltinRegistry::get().add(std::move(b));
 }
 
+Def effectDef(const std::string& module, const std::string& name, int params, std::string signature,
+              std::string summary, bool deterministic) {
+  Def d;
+  d.module = module;
+  d.name = name;
+  d.gir = module + "::" + name;
+  d.params = params;
+  d.signature = std::move(signature);
+  d.effectful = true;
+  d.deterministic = deterministic;
+  d.summary = std::move(summary);
+  return d;
+}
+
 void alias(const std::string& module, const std::string& name, const std::string& gir) {
   // Each GIR name is defined by exactly one row; later rows with it are aliases.
   auto it = std::find_if(table().begin(), table().end(),

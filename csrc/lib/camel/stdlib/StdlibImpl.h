@@ -56,6 +56,10 @@ struct Def {
 
 /// Registers `d` with ir::BuiltinRegistry and appends its table row.
 void define(Def d);
+/// A row of an effectful system module (`fs`, `os`, `random`): GIR name `module::name`,
+/// not deterministic unless said otherwise; `infer`/`fn` are filled in by the caller.
+Def effectDef(const std::string& module, const std::string& name, int params, std::string signature,
+              std::string summary, bool deterministic = false);
 /// A table row for `module::name` that calls the already defined builtin `gir`.
 void alias(const std::string& module, const std::string& name, const std::string& gir);
 
