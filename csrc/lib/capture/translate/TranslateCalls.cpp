@@ -346,37 +346,40 @@ VarRef Translator::containerMethod(const VarRef& obj, const std::string& name, s
   return nullptr;
 }
 
+namespace {
+/// Whether any of `names` is an attribute of `obj` that is truthy or whose truth
+/// test fails (a missing attribute counts as false).
+bool anyAttrTrue(PyObject* obj, std::initializer_list<const char*> names) {
+  for (const char* name : names) {
+    PyObject* v = PyObject_GetAttrString(obj, name);
+    if (!v) {
+      PyErr_Clear();
+      continue;
+    }
+    int t = PyObject_IsTrue(v);
+    Py_DECREF(v);
+    if (t != 0) {
+      if (t < 0) PyErr_Clear();
+      return true;
+    }
+  }
+  return false;
+}
+}  // namespace
+
 VarRef Translator::callModule(const VarRef& mod, std::vector<VarRef>& args,
                               std::vector<std::pair<PyRef, VarRef>>& kwargs) {
   PyObject* m = mod->obj.get();
-  for (const char* d : {"_forward_hooks", "_forward_pre_hooks", "_backward_hooks", "_backward_pre_hooks"}) {
-    PyObject* h = PyObject_GetAttrString(m, d);
-    if (!h) {
-      PyErr_Clear();
-      continue;
-    }
-    int t = PyObject_IsTrue(h);
-    Py_DECREF(h);
-    if (t != 0) {
-      if (t < 0) PyErr_Clear();
-      fail("GB012", Py_TYPE(m)->tp_name);
-      return nullptr;
-    }
+  // Hooks run arbitrary Python around forward: a module that has any (its own or
+  // the global ones on torch.nn.Module) is called natively.
+  if (anyAttrTrue(m, {"_forward_hooks", "_forward_pre_hooks", "_backward_hooks", "_backward_pre_hooks"})) {
+    fail("GB012", Py_TYPE(m)->tp_name);
+    return nullptr;
   }
-  PyObject* mm = pyTypes()->moduleModule;
-  for (const char* g : {"_global_forward_hooks", "_global_forward_pre_hooks", "_global_backward_hooks"}) {
-    PyObject* h = PyObject_GetAttrString(mm, g);
-    if (!h) {
-      PyErr_Clear();
-      continue;
-    }
-    int t = PyObject_IsTrue(h);
-    Py_DECREF(h);
-    if (t != 0) {
-      if (t < 0) PyErr_Clear();
-      fail("GB012", "global module hooks");
-      return nullptr;
-    }
+  if (anyAttrTrue(pyTypes()->moduleModule,
+                  {"_global_forward_hooks", "_global_forward_pre_hooks", "_global_backward_hooks"})) {
+    fail("GB012", "global module hooks");
+    return nullptr;
   }
   PyObject* fwd = PyObject_GetAttrString(reinterpret_cast<PyObject*>(Py_TYPE(m)), "forward");
   if (!fwd) {
