@@ -2,9 +2,9 @@
 // AtenExecutable.h. Argument binding reuses the ATen family's rules (Note [ATen
 // operands and attributes]) so a node means the same here as in the reference
 // interpreter; only the per-call work differs: constants are converted once.
+#include "xacc/support/TestFault.h"
 #include "xacc/capture/AtenExecutable.h"
 
-#include <cstdlib>
 #include <unordered_map>
 
 #include <ATen/ScalarOps.h>
@@ -70,19 +70,9 @@ bool attrToConstant(const ir::Attr& a, ir::Type t, c10::IValue& out) {
 
 }  // namespace
 
-// Note [Test fault injection]: XACC_TEST_FAULT_OP=<op name> (declared with the
-// other environment variables in xacc/_src/config.py) makes every node of that op
-// prepared from then on return its first result plus one. It exists only so that
-// tests can check that `xacc.debug.compare` names the first divergent node; it is
-// read when a graph is prepared, never on the per-call path.
-static std::string faultOp() {
-  const char* v = std::getenv("XACC_TEST_FAULT_OP");
-  return v ? std::string(v) : std::string();
-}
-
 std::unique_ptr<AtenExecutable> AtenExecutable::create(const ir::Graph& g, std::string& error) {
   std::unique_ptr<AtenExecutable> exe(new AtenExecutable());
-  const std::string fault = faultOp();
+  const std::string fault = support::testFaultOp();  // Note [Test fault injection]
   exe->graph_ = &g;
   std::unordered_map<const ir::Value*, int> slot;
   int next = 0;

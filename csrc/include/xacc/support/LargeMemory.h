@@ -1,8 +1,7 @@
 // Memory for large, randomly accessed structures (IR node arenas, hash tables
 // sized to a graph). Allocations of 2 MiB and more are their own 2 MiB-aligned
-// mappings (returned to the system when freed, eligible for transparent huge
-// pages where the system enables them for all memory); smaller ones come from
-// the ordinary heap. Either way the memory is zero-filled.
+// mappings (returned to the system when freed); those of 32 MiB and more also
+// ask for transparent huge pages. Smaller ones come from the ordinary heap. Either way the memory is zero-filled.
 #pragma once
 
 #include <cstddef>

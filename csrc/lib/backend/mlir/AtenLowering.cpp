@@ -18,6 +18,7 @@
 #include <unordered_map>
 
 #include "Lowering.h"
+#include "xacc/support/TestFault.h"
 #include "xacc/backend/aten/AtenOps.h"
 
 namespace xacc::backend::mlir {
@@ -880,12 +881,6 @@ const std::map<std::string, Rule>& rules() {
   return table;
 }
 
-/// Read at every lowering (a kernel compile), never on the per-call path.
-std::string faultOp() {
-  const char* v = std::getenv("XACC_TEST_FAULT_OP");
-  return v ? std::string(v) : std::string();
-}
-
 const Rule* findRule(const std::string& name) {
   const auto& t = rules();
   auto it = t.find(name);
@@ -999,7 +994,7 @@ bool buildKernel(const Region& r, const std::vector<InputDesc>& in, KernelIR& k,
       // See Note [Test fault injection] (AtenExecutable.cpp): the same switch makes
       // this lowering wrong, so xacc.debug.compare can be tested on the xpu path.
       // The kernel text changes, so its kernel cache key does too.
-      if (!res.empty() && node->result(0)->type().isTensor() && node->opName() == faultOp())
+      if (!res.empty() && node->result(0)->type().isTensor() && node->opName() == support::testFaultOp())
         res[0] = L.bin("add", res[0], L.cnst(1, res[0]));
       for (size_t i = 0; i < res.size() && i < node->numResults(); ++i) {
         int v = res[i];
