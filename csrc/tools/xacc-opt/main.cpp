@@ -14,6 +14,7 @@
 #include "xacc/ir/Parser.h"
 #include "xacc/ir/Printer.h"
 #include "xacc/ir/Verifier.h"
+#include "xacc/onnx/OnnxExport.h"
 #include "xacc/passes/PassManager.h"
 #include "xacc/runtime/Runtime.h"
 #ifdef XACC_HAVE_ATEN
@@ -30,6 +31,7 @@ struct Options {
   std::string passes;
   std::vector<std::string> passOptions;
   std::string emit = "gir";
+  std::string onnxGraph;  ///< --emit=onnx: the graph to export (default: the first)
   std::string interpret;
   std::string engine = "interp";
   std::string scheduler = "seq";
@@ -179,6 +181,22 @@ int processChunk(const Options& opt, const std::string& text, const std::string&
         output += "result " + std::to_string(i) + ": " + results[i].repr(false) + "\n";
   } else if (opt.emit == "dot") {
     output += ir::printDot(*m);
+  } else if (opt.emit == "onnx") {
+    // The tensor part of one graph as an ONNX model (OnnxExport.h).
+    ir::Graph* g = opt.onnxGraph.empty() ? (m->graphs().empty() ? nullptr : m->graphs().front().get())
+                                         : m->lookup(opt.onnxGraph);
+    if (!g) {
+      std::cerr << name << ": error[E0409]: no graph @" << opt.onnxGraph << "\n";
+      return 1;
+    }
+    onnx::ExportOptions eo;
+    eo.locs = &locs;
+    std::string bytes;
+    if (!onnx::exportOnnx(*g, eo, diag, bytes)) {
+      std::cerr << diag.renderAllText();
+      return 1;
+    }
+    output += bytes;
   } else {
     output += ir::printModule(*m, {!opt.noLocs});
   }
@@ -214,7 +232,9 @@ int realMain(int argc, char** argv) {
   app.add_option("-o,--output", opt.output, "output file ('-' for stdout)");
   app.add_option("--passes", opt.passes, "comma-separated pass pipeline");
   app.add_option("--pass-option", opt.passOptions, "pass option key=value (repeatable), e.g. device=cpu");
-  app.add_option("--emit", opt.emit, "output form: gir or dot")->check(CLI::IsMember({"gir", "dot"}));
+  app.add_option("--emit", opt.emit, "output form: gir, dot or onnx (the tensor part of one graph)")
+      ->check(CLI::IsMember({"gir", "dot", "onnx"}));
+  app.add_option("--onnx-graph", opt.onnxGraph, "--emit=onnx: the graph to export (default: the first)");
   app.add_option("--interpret", opt.interpret,
                  "run the named graph (its parameters must be !token) and print its results");
   app.add_option("--engine", opt.engine, "what --interpret runs on: interp (reference) or runtime")
