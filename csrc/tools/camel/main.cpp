@@ -5,7 +5,7 @@
 // Export.h); `inspect --tokens|--ast|--gir|--dot|--mlir FILE` prints
 // intermediate forms; `check FILE|DIR...` runs parsing and semantic analysis
 // on every `.cml` file (with `--verify-diagnostics` it checks expectation
-// comments instead of printing diagnostics, see VerifyDiagnostics.h). Global
+// comments instead of printing diagnostics, see xacc/support/VerifyDiagnostics.h). Global
 // options (`--error-format`, `-I`, `-L`, `--log-level`, `--version`, `--help`)
 // may appear before or after the subcommand. Exit status of `run`: main's
 // result as spec 11.9 says (int -> value & 0xff, bool -> 1/0, else 0), the
@@ -38,7 +38,7 @@
 #include "xacc/camel/Lexer.h"
 #include "xacc/camel/Token.h"
 #include "Export.h"
-#include "VerifyDiagnostics.h"
+#include "xacc/support/VerifyDiagnostics.h"
 
 #ifndef XACC_VERSION
 #define XACC_VERSION "0.1.0"
@@ -278,7 +278,7 @@ bool checkFile(const GlobalOptions& g, const CheckArgs& a, const std::string& pa
   }
   std::string whole(diags.sourceManager().bufferText(file));
   std::vector<std::string> chunks =
-      a.splitInputFile ? tool::splitInputFile(whole) : std::vector<std::string>{whole};
+      a.splitInputFile ? support::splitInputFile(whole) : std::vector<std::string>{whole};
   bool failed = false;
   for (std::string& chunk : chunks) {
     file = diags.sourceManager().addBuffer(path, chunk);
@@ -322,7 +322,7 @@ bool checkFile(const GlobalOptions& g, const CheckArgs& a, const std::string& pa
       }
     }
     if (a.verifyDiagnostics) {
-      std::string problems = tool::verifyDiagnostics(path, chunk, diags.diagnostics());
+      std::string problems = support::verifyDiagnostics(path, chunk, diags.diagnostics());
       std::fputs(problems.c_str(), stderr);
       failed |= !problems.empty();
       diags.clear();

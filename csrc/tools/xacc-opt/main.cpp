@@ -7,7 +7,6 @@
 #include <cstdio>
 #include <fstream>
 #include <iostream>
-#include <regex>
 #include <sstream>
 
 #include "xacc/ir/Interpreter.h"
@@ -17,6 +16,7 @@
 #include "xacc/onnx/OnnxExport.h"
 #include "xacc/passes/PassManager.h"
 #include "xacc/runtime/Runtime.h"
+#include "xacc/support/VerifyDiagnostics.h"
 #ifdef XACC_HAVE_ATEN
 #include "xacc/backend/aten/AtenOps.h"
 #endif
@@ -44,35 +44,6 @@ struct Options {
   bool noLocs = false;
   bool noVerify = false;
 };
-
-struct Expected {
-  uint32_t line;
-  std::string message;
-  bool matched = false;
-};
-
-// Parses `// expected-error[@+N|@-N] {{message}}` comments of one chunk.
-std::vector<Expected> collectExpected(const std::string& text) {
-  std::vector<Expected> out;
-  static const std::regex re(R"(expected-error(@([+-]?)(\d+))?\s*\{\{(.*)\}\})");
-  std::istringstream in(text);
-  std::string line;
-  uint32_t lineNo = 0;
-  while (std::getline(in, line)) {
-    ++lineNo;
-    std::smatch m;
-    if (!std::regex_search(line, m, re)) continue;
-    uint32_t target = lineNo;
-    if (m[1].matched) {
-      long n = std::stol(m[3].str());
-      if (m[2].str() == "+") target = lineNo + uint32_t(n);
-      else if (m[2].str() == "-") target = lineNo - uint32_t(n);
-      else target = uint32_t(n);
-    }
-    out.push_back({target, m[4].str()});
-  }
-  return out;
-}
 
 // Runtime errors point at a node's source `loc`; nodes without one get their
 // position in the .gir text, so every runtime diagnostic is located.
@@ -109,29 +80,11 @@ int processChunk(const Options& opt, const std::string& text, const std::string&
   }
 
   if (opt.verifyDiagnostics) {
-    std::vector<Expected> expected = collectExpected(text);
-    int status = 0;
-    for (const support::Diagnostic& d : diag.diagnostics()) {
-      if (d.severity != support::Severity::Error) continue;
-      bool found = false;
-      for (Expected& e : expected)
-        if (!e.matched && e.line == d.loc.line && d.message.find(e.message) != std::string::npos) {
-          e.matched = found = true;
-          break;
-        }
-      if (!found) {
-        std::cerr << name << ":" << d.loc.line << ":" << d.loc.col
-                  << ": error: unexpected error: " << d.message << "\n";
-        status = 1;
-      }
-    }
-    for (const Expected& e : expected)
-      if (!e.matched) {
-        std::cerr << name << ":" << e.line << ": error: expected error \"" << e.message
-                  << "\" was not produced\n";
-        status = 1;
-      }
-    return status;
+    // Only errors are checked: xacc-opt's warnings are advisory.
+    std::string problems =
+        support::verifyDiagnostics(name, text, diag.diagnostics(), {.warnings = false});
+    std::cerr << problems;
+    return problems.empty() ? 0 : 1;
   }
 
   if (!ok) {
@@ -275,21 +228,7 @@ int realMain(int argc, char** argv) {
 
   std::vector<std::string> chunks;
   if (opt.splitInputFile) {
-    // Each chunk keeps its original line numbers by being padded with newlines.
-    std::istringstream in(text);
-    std::string line, cur;
-    size_t lineNo = 0, chunkStart = 0;
-    while (std::getline(in, line)) {
-      if (line.rfind("// -----", 0) == 0) {
-        chunks.push_back(std::string(chunkStart, '\n') + cur);
-        cur.clear();
-        chunkStart = lineNo + 1;
-      } else {
-        cur += line + "\n";
-      }
-      ++lineNo;
-    }
-    chunks.push_back(std::string(chunkStart, '\n') + cur);
+    chunks = support::splitInputFile(text);
   } else {
     chunks.push_back(text);
   }
