@@ -137,6 +137,8 @@ py::dict statsDict(const xm::CompileStats& s) {
   d["contiguous_copies"] = s.contiguousCopies;
   d["compile_seconds"] = s.compileSeconds;
   d["fallback_reasons"] = s.fallbackReasons;
+  d["kernel_launches"] = s.kernelLaunches;
+  d["region_fallback_runs"] = s.regionFallbackRuns;
   return d;
 }
 

@@ -206,6 +206,9 @@ public:
   }
   int select(int c, int x, int y) { return map("select", dtype(x), {c, x, y}); }
   int reduce(const char* op, int x, std::vector<int> dims, bool keepDim) {
+    // Bool reductions (max = any, min = all, prod = all) run on the i8
+    // storage values, which are 0 or 1.
+    if (dtype(x) == DType::Bool) return cast(reduce(op, cast(x, DType::I8), std::move(dims), keepDim), DType::Bool);
     KNode n;
     n.kind = KNode::Reduce;
     n.op = op;
@@ -310,6 +313,17 @@ public:
     if (a.kind() == ir::Attr::Kind::Float) return a.getFloat();
     if (a.kind() == ir::Attr::Kind::Bool) return a.getBool();
     throw Failure{"'" + std::string(name) + "' is not a number"};
+  }
+  /// A compile-time integer, exact for all of int64 (slice ends are often
+  /// INT64_MAX, which a double cannot hold).
+  int64_t integer(std::string_view name, int64_t dflt) const {
+    int i = b_.find(name);
+    if (i >= 0 && b_.operand[i] >= 0) throw Failure{"'" + std::string(name) + "' must be constant"};
+    if (i < 0 || !b_.attr[i] || b_.attr[i]->isNone()) return dflt;
+    const ir::Attr& a = *b_.attr[i];
+    if (a.kind() == ir::Attr::Kind::Int) return a.getInt();
+    if (a.kind() == ir::Attr::Kind::Bool) return a.getBool();
+    throw Failure{"'" + std::string(name) + "' is not an integer"};
   }
   std::optional<double> optNumber(std::string_view name) const {
     if (!present(name)) return std::nullopt;
@@ -777,9 +791,13 @@ const std::map<std::string, Rule>& rules() {
       if (ns.size() > r || ns.empty()) throw Failure{"rms_norm: bad normalized_shape"};
       std::vector<int> dims;
       for (size_t i = r - ns.size(); i < r; ++i) dims.push_back(static_cast<int>(i));
-      if (!a.present("eps")) throw Failure{"rms_norm: eps from finfo not supported"};
+      // eps defaults to torch.finfo(dtype).eps of the input.
+      double eps = a.present("eps") ? a.number("eps", 0)
+                   : L.dtype(x) == DType::F64 ? 2.220446049250313e-16
+                   : L.dtype(x) == DType::F32 ? 1.1920928955078125e-07
+                   : L.dtype(x) == DType::BF16 ? 0.0078125 : 0.0009765625;
       int ms = L.bin("div", L.reduce("sum", L.bin("mul", x, x), dims, true), L.cnst(sizeOf(L, x, dims), x));
-      int y = L.bin("mul", x, L.un("rsqrt", L.bin("add", ms, L.cnst(a.number("eps", 0), x))));
+      int y = L.bin("mul", x, L.un("rsqrt", L.bin("add", ms, L.cnst(eps, x))));
       if (a.present("weight")) y = L.bin("mul", y, L.cast(a.value("weight"), L.dtype(x)));
       return std::vector<int>{finish(L, a, y)};
     };
@@ -818,7 +836,10 @@ const std::map<std::string, Rule>& rules() {
       return std::vector<int>{reshape(L, x, out)};
     };
     t["aten.view.default"] = t["aten.reshape.default"] = t["aten._unsafe_view.default"] =
-        [](Lowerer& L, const Args& a) { return std::vector<int>{reshape(L, a.value("self"), a.ints("size"))}; };
+        [](Lowerer& L, const Args& a) {
+          // view/_unsafe_view name the sizes `size`, reshape names them `shape`.
+          return std::vector<int>{reshape(L, a.value("self"), a.ints(a.present("shape") ? "shape" : "size"))};
+        };
     // expand: size-1 dims (and new leading dims) repeat.
     t["aten.expand.default"] = [](Lowerer& L, const Args& a) {
       int x = a.value("self");
@@ -840,10 +861,10 @@ const std::map<std::string, Rule>& rules() {
     t["aten.slice.Tensor"] = [](Lowerer& L, const Args& a) {
       int x = a.value("self");
       auto s = L.shape(x);
-      int d = normDim(int64_t(a.number("dim", 0)), s.size());
-      int64_t n = s[d], step = int64_t(a.number("step", 1));
-      int64_t start = a.present("start") ? int64_t(a.number("start", 0)) : 0;
-      int64_t end = a.present("end") ? int64_t(a.number("end", 0)) : n;
+      int d = normDim(a.integer("dim", 0), s.size());
+      int64_t n = s[d], step = a.integer("step", 1);
+      int64_t start = a.present("start") ? a.integer("start", 0) : 0;
+      int64_t end = a.present("end") ? a.integer("end", 0) : n;
       if (step <= 0) throw Failure{"slice step must be positive"};
       if (start < 0) start += n;
       if (end < 0) end += n;

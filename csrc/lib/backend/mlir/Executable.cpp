@@ -17,6 +17,7 @@
 #include <ATen/Parallel.h>
 #include <c10/core/GradMode.h>
 
+#include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -198,6 +199,7 @@ public:
       if (isStatic) variantFor(*s.region, describeInputs(s.region->region, 0));
     }
     for (auto& [r, why] : regionFailures_) stats_.fallbackReasons.push_back(why);
+    built_ = true;
     for (const auto& r : stats_.fallbackReasons) logLine("fallback: " + r);
     return true;
   }
@@ -214,8 +216,12 @@ public:
     std::unique_ptr<ir::Interpreter> interp;
     for (auto& s : steps_) {
       if (s.region) {
-        if (runRegion(*s.region, slots)) continue;
+        if (runRegion(*s.region, slots)) {
+          ++kernelLaunches_;
+          continue;
+        }
         // This signature does not lower: run the region's nodes one by one.
+        ++regionFallbackRuns_;
         if (!interp) interp = std::make_unique<ir::Interpreter>(diag);
         if (!runNodes(*interp, s.region->region.nodes, slots)) return false;
         continue;
@@ -228,7 +234,13 @@ public:
     return true;
   }
 
-  const CompileStats& stats() const override { return stats_; }
+  const CompileStats& stats() const override {
+    std::lock_guard<std::mutex> lock(statsMu_);
+    snapshot_ = stats_;
+    snapshot_.kernelLaunches = kernelLaunches_.load();
+    snapshot_.regionFallbackRuns = regionFallbackRuns_.load();
+    return snapshot_;
+  }
 
   std::string describe() const override {
     std::ostringstream os;
@@ -289,6 +301,7 @@ private:
       auto ck = KernelCache::get().kernels.find(cacheKey);
       if (ck != KernelCache::get().kernels.end()) {
         v->fn = ck->second;
+        std::lock_guard<std::mutex> sl(statsMu_);
         ++stats_.memoryCacheHits;
       }
     }
@@ -296,16 +309,18 @@ private:
       auto t0 = std::chrono::steady_clock::now();
       KernelSource src = KernelSource::Compiled;
       v->fn = compileKernel(text, "kernel", jit_, src, v->error);
-      stats_.compileSeconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+      {
+        std::lock_guard<std::mutex> sl(statsMu_);
+        stats_.compileSeconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+        if (v->fn) ++(src == KernelSource::DiskCache ? stats_.diskCacheHits : stats_.kernelsCompiled);
+      }
       if (!v->fn) {
         noteFailure(r, v->error);
         return v;
       }
       if (src == KernelSource::DiskCache) {
-        ++stats_.diskCacheHits;
         logLine("region " + std::to_string(r.index) + ": kernel loaded from disk cache");
       } else {
-        ++stats_.kernelsCompiled;
         logLine("region " + std::to_string(r.index) + ": compiled kernel for " + key);
       }
       std::lock_guard<std::mutex> cl(KernelCache::get().mu);
@@ -317,7 +332,12 @@ private:
   void noteFailure(RegionState& r, const std::string& why) {
     std::string line = "region " + std::to_string(r.index) + " (" + r.region.nodes.front()->opName() +
                        (r.region.nodes.size() > 1 ? ", ..." : "") + "): " + why;
-    regionFailures_.emplace_back(r.index, line);
+    {
+      std::lock_guard<std::mutex> lock(statsMu_);
+      regionFailures_.emplace_back(r.index, line);
+      // Failures of run-time signatures (after build) are reported too.
+      if (built_) stats_.fallbackReasons.push_back(line);
+    }
     logLine("fallback: " + line);
   }
 
@@ -417,6 +437,10 @@ private:
   size_t numSlots_ = 0;
   std::vector<int> resultSlots_;
   std::vector<std::pair<int, std::string>> regionFailures_;
+  bool built_ = false;
+  std::atomic<int64_t> kernelLaunches_{0}, regionFallbackRuns_{0};
+  mutable std::mutex statsMu_;
+  mutable CompileStats snapshot_;
 };
 
 }  // namespace

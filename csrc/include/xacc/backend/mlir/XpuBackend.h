@@ -54,7 +54,13 @@ struct CompileStats {
   int diskCacheHits = 0;     ///< kernels loaded from the disk cache (no MLIR run)
   int contiguousCopies = 0;  ///< inputs made contiguous before a kernel call
   double compileSeconds = 0; ///< wall time spent compiling kernels
-  /// One line per node or region that fell back, with the reason.
+  /// Run-time counters (all runs so far): region steps executed as a compiled
+  /// kernel, and region steps that ran node by node through ATen instead
+  /// (their input signature did not lower, or autograd needed the ATen path).
+  int64_t kernelLaunches = 0;
+  int64_t regionFallbackRuns = 0;
+  /// One line per node or region that fell back, with the reason (including
+  /// regions whose kernel for a run-time input signature failed to build).
   std::vector<std::string> fallbackReasons;
 };
 
