@@ -576,11 +576,13 @@ TEST_F(AtenOpsTest, ParseVerifyInterpret) {
   expectSame(results[0], at::relu(at::add(x, y, 2)) * 3);
   EXPECT_EQ(results[1].kind(), ir::DKind::Token);
 
-  // Wrong runtime shapes fail with a located E0601 diagnostic, not a crash.
+  // Wrong runtime shapes fail with a located E0602 (TensorDimensionMismatch)
+  // diagnostic, not a crash.
   diag.clear();
   EXPECT_FALSE(interp.call("f", {D(at::randn({2, 4})), D(y), Datum::token()}, results));
   ASSERT_TRUE(diag.hasErrors());
-  EXPECT_EQ(diag.diagnostics()[0].code, "E0601");
+  EXPECT_EQ(diag.diagnostics()[0].code, "E0602");
+  EXPECT_EQ(diag.diagnostics()[0].message.rfind("TensorDimensionMismatch: ", 0), 0u);
   EXPECT_NE(diag.diagnostics()[0].message.find("aten::add.Tensor"), std::string::npos);
 }
 

@@ -8,6 +8,7 @@
 #include <filesystem>
 
 #include "SemaResolve.h"
+#include "xacc/camel/Executor.h"
 #include "xacc/camel/Frontend.h"
 
 namespace xacc::camel::sema {
@@ -98,6 +99,14 @@ public:
     std::vector<std::string> tried;
     std::string file = findModuleFile(d->path, from->dir, opts_, tried);
     std::string last = d->path.parts.empty() ? "" : d->path.parts.back().name;
+    if (file.empty() && d->path.prefix.empty() && d->path.parts.size() == 1) {
+      // Modules provided by executors (tensor, python, ...) load them now.
+      std::string error;
+      if (!loadExecutorForModule(last, error)) {
+        report(diags_, Diag::ExecutorLoadFailed, d->path.range.loc(), {d->path.str(), error});
+        return nullptr;
+      }
+    }
     if (file.empty()) {
       if (d->path.prefix.empty() && isStdlibModule(last)) return nullptr;
       auto& diag = report(diags_, Diag::ModuleNotFound, d->path.range.loc(), {d->path.str()});

@@ -204,6 +204,32 @@ Type Resolver::resolveTypeImpl(TypeExpr* t) {
     case NodeKind::SpecializedType: {
       auto* s = cast<SpecializedType>(t);
       std::string name = isa<NamedType>(s->base) ? cast<NamedType>(s->base)->fullName() : "type";
+      // Only module types take type arguments (spec 6.4): `Tensor<bool>`.
+      if (auto* nt = dyn_cast<NamedType>(s->base)) {
+        Binding* b = nt->qualifiers.empty() ? lookup(nt->name) : lookupQualified(nt->qualifiers, nt->name);
+        const ModuleType* mt = b && b->kind == BindKind::Type && !b->module.empty()
+                                   ? moduleType(b->module, b->name)
+                                   : nullptr;
+        if (mt) {
+          std::vector<Type> args;
+          for (TypeArg& a : s->args) {
+            if (!a.type) {
+              report(diags_, Diag::BadTypeArguments, t->loc(), {name, "type arguments must be types"});
+              return Type();
+            }
+            Type x = resolveType(a.type);
+            if (!x) return Type();
+            args.push_back(x);
+          }
+          Type out;
+          std::string err;
+          if (!mt->make(args, out, err)) {
+            report(diags_, Diag::BadTypeArguments, t->loc(), {name, err});
+            return Type();
+          }
+          return out;
+        }
+      }
       report(diags_, Diag::TypeArgsNotAllowed, t->loc(), {name});
       return Type();
     }
@@ -726,7 +752,18 @@ void Resolver::resolveImport(ImportDecl* d) {
   if (!u) {
     if (!d->path.prefix.empty() || !isStdlibModule(last)) return;  // loader reported it
     unit_->importedStdModules.insert(last);
+    auto bindType = [&](const std::string& name) {
+      const ModuleType* mt = moduleType(last, name);
+      if (!mt) return false;
+      Binding* b = prog_.newBinding(BindKind::Type, name);
+      b->module = last;
+      std::string err;
+      if (!mt->make({}, b->type, err)) b->type = Type::any();
+      unit_->scope[name] = b;
+      return true;
+    };
     auto bindStd = [&](const Ident& n) {
+      if (bindType(n.name)) return;
       Binding* b = lookupBuiltin(last, n.name);
       if (!b) {
         report(diags_, Diag::ImportNameNotExported, n.range.loc(), {modName, n.name});
@@ -739,6 +776,7 @@ void Resolver::resolveImport(ImportDecl* d) {
     } else {
       for (const StdlibEntry& e : stdlibEntries())
         if (e.module == last) unit_->scope[e.name] = lookupBuiltin(last, e.name);
+      for (const std::string& t : moduleTypeNames(last)) bindType(t);
     }
     return;
   }

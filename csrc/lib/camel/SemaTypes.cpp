@@ -24,7 +24,7 @@ std::string camelTypeName(Type t) {
     case TypeKind::Any: return "any";
     case TypeKind::PyObj: return "PyObject";
     case TypeKind::Token: return "!token";
-    case TypeKind::Tensor: return "Tensor";
+    case TypeKind::Tensor: return t.dtype() == ir::DType::Bool ? "Tensor<bool>" : "Tensor";
     case TypeKind::List: {
       Type e = t.elementType();
       std::string s = camelTypeName(e);
@@ -76,6 +76,9 @@ bool sameType(Type a, Type b) {
       }
       return true;
     }
+    // Camel's `Tensor` does not carry a shape: tensors of one dtype and
+    // device are one type (shape mismatches are found by ATen).
+    case TypeKind::Tensor: return a.dtype() == b.dtype() && a.device() == b.device();
     default: return false;
   }
 }

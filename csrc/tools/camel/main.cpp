@@ -29,6 +29,7 @@
 #include <fmt/format.h>
 
 #include "xacc/camel/Compiler.h"
+#include "xacc/camel/Executor.h"
 #include "xacc/camel/Frontend.h"
 #include "xacc/camel/Stdlib.h"
 #include "xacc/ir/Printer.h"
@@ -81,6 +82,7 @@ struct RunArgs {
   std::string exportDir;  ///< --export DIR (Export.h)
   std::string scheduler = "seq";
   unsigned threads = 0;  ///< 0: the hardware concurrency
+  std::vector<std::string> executors;  ///< --executors a,b: loaded before compiling
 };
 
 std::string gArgv0;
@@ -187,6 +189,15 @@ int runProgram(const GlobalOptions& g, const RunArgs& a) {
   auto seconds = [](Clock::time_point t0) {
     return std::chrono::duration<double>(Clock::now() - t0).count();
   };
+  // Executors named on the command line load first (their modules and schemes
+  // are then known to the front end); the others load when the program needs them.
+  for (const std::string& name : a.executors) {
+    std::string error;
+    if (!ExecutorRegistry::get().load(name, error)) {
+      std::fputs(("camel run: --executors: " + error + "\n").c_str(), stderr);
+      return kExitUsage;
+    }
+  }
   support::DiagnosticEngine diags;
   CompiledProgram prog;
   bool ok = compileProgram(a.file, compileOptions(g), diags, prog);
@@ -396,6 +407,10 @@ int main(int argc, char** argv) {
       ->check(CLI::Range(1u, 4096u));
 
   InspectArgs inspectArgs;
+  run->add_option("--executors", runArgs.executors,
+                  "executors to load before compiling, comma-separated (aten, dll, python, ...); "
+                  "others load when the program needs them")
+      ->delimiter(',');
   CLI::App* inspect = app.add_subcommand("inspect", "print intermediate forms of a Camel file");
   inspect->add_flag("--tokens,--tok", inspectArgs.tokens, "print the token stream");
   inspect->add_flag("--ast", inspectArgs.ast, "print the abstract syntax tree");

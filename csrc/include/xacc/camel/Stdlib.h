@@ -68,11 +68,13 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "xacc/ir/Datum.h"
+#include "xacc/ir/Type.h"
 
 namespace xacc::ir {
 class Interpreter;
@@ -105,10 +107,27 @@ struct StdlibEntry {
 const std::vector<StdlibEntry>& stdlibEntries();
 /// The overloads of `name` in `module` ("" for globals), in resolution order.
 std::vector<const StdlibEntry*> stdlibOverloads(std::string_view module, std::string_view name);
-/// True for the modules this library provides ("math", "time", ...).
+/// True for the modules this library provides ("math", "time", ...), and for
+/// modules whose executor is loaded ("tensor" once the ATen executor is).
 bool isStdlibModule(std::string_view module);
 /// The table as Markdown (docs, `--help` and reports are generated from it).
 std::string stdlibTableMarkdown();
+
+/// A type exported by a native module (spec 6.4): `Tensor` of `tensor`,
+/// `PyObject` of `python`. Executors define them (Executor.h).
+struct ModuleType {
+  std::string module;  ///< "tensor"
+  std::string name;    ///< "Tensor"
+  /// The GIR type of `Name` (no arguments) or `Name<args>`; false with `error`
+  /// set when the arguments do not fit.
+  std::function<bool(const std::vector<ir::Type>& args, ir::Type& out, std::string& error)> make;
+};
+/// Registers a module type (a later definition of the same name replaces it).
+void defineModuleType(ModuleType t);
+/// The module type `name` of `module`, or null.
+const ModuleType* moduleType(std::string_view module, std::string_view name);
+/// Names of `module`'s types.
+std::vector<std::string> moduleTypeNames(std::string_view module);
 
 /// Renders a value as spec section 7.3 prescribes for print/println/join and the
 /// `{}` placeholder of `format` (for non-numbers): ints in decimal, floats like
@@ -118,6 +137,10 @@ std::string stdlibTableMarkdown();
 /// top-level ones, so `topLevel` changes nothing today; it is part of the
 /// signature so callers that track nesting need no change if that ever differs.
 std::string camelRepr(const ir::Datum& d, bool topLevel = true);
+/// How a module renders its opaque values in camelRepr (spec 7.3: "a tensor
+/// prints its rows"); without a hook the object's own repr() is used.
+using ObjectRepr = std::function<std::string(const ir::Datum& d)>;
+void setObjectRepr(ir::DKind kind, ObjectRepr repr);
 /// `string(x)` of spec 14.1: ints in decimal, floats fixed with six decimals.
 std::string camelToString(const ir::Datum& d);
 /// `format<args…>(fmt)` of spec 14.3 (the fmt library's mini-language). On a

@@ -31,6 +31,23 @@ constexpr std::string_view kPrefix = "aten.";
 // Diagnostic code of an ATen op that fails at run time (bad values, shape
 // errors the static types did not catch).
 constexpr const char* kAtenRuntimeError = "E0601";
+// Note [Tensor shape errors]: an ATen failure that says the operands' shapes
+// do not fit each other is E0602 and its message starts with
+// "TensorDimensionMismatch: " (the name Camel's tensor module gives it, spec
+// 15.17); every other ATen failure is E0601.
+constexpr const char* kAtenShapeError = "E0602";
+
+bool isShapeError(const std::string& msg) {
+  static const char* kPhrases[] = {"must match the size of tensor", "shapes cannot be multiplied",
+                                   "size mismatch", "Sizes of tensors must match",
+                                   "is invalid for input of size", "inconsistent tensor size",
+                                   "must match except in dimension", "mismatch in dimension",
+                                   "should be 2D", "must be a matrix", "both arguments to matmul need to be at least 1D",
+                                   "Dimension out of range"};
+  for (const char* p : kPhrases)
+    if (msg.find(p) != std::string::npos) return true;
+  return false;
+}
 
 /// The element type of a list argument, or nullptr.
 c10::TypePtr listElement(const c10::TypePtr& t) {
@@ -238,6 +255,7 @@ std::unique_ptr<ir::OpInfo> makeOpInfo(std::string_view name, std::string& error
                       std::vector<Datum>& results) {
     std::string err;
     if (runResolved(*op, node.attrs(), args, results, err)) return true;
+    if (isShapeError(err)) return interp.fail(node, kAtenShapeError, "TensorDimensionMismatch: " + err);
     return interp.fail(node, kAtenRuntimeError, err);
   };
   return info;

@@ -37,6 +37,13 @@ constexpr size_t kMaxDepth = 5000;
 
 void repr(const Datum& d, ReprState& st, std::string& s);
 
+// Set by executors while they load (single-threaded front end); read at run time.
+ObjectRepr gObjectReprs[2];
+const ObjectRepr* objectRepr(DKind k) {
+  const ObjectRepr& r = gObjectReprs[k == DKind::Tensor ? 0 : 1];
+  return r ? &r : nullptr;
+}
+
 void appendSeq(const std::vector<Datum>& items, char open, char close, ReprState& st,
                std::string& s) {
   s += open;
@@ -57,7 +64,13 @@ void repr(const Datum& d, ReprState& st, std::string& s) {
     case DKind::Func: s += "<function>"; return;
     case DKind::Token: s += "<token>"; return;
     case DKind::Tensor:
-    case DKind::PyObj: s += static_cast<const ir::OpaqueObject*>(d.object())->repr(); return;
+    case DKind::PyObj:
+      if (const ObjectRepr* hook = objectRepr(d.kind())) {
+        s += (*hook)(d);
+        return;
+      }
+      s += static_cast<const ir::OpaqueObject*>(d.object())->repr();
+      return;
     default: break;
   }
   bool isList = d.kind() == DKind::List;
@@ -184,6 +197,11 @@ bool equals(const Datum& a, const Datum& b, SeenPairs& seen, size_t depth) {
 bool camelEquals(const Datum& a, const Datum& b) {
   SeenPairs seen;
   return equals(a, b, seen, 0);
+}
+
+void setObjectRepr(DKind kind, ObjectRepr repr) {
+  if (kind == DKind::Tensor || kind == DKind::PyObj)
+    gObjectReprs[kind == DKind::Tensor ? 0 : 1] = std::move(repr);
 }
 
 }  // namespace xacc::camel

@@ -370,11 +370,44 @@ std::vector<const StdlibEntry*> stdlibOverloads(std::string_view module, std::st
   return out;
 }
 
+namespace {
+std::mutex gTypesMu;
+std::vector<ModuleType>& moduleTypes() {
+  static auto* t = new std::vector<ModuleType>();  // leaked like the table
+  return *t;
+}
+}  // namespace
+
+void defineModuleType(ModuleType t) {
+  std::lock_guard<std::mutex> lock(gTypesMu);
+  for (ModuleType& m : moduleTypes())
+    if (m.module == t.module && m.name == t.name) {
+      m = std::move(t);
+      return;
+    }
+  moduleTypes().push_back(std::move(t));
+}
+
+const ModuleType* moduleType(std::string_view module, std::string_view name) {
+  std::lock_guard<std::mutex> lock(gTypesMu);
+  for (const ModuleType& m : moduleTypes())
+    if (m.module == module && m.name == name) return &m;
+  return nullptr;
+}
+
+std::vector<std::string> moduleTypeNames(std::string_view module) {
+  std::lock_guard<std::mutex> lock(gTypesMu);
+  std::vector<std::string> out;
+  for (const ModuleType& m : moduleTypes())
+    if (m.module == module) out.push_back(m.name);
+  return out;
+}
+
 bool isStdlibModule(std::string_view module) {
   if (module.empty()) return false;
   for (const StdlibEntry& e : stdlibEntries())
     if (e.module == module) return true;
-  return false;
+  return !moduleTypeNames(module).empty();
 }
 
 std::string stdlibTableMarkdown() {
