@@ -4,6 +4,10 @@
 //   xacc-mlir f.gir --emit=bufferized  after one-shot bufferization
 //   xacc-mlir f.gir --emit=llvm        optimised LLVM IR for the host
 //   xacc-mlir f.gir --emit=plan        regions and fallback nodes
+//   xacc-mlir f.gir --emit=scalar      the scalar partition of the whole module (Camel
+//                                      functions): plan as comments, then its MLIR
+//   xacc-mlir f.gir --emit=scalar-llvm that module as optimised LLVM IR
+//   xacc-mlir f.gir --call G --args 1,2  JIT the scalar partition and print G(1, 2)
 //   xacc-mlir f.gir --run              runs the graph on random inputs through the
 //                                      xpu backend and through the ATen path and
 //                                      compares (prints PASS/FAIL, exit 1 on FAIL)
@@ -16,12 +20,14 @@
 #include <chrono>
 #include <functional>
 #include <cstdio>
+#include <cstring>
 #include <fstream>
 #include <iostream>
 #include <sstream>
 
 #include "xacc/backend/aten/AtenOps.h"
 #include "xacc/backend/aten/TensorDatum.h"
+#include "xacc/backend/mlir/ScalarJit.h"
 #include "xacc/backend/mlir/XpuBackend.h"
 #include "xacc/ir/Interpreter.h"
 #include "xacc/ir/Parser.h"
@@ -78,6 +84,82 @@ bool close(const at::Tensor& a, const at::Tensor& b, std::string& why) {
   return true;
 }
 
+/// --emit=scalar / scalar-llvm / --call: the scalar partition of the module.
+int scalarMode(const ir::Module& m, const std::string& emit, const std::string& callGraph,
+               const std::string& callArgs, int repeat) {
+  xm::ScalarPlan plan = xm::planScalarModule(m);
+  if (emit == "scalar") {
+    std::stringstream ps(xm::describeScalarPlan(plan));
+    for (std::string line; std::getline(ps, line);) std::cout << "// " << line << "\n";
+    std::cout << plan.mlir;
+  } else if (emit == "scalar-llvm") {
+    std::string out, error;
+    if (!plan.mlir.empty() && !xm::scalarPlanToLlvm(plan, out, error)) {
+      std::cerr << "xacc-mlir: " << error << "\n";
+      return 1;
+    }
+    std::cout << out;
+  }
+  if (callGraph.empty()) return 0;
+  const xm::ScalarFunction* f = nullptr;
+  for (const auto& fn : plan.functions)
+    if (fn.graph == callGraph) f = &fn;
+  if (!f) {
+    std::cerr << "xacc-mlir: @" << callGraph << " is not compiled to scalar code\n";
+    return 1;
+  }
+  std::vector<uint64_t> args;
+  std::stringstream as(callArgs);
+  for (std::string a; std::getline(as, a, ',');) {
+    uint64_t slot = 0;
+    if (a == "true" || a == "false") slot = a == "true";
+    else if (a.find_first_of(".eEn") != std::string::npos) {
+      double d = std::stod(a);
+      std::memcpy(&slot, &d, sizeof d);
+    } else {
+      slot = uint64_t(std::stoll(a));
+    }
+    args.push_back(slot);
+  }
+  if (args.size() != f->params.size()) {
+    std::cerr << "xacc-mlir: @" << callGraph << " takes " << f->params.size() << " arguments\n";
+    return 1;
+  }
+  xm::ScalarJitOptions jo;
+  if (const char* d = std::getenv("XACC_CACHE_DIR")) jo.cacheDir = d;
+  xm::ScalarCompileInfo info;
+  std::string error;
+  auto mod = xm::compileScalarPlan(plan, jo, info, error);
+  if (!mod) {
+    std::cerr << "xacc-mlir: " << error << "\n";
+    return 1;
+  }
+  uint64_t r = 0;
+  int code = 0;
+  double ms = 1e300;  // the fastest of `repeat` calls
+  for (int i = 0; i < std::max(1, repeat); ++i) {
+    auto t0 = std::chrono::steady_clock::now();
+    code = mod->call(f->index, args.data(), &r);
+    ms = std::min(ms, std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() * 1e3);
+  }
+  std::cerr << (info.fromDiskCache ? "loaded from disk cache" : "compiled") << " in " << info.seconds * 1e3
+            << " ms; call " << ms << " ms\n";
+  if (code != 0) {
+    std::cout << "bail " << code << "\n";
+    return 0;
+  }
+  if (f->result == xm::ScalarKind::F64) {
+    double d;
+    std::memcpy(&d, &r, sizeof d);
+    std::cout << d << "\n";
+  } else if (f->result == xm::ScalarKind::Bool) {
+    std::cout << (r ? "true" : "false") << "\n";
+  } else {
+    std::cout << int64_t(r) << "\n";
+  }
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -87,8 +169,13 @@ int main(int argc, char** argv) {
   int64_t dynSize = 3;
   int seed = 0;
   app.add_option("input", input, "GIR file ('-' for stdin)");
-  app.add_option("--emit", emit, "mlir | bufferized | llvm | plan")
-      ->check(CLI::IsMember({"mlir", "bufferized", "llvm", "plan"}));
+  app.add_option("--emit", emit, "mlir | bufferized | llvm | plan | scalar | scalar-llvm")
+      ->check(CLI::IsMember({"mlir", "bufferized", "llvm", "plan", "scalar", "scalar-llvm"}));
+  std::string callGraph, callArgs;
+  app.add_option("--call", callGraph, "JIT the module's scalar partition and call this graph");
+  app.add_option("--args", callArgs, "--call: comma-separated integer/float/true/false arguments");
+  int repeat = 1;
+  app.add_option("--repeat", repeat, "--call: call N times and report the fastest");
   app.add_option("--graph", graphName, "graph to compile (default: the first)");
   app.add_flag("--run", run, "run on random inputs and compare with the ATen path");
   app.add_flag("--exact-math", exact, "no polynomial approximations of transcendental functions");
@@ -125,6 +212,8 @@ int main(int argc, char** argv) {
     std::cerr << diag.renderAllText();
     return 1;
   }
+  if (emit == "scalar" || emit == "scalar-llvm" || !callGraph.empty())
+    return scalarMode(*module, emit, callGraph, callArgs, repeat);
   const ir::Graph* g = graphName.empty() ? (module->graphs().empty() ? nullptr : module->graphs()[0].get())
                                          : module->lookup(graphName);
   if (!g) {

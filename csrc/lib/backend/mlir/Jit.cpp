@@ -264,10 +264,12 @@ m::OwningOpRef<m::ModuleOp> lowerTo(const std::string& text, EmitStage stage, co
     }
     return module;
   }
-  if (!runPipeline(*module, kBufferize, c, error)) return nullptr;
-  if (stage == EmitStage::Bufferized) return module;
-  if (!runPipeline(*module, kLoops, c, error)) return nullptr;
-  if (opts.fastMath && !approximateMath(*module, c, error)) return nullptr;
+  if (!opts.scalarOnly) {
+    if (!runPipeline(*module, kBufferize, c, error)) return nullptr;
+    if (stage == EmitStage::Bufferized) return module;
+    if (!runPipeline(*module, kLoops, c, error)) return nullptr;
+    if (opts.fastMath && !approximateMath(*module, c, error)) return nullptr;
+  }
   if (!runPipeline(*module, kToLlvm, c, error)) return nullptr;
   return module;
 }
@@ -276,7 +278,8 @@ std::string cacheKey(const std::string& text, const JitOptions& opts) {
   // "opt2": objects from before the optimising transformer was really applied
   // (see compileKernel) are never reused.
   std::string salt = std::string("opt3|vw") + std::to_string(preferredVectorWidth()) + "|" + kBufferize + kLoops + kToLlvm + "|O" + std::to_string(opts.optLevel) +
-                     (opts.fastMath ? "|fast" : "|exact") + "|" + LLVM_VERSION_STRING + "|" +
+                     (opts.fastMath ? "|fast" : "|exact") + (opts.scalarOnly ? "|scalar" : "") + "|" +
+                     LLVM_VERSION_STRING + "|" +
                      llvm::sys::getHostCPUName().str();
   for (const auto& f : llvm::sys::getHostCPUFeatures())
     if (f.second) salt += "," + f.first().str();

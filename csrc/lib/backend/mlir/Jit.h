@@ -15,6 +15,9 @@ struct JitOptions {
   int optLevel = 3;
   bool fastMath = true;
   std::string cacheDir;  ///< empty: no disk cache
+  /// Scalar code (ScalarLowering.h): no tensors, so no bufferization or linalg
+  /// passes (the deallocation pipeline rejects the stack check's llvm ops).
+  bool scalarOnly = false;
 };
 
 /// A compiled kernel: `call` takes the packed arguments of the function (one

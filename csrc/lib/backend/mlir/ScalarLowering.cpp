@@ -1,0 +1,596 @@
+// Scalar GIR graphs -> MLIR text (func/arith/scf/math plus a few LLVM dialect
+// ops for the context pointer and the stack check). No MLIR headers here; see
+// ScalarLowering.h for what is compiled and the bail-out protocol.
+//
+// Each graph is emitted on its own first (emission is also the check: an
+// unsupported type or op stops it with a reason), then graphs calling a graph
+// that did not make it are dropped until nothing changes. Symbols are the graph
+// names (escaped), so a graph's text does not depend on which others compile.
+#include "xacc/backend/mlir/ScalarLowering.h"
+
+#include <cstring>
+#include <map>
+#include <set>
+#include <unordered_map>
+
+#include <fmt/format.h>
+
+#include "xacc/ir/Op.h"
+
+namespace xacc::backend::mlir {
+namespace {
+
+using ir::CoreOp;
+
+bool scalarKind(ir::Type t, ScalarKind& k) {
+  if (t.isNull()) return false;
+  if (t.isInt() && t.bitWidth() == 64) k = ScalarKind::I64;
+  else if (t.isFloat() && t.bitWidth() == 64) k = ScalarKind::F64;
+  else if (t.kind() == ir::TypeKind::Bool) k = ScalarKind::Bool;
+  else return false;
+  return true;
+}
+
+const char* mlirType(ScalarKind k) {
+  switch (k) {
+    case ScalarKind::I64: return "i64";
+    case ScalarKind::F64: return "f64";
+    case ScalarKind::Bool: return "i1";
+  }
+  return "i64";
+}
+
+/// `@"cml.<name>"` with every character outside [A-Za-z0-9_:.$] written as %XX
+/// (so distinct graph names stay distinct symbols).
+std::string symbol(const std::string& graph) {
+  std::string s = "@\"cml.";
+  for (unsigned char c : graph) {
+    if (std::isalnum(c) || c == '_' || c == ':' || c == '.' || c == '$') s += char(c);
+    else s += fmt::format("%{:02X}", c);
+  }
+  return s + "\"";
+}
+
+std::string f64Const(double v) {
+  uint64_t bits;
+  std::memcpy(&bits, &v, sizeof bits);
+  return fmt::format("0x{:016X}", bits);
+}
+
+/// Emits one graph as a func.func. Fails (with `why`) on the first thing it
+/// cannot lower.
+class GraphEmitter {
+public:
+  GraphEmitter(const ir::Module& m) : module_(m) {}
+
+  bool emit(const ir::Graph& g, std::string& out, std::set<std::string>& callees, std::string& why) {
+    callees_ = &callees;
+    if (g.results().size() != 1) return fail("returns " + std::to_string(g.results().size()) + " values", why);
+    ScalarKind rk;
+    if (!scalarKind(g.results()[0]->type(), rk))
+      return fail("result type " + g.results()[0]->type().str() + " is not i64, f64 or bool", why);
+    std::string sig = "%ctx: !llvm.ptr";
+    for (size_t i = 0; i < g.numParams(); ++i) {
+      ScalarKind k;
+      if (!scalarKind(g.param(i)->type(), k))
+        return fail("parameter " + std::to_string(i) + " has type " + g.param(i)->type().str(), why);
+      std::string n = fresh();
+      names_[g.param(i)] = n;
+      sig += fmt::format(", {}: {}", n, mlirType(k));
+    }
+    indent_ = "    ";
+    // The stack pointer (llvm.stacksave is a plain read of it on x86-64 and AArch64).
+    line("%spp = llvm.intr.stacksave : !llvm.ptr");
+    line("%sp = llvm.ptrtoint %spp : !llvm.ptr to i64");
+    line("%lim = llvm.load %ctx : !llvm.ptr -> i64");
+    line("%low = arith.cmpi ult, %sp, %lim : i64");
+    bail("%low", ScalarAbi::StackLow);
+    std::vector<std::string> res;
+    if (!body(g, res, why)) return false;
+    out += fmt::format("  // graph @{}\n  func.func private {}({}) -> {} {{\n", g.name(), symbol(g.name()),
+                       sig, mlirType(rk));
+    out += text_;
+    out += fmt::format("    return {} : {}\n  }}\n", res[0], mlirType(rk));
+    return true;
+  }
+
+private:
+  bool fail(std::string reason, std::string& why) {
+    why = std::move(reason);
+    return false;
+  }
+  std::string fresh() { return "%v" + std::to_string(next_++); }
+  void line(const std::string& s) { text_ += indent_ + s + "\n"; }
+  std::string constant(const std::string& v, const char* type) {
+    std::string n = fresh();
+    if (std::strcmp(type, "i1") == 0) line(fmt::format("{} = arith.constant {}", n, v));  // true / false
+    else line(fmt::format("{} = arith.constant {} : {}", n, v, type));
+    return n;
+  }
+  void bail(const std::string& cond, int code) {
+    line(fmt::format("scf.if {} {{", cond));
+    std::string c = fresh();
+    line(fmt::format("  {} = arith.constant {} : i32", c, code));
+    line(fmt::format("  func.call @xacc_scalar_bail(%ctx, {}) : (!llvm.ptr, i32) -> ()", c));
+    line("}");
+  }
+  std::string op2(const char* op, const std::string& a, const std::string& b, const char* type) {
+    std::string n = fresh();
+    line(fmt::format("{} = {} {}, {} : {}", n, op, a, b, type));
+    return n;
+  }
+  std::string cmp(const char* op, const char* pred, const std::string& a, const std::string& b, const char* type) {
+    std::string n = fresh();
+    line(fmt::format("{} = {} {}, {}, {} : {}", n, op, pred, a, b, type));
+    return n;
+  }
+  std::string select(const std::string& c, const std::string& a, const std::string& b, const char* type) {
+    std::string n = fresh();
+    line(fmt::format("{} = arith.select {}, {}, {} : {}", n, c, a, b, type));
+    return n;
+  }
+  std::string name(const ir::Value* v) { return names_.at(v); }
+
+  /// Emits the nodes of `g` (whose parameters are already named) and returns
+  /// the names of its results.
+  bool body(const ir::Graph& g, std::vector<std::string>& results, std::string& why) {
+    for (const ir::Node* n : g)
+      if (!node(*n, why)) return false;
+    for (const ir::Value* v : g.results()) {
+      auto it = names_.find(v);
+      if (it == names_.end()) return fail("a result is not defined in the graph", why);
+      results.push_back(it->second);
+    }
+    return true;
+  }
+
+  bool node(const ir::Node& n, std::string& why) {
+    const ir::OpInfo& op = n.op();
+    if (op.coreId < 0) return fail("op " + n.opName() + " is not a scalar op", why);
+    std::vector<ScalarKind> in, out;
+    for (const ir::Value* v : n.operands()) {
+      ScalarKind k;
+      if (!v || !scalarKind(v->type(), k))
+        return fail(n.opName() + " has an operand of type " + (v ? v->type().str() : "?"), why);
+      in.push_back(k);
+    }
+    for (size_t i = 0; i < n.numResults(); ++i) {
+      ScalarKind k;
+      if (!scalarKind(n.result(i)->type(), k))
+        return fail(n.opName() + " yields a " + n.result(i)->type().str(), why);
+      out.push_back(k);
+    }
+    CoreOp c = CoreOp(op.coreId);
+    std::vector<std::string> a;
+    for (const ir::Value* v : n.operands()) a.push_back(name(v));
+    auto sameKinds = [&](ScalarKind k) {
+      for (ScalarKind x : in)
+        if (x != k) return false;
+      return true;
+    };
+    std::string r;  // the single result's name
+    switch (c) {
+      case CoreOp::Const: {
+        const ir::Attr* v = n.attr("value");
+        if (!v) return fail("constant without a value", why);
+        if (out[0] == ScalarKind::I64 && v->kind() == ir::Attr::Kind::Int) r = constant(std::to_string(v->getInt()), "i64");
+        else if (out[0] == ScalarKind::F64 && v->kind() == ir::Attr::Kind::Float) r = constant(f64Const(v->getFloat()), "f64");
+        else if (out[0] == ScalarKind::F64 && v->kind() == ir::Attr::Kind::Int) r = constant(f64Const(double(v->getInt())), "f64");
+        else if (out[0] == ScalarKind::Bool && v->kind() == ir::Attr::Kind::Bool) r = constant(v->getBool() ? "true" : "false", "i1");
+        else if (out[0] == ScalarKind::Bool && v->kind() == ir::Attr::Kind::Int) r = constant(v->getInt() != 0 ? "true" : "false", "i1");
+        else return fail("constant " + v->str() + " of type " + n.result(0)->type().str(), why);
+        break;
+      }
+      case CoreOp::Cast:
+        if (!cast(in[0], out[0], a[0], r, why)) return false;
+        break;
+      case CoreOp::Add: case CoreOp::Sub: case CoreOp::Mul: case CoreOp::Div: case CoreOp::FloorDiv:
+      case CoreOp::Rem: case CoreOp::Mod: case CoreOp::Pow: case CoreOp::Neg: case CoreOp::Abs:
+      case CoreOp::Min: case CoreOp::Max:
+        if (sameKinds(ScalarKind::I64) && out[0] == ScalarKind::I64) r = intArith(c, a);
+        else if (sameKinds(ScalarKind::F64) && out[0] == ScalarKind::F64) r = floatArith(c, a);
+        else return fail(n.opName() + " on these operand types", why);
+        break;
+      case CoreOp::BitAnd: case CoreOp::BitOr: case CoreOp::BitXor: {
+        const char* mop = c == CoreOp::BitAnd ? "arith.andi" : c == CoreOp::BitOr ? "arith.ori" : "arith.xori";
+        if (sameKinds(ScalarKind::I64) && out[0] == ScalarKind::I64) r = op2(mop, a[0], a[1], "i64");
+        else if (sameKinds(ScalarKind::Bool) && out[0] == ScalarKind::Bool) r = op2(mop, a[0], a[1], "i1");
+        else return fail(n.opName() + " on these operand types", why);
+        break;
+      }
+      case CoreOp::BitNot:
+        if (in[0] != ScalarKind::I64 || out[0] != ScalarKind::I64) return fail("arith.bitnot on a non-integer", why);
+        r = op2("arith.xori", a[0], constant("-1", "i64"), "i64");
+        break;
+      case CoreOp::Shl: case CoreOp::Shr: {
+        if (!sameKinds(ScalarKind::I64) || out[0] != ScalarKind::I64) return fail(n.opName() + " on a non-integer", why);
+        // Shift counts outside [0, 63] are poison in LLVM; the interpreter
+        // gives 0 (shl) or the sign (shr, which shifting by 63 also gives).
+        std::string ok = cmp("arith.cmpi", "ult", a[1], constant("64", "i64"), "i64");
+        if (c == CoreOp::Shl) {
+          std::string amt = select(ok, a[1], constant("0", "i64"), "i64");
+          r = select(ok, op2("arith.shli", a[0], amt, "i64"), constant("0", "i64"), "i64");
+        } else {
+          r = op2("arith.shrsi", a[0], select(ok, a[1], constant("63", "i64"), "i64"), "i64");
+        }
+        break;
+      }
+      case CoreOp::Eq: case CoreOp::Ne: case CoreOp::Lt: case CoreOp::Le: case CoreOp::Gt: case CoreOp::Ge: {
+        if (in[0] != in[1] || out[0] != ScalarKind::Bool) return fail(n.opName() + " on mixed operand types", why);
+        static const std::map<CoreOp, const char*> si = {{CoreOp::Eq, "eq"}, {CoreOp::Ne, "ne"}, {CoreOp::Lt, "slt"},
+                                                         {CoreOp::Le, "sle"}, {CoreOp::Gt, "sgt"}, {CoreOp::Ge, "sge"}};
+        static const std::map<CoreOp, const char*> ui = {{CoreOp::Eq, "eq"}, {CoreOp::Ne, "ne"}, {CoreOp::Lt, "ult"},
+                                                         {CoreOp::Le, "ule"}, {CoreOp::Gt, "ugt"}, {CoreOp::Ge, "uge"}};
+        // Ordered predicates: NaN compares false, except != (unordered).
+        static const std::map<CoreOp, const char*> fl = {{CoreOp::Eq, "oeq"}, {CoreOp::Ne, "une"}, {CoreOp::Lt, "olt"},
+                                                         {CoreOp::Le, "ole"}, {CoreOp::Gt, "ogt"}, {CoreOp::Ge, "oge"}};
+        if (in[0] == ScalarKind::I64) r = cmp("arith.cmpi", si.at(c), a[0], a[1], "i64");
+        else if (in[0] == ScalarKind::Bool) r = cmp("arith.cmpi", ui.at(c), a[0], a[1], "i1");
+        else r = cmp("arith.cmpf", fl.at(c), a[0], a[1], "f64");
+        break;
+      }
+      case CoreOp::And: case CoreOp::Or:
+        if (!sameKinds(ScalarKind::Bool)) return fail(n.opName() + " on non-bool operands", why);
+        r = op2(c == CoreOp::And ? "arith.andi" : "arith.ori", a[0], a[1], "i1");
+        break;
+      case CoreOp::Not:
+        if (in[0] != ScalarKind::Bool) return fail("logic.not on a non-bool", why);
+        r = op2("arith.xori", a[0], constant("true", "i1"), "i1");
+        break;
+      case CoreOp::Select:
+        if (in[0] != ScalarKind::Bool || in[1] != in[2] || out[0] != in[1]) return fail("ctrl.select types", why);
+        r = select(a[0], a[1], a[2], mlirType(out[0]));
+        break;
+      case CoreOp::Call: return call(n, a, out, why);
+      case CoreOp::If: return ifOp(n, a, out, why);
+      case CoreOp::Loop: return loop(n, a, in, out, why);
+      default: return fail("op " + n.opName() + " is not lowered to scalar code", why);
+    }
+    names_[n.result(0)] = r;
+    return true;
+  }
+
+  bool cast(ScalarKind from, ScalarKind to, const std::string& x, std::string& r, std::string& why) {
+    if (from == to) {
+      r = x;
+      return true;
+    }
+    std::string n = fresh();
+    switch (to) {
+      case ScalarKind::F64:
+        line(fmt::format("{} = {} {} : {} to f64", n, from == ScalarKind::I64 ? "arith.sitofp" : "arith.uitofp", x,
+                         mlirType(from)));
+        break;
+      case ScalarKind::Bool:
+        if (from == ScalarKind::I64) n = cmp("arith.cmpi", "ne", x, constant("0", "i64"), "i64");
+        else n = cmp("arith.cmpf", "une", x, constant(f64Const(0.0), "f64"), "f64");
+        break;
+      case ScalarKind::I64:
+        if (from == ScalarKind::Bool) {
+          line(fmt::format("{} = arith.extui {} : i1 to i64", n, x));
+        } else {
+          // NaN and values outside [-2^63, 2^63) are a runtime error.
+          std::string below = cmp("arith.cmpf", "olt", x, constant(f64Const(9.2233720368547758e18), "f64"), "f64");
+          std::string above = cmp("arith.cmpf", "oge", x, constant(f64Const(-9.2233720368547758e18), "f64"), "f64");
+          std::string ok = op2("arith.andi", below, above, "i1");
+          bail(op2("arith.xori", ok, constant("true", "i1"), "i1"), ScalarAbi::BadConversion);
+          line(fmt::format("{} = arith.fptosi {} : f64 to i64", n, x));
+        }
+        break;
+    }
+    r = n;
+    return true;
+  }
+
+  std::string intArith(CoreOp c, const std::vector<std::string>& a) {
+    const char* T = "i64";
+    switch (c) {
+      case CoreOp::Add: return op2("arith.addi", a[0], a[1], T);
+      case CoreOp::Sub: return op2("arith.subi", a[0], a[1], T);
+      case CoreOp::Mul: return op2("arith.muli", a[0], a[1], T);
+      case CoreOp::Neg: return op2("arith.subi", constant("0", T), a[0], T);
+      case CoreOp::Abs: {
+        std::string zero = constant("0", T);
+        std::string neg = cmp("arith.cmpi", "slt", a[0], zero, T);
+        return select(neg, op2("arith.subi", zero, a[0], T), a[0], T);
+      }
+      case CoreOp::Min: return op2("arith.minsi", a[0], a[1], T);
+      case CoreOp::Max: return op2("arith.maxsi", a[0], a[1], T);
+      case CoreOp::Pow: return intPow(a[0], a[1]);
+      default: break;
+    }
+    // Division family: q == 0 is an error; q == -1 is computed without the
+    // (poison) INT64_MIN / -1 and wraps as the interpreter does.
+    std::string zero = constant("0", T), one = constant("1", T);
+    std::string isZero = cmp("arith.cmpi", "eq", a[1], zero, T);
+    bail(isZero, ScalarAbi::DivByZero);
+    std::string isM1 = cmp("arith.cmpi", "eq", a[1], constant("-1", T), T);
+    std::string safeQ = select(op2("arith.ori", isZero, isM1, "i1"), one, a[1], T);
+    switch (c) {
+      case CoreOp::Div: return select(isM1, op2("arith.subi", zero, a[0], T), op2("arith.divsi", a[0], safeQ, T), T);
+      case CoreOp::FloorDiv:
+        return select(isM1, op2("arith.subi", zero, a[0], T), op2("arith.floordivsi", a[0], safeQ, T), T);
+      case CoreOp::Rem: return select(isM1, zero, op2("arith.remsi", a[0], safeQ, T), T);
+      default: {  // Mod: the sign of the divisor
+        std::string rem = op2("arith.remsi", a[0], safeQ, T);
+        std::string nz = cmp("arith.cmpi", "ne", rem, zero, T);
+        std::string signs = op2("arith.xori", cmp("arith.cmpi", "slt", rem, zero, T),
+                                cmp("arith.cmpi", "slt", a[1], zero, T), "i1");
+        std::string fixed = select(op2("arith.andi", nz, signs, "i1"), op2("arith.addi", rem, a[1], T), rem, T);
+        return select(isM1, zero, fixed, T);
+      }
+    }
+  }
+
+  std::string intPow(const std::string& p, const std::string& q) {
+    const char* T = "i64";
+    std::string zero = constant("0", T), one = constant("1", T);
+    bail(cmp("arith.cmpi", "slt", q, zero, T), ScalarAbi::NegativeExponent);
+    std::string res = fresh();
+    std::string e = fresh(), b = fresh(), acc = fresh();
+    line(fmt::format("{}:3 = scf.while ({} = {}, {} = {}, {} = {}) : (i64, i64, i64) -> (i64, i64, i64) {{", res, e, q,
+                     b, p, acc, one));
+    std::string saved = indent_;
+    indent_ += "  ";
+    std::string more = cmp("arith.cmpi", "sgt", e, zero, T);
+    line(fmt::format("scf.condition({}) {}, {}, {} : i64, i64, i64", more, e, b, acc));
+    indent_ = saved;
+    std::string e2 = fresh(), b2 = fresh(), acc2 = fresh();
+    line(fmt::format("}} do {{\n{}^bb0({}: i64, {}: i64, {}: i64):", indent_, e2, b2, acc2));
+    indent_ += "  ";
+    std::string odd = cmp("arith.cmpi", "ne", op2("arith.andi", e2, one, T), zero, T);
+    std::string accN = select(odd, op2("arith.muli", acc2, b2, T), acc2, T);
+    std::string bN = op2("arith.muli", b2, b2, T);
+    std::string eN = op2("arith.shrsi", e2, one, T);
+    line(fmt::format("scf.yield {}, {}, {} : i64, i64, i64", eN, bN, accN));
+    indent_ = saved;
+    line("}");
+    return res + "#2";
+  }
+
+  std::string floatArith(CoreOp c, const std::vector<std::string>& a) {
+    const char* T = "f64";
+    auto un = [&](const char* op) {
+      std::string n = fresh();
+      line(fmt::format("{} = {} {} : {}", n, op, a[0], T));
+      return n;
+    };
+    switch (c) {
+      case CoreOp::Add: return op2("arith.addf", a[0], a[1], T);
+      case CoreOp::Sub: return op2("arith.subf", a[0], a[1], T);
+      case CoreOp::Mul: return op2("arith.mulf", a[0], a[1], T);
+      case CoreOp::Div: return op2("arith.divf", a[0], a[1], T);
+      case CoreOp::FloorDiv: {
+        std::string q = op2("arith.divf", a[0], a[1], T), n = fresh();
+        line(fmt::format("{} = math.floor {} : {}", n, q, T));
+        return n;
+      }
+      case CoreOp::Rem: return op2("arith.remf", a[0], a[1], T);
+      case CoreOp::Mod: {
+        std::string zero = constant(f64Const(0.0), T);
+        std::string rem = op2("arith.remf", a[0], a[1], T);
+        std::string nz = cmp("arith.cmpf", "une", rem, zero, T);
+        std::string signs = op2("arith.xori", cmp("arith.cmpf", "olt", rem, zero, T),
+                                cmp("arith.cmpf", "olt", a[1], zero, T), "i1");
+        return select(op2("arith.andi", nz, signs, "i1"), op2("arith.addf", rem, a[1], T), rem, T);
+      }
+      case CoreOp::Pow: return op2("math.powf", a[0], a[1], T);
+      case CoreOp::Neg: return un("arith.negf");
+      case CoreOp::Abs: return un("math.absf");
+      case CoreOp::Min: return op2("arith.minnumf", a[0], a[1], T);  // fmin: NaN-ignoring
+      case CoreOp::Max: return op2("arith.maxnumf", a[0], a[1], T);
+      default: return a[0];
+    }
+  }
+
+  bool call(const ir::Node& n, const std::vector<std::string>& a, const std::vector<ScalarKind>& out,
+            std::string& why) {
+    const ir::Attr* callee = n.attr("callee");
+    if (!callee || callee->kind() != ir::Attr::Kind::Symbol) return fail("func.call without a callee", why);
+    const ir::Graph* g = module_.lookup(callee->getSymbol());
+    if (!g) return fail("calls unknown graph @" + callee->getSymbol(), why);
+    if (out.size() != 1 || g->results().size() != 1 || g->numParams() != a.size())
+      return fail("calls @" + g->name() + " with a signature that is not one scalar result", why);
+    callees_->insert(g->name());
+    std::string args = "%ctx", types = "!llvm.ptr";
+    for (size_t i = 0; i < a.size(); ++i) {
+      ScalarKind k;
+      if (!scalarKind(g->param(i)->type(), k)) return fail("calls @" + g->name() + " with non-scalar parameters", why);
+      args += ", " + a[i];
+      types += std::string(", ") + mlirType(k);
+    }
+    std::string r = fresh();
+    line(fmt::format("{} = func.call {}({}) : ({}) -> {}", r, symbol(g->name()), args, types, mlirType(out[0])));
+    names_[n.result(0)] = r;
+    return true;
+  }
+
+  std::string typeList(const std::vector<ScalarKind>& ks) {
+    std::string s;
+    for (size_t i = 0; i < ks.size(); ++i) s += std::string(i ? ", " : "") + mlirType(ks[i]);
+    return s;
+  }
+
+  /// Binds `region`'s parameters to `args` and emits its body; its result
+  /// names go to `res`.
+  bool inlineRegion(const ir::Graph& region, const std::vector<std::string>& args, std::vector<std::string>& res,
+                    std::string& why) {
+    if (region.numParams() != args.size()) return fail("region parameters do not match the operands", why);
+    for (size_t i = 0; i < args.size(); ++i) names_[region.param(i)] = args[i];
+    return body(region, res, why);
+  }
+
+  bool ifOp(const ir::Node& n, const std::vector<std::string>& a, const std::vector<ScalarKind>& out,
+            std::string& why) {
+    if (n.numRegions() != 2) return fail("ctrl.if without two regions", why);
+    std::vector<std::string> args(a.begin() + 1, a.end());
+    std::string r = fresh();
+    std::string types = typeList(out);
+    if (out.empty()) line(fmt::format("scf.if {} {{", a[0]));
+    else line(fmt::format("{}{} = scf.if {} -> ({}) {{", r, out.size() > 1 ? ":" + std::to_string(out.size()) : "", a[0], types));
+    std::string saved = indent_;
+    for (size_t arm = 0; arm < 2; ++arm) {
+      indent_ = saved + "  ";
+      std::vector<std::string> res;
+      if (!inlineRegion(*n.region(arm), args, res, why)) return false;
+      if (res.size() != out.size()) return fail("a ctrl.if arm yields the wrong number of values", why);
+      if (!out.empty()) {
+        std::string list;
+        for (size_t i = 0; i < res.size(); ++i) list += (i ? ", " : "") + res[i];
+        line(fmt::format("scf.yield {} : {}", list, types));
+      }
+      indent_ = saved;
+      line(arm == 0 ? "} else {" : "}");
+    }
+    for (size_t i = 0; i < out.size(); ++i) names_[n.result(i)] = out.size() == 1 ? r : r + "#" + std::to_string(i);
+    return true;
+  }
+
+  bool loop(const ir::Node& n, const std::vector<std::string>& a, const std::vector<ScalarKind>& in,
+            const std::vector<ScalarKind>& out, std::string& why) {
+    if (n.numRegions() != 2 || in != out || in.empty()) return fail("ctrl.loop shape", why);
+    std::string types = typeList(in);
+    std::string r = fresh();
+    std::vector<std::string> cur, next;
+    std::string inits;
+    for (size_t i = 0; i < a.size(); ++i) {
+      cur.push_back(fresh());
+      inits += (i ? ", " : "") + cur.back() + " = " + a[i];
+    }
+    line(fmt::format("{}:{} = scf.while ({}) : ({}) -> ({}) {{", r, in.size(), inits, types, types));
+    std::string saved = indent_;
+    indent_ = saved + "  ";
+    std::vector<std::string> c;
+    if (!inlineRegion(*n.region(0), cur, c, why)) return false;
+    if (c.size() != 1) return fail("ctrl.loop condition does not yield one bool", why);
+    std::string list;
+    for (size_t i = 0; i < cur.size(); ++i) list += (i ? ", " : "") + cur[i];
+    line(fmt::format("scf.condition({}) {} : {}", c[0], list, types));
+    indent_ = saved;
+    std::string params;
+    for (size_t i = 0; i < in.size(); ++i) {
+      next.push_back(fresh());
+      params += std::string(i ? ", " : "") + next.back() + ": " + mlirType(in[i]);
+    }
+    line(fmt::format("}} do {{\n{}^bb0({}):", saved, params));
+    indent_ = saved + "  ";
+    std::vector<std::string> res;
+    if (!inlineRegion(*n.region(1), next, res, why)) return false;
+    if (res.size() != in.size()) return fail("ctrl.loop body yields the wrong number of values", why);
+    std::string yl;
+    for (size_t i = 0; i < res.size(); ++i) yl += (i ? ", " : "") + res[i];
+    line(fmt::format("scf.yield {} : {}", yl, types));
+    indent_ = saved;
+    line("}");
+    for (size_t i = 0; i < out.size(); ++i) names_[n.result(i)] = r + "#" + std::to_string(i);
+    return true;
+  }
+
+  const ir::Module& module_;
+  std::set<std::string>* callees_ = nullptr;
+  std::unordered_map<const ir::Value*, std::string> names_;
+  std::string text_, indent_;
+  int next_ = 0;
+};
+
+std::string dispatcher(const std::vector<ScalarFunction>& fs) {
+  std::string s = fmt::format(
+      "  func.func @{}(%fn: i64, %ctx: !llvm.ptr, %args: !llvm.ptr, %res: !llvm.ptr) {{\n"
+      "    %i = arith.index_cast %fn : i64 to index\n    scf.index_switch %i\n",
+      ScalarAbi::kDispatch);
+  for (const ScalarFunction& f : fs) {
+    s += fmt::format("    case {} {{\n", f.index);
+    std::string args = "%ctx", types = "!llvm.ptr";
+    for (size_t i = 0; i < f.params.size(); ++i) {
+      s += fmt::format("      %p{0} = llvm.getelementptr %args[{0}] : (!llvm.ptr) -> !llvm.ptr, i64\n", i);
+      if (f.params[i] == ScalarKind::Bool) {
+        s += fmt::format("      %w{0} = llvm.load %p{0} : !llvm.ptr -> i64\n      %a{0} = arith.trunci %w{0} : i64 to i1\n", i);
+      } else {
+        s += fmt::format("      %a{0} = llvm.load %p{0} : !llvm.ptr -> {1}\n", i, mlirType(f.params[i]));
+      }
+      args += fmt::format(", %a{}", i);
+      types += std::string(", ") + mlirType(f.params[i]);
+    }
+    s += fmt::format("      %r = func.call {}({}) : ({}) -> {}\n", symbol(f.graph), args, types, mlirType(f.result));
+    if (f.result == ScalarKind::Bool) s += "      %rw = arith.extui %r : i1 to i64\n      llvm.store %rw, %res : i64, !llvm.ptr\n";
+    else s += fmt::format("      llvm.store %r, %res : {}, !llvm.ptr\n", mlirType(f.result));
+    s += "      scf.yield\n    }\n";
+  }
+  s += "    default {\n    }\n    return\n  }\n";
+  return s;
+}
+
+}  // namespace
+
+ScalarPlan planScalarModule(const ir::Module& m) {
+  ScalarPlan plan;
+  struct Emitted {
+    std::string text;
+    std::set<std::string> callees;
+  };
+  std::map<std::string, Emitted> ok;  // by name: a deterministic order
+  std::vector<std::string> order;
+  for (const auto& g : m.graphs()) {
+    Emitted e;
+    std::string why;
+    GraphEmitter em(m);
+    if (em.emit(*g, e.text, e.callees, why)) {
+      order.push_back(g->name());
+      ok.emplace(g->name(), std::move(e));
+    } else {
+      plan.rejected.emplace_back(g->name(), why);
+    }
+  }
+  // Drop graphs that call a graph that is not compiled, until none does.
+  for (bool changed = true; changed;) {
+    changed = false;
+    for (auto it = ok.begin(); it != ok.end();) {
+      std::string missing;
+      for (const std::string& c : it->second.callees)
+        if (!ok.count(c)) missing = c;
+      if (missing.empty()) {
+        ++it;
+        continue;
+      }
+      plan.rejected.emplace_back(it->first, "calls @" + missing + ", which is not compiled");
+      it = ok.erase(it);
+      changed = true;
+    }
+  }
+  std::string funcs;
+  for (const std::string& name : order) {
+    auto it = ok.find(name);
+    if (it == ok.end()) continue;
+    ScalarFunction f;
+    f.graph = name;
+    f.index = uint32_t(plan.functions.size());
+    const ir::Graph& g = *m.lookup(name);
+    for (size_t i = 0; i < g.numParams(); ++i) scalarKind(g.param(i)->type(), f.params.emplace_back());
+    scalarKind(g.results()[0]->type(), f.result);
+    plan.functions.push_back(std::move(f));
+    funcs += it->second.text;
+  }
+  if (plan.functions.empty()) return plan;
+  plan.mlir = fmt::format("module attributes {{xacc.lowering = \"{}\"}} {{\n", kScalarLoweringVersion);
+  plan.mlir +=
+      "  func.func private @longjmp(!llvm.ptr, i32)\n"
+      "  // Gives up on the whole native call: back to the entry's setjmp.\n"
+      "  func.func private @xacc_scalar_bail(%ctx: !llvm.ptr, %code: i32) {\n"
+      "    %p = llvm.getelementptr %ctx[1] : (!llvm.ptr) -> !llvm.ptr, i64\n"
+      "    %jb = llvm.load %p : !llvm.ptr -> !llvm.ptr\n"
+      "    func.call @longjmp(%jb, %code) : (!llvm.ptr, i32) -> ()\n"
+      "    return\n  }\n";
+  plan.mlir += funcs;
+  plan.mlir += dispatcher(plan.functions);
+  plan.mlir += "}\n";
+  return plan;
+}
+
+std::string describeScalarPlan(const ScalarPlan& p) {
+  std::string s;
+  for (const ScalarFunction& f : p.functions) s += fmt::format("compiled @{} (function {})\n", f.graph, f.index);
+  for (const auto& [g, why] : p.rejected) s += fmt::format("runtime  @{}: {}\n", g, why);
+  return s;
+}
+
+}  // namespace xacc::backend::mlir
