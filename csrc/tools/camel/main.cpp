@@ -83,6 +83,7 @@ struct RunArgs {
   std::string scheduler = "seq";
   unsigned threads = 0;  ///< 0: the hardware concurrency
   std::vector<std::string> executors;  ///< --executors a,b: loaded before compiling
+  std::string backend;  ///< --backend=xpu: the executor's graph compiler rewrites the program
 };
 
 std::string gArgv0;
@@ -212,6 +213,31 @@ int runProgram(const GlobalOptions& g, const RunArgs& a) {
     ok = pm.addPipeline(a.passes) && pm.run(*prog.module) && ir::verifyModule(*prog.module, diags);
     passSeconds = seconds(t0);
   }
+  // --backend: the executor that provides the backend (loaded now, not before:
+  // `camel run` alone maps no MLIR) compiles what it can and rewrites the rest
+  // of the module to call it.
+  double backendSeconds = 0;
+  if (ok && !prog.mainGraph.empty() && !a.backend.empty()) {
+    auto t0 = Clock::now();
+    ExecutorRegistry& reg = ExecutorRegistry::get();
+    std::string provider = reg.providerOfBackend(a.backend), error;
+    if (provider.empty()) {
+      std::fputs(("camel run: unknown backend '" + a.backend + "' (known: xpu)\n").c_str(), stderr);
+      return kExitUsage;
+    }
+    if (!reg.load(provider, error)) {
+      std::fputs(("camel run: --backend=" + a.backend + ": " + error + "\n").c_str(), stderr);
+      return kExitDiagnostics;
+    }
+    const GraphCompiler* compile = reg.graphCompiler(a.backend);
+    if (!compile) {
+      std::fputs(("camel run: executor '" + provider + "' does not compile for backend '" + a.backend + "'\n").c_str(),
+                 stderr);
+      return kExitDiagnostics;
+    }
+    ok = (*compile)(*prog.module, prog.mainGraph, diags);
+    backendSeconds = seconds(t0);
+  }
   if (!ok || prog.mainGraph.empty()) {
     flushDiagnostics(g, diags);
     return kExitDiagnostics;
@@ -266,9 +292,11 @@ int runProgram(const GlobalOptions& g, const RunArgs& a) {
     }
   }
   if (a.profile)
-    std::fputs(fmt::format("camel profile: parse+sema {:.3f} ms, lower {:.3f} ms, passes {:.3f} ms, "
+    std::fputs(fmt::format("camel profile: parse+sema {:.3f} ms, lower {:.3f} ms, passes {:.3f} ms, {}"
                            "run {:.3f} ms ({} run{}); scheduler {}, {} parallel group{}\n",
                            prog.semaSeconds * 1e3, prog.lowerSeconds * 1e3, passSeconds * 1e3,
+                           a.backend.empty() ? std::string()
+                                             : fmt::format("backend {} {:.3f} ms, ", a.backend, backendSeconds * 1e3),
                            runSeconds * 1e3, std::max(1, a.repeat), a.repeat > 1 ? "s" : "",
                            a.scheduler, parallelGroups, parallelGroups == 1 ? "" : "s")
                    .c_str(),
@@ -411,6 +439,12 @@ int main(int argc, char** argv) {
                   "executors to load before compiling, comma-separated (aten, dll, python, ...); "
                   "others load when the program needs them")
       ->delimiter(',');
+  run->add_option("--backend", runArgs.backend,
+                  "compile the program for a backend before it runs. xpu: the MLIR executor (a plugin, "
+                  "loaded only then) compiles functions over int/float/bool, recursion and branches "
+                  "included, to native code; everything else runs on the runtime, and native code that "
+                  "meets a runtime error reruns there. Compiled code is cached on disk "
+                  "($XACC_CACHE_DIR, default ~/.cache/xacc); XACC_LOG=mlir reports compiles and cache hits");
   CLI::App* inspect = app.add_subcommand("inspect", "print intermediate forms of a Camel file");
   inspect->add_flag("--tokens,--tok", inspectArgs.tokens, "print the token stream");
   inspect->add_flag("--ast", inspectArgs.ast, "print the abstract syntax tree");

@@ -241,6 +241,17 @@ private:
         if (in[0] != ScalarKind::Bool || in[1] != in[2] || out[0] != in[1]) return fail("ctrl.select types", why);
         r = select(a[0], a[1], a[2], mlirType(out[0]));
         break;
+      case CoreOp::Builtin: {
+        // The numeric conversions of the Camel standard library, with the
+        // same semantics as arith.cast (floats truncate; NaN and out of range
+        // are runtime errors, here bail-outs).
+        std::string b = n.attrs().getStr("name");
+        if ((b != "int" && b != "float") || in.size() != 1 || in[0] == ScalarKind::Bool ||
+            out[0] != (b == "int" ? ScalarKind::I64 : ScalarKind::F64))
+          return fail("builtin '" + b + "' is not lowered to scalar code", why);
+        if (!cast(in[0], out[0], a[0], r, why)) return false;
+        break;
+      }
       case CoreOp::Call: return call(n, a, out, why);
       case CoreOp::If: return ifOp(n, a, out, why);
       case CoreOp::Loop: return loop(n, a, in, out, why);
