@@ -42,6 +42,10 @@ CHANNELS: tuple[Channel, ...] = (
             "the pass options (target device) of each run"),
     Channel("backend", "graphs prepared for execution: executor, node and step counts, preparation time",
             "each bisection step of xacc.debug.compare (the graph prefix it runs)"),
+    Channel("mlir", "written by the C++ MLIR backend to stderr as `[xacc:mlir] ...`: kernels compiled or loaded "
+            "from the disk cache, regions that fell back; for `camel run --backend=xpu`, the scalar graphs "
+            "`compiled` or found by a `cache hit` (no MLIR compile), and native calls that bailed out",
+            "the per-graph scalar plan of `camel run --backend=xpu` (why each graph stays on the runtime)"),
 )
 
 
