@@ -127,3 +127,17 @@ def test_executor_path_is_searched_first(tmp_path: Path) -> None:
     assert r.returncode == 1
     assert "main.cml:1:" in r.stderr and "E2013" in r.stderr, r.stderr
     assert str(plugins / "libxacc_exec_aten.so") in r.stderr, r.stderr
+
+
+@needs_aten
+def test_plugins_are_found_when_camel_is_started_from_path(tmp_path: Path) -> None:
+    # argv[0] is the bare name: the plugin directory comes from /proc/self/exe.
+    (tmp_path / "main.cml").write_text(
+        "import { ones, sum } from tensor\n\nfunc main(): int sync {\n    println(sum(ones([3])))\n    return 0\n}\n"
+    )
+    r = subprocess.run(
+        ["camel", "run", "main.cml"],
+        cwd=tmp_path, capture_output=True, text=True, timeout=60,
+        env={"PATH": f"{Path(CAMEL).parent}:/usr/bin:/bin"},
+    )
+    assert (r.returncode, r.stdout) == (0, "3\n"), r.stderr

@@ -175,7 +175,17 @@ LV Lowerer::callUser(Binding* b, NameExpr* name, std::vector<LV>& ws, std::vecto
   rts.push_back(result);
   for (size_t i = 0; i < f->varParams.size(); ++i)
     if (f->varParams[i]) rts.push_back(f->paramTypes[i]);
-  ir::Node* n = node(CoreOp::Call, ops, ir::attrs({{"callee", ir::Attr::symbol(graphNameFor(f))}}), rts, at);
+  ir::AttrDict callAttrs = ir::attrs({{"callee", ir::Attr::symbol(graphNameFor(f))}});
+  // A tensor whose shape is known here, passed to a `Tensor` parameter (any
+  // shape): inlining would re-infer the callee's aten ops on the static shape
+  // and turn a run-time TensorDimensionMismatch into a compile-time error.
+  bool refined = false;
+  for (size_t i = 0; i < ws.size(); ++i)
+    refined |= ws[i].t.isTensor() && ws[i].t != f->withTypes[i];
+  for (size_t i = 0; i < as.size(); ++i)
+    refined |= as[i].t.isTensor() && as[i].t != f->paramTypes[i];
+  if (refined) callAttrs.set("noinline", ir::Attr::boolean(true));
+  ir::Node* n = node(CoreOp::Call, ops, std::move(callAttrs), rts, at);
   if (!n) return {};
   size_t r = 0;
   if (f->effectful) cx_->tok = n->result(r++);
@@ -226,6 +236,12 @@ LV Lowerer::callBuiltin(Binding* b, NameExpr* name, std::vector<LV>& ws, std::ve
   bool ordered = false;
   for (Type t : types)
     ordered |= t.kind() == ir::TypeKind::Func || t.kind() == ir::TypeKind::List || t.isAny();
+  if (!chosen->effectful && chosen->deterministic) {
+    std::vector<LV> all = ws;
+    all.insert(all.end(), as.begin(), as.end());
+    LV tv;
+    if (tensorRecipe(chosen->gir, shown, all, at, tv)) return tv;
+  }
   bool eff = chosen->effectful || !chosen->deterministic || (cx_->tok && ordered);
   if (!chosen->varOperands.empty()) checkWaited(shown, at);
   if (chosen->effectful || !chosen->deterministic) checkMacroCall(shown, at);

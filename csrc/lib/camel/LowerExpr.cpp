@@ -85,6 +85,12 @@ LV Lowerer::expr(Expr* e, Type expected) {
         }
         return one(CoreOp::ListGet, {base.v, idx.v}, e->range());
       }
+      if (base.t.isTensor()) {
+        // t[i] of module tensor (spec 15.17): element i of a 1-D tensor.
+        Type r = base.t.dtype() == ir::DType::Bool ? Type::boolean() : Type::f64();
+        return one(CoreOp::Builtin, {base.v, idx.v}, e->range(),
+                   ir::attrs({{"name", ir::Attr::string("tensor::__idx__")}}), {r});
+      }
       if (base.t.kind() == TypeKind::Str) {
         Value* next = one(CoreOp::Add, {idx.v, b_.constInt(1)}, e->range()).v;
         return one(CoreOp::StrSlice, {base.v, idx.v, next}, e->range());
@@ -222,6 +228,8 @@ LV Lowerer::arith(BinaryOp op, LV a, LV b, const SourceRange& at, const char* sp
       d.suggestion = "int and float do not mix; convert explicitly with float(...) or int(...)";
     return {};
   };
+  LV tv;
+  if (tensorBinary(op, a, b, at, spelling, tv)) return tv;
   bool same = a.t == b.t;
   bool num = same && a.t.isNumeric();
   switch (op) {
@@ -268,6 +276,8 @@ LV Lowerer::binary(BinaryExpr* e) {
       return expr(e->lhs);
     case BinaryOp::MatMul: {
       LV a = expr(e->lhs), b = expr(e->rhs);
+      LV tv;
+      if (tensorBinary(e->op, a, b, e->range(), "@", tv)) return tv;
       if (a && b)
         report(diags_, Diag::OperandTypeMismatch, e->loc(), {"@", camelTypeName(a.t), camelTypeName(b.t)});
       return {};
@@ -285,6 +295,10 @@ LV Lowerer::binary(BinaryExpr* e) {
 LV Lowerer::unary(UnaryExpr* e) {
   LV a = expr(e->operand);
   if (!a) return {};
+  if (a.t.isTensor() && e->op == UnaryOp::Neg) {
+    ir::Node* n = atenNode("aten.neg.default", {a.v}, {}, "-", {a}, e->range());
+    return n ? LV{n->result(0), n->result(0)->type()} : LV{};
+  }
   bool ok = e->op == UnaryOp::Not ? a.t.kind() == TypeKind::Bool
           : e->op == UnaryOp::Neg ? a.t.isNumeric()
                                   : a.t.isInt();

@@ -108,6 +108,20 @@ public:
                 std::vector<ArgIn>& argIn, const SourceRange& at);
   LV pipe(BinaryExpr* e);
 
+  // ---- Tensors (LowerTensor.cpp): operators and functions of module `tensor`
+  // become `aten.*` nodes (Note [Op lowering recipes] in Executor.h).
+  /// True when `op` applied to `a` and `b` is a tensor operation; `out` is its value.
+  bool tensorBinary(BinaryOp op, LV a, LV b, const SourceRange& at, const char* spelling, LV& out);
+  /// Lowers a call of builtin `gir` by its recipe; false when there is none or it does not apply.
+  bool tensorRecipe(const std::string& gir, const std::string& shown, std::vector<LV>& args,
+                    const SourceRange& at, LV& out);
+  bool tensorRecipeOne(const std::string& recipe, const std::string& shown, std::vector<LV>& args,
+                       const SourceRange& at, LV& out);
+  /// One aten node (types from its meta inference); reports E2130 on failure.
+  ir::Node* atenNode(const std::string& op, const std::vector<ir::Value*>& operands,
+                     ir::AttrDict attrs, const std::string& shown, const std::vector<LV>& args,
+                     const SourceRange& at);
+
   // ---- Node helpers
   ir::Node* node(ir::CoreOp op, const std::vector<ir::Value*>& operands, ir::AttrDict attrs,
                  std::vector<ir::Type> results, const SourceRange& at);

@@ -152,6 +152,28 @@ private:
   std::unique_ptr<Impl> impl_;
 };
 
+/// Note [Op lowering recipes]: a module function whose calls the front end
+/// lowers to one GIR op instead of a func.builtin call (so tensor code becomes
+/// `aten.*` nodes that export, autodiff and the ATen executor understand):
+///     "aten.zeros.default(size[]) dtype=f64"
+///     "aten.sum.default(%) -> item | aten.sum.dim_IntList(%, dim[])"
+///     "aten.argmax.default(%, dim) -> f64"
+/// `op(params) attrs -> post`, alternatives separated by `|` (the first whose
+/// parameter count is the call's applies). One param per Camel operand, in
+/// order: `%` must be a Tensor (otherwise the recipe does not apply and the
+/// builtin is called), `*` is passed as an operand, a name passes the operand
+/// as that attribute when it is a compile-time constant (an int or a float;
+/// `name[]`: an array literal of ints, or one int as `[n]`) and as an operand
+/// otherwise.
+/// `attrs` are `name=value` (ints, or strings such as dtype names). `post`:
+/// `item` turns a 0-d tensor result into a float (aten.item.default), `f64`
+/// converts the result to float64 (aten._to_copy.default). The first non-token
+/// result is the call's value. The builtin with the same GIR name stays
+/// registered; it is what runs when the recipe does not apply.
+void defineOpLowering(std::string gir, std::string recipe);
+/// The recipe for builtin `gir`, or null.
+const std::string* opLowering(std::string_view gir);
+
 /// Loads the executor that provides `module`, if one is known and not loaded.
 /// Returns false with `error` set when it is known but cannot be loaded; true
 /// otherwise (also when no executor provides `module`).

@@ -92,8 +92,11 @@ private:
 
 // The directory of the binary this code is linked into (camel or _C*.so).
 std::string selfDir() {
+  // For the main executable dladdr may report the name it was started by
+  // ("camel" found on PATH): /proc/self/exe is the file then.
   Dl_info info{};
-  if (dladdr(reinterpret_cast<void*>(&executorFileName), &info) && info.dli_fname) {
+  if (dladdr(reinterpret_cast<void*>(&executorFileName), &info) && info.dli_fname &&
+      std::string_view(info.dli_fname).find('/') != std::string_view::npos) {
     std::error_code ec;
     fs::path p = fs::weakly_canonical(fs::path(info.dli_fname), ec);
     if (!ec && !p.empty()) return p.parent_path().string();
@@ -249,6 +252,25 @@ const GraphCompiler* ExecutorRegistry::graphCompiler(std::string_view backend) c
   std::lock_guard<std::recursive_mutex> lock(impl_->mu);
   auto it = impl_->compilers.find(backend);
   return it == impl_->compilers.end() ? nullptr : &it->second.second;
+}
+
+namespace {
+std::mutex gRecipesMu;
+std::map<std::string, std::string, std::less<>>& recipes() {
+  static auto* m = new std::map<std::string, std::string, std::less<>>();
+  return *m;
+}
+}  // namespace
+
+void defineOpLowering(std::string gir, std::string recipe) {
+  std::lock_guard<std::mutex> lock(gRecipesMu);
+  recipes()[std::move(gir)] = std::move(recipe);
+}
+
+const std::string* opLowering(std::string_view gir) {
+  std::lock_guard<std::mutex> lock(gRecipesMu);
+  auto it = recipes().find(gir);
+  return it == recipes().end() ? nullptr : &it->second;  // entries are never removed
 }
 
 bool loadExecutorForModule(std::string_view module, std::string& error) {

@@ -15,6 +15,7 @@
 #include <sstream>
 
 #include "StdlibImpl.h"
+#include "xacc/camel/Executor.h"
 #include "xacc/backend/aten/TensorDatum.h"
 
 namespace xacc::exec::aten {
@@ -553,6 +554,28 @@ void registerTensorModule() {
   defineShapes();
   defineIndexAndShow();
   camel::setObjectRepr(DKind::Tensor, tensorRows);
+  // Calls the front end lowers to aten.* nodes (Note [Op lowering recipes]).
+  static const std::pair<const char*, const char*> kRecipes[] = {
+      {"zeros", "aten.zeros.default(size[]) dtype=f64"},
+      {"ones", "aten.ones.default(size[]) dtype=f64"},
+      {"full", "aten.full.default(size[], fill_value) dtype=f64"},
+      {"eye", "aten.eye.default(n) dtype=f64"},
+      {"exp", "aten.exp.default(%)"},
+      {"log", "aten.log.default(%)"},
+      {"transpose", "aten.t.default(%)"},
+      {"add", "aten.add.Tensor(%, %)"},
+      {"subtract", "aten.sub.Tensor(%, %)"},
+      {"multiply", "aten.mul.Tensor(%, %)"},
+      {"divide", "aten.div.Tensor(%, %)"},
+      {"pow", "aten.pow.Tensor_Tensor(%, %)"},
+      {"matmul", "aten.matmul.default(%, %)"},
+      {"sum", "aten.sum.default(%) -> item | aten.sum.dim_IntList(%, dim[])"},
+      {"max", "aten.max.dim(%, dim)"},
+      {"argmax", "aten.argmax.default(%, dim) -> f64"},
+      {"reshape", "aten.reshape.default(%, shape[])"},
+      {"concat", "aten.cat.default(%, %, dim)"},
+  };
+  for (const auto& [name, recipe] : kRecipes) camel::defineOpLowering(std::string("tensor::") + name, recipe);
 }
 
 }  // namespace xacc::exec::aten
