@@ -27,6 +27,8 @@ APT_PACKAGES=(
 PIP_PACKAGES=(
   pybind11:pybind11 pytest:pytest hypothesis:hypothesis lit:lit numpy:numpy
   onnx:onnx onnxruntime:onnxruntime
+  # GPT-2 small from a config with random weights (benchmarks/models)
+  transformers:transformers
 )
 
 log() { printf -- '-- install-deps: %s\n' "$*"; }
