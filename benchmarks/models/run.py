@@ -199,7 +199,8 @@ def main() -> None:
         print(f"{model:>8} {lat['eager']:>9.3f} {lat['inductor']:>9.3f} {lat['xpu0']:>9.3f} "
               f"{r['speedup']['inductor']:>7.2f} {r['speedup']['xpu0']:>7.2f} {r['cold_s']['inductor']:>11.2f} "
               f"{r['cold_s']['xpu0']:>11.2f} {r['maxdiff']['inductor']:>11.2e} {r['maxdiff']['xpu0']:>11.2e} "
-              f"{r['calls_per_round']:>5} {sp['eager']:>4.2f}/{sp['inductor']:.2f}/{sp['xpu0']:.2f}", flush=True)
+              f"{r['calls_per_round']:>5} {sp['eager']:>4.2f}/{sp['inductor']:.2f}/{sp['xpu0']:.2f}"
+              f"  (xpu0: {r['xpu0_graphs']} graphs, {r['xpu0_breaks']} breaks)", flush=True)
     print()
     if not rows:
         sys.exit(1)
