@@ -136,9 +136,12 @@ def one(model: str, threads: int, rounds: int, target_ms: float, cache: str) -> 
             res["maxdiff"][mode] = float((out - ref).abs().max())
         for mode in MODES:
             fns[mode](*args)  # warm
-        t0 = time.perf_counter()
-        m(*args)
-        n = max(1, min(200, int(target_ms / 1e3 / max(time.perf_counter() - t0, 1e-6))))
+        one_call = []
+        for _ in range(3):
+            t0 = time.perf_counter()
+            m(*args)
+            one_call.append(time.perf_counter() - t0)
+        n = max(2, min(200, int(target_ms / 1e3 / max(statistics.median(one_call), 1e-6))))
         times = {mode: [] for mode in MODES}
         for _ in range(rounds):
             for mode in MODES:
