@@ -549,6 +549,7 @@ bool Lowerer::run(CompiledProgram& out) {
       out.mainGraph = m->decorated ? "" : graphNameFor(m);
       out.mainTakesToken = m->effectful;
       out.mainResult = m->resultType;
+      out.mainIsMacro = m->sig && (m->sig->modifiers & ModMacro);
     }
   }
   if (diags_.errorCount() != errorsBefore) return false;

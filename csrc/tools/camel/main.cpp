@@ -14,6 +14,10 @@
 // Diagnostics go to stderr, dumps and program output to stdout. CLI11
 // exceptions are caught here, at the tool boundary.
 //
+// Graph reducers (`camel main.cml -> opt.cml -> std::onnx`, `--passes` naming
+// reducers) are Pipeline.h; `camel run` without a file reads cmlconfig.json
+// (Config.h), then the command line is parsed again so its flags override it.
+//
 // Adding a command: write `int runX(const GlobalOptions&, const XArgs&)`,
 // register its subcommand in `main`, and dispatch on it below.
 #include <chrono>
@@ -38,7 +42,9 @@
 #include "xacc/runtime/Runtime.h"
 #include "xacc/camel/Lexer.h"
 #include "xacc/camel/Token.h"
+#include "Config.h"
 #include "Export.h"
+#include "Pipeline.h"
 #include "xacc/support/VerifyDiagnostics.h"
 
 #ifndef XACC_VERSION
@@ -54,7 +60,7 @@ enum ExitCode : int { kExitOk = 0, kExitDiagnostics = 1, kExitUsage = 2 };
 
 /// The default pass pipeline of `camel run` (behaviour-preserving: the
 /// end-to-end tests run every program with it).
-constexpr const char* kDefaultPasses = "inline,canonicalize,const-fold,cse,dce";
+constexpr const char* kDefaultPasses = passes::kStandardPipeline;
 
 struct GlobalOptions {
   std::string errorFormat = "text";
@@ -84,6 +90,7 @@ struct RunArgs {
   unsigned threads = 0;  ///< 0: the hardware concurrency
   std::vector<std::string> executors;  ///< --executors a,b: loaded before compiling
   std::string backend;  ///< --backend=xpu: the executor's graph compiler rewrites the program
+  std::vector<tool::Reducer> reducers;  ///< `-> r1 -> r2`, `--passes` of reducers or cmlconfig.json
 };
 
 std::string gArgv0;
@@ -207,7 +214,31 @@ int runProgram(const GlobalOptions& g, const RunArgs& a) {
     diags.error("E2399", {}, "internal error: the lowered GIR does not verify");
     ok = false;
   }
-  if (ok && !a.passes.empty() && a.passes != "none") {
+  runtime::RuntimeOptions runOptions;
+  if (a.scheduler == "par") runOptions.scheduler = runtime::Scheduler::Parallel;
+  runOptions.threads = a.threads;
+  if (ok && !a.reducers.empty()) {
+    auto t0 = Clock::now();
+    tool::PipelineState state;
+    state.module = std::move(prog.module);
+    state.entry = prog.mainGraph;
+    tool::PipelineOptions po;
+    po.programFile = a.file;
+    po.compile = compileOptions(g);
+    po.runtime = runOptions;
+    ok = !prog.mainGraph.empty() && tool::runReducers(a.reducers, state, po, diags);
+    passSeconds = seconds(t0);
+    if (ok && state.executed) {
+      flushDiagnostics(g, diags);  // warnings (pointless reducers)
+      return state.status;
+    }
+    if (ok) {
+      prog.module = std::move(state.module);
+      prog.mainGraph = state.entry;
+      const ir::Graph* entry = prog.module->lookup(prog.mainGraph);
+      prog.mainTakesToken = entry && entry->numParams() > 0 && entry->param(0)->type().isToken();
+    }
+  } else if (ok && !a.passes.empty() && a.passes != "none") {
     auto t0 = Clock::now();
     passes::PassManager pm(diags);
     ok = pm.addPipeline(a.passes) && pm.run(*prog.module) && ir::verifyModule(*prog.module, diags);
@@ -238,7 +269,7 @@ int runProgram(const GlobalOptions& g, const RunArgs& a) {
     ok = (*compile)(*prog.module, prog.mainGraph, diags);
     backendSeconds = seconds(t0);
   }
-  if (!ok || prog.mainGraph.empty()) {
+  if (!ok || prog.mainGraph.empty() || !prog.module) {
     flushDiagnostics(g, diags);
     return kExitDiagnostics;
   }
@@ -248,10 +279,7 @@ int runProgram(const GlobalOptions& g, const RunArgs& a) {
   uint64_t parallelGroups = 0;
   for (int i = 0; i < std::max(1, a.repeat); ++i) {
     auto t0 = Clock::now();
-    runtime::RuntimeOptions ro;
-    if (a.scheduler == "par") ro.scheduler = runtime::Scheduler::Parallel;
-    ro.threads = a.threads;
-    runtime::Runtime rt(diags, *prog.module, ro);
+    runtime::Runtime rt(diags, *prog.module, runOptions);
     std::vector<ir::Datum> args, results;
     if (prog.mainTakesToken) args.push_back(ir::Datum::token());
     bool ran = rt.call(prog.mainGraph, args, results);
@@ -400,6 +428,7 @@ int runCheck(const GlobalOptions& g, const CheckArgs& a) {
 
 int main(int argc, char** argv) {
   gArgv0 = argc > 0 ? argv[0] : "camel";
+  registerGirModule();
   CLI::App app{"camel: compiler and runtime of the Camel language (xacc)", "camel"};
   app.set_version_flag("-V,--version", std::string("camel (xacc) ") + XACC_VERSION);
   app.fallthrough();  // global options may follow the subcommand
@@ -417,9 +446,13 @@ int main(int argc, char** argv) {
 
   RunArgs runArgs;
   CLI::App* run = app.add_subcommand("run", "compile and run a Camel program (the default command)");
-  run->add_option("file", runArgs.file, "the .cml file")->required();
+  run->add_option("file", runArgs.file,
+                  "the .cml file (default: the entry of ./cmlconfig.json or the nearest one above); "
+                  "`FILE '->' R1 '->' R2` runs graph reducers R1, R2 first");
   run->add_option("args", runArgs.args, "arguments for the program");
-  run->add_option("--passes", runArgs.passes, "GIR pass pipeline ('none' for no passes)")
+  run->add_option("--passes", runArgs.passes,
+                  "GIR pass pipeline ('none' for no passes), or graph reducers (std::opt, std::onnx, "
+                  "opt.cml, ...: see docs/camel-reducers.md)")
       ->capture_default_str();
   run->add_flag("-P,--profile", runArgs.profile, "print the time of each stage to stderr");
   run->add_option("--export", runArgs.exportDir,
@@ -467,6 +500,18 @@ int main(int argc, char** argv) {
   // `camel FILE ...` means `camel run FILE ...`: insert `run` before the first
   // positional argument when it is not a subcommand.
   std::vector<std::string> argvs(argv + 1, argv + argc);
+  std::vector<tool::Reducer> chain;
+  {
+    std::string error;
+    if (!tool::extractReducerChain(argvs, support::SourceManager::global(), chain, error)) {
+      // A located diagnostic is already rendered; a chain error is one line.
+      bool rendered = error.rfind("<command line>", 0) == 0;
+      std::fputs(((rendered ? "" : "camel: error: ") + error + "\n").c_str(), stderr);
+      return kExitUsage;
+    }
+  }
+  // Bare `camel` in a project runs it.
+  if (argvs.empty() && !tool::findConfig().empty()) argvs.push_back("run");
   for (size_t i = 0; i < argvs.size(); ++i) {
     const std::string& s = argvs[i];
     if (s == "run" || s == "check" || s == "inspect") break;
@@ -484,6 +529,7 @@ int main(int argc, char** argv) {
     }
   }
   std::reverse(argvs.begin(), argvs.end());
+  const std::vector<std::string> argvsCopy = argvs;
   try {
     app.parse(argvs);
   } catch (const CLI::ParseError& e) {
@@ -492,6 +538,68 @@ int main(int argc, char** argv) {
   }
 
   if (run->parsed()) {
+    bool passesGiven = run->count("--passes") > 0;
+    if (runArgs.file.empty()) {
+      // cmlconfig.json supplies what the command line does not say.
+      std::string path = tool::findConfig();
+      if (path.empty()) {
+        std::fputs("camel run: no program file given and no cmlconfig.json in this directory or above\n",
+                   stderr);
+        return kExitUsage;
+      }
+      support::DiagnosticEngine diags;
+      tool::CamelConfig cfg;
+      if (!tool::loadConfig(path, cfg, diags)) {
+        flushDiagnostics(global, diags);
+        return kExitDiagnostics;
+      }
+      runArgs.file = cfg.entry;
+      if (cfg.passes) runArgs.passes = *cfg.passes;
+      if (cfg.hasPipeline) runArgs.reducers = cfg.pipeline;
+      if (cfg.scheduler) runArgs.scheduler = *cfg.scheduler;
+      if (cfg.threads) runArgs.threads = *cfg.threads;
+      if (cfg.stdlibDir) global.stdlibDir = *cfg.stdlibDir;
+      global.includeDirs.insert(global.includeDirs.end(), cfg.includeDirs.begin(), cfg.includeDirs.end());
+      // Flags on the command line win: parse them again over the config's values.
+      std::vector<std::string> again = argvsCopy;
+      app.clear();
+      try {
+        app.parse(again);
+      } catch (const CLI::ParseError& e) {
+        int code = app.exit(e);
+        return code == 0 ? kExitOk : kExitUsage;
+      }
+      if (runArgs.file.empty()) runArgs.file = cfg.entry;
+      // The config's thread count belongs to its scheduler: `--scheduler seq` drops it.
+      if (run->count("--scheduler") > 0 && run->count("--threads") == 0 && runArgs.scheduler != "par")
+        runArgs.threads = 0;
+      if (run->count("--passes") > 0) runArgs.reducers.clear();
+    }
+    if (!chain.empty()) {
+      runArgs.reducers = chain;
+    } else if (passesGiven && tool::passesNameReducers(runArgs.passes)) {
+      support::DiagnosticEngine diags;
+      std::string line = "--passes " + runArgs.passes;
+      const std::string* file = support::SourceManager::global().addBuffer("<command line>", line);
+      runArgs.reducers.clear();
+      size_t start = 0;
+      while (start <= runArgs.passes.size()) {
+        size_t comma = runArgs.passes.find(',', start);
+        std::string item = runArgs.passes.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+        tool::Reducer r;
+        std::string spec = item.rfind("std::", 0) == 0 || (item.size() > 4 && item.compare(item.size() - 4, 4, ".cml") == 0)
+                               ? item
+                               : "std::" + item;  // a GIR pass in a reducer list
+        support::SourceLoc loc{file, 1, uint32_t(10 + start), uint32_t(std::max<size_t>(1, item.size()))};
+        if (!tool::parseReducer(spec, loc, "", r, diags)) {
+          flushDiagnostics(global, diags);
+          return kExitUsage;
+        }
+        runArgs.reducers.push_back(std::move(r));
+        if (comma == std::string::npos) break;
+        start = comma + 1;
+      }
+    }
     if (runArgs.threads > 0 && runArgs.scheduler != "par") {
       std::fputs("camel run: --threads needs --scheduler=par\n", stderr);
       return kExitUsage;

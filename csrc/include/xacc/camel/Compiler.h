@@ -33,6 +33,7 @@ struct CompiledProgram {
   std::string mainGraph;       ///< e.g. "hello::main"; empty when there is none
   bool mainTakesToken = false; ///< main's graph threads an effect token (first param/result)
   ir::Type mainResult;         ///< main's value type (i64, bool, ...)
+  bool mainIsMacro = false;    ///< main is declared `macro func` (graph reducers)
   double parseSeconds = 0, semaSeconds = 0, lowerSeconds = 0;
 };
 

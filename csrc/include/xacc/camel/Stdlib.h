@@ -87,6 +87,14 @@ namespace xacc::camel {
 /// and thread-safe.
 void registerCamelStdlib();
 
+/// Registers module `gir` (graph operations for user graph reducers, see Note
+/// [Graphs as Camel values] in stdlib/Gir.cpp). It lives in library
+/// xacc_camel_gir, which needs the pass manager and the runtime; the `camel`
+/// tool calls this before compiling. Idempotent.
+void registerGirModule();
+/// Exit status of the last program `gir::run` executed (0 before any).
+int girLastRunStatus();
+
 inline constexpr int kVariadic = -1;
 
 /// One overload of a standard-library function as the front end sees it.

@@ -16,6 +16,10 @@
 
 namespace xacc::passes {
 
+/// The standard pipeline: what `camel run` applies by default and the
+/// `std::opt` reducer runs (behaviour-preserving).
+inline constexpr const char* kStandardPipeline = "inline,canonicalize,const-fold,cse,dce";
+
 /// Named counters ("cse.nodes-merged" -> 12).
 using Statistics = std::map<std::string, int64_t>;
 
