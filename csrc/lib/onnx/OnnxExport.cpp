@@ -122,6 +122,16 @@ struct Rule {
   Emit emit;
 };
 const std::map<std::string, Rule>& rules();
+/// Camel `tensor` module builtins (`func.builtin {name = "tensor::add"}`), by function name.
+const std::map<std::string, Rule>& tensorRules();
+
+/// The `tensor::` function a node calls, or "".
+std::string tensorBuiltin(const Node& n) {
+  if (!n.op().is(ir::CoreOp::Builtin) && !n.op().is(ir::CoreOp::BuiltinEffect)) return {};
+  const Attr* name = n.attr("name");
+  if (!name || name->kind() != Attr::Kind::Str || name->getStr().rfind("tensor::", 0) != 0) return {};
+  return name->getStr().substr(8);
+}
 
 class Exporter {
 public:
@@ -133,7 +143,8 @@ public:
   // ---- Helpers for the rules -------------------------------------------------
   support::SourceLoc locOf(const Node& n) const { return opts_.locs ? opts_.locs->of(n) : n.loc(); }
   bool fail(const Node& n, const std::string& msg) {
-    diags_.error("E0801", locOf(n), "std::onnx: " + n.opName() + ": " + msg);
+    std::string fn = tensorBuiltin(n);
+    diags_.error("E0801", locOf(n), "std::onnx: " + (fn.empty() ? n.opName() : "tensor::" + fn) + ": " + msg);
     return false;
   }
   std::string fresh(const std::string& hint) { return hint + "_" + std::to_string(counter_++); }
@@ -142,6 +153,7 @@ public:
   std::string node(const std::string& opType, const std::vector<std::string>& inputs,
                    const std::vector<std::string>& outputs, pb::Message attrs = {},
                    std::vector<pb::Message> moreAttrs = {}) {
+    trackRank(opType, inputs, outputs);
     pb::Message m;
     for (const auto& i : inputs) m.bytesField(f::kNodeInput, i);
     for (const auto& o : outputs) m.bytesField(f::kNodeOutput, o);
@@ -154,6 +166,47 @@ public:
     onnxOps_.push_back(opType);
     return outputs.empty() ? std::string() : outputs[0];
   }
+  // Note [Ranks of unranked values]: Camel's tensors are typed unranked
+  // (tensor<f64, *, cpu>), but ONNX wants every graph input and output to have
+  // a rank. Ranks follow from the initializers' dims and the constant shape
+  // arguments, so they are propagated through the emitted nodes; reductions
+  // set theirs with setRank (they know their axes and keepdim).
+  int64_t rankOfName(const std::string& name) const {
+    auto it = rank_.find(name);
+    return it == rank_.end() ? -1 : it->second;
+  }
+  void setRank(const std::string& name, int64_t r) {
+    if (r >= 0) rank_[name] = r;
+  }
+  void trackRank(const std::string& op, const std::vector<std::string>& in, const std::vector<std::string>& out) {
+    if (out.empty()) return;
+    auto r = [&](size_t i) { return i < in.size() ? rankOfName(in[i]) : -1; };
+    int64_t result = -1;
+    if (op == "MatMul") {
+      int64_t a = r(0), b = r(1);
+      if (a >= 0 && b >= 0) result = a == 1 && b == 1 ? 0 : a == 1 ? b - 1 : b == 1 ? a - 1 : std::max(a, b);
+    } else if (op == "Reshape") {
+      auto it = intsLen_.find(in.size() > 1 ? in[1] : "");
+      if (it != intsLen_.end()) result = it->second;
+    } else if (op == "Gather") {
+      if (r(0) > 0) result = r(0) - 1;
+    } else if (op == "Unsqueeze" || op == "Squeeze") {
+      auto it = intsLen_.find(in.size() > 1 ? in[1] : "");
+      if (r(0) >= 0 && it != intsLen_.end()) result = op == "Unsqueeze" ? r(0) + it->second : r(0) - it->second;
+    } else if (op.rfind("Reduce", 0) == 0 || op == "ArgMax" || op == "ArgMin") {
+      result = -1;  // set by the rule
+    } else {  // elementwise, casts, transposes, concatenation: the broadest input
+      for (size_t i = 0; i < in.size(); ++i) {
+        if (r(i) < 0) {
+          result = -1;
+          break;
+        }
+        result = std::max(result, r(i));
+      }
+    }
+    for (const auto& o : out) setRank(o, result);
+  }
+
   static pb::Message intAttr(const std::string& name, int64_t v) {
     pb::Message a;
     a.bytesField(f::kAttrName, name);
@@ -188,6 +241,8 @@ public:
     t.bytesField(f::kTensorName, name);
     t.bytesField(f::kTensorRawData, raw);
     initializers_.push_back(std::move(t));
+    setRank(name, int64_t(dims.size()));
+    if (d == DType::I64 && dims.size() == 1) intsLen_[name] = dims[0];
     initNames_.push_back(name);
     initSet_.insert(name);
     out = name;
@@ -232,6 +287,14 @@ public:
       return scalarConst(n, want, v, out);
     }
     if (!a.value) return fail(n, "missing tensor argument");
+    // A nested array of constants (`reshape([1.0, 2.0], [2])`) is an initializer.
+    if (a.value->type().kind() == ir::TypeKind::List) {
+      std::vector<int64_t> dims;
+      std::vector<double> vs;
+      if (!constArray(a.value, 0, dims, vs))
+        return fail(n, "an array operand must be a compile-time constant (rectangular, numbers)");
+      return initializer(n, fresh("array"), want, dims, vs, out);
+    }
     DType have;
     if (!dtypeOf(a, have)) return fail(n, "operand of type " + a.value->type().str() + " is not a tensor or number");
     // A constant scalar operand is written in the wanted dtype directly.
@@ -241,6 +304,7 @@ public:
     }
     std::string name;
     if (!nameOf(n, a.value, name)) return false;
+    if (a.value->type().isTensor() && a.value->type().ranked()) setRank(name, int64_t(a.value->type().dims().size()));
     if (have == want) {
       out = name;
       return true;
@@ -263,6 +327,23 @@ public:
     if (!d || !d->op().is(ir::CoreOp::Const)) return false;
     const Attr* a = d->attr("value");
     return a && attrNumber(*a, out);
+  }
+  /// A rectangular nested `list.make` of number constants: its dims and values.
+  static bool constArray(const Value* v, size_t depth, std::vector<int64_t>& dims, std::vector<double>& out) {
+    const Node* def = v->definingNode();
+    double d;
+    if (constNumber(v, d)) {
+      if (depth != dims.size()) return false;
+      out.push_back(d);
+      return true;
+    }
+    if (!def || !def->op().is(ir::CoreOp::ListMake)) return false;
+    int64_t count = int64_t(def->numOperands());
+    if (depth == dims.size()) dims.push_back(count);
+    else if (dims[depth] != count) return false;
+    for (Value* x : def->operands())
+      if (!constArray(x, depth + 1, dims, out)) return false;
+    return true;
   }
   /// An int or int list argument known at compile time (attribute, constant,
   /// list/tuple of constants).
@@ -325,14 +406,19 @@ public:
     Type t = v->type();
     return t.isTensor() && t.ranked() ? int64_t(t.dims().size()) : -1;
   }
-  /// The result name of node result `i` (registers it).
+  /// 1 when result 0 is an effect token (func.builtin_effect), else 0.
+  static size_t resultBase(const Node& n) {
+    return n.numResults() > 0 && n.result(0)->type().isToken() ? 1 : 0;
+  }
+  /// The result name of node result `i` (tokens not counted; registers it).
   std::string resultName(const Node& n, size_t i) {
-    const Value* v = n.result(i);
+    const Value* v = n.result(i + resultBase(n));
     std::string name = baseName(v, "t");
     names_[v] = name;
     return name;
   }
-  DType resultDType(const Node& n, size_t i) const { return n.result(i)->type().dtype(); }
+  DType resultDType(const Node& n, size_t i) const { return n.result(i + resultBase(n))->type().dtype(); }
+  size_t numTensorResults(const Node& n) const { return n.numResults() - resultBase(n); }
 
 private:
   std::string baseName(const Value* v, const char* hint) {
@@ -355,11 +441,30 @@ private:
     DType d;
     if (!t.isTensor() && !scalarDType(t, d))
       return fail(n, "operand of type " + t.str() + " cannot be a model input");
-    if (t.isTensor() && !t.ranked())
-      return fail(n, "input tensor of unknown rank (" + t.str() + ") cannot be a model input");
     std::string name = baseName(v, v->isParam() ? "input" : "in");
     names_[v] = name;
-    inputs_.push_back(valueInfo(name, t, inputDoc(v)));
+    // An unranked tensor made by a constructor with a constant shape (tensor::random)
+    // has that shape.
+    std::vector<int64_t> dims;
+    if (t.isTensor() && !t.ranked()) {
+      const Node* def = v->definingNode();
+      Arg shapeArg;
+      for (size_t i = 0; def && i < def->numOperands(); ++i)
+        if (!def->operand(i)->type().isToken()) {
+          shapeArg.value = def->operand(i);
+          break;
+        }
+      if (!shapeArg.value || shapeArg.value->type().kind() != ir::TypeKind::List ||
+          !constInts(shapeArg, dims))
+        return fail(n, "input tensor of unknown rank (" + t.str() + ", made by " +
+                           (def ? def->opName() : std::string("a parameter")) + ") cannot be a model input");
+      setRank(name, int64_t(dims.size()));
+    } else if (t.isTensor()) {
+      setRank(name, int64_t(t.dims().size()));
+    } else {
+      setRank(name, 0);
+    }
+    inputs_.push_back(valueInfo(name, t, inputDoc(v), -1, dims));
     inputNames_.push_back(name);
     out = name;
     return true;
@@ -369,12 +474,18 @@ private:
     const Node* d = v->definingNode();
     return "result of " + d->opName() + (d->loc().valid() ? " at " + d->loc().str() : std::string());
   }
-  static pb::Message valueInfo(const std::string& name, Type t, const std::string& doc) {
+  static pb::Message valueInfo(const std::string& name, Type t, const std::string& doc, int64_t rank = -1,
+                               const std::vector<int64_t>& staticDims = {}) {
     pb::Message shape;
     DType d = DType::F64;
+    bool ranked = !t.isTensor() || t.ranked() || rank >= 0 || !staticDims.empty();
+    std::vector<ir::Dim> dims;
+    if (t.isTensor() && t.ranked()) dims = t.dims();
+    else if (!staticDims.empty()) for (int64_t x : staticDims) dims.push_back(ir::Dim::fixed(x));
+    else dims.assign(size_t(std::max<int64_t>(rank, 0)), ir::Dim::dynamic());
     if (t.isTensor()) {
       d = t.dtype();
-      for (const ir::Dim& dim : t.dims()) {
+      for (const ir::Dim& dim : dims) {
         pb::Message dm;
         if (dim.isStatic())
           dm.int64Field(f::kDimValue, dim.size);
@@ -387,7 +498,7 @@ private:
     }
     pb::Message tensorType;
     tensorType.int64Field(f::kTensorTypeElem, onnxDType(d));
-    tensorType.messageField(f::kTensorTypeShape, shape);  // rank 0 for scalars
+    if (ranked) tensorType.messageField(f::kTensorTypeShape, shape);  // rank 0 for scalars
     pb::Message type;
     type.messageField(f::kTypeTensor, tensorType);
     pb::Message vi;
@@ -398,13 +509,21 @@ private:
   }
 
   bool isPart(const Node& n) const {
-    if (n.opName().rfind("aten.", 0) != 0 || n.hasEffects() || n.numRegions() != 0) return false;
-    for (size_t i = 0; i < n.numResults(); ++i)
+    // Deterministic tensor builtins are exported even when the front end ordered
+    // them with a token because they read an array (their arrays must then be
+    // compile-time constants, which the rules check).
+    bool tensorFn = !tensorBuiltin(n).empty() && tensorRules().count(tensorBuiltin(n));
+    if ((n.opName().rfind("aten.", 0) != 0 && !tensorFn) || (n.hasEffects() && !tensorFn) ||
+        n.numRegions() != 0)
+      return false;
+    for (size_t i = resultBase(n); i < n.numResults(); ++i)
       if (!n.result(i)->type().isTensor()) return false;
     return true;
   }
   bool bind(const Node& n, const Rule& r, std::vector<Arg>& args) {
-    std::vector<Value*> ops(n.operands().begin(), n.operands().end());
+    std::vector<Value*> ops;
+    for (Value* v : n.operands())
+      if (!v->type().isToken()) ops.push_back(v);
     size_t next = 0;
     args.assign(r.args.size(), Arg{});
     for (size_t i = 0; i < r.args.size(); ++i) {
@@ -422,7 +541,7 @@ private:
     }
     if (next < ops.size()) return fail(n, "more operands than the translation knows arguments");
     for (const auto& [name, attr] : n.attrs().items())
-      if (std::none_of(r.args.begin(), r.args.end(),
+      if (!(name == "name" && !tensorBuiltin(n).empty()) && std::none_of(r.args.begin(), r.args.end(),
                        [&](const std::string& a) { return a == name || a == "*" + name; }))
         return fail(n, "attribute '" + name + "' has no ONNX translation");
     return true;
@@ -436,6 +555,7 @@ private:
   std::vector<pb::Message> nodes_, initializers_, inputs_, outputs_;
   std::vector<std::string> inputNames_, outputNames_, initNames_, onnxOps_;
   std::unordered_set<std::string> initSet_;
+  std::unordered_map<std::string, int64_t> rank_, intsLen_;
   std::string currentDoc_;
   uint64_t counter_ = 0;
 };
@@ -454,7 +574,8 @@ bool Exporter::run(std::string& bytes, ExportSummary* summary) {
   std::vector<const Value*> outputs;
   std::unordered_set<const Value*> isOutput;
   auto noteOutput = [&](const Value* v) {
-    if (v && v->definingNode() && part.count(v->definingNode()) && isOutput.insert(v).second)
+    if (v && v->type().isTensor() && v->definingNode() && part.count(v->definingNode()) &&
+        isOutput.insert(v).second)
       outputs.push_back(v);
   };
   for (Node* n : g_) {
@@ -462,15 +583,23 @@ bool Exporter::run(std::string& bytes, ExportSummary* summary) {
       for (Value* v : n->operands()) noteOutput(v);
       continue;
     }
-    std::string op = n->opName().substr(5);
-    std::string base = op.substr(0, op.find('.'));
-    auto it = rules().find(op);
-    if (it == rules().end()) it = rules().find(base);
-    if (it == rules().end()) return fail(*n, "no ONNX translation for this op");
+    std::string fn = tensorBuiltin(*n);
+    const Rule* rule = nullptr;
+    if (!fn.empty()) {
+      rule = &tensorRules().at(fn);
+    } else {
+      std::string op = n->opName().substr(5);
+      std::string base = op.substr(0, op.find('.'));
+      auto it = rules().find(op);
+      if (it == rules().end()) it = rules().find(base);
+      if (it == rules().end()) return fail(*n, "no ONNX translation for this op");
+      rule = &it->second;
+    }
     std::vector<Arg> args;
-    if (!bind(*n, it->second, args)) return false;
-    currentDoc_ = n->opName() + (locOf(*n).valid() ? " at " + locOf(*n).str() : std::string());
-    if (!it->second.emit(*this, *n, args)) return false;
+    if (!bind(*n, *rule, args)) return false;
+    currentDoc_ = (fn.empty() ? n->opName() : "tensor::" + fn) +
+                  (locOf(*n).valid() ? " at " + locOf(*n).str() : std::string());
+    if (!rule->emit(*this, *n, args)) return false;
   }
   for (Value* v : g_.results()) noteOutput(v);
   if (outputs.empty()) {
@@ -482,7 +611,9 @@ bool Exporter::run(std::string& bytes, ExportSummary* summary) {
   for (const Value* v : outputs) {
     std::string name = names_.at(v);
     if (initSet_.count(name)) name = node("Identity", {name}, {fresh(name)});
-    outputs_.push_back(valueInfo(name, v->type(), ""));
+    if (v->type().isTensor() && !v->type().ranked() && rankOfName(name) < 0)
+      return fail(*v->definingNode(), "cannot tell the rank of this output");
+    outputs_.push_back(valueInfo(name, v->type(), "", rankOfName(name)));
     outputNames_.push_back(name);
   }
 
@@ -647,7 +778,9 @@ Emit reduce(const char* onnxOp, bool axesAsInput) {
         more.push_back(Exporter::intsAttr("axes", dims));
       }
     }
-    E.node(onnxOp, ins, {E.resultName(n, 0)}, Exporter::intAttr("keepdims", keep ? 1 : 0), more);
+    std::string out = E.node(onnxOp, ins, {E.resultName(n, 0)}, Exporter::intAttr("keepdims", keep ? 1 : 0), more);
+    int64_t r = E.rankOfName(x);
+    if (r >= 0) E.setRank(out, keep ? r : dims.empty() ? 0 : r - int64_t(dims.size()));
     return true;
   };
 }
@@ -661,7 +794,7 @@ Emit extreme(bool isMax) {
     std::string x;
     if (!E.tensorOf(n, a[0], E.resultDType(n, 0), x)) return false;
     if (!a[1].present()) {  // max(self): all elements
-      E.node(reduceOp, {x}, {E.resultName(n, 0)}, Exporter::intAttr("keepdims", 0));
+      E.setRank(E.node(reduceOp, {x}, {E.resultName(n, 0)}, Exporter::intAttr("keepdims", 0)), 0);
       return true;
     }
     if (E.isTensorArg(a[1])) {  // max.other
@@ -673,11 +806,14 @@ Emit extreme(bool isMax) {
     int64_t dim;
     bool keep;
     if (!E.constInt(n, a[1], 0, dim, "dim") || !E.constBool(n, a[2], false, keep)) return false;
-    E.node(reduceOp, {x}, {E.resultName(n, 0)}, Exporter::intAttr("keepdims", keep),
-           {Exporter::intsAttr("axes", {dim})});
-    if (n.numResults() > 1)
-      E.node(argOp, {x}, {E.resultName(n, 1)}, Exporter::intAttr("axis", dim),
-             {Exporter::intAttr("keepdims", keep)});
+    int64_t r = E.rankOfName(x) < 0 ? -1 : E.rankOfName(x) - (keep ? 0 : 1);
+    E.setRank(E.node(reduceOp, {x}, {E.resultName(n, 0)}, Exporter::intAttr("keepdims", keep),
+                     {Exporter::intsAttr("axes", {dim})}),
+              r);
+    if (E.numTensorResults(n) > 1)
+      E.setRank(E.node(argOp, {x}, {E.resultName(n, 1)}, Exporter::intAttr("axis", dim),
+                       {Exporter::intAttr("keepdims", keep)}),
+                r);
     return true;
   };
 }
@@ -697,8 +833,17 @@ Emit argExtreme(const char* onnxOp) {
     } else if (!E.constInt(n, a[1], 0, dim, "dim")) {
       return false;
     }
-    E.node(onnxOp, {x}, {E.resultName(n, 0)}, Exporter::intAttr("axis", dim),
-           {Exporter::intAttr("keepdims", keep)});
+    int64_t r = E.rankOfName(x) < 0 ? -1 : E.rankOfName(x) - (keep ? 0 : 1);
+    if (E.resultDType(n, 0) == DType::I64) {
+      E.setRank(E.node(onnxOp, {x}, {E.resultName(n, 0)}, Exporter::intAttr("axis", dim),
+                       {Exporter::intAttr("keepdims", keep)}),
+                r);
+    } else {  // tensor::argmax yields the indices as floats
+      std::string idx = E.node(onnxOp, {x}, {E.fresh("index")}, Exporter::intAttr("axis", dim),
+                               {Exporter::intAttr("keepdims", keep)});
+      E.setRank(idx, r);
+      E.node("Cast", {idx}, {E.resultName(n, 0)}, Exporter::intAttr("to", onnxDType(E.resultDType(n, 0))));
+    }
     return true;
   };
 }
@@ -765,7 +910,7 @@ Emit constructor(std::function<bool(Exporter&, const Node&, std::vector<Arg>&, s
                                     std::vector<double>&)>
                      values) {
   return [values](Exporter& E, const Node& n, std::vector<Arg>& a) {
-    Type t = n.result(0)->type();
+    Type t = n.result(Exporter::resultBase(n))->type();
     std::vector<int64_t> dims;
     std::vector<double> vs;
     if (!values(E, n, a, dims, vs)) return false;
@@ -914,6 +1059,43 @@ const std::map<std::string, Rule>& rules() {
   return table;
 }
 
+const std::map<std::string, Rule>& tensorRules() {
+  static const std::map<std::string, Rule> table = [] {
+    std::map<std::string, Rule> r;
+    const auto& a = rules();
+    for (auto [fn, op] : std::vector<std::pair<const char*, const char*>>{
+             {"add", "Add"}, {"subtract", "Sub"}, {"multiply", "Mul"}, {"divide", "Div"}, {"pow", "Pow"},
+             {"matmul", "MatMul"}})
+      r[fn] = {{"a", "b"}, binary(op)};
+    r["exp"] = a.at("exp");
+    r["log"] = a.at("log");
+    r["transpose"] = {{"t"}, [](Exporter& E, const Node& n, std::vector<Arg>& args) {
+                        std::string x;  // tensor::transpose is 2-D only
+                        if (!E.tensorOf(n, args[0], E.resultDType(n, 0), x)) return false;
+                        E.node("Transpose", {x}, {E.resultName(n, 0)}, Exporter::intsAttr("perm", {1, 0}));
+                        return true;
+                      }};
+    r["reshape"] = {{"t", "shape"}, emitReshape};
+    r["sum"] = {{"t", "axis", "keepdim"}, reduce("ReduceSum", true)};  // the per-axis form (a Tensor)
+    r["max"] = {{"t", "axis", "keepdim"}, extreme(true)};
+    r["argmax"] = {{"t", "axis", "keepdim"}, argExtreme("ArgMax")};
+    r["concat"] = {{"a", "b", "axis"}, [](Exporter& E, const Node& n, std::vector<Arg>& args) {
+                     int64_t dim;
+                     if (!E.constInt(n, args[2], 0, dim, "axis")) return false;
+                     std::string x, y;
+                     if (!E.tensorOf(n, args[0], E.resultDType(n, 0), x) ||
+                         !E.tensorOf(n, args[1], E.resultDType(n, 0), y))
+                       return false;
+                     E.node("Concat", {x, y}, {E.resultName(n, 0)}, Exporter::intAttr("axis", dim));
+                     return true;
+                   }};
+    for (const char* fn : {"zeros", "ones", "empty", "full", "eye"}) r[fn] = a.at(fn);
+    r["range"] = a.at("arange");
+    return r;
+  }();
+  return table;
+}
+
 }  // namespace
 
 bool exportOnnx(const ir::Graph& g, const ExportOptions& opts, support::DiagnosticEngine& diags,
@@ -939,6 +1121,7 @@ bool writeOnnxFile(const ir::Graph& g, const std::string& path, const ExportOpti
 std::vector<std::string> supportedAtenOps() {
   std::vector<std::string> out;
   for (const auto& [name, rule] : rules()) out.push_back(name);
+  for (const auto& [name, rule] : tensorRules()) out.push_back("tensor::" + name);
   return out;
 }
 
