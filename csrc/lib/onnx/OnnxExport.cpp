@@ -717,7 +717,10 @@ bool emitDiv(Exporter& E, const Node& n, std::vector<Arg>& a) {
 }
 
 bool emitTranspose(Exporter& E, const Node& n, std::vector<Arg>& a, bool twoD) {
+  std::string x;
+  if (!E.tensorOf(n, a[0], E.resultDType(n, 0), x)) return false;
   int64_t rank = Exporter::rankOf(a[0].value);
+  if (rank < 0) rank = E.rankOfName(x);  // Note [Ranks of unranked values]
   if (rank < 0) return E.fail(n, "input of unknown rank");
   std::vector<int64_t> perm(static_cast<size_t>(rank));
   for (int64_t i = 0; i < rank; ++i) perm[size_t(i)] = i;
@@ -731,19 +734,18 @@ bool emitTranspose(Exporter& E, const Node& n, std::vector<Arg>& a, bool twoD) {
     if (d0 < 0 || d1 < 0 || d0 >= rank || d1 >= rank) return E.fail(n, "dimension out of range");
     std::swap(perm[size_t(d0)], perm[size_t(d1)]);
   }
-  std::string x;
-  if (!E.tensorOf(n, a[0], E.resultDType(n, 0), x)) return false;
   E.node("Transpose", {x}, {E.resultName(n, 0)}, Exporter::intsAttr("perm", perm));
   return true;
 }
 
 bool emitPermute(Exporter& E, const Node& n, std::vector<Arg>& a) {
   std::vector<int64_t> dims;
-  int64_t rank = Exporter::rankOf(a[0].value);
-  if (!Exporter::constInts(a[1], dims) || rank < 0) return E.fail(n, "dims must be compile-time integers");
-  for (int64_t& d : dims) d = d < 0 ? d + rank : d;
   std::string x;
   if (!E.tensorOf(n, a[0], E.resultDType(n, 0), x)) return false;
+  int64_t rank = Exporter::rankOf(a[0].value);
+  if (rank < 0) rank = E.rankOfName(x);
+  if (!Exporter::constInts(a[1], dims) || rank < 0) return E.fail(n, "dims must be compile-time integers");
+  for (int64_t& d : dims) d = d < 0 ? d + rank : d;
   E.node("Transpose", {x}, {E.resultName(n, 0)}, Exporter::intsAttr("perm", dims));
   return true;
 }
