@@ -438,7 +438,8 @@ int main(int argc, char** argv) {
   app.add_option("-E,--error-format", global.errorFormat, "diagnostic format: text or json")
       ->check(CLI::IsMember({"text", "json"}))
       ->capture_default_str();
-  app.add_option("-I,--include", global.includeDirs, "extra module search directory (repeatable)");
+  app.add_option("-I,--include", global.includeDirs, "extra module search directory (repeatable)")
+      ->allow_extra_args(false);
   app.add_option("-L,--stdlib", global.stdlibDir, "standard library directory");
   app.add_option("-l,--log-level", global.logLevel, "debug, info, warn, error or off")
       ->check(CLI::IsMember({"debug", "info", "warn", "error", "off"}))
@@ -471,7 +472,8 @@ int main(int argc, char** argv) {
   run->add_option("--executors", runArgs.executors,
                   "executors to load before compiling, comma-separated (aten, dll, python, ...); "
                   "others load when the program needs them")
-      ->delimiter(',');
+      ->delimiter(',')
+      ->allow_extra_args(false);  // one (comma-separated) value per flag: the program file is not an executor
   run->add_option("--backend", runArgs.backend,
                   "compile the program for a backend before it runs. xpu: the MLIR executor (a plugin, "
                   "loaded only then) compiles functions over int/float/bool, recursion and branches "
