@@ -27,6 +27,7 @@
 #include <string>
 #include <vector>
 
+#include <time.h>
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
@@ -183,6 +184,13 @@ int runInspect(const GlobalOptions& g, const InspectArgs& a) {
 }
 
 
+/// CPU time of the whole process so far (all threads).
+double processCpuSeconds() {
+  timespec ts{};
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+  return double(ts.tv_sec) + double(ts.tv_nsec) * 1e-9;
+}
+
 /// Exit status from main's result (spec 11.9).
 int exitStatusOf(const ir::Datum& d) {
   switch (d.kind()) {
@@ -276,9 +284,11 @@ int runProgram(const GlobalOptions& g, const RunArgs& a) {
   flushDiagnostics(g, diags);  // warnings
   int status = 0;
   double runSeconds = 0;
+  double runCpuSeconds = 0;  ///< process CPU time of the run stage (steadier than wall time under load)
   uint64_t parallelGroups = 0;
   for (int i = 0; i < std::max(1, a.repeat); ++i) {
     auto t0 = Clock::now();
+    double cpu0 = processCpuSeconds();
     runtime::Runtime rt(diags, *prog.module, runOptions);
     std::vector<ir::Datum> args, results;
     if (prog.mainTakesToken) args.push_back(ir::Datum::token());
@@ -286,6 +296,7 @@ int runProgram(const GlobalOptions& g, const RunArgs& a) {
     std::fflush(stdout);
     parallelGroups += rt.stats().parallelGroups;
     runSeconds += seconds(t0);
+    runCpuSeconds += processCpuSeconds() - cpu0;
     int exitCode = 0;
     if (ExitRequest::take(exitCode)) {
       diags.clear();
@@ -321,12 +332,12 @@ int runProgram(const GlobalOptions& g, const RunArgs& a) {
   }
   if (a.profile)
     std::fputs(fmt::format("camel profile: parse+sema {:.3f} ms, lower {:.3f} ms, passes {:.3f} ms, {}"
-                           "run {:.3f} ms ({} run{}); scheduler {}, {} parallel group{}\n",
+                           "run {:.3f} ms ({} run{}); scheduler {}, {} parallel group{}; run cpu {:.3f} ms\n",
                            prog.semaSeconds * 1e3, prog.lowerSeconds * 1e3, passSeconds * 1e3,
                            a.backend.empty() ? std::string()
                                              : fmt::format("backend {} {:.3f} ms, ", a.backend, backendSeconds * 1e3),
                            runSeconds * 1e3, std::max(1, a.repeat), a.repeat > 1 ? "s" : "",
-                           a.scheduler, parallelGroups, parallelGroups == 1 ? "" : "s")
+                           a.scheduler, parallelGroups, parallelGroups == 1 ? "" : "s", runCpuSeconds * 1e3)
                    .c_str(),
                stderr);
   return status;
