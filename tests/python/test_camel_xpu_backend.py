@@ -273,3 +273,14 @@ def test_unknown_backend_is_a_usage_error(tmp_path: Path, cache: Path) -> None:
                        text=True, timeout=TIMEOUT_S, env=env)
     assert r.returncode == 2
     assert "unknown backend 'nope'" in r.stderr
+
+
+@pytest.mark.parametrize("name", ["fib", "tail_calls", "deep_recursion", "gcd_lcm"])
+def test_parallel_scheduler_calls_native_code(name: str, cache: Path) -> None:
+    # Native functions are called from the parallel scheduler's worker threads
+    # too (each thread has its own native stack limit).
+    program = CASES[[p.stem for p in CASES].index(name)]
+    out, code = expected(program)
+    r = camel(program.parent, program.name, cache, "--scheduler=par", "--threads", "2")
+    assert (r.stdout, r.returncode) == (out, code), r.stderr
+    assert SCALAR[name] <= compiled_graphs(r.stderr), r.stderr

@@ -17,6 +17,7 @@
 //     which makes the rerun unobservable.
 // The module's native code comes from the disk cache when a previous process
 // compiled the same module (ScalarJit.h); XACC_LOG=mlir reports which.
+#include <atomic>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -89,7 +90,7 @@ struct NativeFunction {
   std::shared_ptr<const xm::ScalarModule> module;
   xm::ScalarFunction fn;
   std::string fallback;  ///< the `$rt` graph
-  mutable bool bailLogged = false;
+  mutable std::atomic<bool> bailLogged{false};  ///< the parallel scheduler calls from several threads
 };
 
 bool runNative(const NativeFunction& f, ir::Interpreter& I, std::vector<ir::Datum>& args,
@@ -130,8 +131,7 @@ bool runNative(const NativeFunction& f, ir::Interpreter& I, std::vector<ir::Datu
       }
       return true;
     }
-    if (!f.bailLogged) {
-      f.bailLogged = true;
+    if (!f.bailLogged.exchange(true)) {
       logLine(1, fmt::format("@{}: native code bailed out ({}); the call reruns on the runtime", f.fn.graph,
                              bailReason(code)));
     }
@@ -195,7 +195,10 @@ bool compileForXpu(ir::Module& m, const std::string& mainGraph, support::Diagnos
     renameCallees(*rt, compiled);
     std::string builtin = "xpu.scalar:" + f.graph;
     ir::Type result = typeOf(f.result);
-    auto native = std::make_shared<NativeFunction>(NativeFunction{shared, f, f.graph + "$rt"});
+    auto native = std::make_shared<NativeFunction>();
+    native->module = shared;
+    native->fn = f;
+    native->fallback = f.graph + "$rt";
     ir::Builtin b;
     b.name = builtin;
     b.effectful = false;
