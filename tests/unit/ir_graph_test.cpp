@@ -425,3 +425,55 @@ TEST_F(CloneTest, ModuleLookupAndErase) {
 }
 
 }  // namespace
+
+using DenseIdTest = Fixture;
+
+// Value::id() is dense and unique per graph, definingNode() finds a result's
+// node, and a node moved to another graph is renumbered there.
+TEST_F(DenseIdTest, ValueIdsAreUniquePerGraphAndFollowTransfers) {
+  Graph& g = newGraph("f");
+  Graph& h = newGraph("h");
+  Value* a = g.addParam(Type::i64(), "a");
+  Builder b(g);
+  std::vector<Value*> all{a};
+  for (int i = 0; i < 50; ++i) all.push_back(b.value(CoreOp::Add, {all.back(), a}));
+  Node* pop = b.create(CoreOp::ListPop, {g.addParam(Type::token(), "t"),
+                                         b.value(CoreOp::ListMake, {a, a})});
+  ASSERT_TRUE(pop);
+  for (size_t i = 0; i < pop->numResults(); ++i) {
+    all.push_back(pop->result(i));
+    EXPECT_EQ(pop->result(i)->definingNode(), pop);
+    EXPECT_EQ(pop->result(i)->ownerGraph(), &g);
+  }
+  EXPECT_EQ(a->definingNode(), nullptr);
+  std::vector<bool> seen(g.valueIdBound(), false);
+  for (Value* v : all) {
+    ASSERT_LT(v->id(), g.valueIdBound());
+    EXPECT_FALSE(seen[v->id()]);
+    seen[v->id()] = true;
+  }
+  Value* x = h.addParam(Type::i64(), "x");
+  Node* moved = all[1]->definingNode();
+  g.transferTo(moved, h);
+  EXPECT_EQ(moved->result(0)->ownerGraph(), &h);
+  EXPECT_LT(moved->result(0)->id(), h.valueIdBound());
+  EXPECT_NE(moved->result(0)->id(), x->id());
+  EXPECT_EQ(moved->result(0)->definingNode(), moved);
+}
+
+// A clone maps every operand through the dense ids, regions included.
+TEST_F(DenseIdTest, CloneOfAGraphWithErasedNodesPrintsTheSame) {
+  Graph& g = newGraph("f");
+  Value* a = g.addParam(Type::i64(), "a");
+  Builder b(g);
+  Value* dead = b.value(CoreOp::Neg, {a});
+  Value* c = b.value(CoreOp::Add, {a, b.constInt(2)});
+  g.erase(dead->definingNode());
+  g.addResult(b.value(CoreOp::Mul, {c, c}));
+  auto copy = g.clone();
+  EXPECT_EQ(copy->numNodes(), g.numNodes());
+  EXPECT_EQ(copy->results()[0]->definingNode()->operand(0),
+            copy->results()[0]->definingNode()->operand(1));
+  EXPECT_EQ(copy->results()[0]->definingNode()->operand(0)->definingNode()->operand(0),
+            copy->param(0));
+}

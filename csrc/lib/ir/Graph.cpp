@@ -3,11 +3,9 @@
 #include "xacc/ir/Graph.h"
 
 #include <algorithm>
-#include <atomic>
 #include <cassert>
 #include <cstdint>
 #include <new>
-#include <unordered_map>
 
 #include "xacc/support/LargeMemory.h"
 
@@ -78,13 +76,13 @@ private:
   std::vector<Chunk> chunks_;
 };
 
+const std::vector<std::unique_ptr<Graph>> kNoRegions;
+
 }  // namespace detail
 
 using detail::UseSlot;
 
 static const std::string kNoName;
-
-Graph* Value::ownerGraph() const { return def_ ? def_->parent() : paramOwner_; }
 
 const std::string& Value::name() const { return name_ ? *name_ : kNoName; }
 
@@ -149,7 +147,7 @@ Node::Node(const OpInfo* op, uint32_t numResults, uint32_t inlineCap)
   Value* res = resultStorage();
   for (uint32_t i = 0; i < numResults; ++i) {
     Value* v = new (res + i) Value();
-    v->def_ = this;
+    v->param_ = 0;
     v->index_ = i;
   }
   operands_ = inlineSlots();
@@ -227,14 +225,15 @@ void Node::eraseOperand(size_t i) {
 void Node::dropAllOperands() {
   for (uint32_t i = 0; i < numOperands_; ++i) unlinkOperand(i);
   numOperands_ = 0;
-  for (auto& r : regions_)
+  for (auto& r : regions())
     for (Node* n : *r) n->dropAllOperands();
 }
 
 Graph* Node::addRegion(std::unique_ptr<Graph> g) {
   g->parentNode_ = this;
-  regions_.push_back(std::move(g));
-  return regions_.back().get();
+  if (!regions_) regions_ = std::make_unique<std::vector<std::unique_ptr<Graph>>>();
+  regions_->push_back(std::move(g));
+  return regions_->back().get();
 }
 
 bool Node::hasEffects() const {
@@ -247,11 +246,6 @@ bool Node::hasEffects() const {
   for (uint32_t i = 0; i < numResults_; ++i)
     if (res[i].type().isToken()) return true;
   return false;
-}
-
-uint64_t Node::nextEpoch() {
-  static std::atomic<uint64_t> counter{0};
-  return ++counter;
 }
 
 bool Node::allResultsUnused() const {
@@ -314,8 +308,9 @@ Module* Graph::module() const {
 Value* Graph::addParam(Type t, std::string name) {
   auto v = std::make_unique<Value>();
   v->type_ = t;
-  v->paramOwner_ = this;
+  v->graph_ = this;
   v->index_ = uint32_t(params_.size());
+  v->id_ = nextValueId_++;
   v->setName(std::move(name));
   params_.push_back(std::move(v));
   return params_.back().get();
@@ -392,7 +387,11 @@ Node* Graph::create(const OpInfo* op, const std::vector<Value*>& operands,
   void* mem = arena_->allocate(Node::blockSize(numResults, numOperands));
   Node* n = new (mem) Node(op, numResults, numOperands);
   Value* res = n->resultStorage();
-  for (uint32_t i = 0; i < numResults; ++i) res[i].type_ = resultTypes[i];
+  for (uint32_t i = 0; i < numResults; ++i) {
+    res[i].type_ = resultTypes[i];
+    res[i].graph_ = this;
+    res[i].id_ = nextValueId_++;
+  }
   UseSlot* slots = n->operands_;
   for (uint32_t i = 0; i < numOperands; ++i) {
     slots[i].value = operands[i];
@@ -428,6 +427,11 @@ void Graph::transferTo(Node* n, Graph& other, Node* before) {
   unlink(n);
   other.link(n, before);
   if (&other == this) return;
+  Value* res = n->resultStorage();
+  for (uint32_t i = 0; i < n->numResults_; ++i) {
+    res[i].graph_ = &other;
+    res[i].id_ = other.nextValueId_++;
+  }
   // The node's block stays where it was allocated: `other` keeps this graph's
   // arenas alive (the node may itself have come from one this graph adopted).
   auto adopt = [&other](const std::shared_ptr<detail::NodeArena>& a) {
@@ -447,48 +451,49 @@ size_t Graph::totalNodes() const {
   return n;
 }
 
-// Deep copy: values are remapped through `map`; regions recurse.
-static void cloneInto(const Graph& src, Graph& dst, std::unordered_map<const Value*, Value*>& map) {
+// Deep copy: values are remapped through `map`, indexed by the source value's
+// dense id (Value::id()); regions recurse with their own map.
+static void cloneInto(const Graph& src, Graph& dst) {
+  std::vector<Value*> map(src.valueIdBound(), nullptr);
+  auto mapped = [&](const Value* v) -> Value* {
+    // A value of another graph (invalid IR) has no copy here: it becomes a
+    // missing operand, as before.
+    if (!v || v->ownerGraph() != &src) return nullptr;
+    return map[v->id()];
+  };
   for (size_t i = 0; i < src.numParams(); ++i) {
     Value* p = dst.addParam(src.param(i)->type(), src.param(i)->name());
-    map[src.param(i)] = p;
+    map[src.param(i)->id()] = p;
   }
+  std::vector<Value*> ops;
+  std::vector<Type> types;
   for (Node* n : src) {
-    std::vector<Value*> ops;
-    ops.reserve(n->numOperands());
-    for (Value* v : n->operands()) {
-      auto it = map.find(v);
-      ops.push_back(it == map.end() ? nullptr : it->second);
-    }
-    std::vector<Type> types;
+    ops.clear();
+    for (Value* v : n->operands()) ops.push_back(mapped(v));
+    types.clear();
     for (size_t i = 0; i < n->numResults(); ++i) types.push_back(n->result(i)->type());
     Node* c = dst.create(&n->op(), ops, types);
-    c->attrs() = n->attrs();
+    if (!n->attrs().empty()) c->attrs() = n->attrs();
     c->setLoc(n->loc());
     for (size_t i = 0; i < n->numResults(); ++i) {
-      c->result(i)->setName(n->result(i)->name());
-      map[n->result(i)] = c->result(i);
+      if (!n->result(i)->name().empty()) c->result(i)->setName(n->result(i)->name());
+      map[n->result(i)->id()] = c->result(i);
     }
     for (auto& r : n->regions()) {
       auto rc = std::make_unique<Graph>(r->name());
-      std::unordered_map<const Value*, Value*> inner;
-      cloneInto(*r, *rc, inner);
+      cloneInto(*r, *rc);
       c->addRegion(std::move(rc));
     }
   }
   dst.setResultTypes({});
-  for (size_t i = 0; i < src.results().size(); ++i) {
-    auto it = map.find(src.results()[i]);
-    dst.addResult(it == map.end() ? nullptr : it->second, src.resultTypes()[i]);
-  }
+  for (size_t i = 0; i < src.results().size(); ++i)
+    dst.addResult(mapped(src.results()[i]), src.resultTypes()[i]);
   dst.setHasReturn(src.hasReturn());
 }
 
 std::unique_ptr<Graph> Graph::clone() const {
   auto g = std::make_unique<Graph>(name_);
-  std::unordered_map<const Value*, Value*> map;
-  map.reserve(count_ * 2 + params_.size());
-  cloneInto(*this, *g, map);
+  cloneInto(*this, *g);
   return g;
 }
 

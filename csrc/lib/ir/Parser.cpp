@@ -420,7 +420,45 @@ public:
   std::string firstError;
 
 private:
-  using Scope = std::unordered_map<std::string, Value*>;
+  /// The values of one graph by name. Printed GIR numbers most values (%0,
+  /// %1, ...) in order, so canonical numbers of moderate size index a flat
+  /// vector; other names (and huge numbers) go to a string map. A name lives
+  /// in exactly one of the two, decided when it is defined.
+  struct Scope {
+    struct Hash {
+      using is_transparent = void;
+      size_t operator()(std::string_view s) const { return std::hash<std::string_view>()(s); }
+    };
+    std::vector<Value*> numbered;
+    std::unordered_map<std::string, Value*, Hash, std::equal_to<>> named;
+
+    /// The number a canonical numeric name ("0", "17"; not "007") stands for,
+    /// or -1.
+    static int64_t numberOf(std::string_view s) {
+      if (s.empty() || s.size() > 9 || (s[0] == '0' && s.size() > 1)) return -1;
+      int64_t n = 0;
+      for (char c : s) {
+        if (c < '0' || c > '9') return -1;
+        n = n * 10 + (c - '0');
+      }
+      return n;
+    }
+    Value* find(std::string_view name) const {
+      int64_t n = numberOf(name);
+      if (n >= 0 && size_t(n) < numbered.size() && numbered[size_t(n)]) return numbered[size_t(n)];
+      auto it = named.find(name);
+      return it == named.end() ? nullptr : it->second;
+    }
+    void define(std::string_view name, Value* v) {
+      int64_t n = numberOf(name);
+      if (n >= 0 && size_t(n) <= 2 * numbered.size() + 1024) {
+        if (size_t(n) >= numbered.size()) numbered.resize(size_t(n) + 1, nullptr);
+        numbered[size_t(n)] = v;
+      } else {
+        named.emplace(std::string(name), v);
+      }
+    }
+  };
 
   support::SourceLoc here() const {
     return support::SourceLoc{file_, tok_.line, tok_.col,
@@ -506,12 +544,12 @@ private:
         if (!expect(Tok::Colon)) return false;
         Type t = type();
         if (!t) return false;
-        if (scope.count(name)) {
+        if (scope.find(name)) {
           report(nloc, "redefinition of %" + name, "E0104");
           return false;
         }
         Value* p = g.addParam(t, isNumeric(name) ? std::string() : name);
-        scope[name] = p;
+        scope.define(name, p);
       } while (accept(Tok::Comma));
     }
     if (!expect(Tok::RParen) || !expect(Tok::Arrow)) return false;
@@ -571,13 +609,13 @@ private:
       report(here(), std::string("expected a value, found ") + tokName(tok_.kind), "E0101");
       return nullptr;
     }
-    auto it = scope.find(std::string(tok_.text));
-    if (it == scope.end()) {
+    Value* v = scope.find(tok_.text);
+    if (!v) {
       report(here(), "use of undefined value %" + std::string(tok_.text), "E0103");
       return nullptr;
     }
     next();
-    return it->second;
+    return v;
   }
 
   bool node(Graph& g, Scope& scope, int depth) {
@@ -674,7 +712,7 @@ private:
     Node* n = g.create(info, operands, types);
     n->attrs() = std::move(attrs);
     n->setLoc(srcLoc);
-    if (locs_) locs_->nodes[n] = opLoc;
+    if (locs_) locs_->setNode(n, opLoc);
     if (tok_.kind == Tok::LBrace) {
       next();
       while (tok_.kind == Tok::RegionName) {
@@ -687,12 +725,12 @@ private:
       if (!expect(Tok::RBrace)) return false;
     }
     for (size_t i = 0; i < names.size(); ++i) {
-      if (scope.count(names[i].first)) {
+      if (scope.find(names[i].first)) {
         report(names[i].second, "redefinition of %" + names[i].first, "E0104");
         return false;
       }
       if (!isNumeric(names[i].first)) n->result(i)->setName(names[i].first);
-      scope[names[i].first] = n->result(i);
+      scope.define(names[i].first, n->result(i));
     }
     return true;
   }
@@ -757,6 +795,42 @@ private:
 };
 
 }  // namespace
+
+namespace {
+size_t slotOf(const Node* n, size_t mask) {
+  uint64_t h = uint64_t(reinterpret_cast<uintptr_t>(n));
+  h ^= h >> 33;
+  h *= 0xff51afd7ed558ccdULL;
+  h ^= h >> 33;
+  return size_t(h) & mask;
+}
+}  // namespace
+
+void TextLocations::index() const {
+  if (indexed_ == entries_.size()) return;
+  if (entries_.size() * 2 > table_.size()) {
+    size_t cap = 64;
+    while (cap < entries_.size() * 2) cap <<= 1;
+    table_.assign(cap, 0);
+    indexed_ = 0;
+  }
+  size_t mask = table_.size() - 1;
+  for (; indexed_ < entries_.size(); ++indexed_) {
+    const Node* n = entries_[indexed_].node;
+    size_t i = slotOf(n, mask);
+    while (table_[i] && entries_[table_[i] - 1].node != n) i = (i + 1) & mask;
+    table_[i] = uint32_t(indexed_ + 1);  // a later entry for the same node wins
+  }
+}
+
+support::SourceLoc TextLocations::of(const Node& n) const {
+  index();
+  if (table_.empty()) return n.loc();
+  size_t mask = table_.size() - 1;
+  for (size_t i = slotOf(&n, mask); table_[i]; i = (i + 1) & mask)
+    if (entries_[table_[i] - 1].node == &n) return entries_[table_[i] - 1].loc;
+  return n.loc();
+}
 
 std::unique_ptr<Module> parseModule(std::string_view text, std::string_view filename,
                                     support::DiagnosticEngine& diag, TextLocations* locs) {

@@ -2,7 +2,7 @@
 // printed here is read back by the parser into an identical graph.
 #include "xacc/ir/Printer.h"
 
-#include <unordered_map>
+#include <charconv>
 #include <unordered_set>
 
 namespace xacc::ir {
@@ -41,18 +41,21 @@ public:
 
   void graph(const Graph& g, const std::string& header, int indent) {
     Scope scope;
+    scope.graph = &g;
+    scope.code.assign(g.valueIdBound(), kNone);
     scopes_.push_back(&scope);
     pad(indent);
     out_ += header;
     out_ += '(';
     for (size_t i = 0; i < g.numParams(); ++i) {
       if (i) out_ += ", ";
-      out_ += name(g.param(i));
+      define(g.param(i));
       out_ += ": ";
       out_ += g.param(i)->type().str();
     }
     out_ += ") -> ";
-    typeList(g.resultTypes(), true);
+    const std::vector<Type>& rts = g.resultTypes();
+    typeList(rts.size(), [&](size_t i) { return rts[i]; });
     out_ += " {\n";
     for (Node* n : g) node(*n, indent + 2);
     if (g.hasReturn()) {
@@ -60,7 +63,7 @@ public:
       out_ += "return";
       for (size_t i = 0; i < g.results().size(); ++i) {
         out_ += i ? ", " : " ";
-        out_ += ref(g.results()[i]);
+        ref(g.results()[i]);
       }
       out_ += '\n';
     }
@@ -73,14 +76,14 @@ public:
     pad(indent);
     for (size_t i = 0; i < n.numResults(); ++i) {
       if (i) out_ += ", ";
-      out_ += name(n.result(i));
+      define(n.result(i));
     }
     if (n.numResults()) out_ += " = ";
     out_ += n.opName();
     out_ += '(';
     for (size_t i = 0; i < n.numOperands(); ++i) {
       if (i) out_ += ", ";
-      out_ += ref(n.operand(i));
+      ref(n.operand(i));
     }
     out_ += ')';
     if (!n.attrs().empty()) {
@@ -96,14 +99,15 @@ public:
       out_ += '}';
     }
     out_ += " : ";
-    std::vector<Type> types;
-    types.reserve(n.numResults());
-    for (size_t i = 0; i < n.numResults(); ++i) types.push_back(n.result(i)->type());
-    typeList(types, false);
+    typeList(n.numResults(), [&](size_t i) { return n.result(i)->type(); });
     if (opts_.locations && n.loc().valid()) {
       out_ += " loc(\"";
       out_ += support::jsonEscape(*n.loc().file);
-      out_ += "\":" + std::to_string(n.loc().line) + ":" + std::to_string(n.loc().col) + ")";
+      out_ += "\":";
+      number(n.loc().line);
+      out_ += ':';
+      number(n.loc().col);
+      out_ += ')';
     }
     if (n.numRegions()) {
       out_ += " {\n";
@@ -115,51 +119,80 @@ public:
   }
 
 private:
+  // A value's printed name, by its dense id (Value::id()) in the scope's graph:
+  // kNone (not defined yet), a number n (printed %n), or kNamed | i for
+  // names[i]. Numbers and sanitized names never collide: a sanitized name never
+  // consists of digits only (see sanitize), so only names need a `taken` set.
+  static constexpr uint32_t kNone = 0xffffffffu;
+  static constexpr uint32_t kNamed = 0x80000000u;
   struct Scope {
-    std::unordered_map<const Value*, std::string> names;
+    const Graph* graph = nullptr;
+    std::vector<uint32_t> code;
+    std::vector<std::string> names;  ///< "%name"
     std::unordered_set<std::string> taken;
-    unsigned counter = 0;
+    uint32_t counter = 0;
   };
 
   void pad(int n) { out_.append(size_t(n), ' '); }
 
-  void typeList(const std::vector<Type>& ts, bool isSignature) {
-    if (ts.size() == 1) {
-      out_ += ts[0].str();
+  void number(uint64_t v) {
+    char buf[24];
+    auto r = std::to_chars(buf, buf + sizeof buf, v);
+    out_.append(buf, r.ptr);
+  }
+
+  template <class TypeAt>
+  void typeList(size_t count, TypeAt typeAt) {
+    if (count == 1) {
+      out_ += typeAt(0).str();
       return;
     }
     out_ += '(';
-    for (size_t i = 0; i < ts.size(); ++i) {
+    for (size_t i = 0; i < count; ++i) {
       if (i) out_ += ", ";
-      out_ += ts[i].str();
+      out_ += typeAt(i).str();
     }
     out_ += ')';
   }
 
-  const std::string& name(const Value* v) {
+  /// Names `v` (a parameter or result of the scope's graph) and prints the name.
+  void define(const Value* v) {
     Scope& s = *scopes_.back();
-    std::string n;
+    uint32_t code;
     if (!v->name().empty() && !allDigits(v->name())) {
       std::string base = sanitize(v->name());
-      n = base;
+      std::string n = base;
       for (unsigned k = 1; s.taken.count(n); ++k) n = base + "_" + std::to_string(k);
+      s.taken.insert(n);
+      code = kNamed | uint32_t(s.names.size());
+      s.names.push_back("%" + n);
     } else {
-      do {
-        n = std::to_string(s.counter++);
-      } while (s.taken.count(n));
+      code = s.counter++;
     }
-    s.taken.insert(n);
-    auto& slot = s.names[v];
-    slot = "%" + n;
-    return slot;
+    if (v->id() < s.code.size()) s.code[v->id()] = code;
+    put(code);
   }
 
-  std::string ref(const Value* v) {
-    if (!v) return "%<null>";
-    Scope& s = *scopes_.back();
-    auto it = s.names.find(v);
-    if (it != s.names.end()) return it->second;
-    return "%<undefined>";  // only reachable for invalid graphs; the verifier reports them
+  void put(uint32_t code) {
+    const Scope& s = *scopes_.back();
+    if (code & kNamed) {
+      out_ += s.names[code & ~kNamed];
+    } else {
+      out_ += '%';
+      number(code);
+    }
+  }
+
+  void ref(const Value* v) {
+    if (!v) {
+      out_ += "%<null>";
+      return;
+    }
+    const Scope& s = *scopes_.back();
+    uint32_t code = v->ownerGraph() == s.graph && v->id() < s.code.size() ? s.code[v->id()] : kNone;
+    // Undefined here: only reachable for invalid graphs; the verifier reports them.
+    if (code == kNone) out_ += "%<undefined>";
+    else put(code);
   }
 
   std::string& out_;

@@ -10,13 +10,17 @@ namespace xacc::ir {
 
 namespace {
 
+/// The values of `graph` defined so far in a walk, by dense id (Value::id()):
+/// asking reads only the value itself, which the check of its type reads anyway.
 struct Defined {
   const Graph* graph;
-  uint64_t epoch;
-  bool has(const Value* v) const {
-    if (v->isParam()) return v->ownerGraph() == graph;
-    const Node* d = v->definingNode();
-    return d->parent() == graph && d->epoch == epoch;
+  std::vector<bool> bits;
+  explicit Defined(const Graph& g) : graph(&g), bits(g.valueIdBound(), false) {
+    for (size_t i = 0; i < g.numParams(); ++i) bits[g.param(i)->id()] = true;
+  }
+  bool has(const Value* v) const { return v->ownerGraph() == graph && bits[v->id()]; }
+  void add(const Node& n) {
+    for (size_t i = 0; i < n.numResults(); ++i) bits[n.result(i)->id()] = true;
   }
 };
 
@@ -26,14 +30,13 @@ public:
       : diag_(diag), locs_(locs), module_(module) {}
 
   bool graph(const Graph& g) {
-    // "Defined before use" without a hash set: nodes already walked carry this
-    // walk's epoch stamp; parameters are recognised by their owner.
-    Defined defined{&g, Node::nextEpoch()};
+    // "Defined before use" without a hash set: see Defined.
+    Defined defined(g);
     bool ok = true;
     std::vector<Type> operandTypes, inferred, declared;
     for (Node* n : g) {
       ok &= node(*n, defined, operandTypes, inferred, declared);
-      n->epoch = defined.epoch;
+      defined.add(*n);
     }
     if (g.results().size() != g.resultTypes().size()) {
       graphError(g, "E0209", "graph returns " + std::to_string(g.results().size()) +

@@ -1,10 +1,17 @@
 // xacc-bench-ir: times the GIR core on generated graphs of N nodes (default 10k,
 // 100k, 1M): build (Builder with type inference), verify, print, parse, each pass
-// (dce, cse, const-fold, canonicalize) on its own copy of the built graph, and
-// destruction; then the pipeline build+verify+dce+cse in one go. Reports wall and
-// CPU milliseconds, nodes per second and nanoseconds per node (by CPU time) for
-// each phase, as a table or (--json) one JSON object per line for
-// benchmarks/ir/run.py.
+// (dce, cse, const-fold, canonicalize) on its own copy of the built module, clone
+// and destruction; then the pipeline build+verify+dce+cse in one go.
+//
+// Every size does the same total work (--total nodes, default the largest size):
+// at N = 10k the module holds 100 graphs of 10k nodes, at 1M one graph of 1M, so
+// the per-node costs compare graph size and nothing else (not a small graph that
+// stays in the caches against a large one that cannot, nor timer resolution).
+// --total=0 times one graph per size instead. Phases are measured in --repeat
+// rounds, each round going through all sizes (in a rotating order), so load from
+// other processes spreads over all sizes alike; each (size, phase) reports the
+// median and the minimum over the rounds, in CPU and wall time, as a table or
+// (--json) one JSON object per line for benchmarks/ir/run.py.
 //
 // The generated graph is deterministic (--seed) and shaped like front-end output:
 // mostly integer and float arithmetic, comparisons feeding selects, tuples built
@@ -22,6 +29,7 @@
 #include <ctime>
 #include <deque>
 #include <functional>
+#include <map>
 #include <random>
 #include <string>
 #include <vector>
@@ -257,11 +265,14 @@ void generateFanout(ir::Graph& g, size_t n) {
 enum class Shape { Realistic, Fanout };
 Shape gShape = Shape::Realistic;
 
-std::unique_ptr<ir::Module> generate(size_t n, uint64_t seed) {
+/// A module of `graphs` generated graphs of `n` nodes each (seeds seed, seed+1, ...).
+std::unique_ptr<ir::Module> generate(size_t n, size_t graphs, uint64_t seed) {
   auto m = std::make_unique<ir::Module>();
-  ir::Graph* g = m->add(std::make_unique<ir::Graph>("main"));
-  if (gShape == Shape::Fanout) generateFanout(*g, n);
-  else Generator(*g, seed).run(n);
+  for (size_t i = 0; i < graphs; ++i) {
+    ir::Graph* g = m->add(std::make_unique<ir::Graph>(i ? "g" + std::to_string(i) : "main"));
+    if (gShape == Shape::Fanout) generateFanout(*g, n);
+    else Generator(*g, seed + i).run(n);
+  }
   return m;
 }
 
@@ -270,27 +281,6 @@ std::unique_ptr<ir::Module> cloneModule(const ir::Module& m) {
   for (auto& g : m.graphs()) c->add(g->clone());
   return c;
 }
-
-class Bench {
-public:
-  Bench(bool json) : json_(json) {}
-
-  void record(const std::string& phase, size_t nodes, Timing t, const std::string& note = {}) {
-    if (json_) {
-      std::printf("{\"phase\": \"%s\", \"nodes\": %zu, \"seconds\": %.9f, \"cpu_seconds\": %.9f, "
-                  "\"note\": \"%s\"}\n",
-                  phase.c_str(), nodes, t.wall, t.cpu, note.c_str());
-    } else {
-      std::printf("  %-22s %9.1f ms wall %9.1f ms cpu  %10.0f nodes/s  %8.1f ns/node  %s\n",
-                  phase.c_str(), t.wall * 1e3, t.cpu * 1e3, nodes / std::max(t.cpu, 1e-12),
-                  t.cpu * 1e9 / nodes, note.c_str());
-    }
-    std::fflush(stdout);
-  }
-
-private:
-  bool json_;
-};
 
 /// Bytes written before each timed run to evict the caches (--flush-mb); 0 = off.
 size_t gFlushBytes = 0;
@@ -304,28 +294,17 @@ void flushCaches() {
   for (size_t i = 0; i < buffer.size(); i += 64) buffer[i] = char(buffer[i] + 1);
 }
 
-/// Median (by CPU time) of `repeat` timings of `body(state)`; `setup()` makes the
-/// state outside the timed region, and the state (e.g. a module the body built) is
-/// destroyed outside it too. Keeps the last state in `last`.
-template <class State, class Setup, class Body>
-Timing timeMedian(int repeat, Setup setup, Body body, State* last = nullptr) {
-  std::vector<Timing> t;
-  for (int i = 0; i < repeat; ++i) {
-    State state = setup();
-    flushCaches();
-    auto t0 = Clock::now();
-    double c0 = cpuSeconds();
-    body(state);
-    t.push_back({secondsSince(t0), cpuSeconds() - c0});
-    if (last && i + 1 == repeat) *last = std::move(state);
-  }
-  std::sort(t.begin(), t.end(), [](const Timing& a, const Timing& b) { return a.cpu < b.cpu; });
-  return t[t.size() / 2];
+/// One timed run of `body`.
+template <class Body>
+Timing timeOnce(Body body) {
+  flushCaches();
+  auto t0 = Clock::now();
+  double c0 = cpuSeconds();
+  body();
+  return {secondsSince(t0), cpuSeconds() - c0};
 }
 
 using ModulePtr = std::unique_ptr<ir::Module>;
-
-ModulePtr none() { return nullptr; }
 
 void runPass(ir::Module& m, const char* name, passes::Statistics& stats) {
   support::DiagnosticEngine diag;
@@ -346,82 +325,122 @@ void verifyOrDie(const ir::Module& m) {
   }
 }
 
-void benchSize(Bench& bench, size_t n, uint64_t seed, int repeat) {
-  ModulePtr built;
-  Timing tBuild = timeMedian<ModulePtr>(
-      repeat, none, [&](ModulePtr& m) { m = generate(n, seed); }, &built);
-  size_t nodes = built->totalNodes();
-  bench.record("build", nodes, tBuild);
+const char* const kPasses[] = {"dce", "cse", "const-fold", "canonicalize"};
 
-  Timing tVerify = timeMedian<int>(
-      repeat, [] { return 0; }, [&](int&) { verifyOrDie(*built); });
-  bench.record("verify", nodes, tVerify);
+/// The samples of one size: per phase, one Timing per round.
+struct SizeRecord {
+  size_t n = 0;
+  size_t graphs = 0;
+  size_t nodes = 0;
+  std::vector<std::string> order;  ///< phases in first-measured order
+  std::map<std::string, std::vector<Timing>> samples;
+  std::map<std::string, std::string> notes;
+  void add(const std::string& phase, Timing t) {
+    if (!samples.count(phase)) order.push_back(phase);
+    samples[phase].push_back(t);
+  }
+};
+
+/// One round of every phase at one size.
+void measureRound(SizeRecord& rec, uint64_t seed) {
+  size_t n = rec.n, k = rec.graphs;
+  ModulePtr built;
+  rec.add("build", timeOnce([&] { built = generate(n, k, seed); }));
+  rec.nodes = built->totalNodes();
+  rec.add("verify", timeOnce([&] { verifyOrDie(*built); }));
 
   std::string text;
-  Timing tPrint = timeMedian<int>(
-      repeat, [] { return 0; }, [&](int&) { text = ir::printModule(*built); });
-  bench.record("print", nodes, tPrint, std::to_string(text.size() >> 10) + "KiB");
-
-  struct Parsed {
-    std::unique_ptr<support::SourceManager> sm;
+  rec.add("print", timeOnce([&] { text = ir::printModule(*built); }));
+  rec.notes["print"] = std::to_string(text.size() >> 10) + "KiB";
+  {
+    support::SourceManager sm;
     ir::TextLocations locs;
-    ModulePtr module;
-  };
-  Parsed parsed;
-  Timing tParse = timeMedian<Parsed>(
-      repeat, [] { return Parsed{std::make_unique<support::SourceManager>(), {}, nullptr}; },
-      [&](Parsed& p) {
-        support::DiagnosticEngine diag(p.sm.get());
-        p.module = ir::parseModule(text, "bench.gir", diag, &p.locs);
-        if (!p.module) {
-          std::fprintf(stderr, "xacc-bench-ir: parse failed\n%s", diag.renderAllText().c_str());
-          std::exit(2);
-        }
-      },
-      &parsed);
-  if (parsed.module->totalNodes() != nodes || ir::printModule(*parsed.module) != text) {
-    std::fprintf(stderr, "xacc-bench-ir: print(parse(text)) != text\n");
-    std::exit(2);
+    ModulePtr parsed;
+    rec.add("parse", timeOnce([&] {
+              support::DiagnosticEngine diag(&sm);
+              parsed = ir::parseModule(text, "bench.gir", diag, &locs);
+              if (!parsed) {
+                std::fprintf(stderr, "xacc-bench-ir: parse failed\n%s", diag.renderAllText().c_str());
+                std::exit(2);
+              }
+            }));
+    if (parsed->totalNodes() != rec.nodes || ir::printModule(*parsed) != text) {
+      std::fprintf(stderr, "xacc-bench-ir: print(parse(text)) != text\n");
+      std::exit(2);
+    }
   }
-  parsed = {};
-  bench.record("parse", nodes, tParse);
+  text = {};
 
-  // Each pass on its own copy of the built graph.
-  for (const char* pass : {"dce", "cse", "const-fold", "canonicalize"}) {
+  // Each pass on its own copy of the built module.
+  for (const char* pass : kPasses) {
     passes::Statistics stats;
-    ModulePtr after;
-    Timing t = timeMedian<ModulePtr>(
-        repeat, [&] { return cloneModule(*built); },
-        [&](ModulePtr& m) {
-          stats.clear();
-          runPass(*m, pass, stats);
-        },
-        &after);
-    verifyOrDie(*after);
+    ModulePtr m = cloneModule(*built);
+    rec.add(pass, timeOnce([&] { runPass(*m, pass, stats); }));
+    verifyOrDie(*m);
     std::string note;
-    for (auto& [k, v] : stats) note += k + "=" + std::to_string(v) + " ";
-    bench.record(pass, nodes, t, note);
+    for (auto& [key, v] : stats) note += key + "=" + std::to_string(v) + " ";
+    rec.notes[pass] = note;
   }
 
-  Timing tClone = timeMedian<ModulePtr>(
-      repeat, none, [&](ModulePtr& m) { m = cloneModule(*built); });
-  bench.record("clone", nodes, tClone);
-  Timing tDestroy = timeMedian<ModulePtr>(
-      repeat, [&] { return cloneModule(*built); }, [&](ModulePtr& m) { m.reset(); });
-  bench.record("destroy", nodes, tDestroy);
+  ModulePtr copy;
+  rec.add("clone", timeOnce([&] { copy = cloneModule(*built); }));
+  rec.add("destroy", timeOnce([&] { copy.reset(); }));
   built.reset();
 
-  // The pipeline of the target, end to end on one graph.
+  // The pipeline of the target, end to end.
   passes::Statistics stats;
-  Timing tPipe = timeMedian<ModulePtr>(
-      repeat, none,
-      [&](ModulePtr& m) {
-        m = generate(n, seed);
-        verifyOrDie(*m);
-        runPass(*m, "dce", stats);
-        runPass(*m, "cse", stats);
-      });
-  bench.record("build+verify+dce+cse", nodes, tPipe);
+  ModulePtr m;
+  rec.add("build+verify+dce+cse", timeOnce([&] {
+            m = generate(n, k, seed);
+            verifyOrDie(*m);
+            runPass(*m, "dce", stats);
+            runPass(*m, "cse", stats);
+          }));
+  m.reset();
+}
+
+Timing median(std::vector<Timing> ts, double Timing::*field) {
+  std::sort(ts.begin(), ts.end(), [&](const Timing& a, const Timing& b) { return a.*field < b.*field; });
+  size_t h = ts.size() / 2;
+  if (ts.size() % 2) return ts[h];
+  return {(ts[h - 1].wall + ts[h].wall) / 2, (ts[h - 1].cpu + ts[h].cpu) / 2};
+}
+
+double minOf(const std::vector<Timing>& ts, double Timing::*field) {
+  double m = ts[0].*field;
+  for (const Timing& t : ts) m = std::min(m, t.*field);
+  return m;
+}
+
+void report(const SizeRecord& rec, bool json) {
+  if (!json)
+    std::printf("N = %zu x %zu graph%s (%zu nodes; median and min of %zu rounds)\n", rec.n,
+                rec.graphs, rec.graphs == 1 ? "" : "s", rec.nodes,
+                rec.samples.begin()->second.size());
+  for (const std::string& phase : rec.order) {
+    const std::vector<Timing>& ts = rec.samples.at(phase);
+    double cpuMed = median(ts, &Timing::cpu).cpu, wallMed = median(ts, &Timing::wall).wall;
+    double cpuMin = minOf(ts, &Timing::cpu), wallMin = minOf(ts, &Timing::wall);
+    auto it = rec.notes.find(phase);
+    std::string note = it == rec.notes.end() ? "" : it->second;
+    if (json) {
+      std::string cpus, walls;
+      for (const Timing& t : ts) {
+        cpus += (cpus.empty() ? "" : ", ") + std::to_string(t.cpu);
+        walls += (walls.empty() ? "" : ", ") + std::to_string(t.wall);
+      }
+      std::printf("{\"size\": %zu, \"graphs\": %zu, \"phase\": \"%s\", \"nodes\": %zu, "
+                  "\"cpu_seconds\": %.9f, \"seconds\": %.9f, \"cpu_min\": %.9f, \"wall_min\": %.9f, "
+                  "\"cpu_samples\": [%s], \"wall_samples\": [%s], \"note\": \"%s\"}\n",
+                  rec.n, rec.graphs, phase.c_str(), rec.nodes, cpuMed, wallMed, cpuMin, wallMin,
+                  cpus.c_str(), walls.c_str(), note.c_str());
+    } else {
+      std::printf("  %-22s %9.1f ms wall %9.1f ms cpu (min %9.1f)  %10.0f nodes/s  %8.1f ns/node  %s\n",
+                  phase.c_str(), wallMed * 1e3, cpuMed * 1e3, cpuMin * 1e3,
+                  rec.nodes / std::max(cpuMed, 1e-12), cpuMed * 1e9 / rec.nodes, note.c_str());
+    }
+  }
+  std::fflush(stdout);
 }
 
 }  // namespace
@@ -429,13 +448,20 @@ void benchSize(Bench& bench, size_t n, uint64_t seed, int repeat) {
 int main(int argc, char** argv) {
   std::vector<size_t> sizes{10000, 100000, 1000000};
   uint64_t seed = 42;
-  int repeat = 0;
+  int repeat = 5;
+  size_t total = 0;
+  bool totalSet = false;
   bool json = false;
   std::string shape = "realistic";
   CLI::App app{"xacc-bench-ir: time GIR build/verify/print/parse and passes on generated graphs"};
   app.add_option("--sizes", sizes, "graph sizes in nodes")->delimiter(',');
   app.add_option("--seed", seed, "generator seed");
-  app.add_option("--repeat", repeat, "runs per phase, median reported (default: more for small graphs)");
+  app.add_option("--repeat", repeat, "rounds (every phase at every size once per round)")
+      ->check(CLI::PositiveNumber);
+  app.add_option("--total", total,
+                 "nodes per size and round: a size N gets max(1, total/N) graphs (default: the "
+                 "largest size; 0: one graph per size)")
+      ->each([&](const std::string&) { totalSet = true; });
   app.add_flag("--json", json, "one JSON object per measurement");
   size_t flushMb = 0;
   app.add_option("--flush-mb", flushMb,
@@ -445,13 +471,24 @@ int main(int argc, char** argv) {
   CLI11_PARSE(app, argc, argv);
   gShape = shape == "fanout" ? Shape::Fanout : Shape::Realistic;
   gFlushBytes = flushMb << 20;
+  if (sizes.empty()) return 0;
+  if (!totalSet) total = *std::max_element(sizes.begin(), sizes.end());
 
-  Bench bench(json);
-  for (size_t n : sizes) {
-    int r = repeat > 0 ? repeat : n <= 10000 ? 15 : n <= 100000 ? 5 : 3;
-    if (!json) std::printf("N = %zu (median of %d)\n", n, r);
-    else std::printf("{\"size\": %zu, \"repeat\": %d}\n", n, r);
-    benchSize(bench, n, seed, r);
+  std::vector<SizeRecord> recs(sizes.size());
+  for (size_t i = 0; i < sizes.size(); ++i) {
+    recs[i].n = sizes[i];
+    recs[i].graphs = total ? std::max<size_t>(1, total / sizes[i]) : 1;
   }
+  for (int r = 0; r < repeat; ++r) {
+    // Rotate the order of sizes from round to round.
+    for (size_t j = 0; j < recs.size(); ++j) {
+      SizeRecord& rec = recs[(j + size_t(r)) % recs.size()];
+      if (!json) {
+        std::fprintf(stderr, "-- round %d/%d: N = %zu x %zu\n", r + 1, repeat, rec.n, rec.graphs);
+      }
+      measureRound(rec, seed);
+    }
+  }
+  for (const SizeRecord& rec : recs) report(rec, json);
   return 0;
 }

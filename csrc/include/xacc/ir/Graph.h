@@ -64,6 +64,9 @@ struct UseSlot {
 
 class NodeArena;
 
+/// What Node::regions() returns for a node without regions.
+extern const std::vector<std::unique_ptr<Graph>> kNoRegions;
+
 }  // namespace detail
 
 /// The uses of a value, in the order they were added. size() is O(1).
@@ -169,10 +172,19 @@ public:
 
   Type type() const { return type_; }
   void setType(Type t) { type_ = t; }
-  Node* definingNode() const { return def_; }
-  bool isParam() const { return def_ == nullptr; }
+  /// The node whose result this is (null for a parameter). A result lives
+  /// right after its node (see Note [IR storage]), so this reads nothing.
+  Node* definingNode() const;
+  bool isParam() const { return param_; }
   uint32_t index() const { return index_; }  ///< result or parameter index
-  Graph* ownerGraph() const;
+  /// The graph this value is a parameter or node result of (kept in the value,
+  /// so that asking does not touch the defining node).
+  Graph* ownerGraph() const { return graph_; }
+  /// Dense number of this value in its graph: ids are unique within
+  /// ownerGraph() and below its valueIdBound(), so a walk can keep per-value
+  /// data in a flat vector instead of a pointer-keyed map. Not reused after
+  /// the value dies; a value moved to another graph (transferTo) is renumbered.
+  uint32_t id() const { return id_; }
   const std::string& name() const;
   void setName(std::string n);
 
@@ -189,10 +201,11 @@ private:
   void removeUse(detail::UseSlot* s);
 
   Type type_;
-  Node* def_ = nullptr;
-  Graph* paramOwner_ = nullptr;
-  uint32_t index_ = 0;
+  Graph* graph_ = nullptr;
+  uint32_t index_ : 31 = 0;
+  uint32_t param_ : 1 = 1;  ///< a detached Value() counts as a parameter of no graph
   uint32_t numUses_ = 0;
+  uint32_t id_ = 0;
   detail::UseSlot* firstUse_ = nullptr;
   detail::UseSlot* lastUse_ = nullptr;
   std::unique_ptr<std::string> name_;  ///< null when unnamed (most values)
@@ -222,9 +235,11 @@ public:
   const AttrDict& attrs() const { return attrs_; }
   const Attr* attr(std::string_view n) const { return attrs_.get(n); }
 
-  size_t numRegions() const { return regions_.size(); }
-  Graph* region(size_t i) const { return regions_[i].get(); }
-  const std::vector<std::unique_ptr<Graph>>& regions() const { return regions_; }
+  size_t numRegions() const { return regions_ ? regions_->size() : 0; }
+  Graph* region(size_t i) const { return (*regions_)[i].get(); }
+  const std::vector<std::unique_ptr<Graph>>& regions() const {
+    return regions_ ? *regions_ : detail::kNoRegions;
+  }
   Graph* addRegion(std::unique_ptr<Graph> g);
 
   const support::SourceLoc& loc() const { return loc_; }
@@ -238,11 +253,6 @@ public:
   /// Pure and deterministic: safe to CSE, fold, drop when unused.
   bool isPure() const { return !hasEffects() && !op_->has(kNondeterministic); }
   bool allResultsUnused() const;
-
-  /// Scratch stamp for linear-time walks (the verifier's "defined before use"
-  /// check): a walk takes a fresh epoch from `nextEpoch()` and stamps nodes.
-  mutable uint64_t epoch = 0;
-  static uint64_t nextEpoch();
 
 private:
   friend class Graph;
@@ -270,9 +280,15 @@ private:
   Node* prev_ = nullptr;
   Node* next_ = nullptr;
   AttrDict attrs_;
-  std::vector<std::unique_ptr<Graph>> regions_;
+  /// Null for the (many) nodes without regions: one pointer in the node, not
+  /// a vector.
+  std::unique_ptr<std::vector<std::unique_ptr<Graph>>> regions_;
   support::SourceLoc loc_;
 };
+
+inline Node* Value::definingNode() const {
+  return param_ ? nullptr : reinterpret_cast<Node*>(const_cast<Value*>(this) - index_) - 1;
+}
 
 static_assert(sizeof(Node) % alignof(Value) == 0 && alignof(Node) >= alignof(detail::UseSlot));
 
@@ -339,6 +355,8 @@ public:
 
   /// Label used for regions when printing (`^then`).
   const std::string& label() const { return name_; }
+  /// Every value of this graph (parameter or result) has an id() below this.
+  uint32_t valueIdBound() const { return nextValueId_; }
   /// Total number of nodes including nested regions.
   size_t totalNodes() const;
 
@@ -369,6 +387,7 @@ private:
   Node* head_ = nullptr;
   Node* tail_ = nullptr;
   size_t count_ = 0;
+  uint32_t nextValueId_ = 0;
   std::shared_ptr<detail::NodeArena> arena_;
   /// Arenas of other graphs holding nodes moved here by transferTo.
   std::vector<std::shared_ptr<detail::NodeArena>> adopted_;

@@ -22,6 +22,7 @@
 #include <memory>
 #include <string_view>
 #include <unordered_map>
+#include <vector>
 
 #include "xacc/ir/Graph.h"
 #include "xacc/support/Diagnostic.h"
@@ -30,13 +31,28 @@ namespace xacc::ir {
 
 /// Text positions of parsed nodes and graphs, so later diagnostics (verifier,
 /// passes) can point into the .gir file even when nodes carry source `loc`s.
-struct TextLocations {
-  std::unordered_map<const Node*, support::SourceLoc> nodes;
+/// Recording a node is an append; the lookup table behind of() is built (and
+/// extended) on demand, so parsing a big file pays nothing per node for it.
+class TextLocations {
+public:
   std::unordered_map<const Graph*, support::SourceLoc> graphs;
-  support::SourceLoc of(const Node& n) const {
-    auto it = nodes.find(&n);
-    return it == nodes.end() ? n.loc() : it->second;
-  }
+
+  /// Records (or replaces) the position of node `n`.
+  void setNode(const Node* n, support::SourceLoc loc) { entries_.push_back({n, loc}); }
+  /// The recorded position of `n`, else its source loc().
+  support::SourceLoc of(const Node& n) const;
+  size_t numNodes() const { return entries_.size(); }
+
+private:
+  struct Entry {
+    const Node* node;
+    support::SourceLoc loc;
+  };
+  void index() const;
+  std::vector<Entry> entries_;
+  /// Open addressing over entries_: 1 + position, 0 = empty; at most half full.
+  mutable std::vector<uint32_t> table_;
+  mutable size_t indexed_ = 0;
 };
 
 /// Parses `text` (registered in the diagnostics' SourceManager under `filename`).
