@@ -10,6 +10,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "xacc/camel/Executor.h"
+
 namespace xacc::camel::tool {
 
 namespace fs = std::filesystem;
@@ -216,7 +218,10 @@ public:
         found |= it.key() == k;
         names += std::string(names.empty() ? "" : ", ") + k;
       }
-      if (!found) ok = error(keyLoc(ptr + "/" + it.key()), "unknown key \"" + it.key() + "\" (expected one of: " + names + ")");
+      if (!found)
+        ok = error(keyLoc(ptr + "/" + it.key()),
+                   "unknown key \"" + it.key() + "\"" +
+                       (names.empty() ? std::string(" (it takes no options)") : " (expected one of: " + names + ")"));
     }
     return ok;
   }
@@ -327,11 +332,43 @@ bool loadConfig(const std::string& path, CamelConfig& out, support::DiagnosticEn
   if (root.contains("executors")) {
     const json& ex = root["executors"];
     if (!c.want(ex, "/executors", ex.is_object(), "an object")) return false;
-    if (!c.onlyKeys(ex, "/executors", {"runtime"})) return false;
+    // Every key but "runtime" names an executor to load before compiling
+    // (--executors); none of them takes options yet.
+    for (auto it = ex.begin(); it != ex.end(); ++it) {
+      if (it.key() == "runtime") continue;
+      std::string p = "/executors/" + it.key();
+      if (!c.want(it.value(), p, it.value().is_object(), "an object")) {
+        ok = false;
+        continue;
+      }
+      ok &= c.onlyKeys(it.value(), p, {});
+      bool found = false;
+      std::string dirs;
+      for (const std::string& d : ExecutorRegistry::get().searchPath()) {
+        std::error_code ec;
+        found |= fs::is_regular_file(fs::path(d) / executorFileName(it.key()), ec);
+        dirs += (dirs.empty() ? "" : ", ") + d;
+      }
+      if (!found)
+        ok = c.error(c.keyLoc(p), "no executor '" + it.key() + "' (no " + executorFileName(it.key()) + " in " +
+                                      (dirs.empty() ? std::string("any directory") : dirs) + ")");
+      else
+        out.executors.push_back(it.key());
+    }
     if (ex.contains("runtime")) {
       const json& rt = ex["runtime"];
       if (!c.want(rt, "/executors/runtime", rt.is_object(), "an object")) return false;
-      ok &= c.onlyKeys(rt, "/executors/runtime", {"scheduler", "threads"});
+      ok &= c.onlyKeys(rt, "/executors/runtime", {"scheduler", "threads", "backend"});
+      if (rt.contains("backend")) {
+        const std::string p = "/executors/runtime/backend";
+        if (!c.want(rt["backend"], p, rt["backend"].is_string(), "a string")) {
+          ok = false;
+        } else {
+          std::string b = rt["backend"].get<std::string>();
+          if (ExecutorRegistry::get().providerOfBackend(b).empty()) ok = c.error(c.valueLoc(p), "unknown backend \"" + b + "\"");
+          else out.backend = b;
+        }
+      }
       if (rt.contains("scheduler")) {
         const std::string p = "/executors/runtime/scheduler";
         if (!c.want(rt["scheduler"], p, rt["scheduler"].is_string(), "a string (\"seq\" or \"par\")")) {

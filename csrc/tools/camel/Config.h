@@ -5,7 +5,8 @@
 //     "pipeline": ["opt.cml", "std::onnx=model.onnx"], // reducers (Pipeline.h)
 //     "passes": "inline,dce",                         // GIR passes when there is no pipeline
 //     "include": ["lib"], "stdlib": "/path/to/stdlib",
-//     "executors": { "runtime": { "scheduler": "par", "threads": 2 } }
+//     "executors": { "runtime": { "scheduler": "par", "threads": 2, "backend": "xpu" },
+//                    "aten": {} }                     // other keys: executors to load
 //   }
 //
 // Paths are relative to the file's directory. `camel run` with no program file
@@ -35,6 +36,8 @@ struct CamelConfig {
   std::optional<std::string> stdlibDir;
   std::optional<std::string> scheduler;  ///< executors.runtime.scheduler
   std::optional<unsigned> threads;       ///< executors.runtime.threads
+  std::optional<std::string> backend;    ///< executors.runtime.backend (--backend)
+  std::vector<std::string> executors;    ///< the other keys of executors (--executors)
 };
 
 /// ./cmlconfig.json or the nearest one in a parent directory (a path relative

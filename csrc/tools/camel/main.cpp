@@ -571,6 +571,8 @@ int main(int argc, char** argv) {
       if (cfg.hasPipeline) runArgs.reducers = cfg.pipeline;
       if (cfg.scheduler) runArgs.scheduler = *cfg.scheduler;
       if (cfg.threads) runArgs.threads = *cfg.threads;
+      if (cfg.backend) runArgs.backend = *cfg.backend;
+      runArgs.executors = cfg.executors;
       if (cfg.stdlibDir) global.stdlibDir = *cfg.stdlibDir;
       global.includeDirs.insert(global.includeDirs.end(), cfg.includeDirs.begin(), cfg.includeDirs.end());
       // Flags on the command line win: parse them again over the config's values.
