@@ -135,6 +135,11 @@ bool Interpreter::once(std::string_view name, std::vector<Datum>& results, const
   return true;
 }
 
+bool Interpreter::forEachChunk(const Datum&, size_t n,
+                               const std::function<bool(Interpreter&, size_t, size_t)>& body) {
+  return n == 0 || body(*this, 0, n);
+}
+
 bool Interpreter::apply(const Datum& fn, const std::vector<Datum>& args,
                         std::vector<Datum>& results, const Node* site) {
   if (fn.kind() != DKind::Func) {

@@ -56,7 +56,8 @@ Code fastCode(const ir::Node& n) {
 
 class Compiler {
 public:
-  Compiler(Program& p, bool parallel) : p_(p), module_(p.graph->module()), parallel_(parallel) {}
+  Compiler(Program& p, bool parallel, const SafeFn* safe)
+      : p_(p), module_(p.graph->module()), parallel_(parallel), safe_(safe) {}
 
   /// Emits `g`'s live nodes. `resultsTail`: the frame returns g's results
   /// directly, so a final call producing them can replace the frame.
@@ -141,20 +142,30 @@ private:
     return false;
   }
 
-  /// A set of live, pure calls to known graphs none of which depends on another
+  /// A set of live calls to known graphs none of which depends on another
   /// (the divide-and-conquer shape `f(a) + f(b)`), or empty when there are fewer
-  /// than two. The tail node is excluded: it replaces the frame instead.
+  /// than two. The tail node is excluded: it replaces the frame instead. A
+  /// member is a pure call or a call to a concurrency-safe graph; a token one
+  /// member passes to the next does not order them (their effects commute),
+  /// but anything else on the token chain between two members does.
   std::vector<size_t> independentCalls(const std::vector<const ir::Node*>& order,
                                        const std::vector<bool>& keep, size_t lastLive) {
     std::vector<size_t> group;
     std::unordered_set<const ir::Value*> reach;  // values depending on a group member
+    std::unordered_set<const ir::Value*> memberTokens;  // token results of members
     for (size_t i = 0; i < order.size(); ++i) {
       if (!keep[i]) continue;
       const ir::Node& n = *order[i];
-      bool dep = dependsOn(n, reach);
-      bool candidate = n.op().is(CoreOp::Call) && !n.hasEffects() && i != lastLive && module_ &&
-                       n.attr("callee") && module_->lookup(n.attr("callee")->getSymbol());
-      if (candidate && !dep) {
+      const ir::Graph* callee = n.op().is(CoreOp::Call) && module_ && n.attr("callee")
+                                    ? module_->lookup(n.attr("callee")->getSymbol())
+                                    : nullptr;
+      bool safeCall = callee && i != lastLive && (!n.hasEffects() || (safe_ && (*safe_)(*callee)));
+      bool dep = false;
+      for (ir::Value* v : n.operands())
+        if (reach.count(v) && !(safeCall && memberTokens.count(v))) dep = true;
+      if (safeCall && !dep) {
+        for (size_t r = 0; r < n.numResults(); ++r)
+          if (n.result(r)->type().isToken()) memberTokens.insert(n.result(r));
         group.push_back(i);
         dep = true;
       }
@@ -311,6 +322,7 @@ private:
   Program& p_;
   const ir::Module* module_;
   bool parallel_;
+  const SafeFn* safe_;
   const ir::Graph* curGraph_ = nullptr;
   const std::vector<uint32_t>* preferred_ = nullptr;
   std::vector<bool> claimed_;
@@ -402,13 +414,13 @@ bool rawable(Program& p) {
 
 }  // namespace
 
-std::unique_ptr<Program> compileProgram(const ir::Graph& g, bool parallel) {
+std::unique_ptr<Program> compileProgram(const ir::Graph& g, bool parallel, const SafeFn* safe) {
   auto p = std::make_unique<Program>();
   p->graph = &g;
   std::unordered_map<const ir::Value*, uint32_t> slot;
   p->numParams = uint32_t(g.numParams());
   for (size_t i = 0; i < g.numParams(); ++i) slot[g.param(i)] = p->numSlots++;
-  Compiler c(*p, parallel);
+  Compiler c(*p, parallel, safe);
   p->resultSlots = c.emit(g, slot, /*resultsTail=*/true);
   Instr ret;
   ret.code = Code::Ret;

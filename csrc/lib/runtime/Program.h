@@ -2,6 +2,7 @@
 #pragma once
 
 #include <atomic>
+#include <functional>
 #include <vector>
 
 #include "xacc/ir/Datum.h"
@@ -102,8 +103,14 @@ struct Program {
   std::vector<uint32_t> resultSlots;
 };
 
+/// Whether a graph may run concurrently with other code (Runtime::concurrentSafe).
+using SafeFn = std::function<bool(const ir::Graph&)>;
+
 /// Compiles `g`. Never fails: ops without a fast path become Generic.
-/// `parallel`: emit ParCall markers for groups of independent calls.
-std::unique_ptr<Program> compileProgram(const ir::Graph& g, bool parallel = false);
+/// `parallel`: emit ParCall markers for groups of independent calls: pure
+/// calls, and calls to graphs `safe` accepts, whose token edges to each other
+/// do not order them (their effects commute).
+std::unique_ptr<Program> compileProgram(const ir::Graph& g, bool parallel = false,
+                                        const SafeFn* safe = nullptr);
 
 }  // namespace xacc::runtime

@@ -4,14 +4,19 @@
 #include "xacc/runtime/Runtime.h"
 
 #include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <mutex>
+#include <thread>
+#include <unordered_set>
 
 #include "Program.h"
 #ifdef XACC_HAVE_TBB
 #include <tbb/global_control.h>
+#include <tbb/task_arena.h>
 #include <tbb/task_group.h>
 #endif
+#include "xacc/ir/Builtins.h"
 #include "xacc/ir/Interpreter.h"
 
 namespace xacc::runtime {
@@ -28,15 +33,30 @@ struct Runtime::Shared {
   std::mutex onceMu;  // held while a global is computed, so it is computed once
   std::mutex outMu;
   std::function<void(std::string_view)> out;
+  std::mutex safeMu;
+  std::unordered_map<const ir::Graph*, bool> safe;  ///< concurrentSafe's answers
+  unsigned threads = 1;     ///< threads that run tasks
+  unsigned spawnDepth = 0;  ///< parallel levels (0: the sequential scheduler)
 #ifdef XACC_HAVE_TBB
   std::unique_ptr<tbb::global_control> threadLimit;
 #endif
   Shared(const ir::Module& m, RuntimeOptions o) : module(m), options(o) {
+    if (o.scheduler != Scheduler::Parallel) return;
 #ifdef XACC_HAVE_TBB
-    if (o.scheduler == Scheduler::Parallel && o.threads > 0)
+    if (o.threads > 0)
       threadLimit = std::make_unique<tbb::global_control>(
           tbb::global_control::max_allowed_parallelism, o.threads);
+    threads = o.threads > 0 ? o.threads : unsigned(tbb::this_task_arena::max_concurrency());
+#else
+    threads = 1;
 #endif
+    // Enough levels for a few tasks per thread on unbalanced divide and
+    // conquer (work stealing evens them out); deeper only adds task overhead.
+    // One thread spawns as deep as two, so `--threads 1` measures the cost
+    // of the parallel machinery itself.
+    unsigned log2 = 0;
+    while ((1u << log2) < std::max(threads, 2u)) ++log2;
+    spawnDepth = o.spawnDepth > 0 ? o.spawnDepth : log2 + 5;
   }
 };
 
@@ -85,6 +105,37 @@ public:
     if (!rt_.call(name, {}, results)) return false;
     sh.once.emplace(std::string(name), results);
     return true;
+  }
+  bool forEachChunk(const ir::Datum& fn, size_t n,
+                    const std::function<bool(ir::Interpreter&, size_t, size_t)>& body) override {
+    if (n < 2 || !rt_.spawnsHere() || fn.kind() != ir::DKind::Func ||
+        !rt_.concurrentSafe(*fn.funcGraph()))
+      return body(*this, 0, n);
+    // Probe: elements run here, in order, until they took kProbe; a cheap
+    // input ends there (most small maps), and otherwise the time per element
+    // says whether the rest is worth tasks (each costs a few microseconds).
+    using Clock = std::chrono::steady_clock;
+    constexpr auto kProbe = std::chrono::microseconds(40);
+    constexpr double kMinTaskSeconds = 20e-6;
+    auto t0 = Clock::now();
+    size_t i = 0;
+    double spent = 0;
+    while (i < n) {
+      if (!body(*this, i, i + 1)) return false;
+      ++i;
+      spent = std::chrono::duration<double>(Clock::now() - t0).count();
+      if (spent >= std::chrono::duration<double>(kProbe).count()) break;
+    }
+    size_t rest = n - i;
+    if (rest == 0) return true;
+    double work = spent / double(i) * double(rest);
+    // A few chunks per thread, so a slow chunk does not leave threads idle.
+    size_t chunks = std::min<size_t>({rest, size_t(4) * rt_.shared_->threads,
+                                      size_t(work / kMinTaskSeconds)});
+    if (chunks < 2) return body(*this, i, n);
+    return rt_.spawn(uint32_t(chunks), [&](Runtime& w, uint32_t k) {
+      return body(*w.ctx_, i + rest * k / chunks, i + rest * (k + 1) / chunks);
+    });
   }
   static std::recursive_mutex& onceLock() {
     // Recursive: a global's initialiser may read other globals.
@@ -183,7 +234,8 @@ const Program& Runtime::programFor(const ir::Graph& g) {
   lastGraph_ = &g;
   auto it = shared_->programs.find(&g);
   if (it != shared_->programs.end()) return *(lastProgram_ = it->second.get());
-  auto p = compileProgram(g, shared_->options.scheduler == Scheduler::Parallel);
+  SafeFn safe = [this](const ir::Graph& h) { return concurrentSafe(h); };
+  auto p = compileProgram(g, shared_->options.scheduler == Scheduler::Parallel, &safe);
   const Program* raw = p.get();
   shared_->programs.emplace(&g, std::move(p));
   lastProgram_ = raw;
@@ -252,13 +304,63 @@ bool Runtime::pushCall(const Program& p, const ir::Datum* args, size_t nargs, si
   return true;
 }
 
+bool Runtime::spawnsHere() const { return parDepth_ < shared_->spawnDepth; }
+
+bool Runtime::spawn(uint32_t n, const std::function<bool(Runtime&, uint32_t)>& task) {
+  ++stats_.parallelGroups;
+  std::vector<support::DiagnosticEngine> diags(n);
+  std::unique_ptr<bool[]> ok(new bool[n]());
+#ifdef XACC_HAVE_TBB
+  tbb::task_group group;
+  for (uint32_t k = 1; k < n; ++k)
+    group.run([this, &task, &diags, &ok, k] {
+      Runtime worker(shared_, diags[k], parDepth_ + 1);
+      ok[k] = task(worker, k);
+    });
+  ++parDepth_;
+  ok[0] = task(*this, 0);
+  --parDepth_;
+  group.wait();
+#else
+  ++parDepth_;
+  for (uint32_t k = 0; k < n; ++k) {
+    if (k == 0) {
+      ok[0] = task(*this, 0);
+      continue;
+    }
+    Runtime worker(shared_, diags[k], parDepth_);
+    ok[k] = task(worker, k);
+  }
+  --parDepth_;
+#endif
+  for (uint32_t k = 0; k < n; ++k) {
+    if (ok[k]) continue;
+    // Task 0 reported here itself; workers report into their own engines.
+    if (k > 0)
+      for (const support::Diagnostic& d : diags[k].diagnostics())
+        diag_.report(d.severity, d.code, d.loc, d.message).notes = d.notes;
+    return false;
+  }
+  return true;
+}
+
+namespace {
+/// A group member's arguments: tokens are fresh (members do not order each
+/// other, so a token a member passes to the next is not waited for).
+void groupArgs(const Program& cp, const Instr& in, const uint32_t* ops,
+               const std::function<ir::Datum(uint32_t)>& slot, std::vector<ir::Datum>& args) {
+  args.resize(in.opCount);
+  for (uint32_t i = 0; i < in.opCount; ++i)
+    args[i] = i < cp.paramKinds.size() && cp.paramKinds[i] == ir::TypeKind::Token ? ir::Datum::token()
+                                                                                   : slot(ops[i]);
+}
+}  // namespace
+
 bool Runtime::runParallelGroup(const Program& p, uint32_t pc, size_t base, uint32_t n) {
   struct Task {
     const Program* prog;
     const Instr* in;
     std::vector<ir::Datum> args, results;
-    support::DiagnosticEngine diag;
-    bool ok = false;
   };
   std::vector<Task> tasks(n);
   for (uint32_t k = 0; k < n; ++k) {
@@ -267,37 +369,109 @@ bool Runtime::runParallelGroup(const Program& p, uint32_t pc, size_t base, uint3
     if (!cp) in.prog.set(cp = &programFor(*in.target));
     tasks[k].prog = cp;
     tasks[k].in = &in;
-    const uint32_t* ops = p.operandSlots.data() + in.opBegin;
-    for (uint32_t i = 0; i < in.opCount; ++i) tasks[k].args.push_back(stack_[base + ops[i]]);
+    groupArgs(*cp, in, p.operandSlots.data() + in.opBegin,
+              [&](uint32_t s) { return stack_[base + s]; }, tasks[k].args);
   }
-  ++stats_.parallelGroups;
-#ifdef XACC_HAVE_TBB
-  tbb::task_group group;
-  for (uint32_t k = 1; k < n; ++k) {
-    Task* t = &tasks[k];
-    group.run([this, t] {
-      Runtime worker(shared_, t->diag, parDepth_ + 1);
-      t->ok = worker.run(*t->prog->graph, t->args, t->results);
-    });
-  }
-  ++parDepth_;
-  tasks[0].ok = run(*tasks[0].prog->graph, tasks[0].args, tasks[0].results);
-  --parDepth_;
-  group.wait();
-#else
-  for (Task& t : tasks) t.ok = run(*t.prog->graph, t.args, t.results);
-#endif
-  bool ok = true;
-  for (Task& t : tasks) {
-    if (!t.ok) {
-      // Workers report into their own engines; surface the first failure here.
-      for (const support::Diagnostic& d : t.diag.diagnostics()) diag_.report(d.severity, d.code, d.loc, d.message).notes = d.notes;
-      ok = false;
-      break;
-    }
+  if (!spawn(n, [&tasks](Runtime& w, uint32_t k) {
+        Task& t = tasks[k];
+        return w.run(*t.prog->graph, t.args, t.results);
+      }))
+    return false;
+  for (Task& t : tasks)
     for (uint32_t r = 0; r < t.in->nres; ++r) stack_[base + t.in->dst + r] = std::move(t.results[r]);
+  return true;
+}
+
+bool Runtime::runRawGroup(const Program& p, uint32_t pc, void* frame) {
+  // `frame` is the group's raw frame base index (the raw stack may move).
+  size_t base = *static_cast<size_t*>(frame);
+  uint32_t n = p.code[pc - 1].jump;
+  struct Task {
+    const Program* prog;
+    const Instr* in;
+    std::vector<ir::Datum> args, results;
+  };
+  std::vector<Task> tasks(n);
+  for (uint32_t k = 0; k < n; ++k) {
+    const Instr& in = p.code[pc + k];
+    const Program* cp = in.prog.get();  // resolved by rawReady
+    tasks[k].prog = cp;
+    tasks[k].in = &in;
+    tasks[k].args.resize(in.opCount);
+    // Scalars by the callee's parameter kinds.
+    const uint32_t* ops = p.operandSlots.data() + in.opBegin;
+    for (uint32_t i = 0; i < in.opCount; ++i) {
+      RawSlot v = rawStack_[base + ops[i]];
+      switch (cp->paramKinds[i]) {
+        case ir::TypeKind::Int: tasks[k].args[i] = ir::Datum::integer(v.i); break;
+        case ir::TypeKind::Float: tasks[k].args[i] = ir::Datum::real(v.f); break;
+        case ir::TypeKind::Bool: tasks[k].args[i] = ir::Datum::boolean(v.i != 0); break;
+        case ir::TypeKind::Token: tasks[k].args[i] = ir::Datum::token(); break;
+        default: tasks[k].args[i] = ir::Datum(); break;
+      }
+    }
+    tasks[k].results.resize(cp->resultSlots.size());
   }
-  return ok;
+  if (!spawn(n, [&tasks](Runtime& w, uint32_t k) {
+        Task& t = tasks[k];
+        return w.runRaw(*t.prog, t.args.data(), nullptr, t.results.data(), t.in->node);
+      }))
+    return false;
+  for (Task& t : tasks)
+    for (uint32_t r = 0; r < t.in->nres; ++r) {
+      const ir::Datum& d = t.results[r];
+      RawSlot& out = rawStack_[base + t.in->dst + r];
+      switch (t.prog->resultKinds[r]) {
+        case ir::TypeKind::Float: out.f = d.asFloat(); break;
+        case ir::TypeKind::Int: out.i = d.asInt(); break;
+        case ir::TypeKind::Bool: out.i = d.asBool() ? 1 : 0; break;
+        default: out.i = 0; break;
+      }
+    }
+  return true;
+}
+
+bool Runtime::concurrentSafe(const ir::Graph& root) {
+  {
+    std::lock_guard<std::mutex> lock(shared_->safeMu);
+    auto it = shared_->safe.find(&root);
+    if (it != shared_->safe.end()) return it->second;
+  }
+  // Every graph reachable through calls and regions must be free of effects
+  // other than concurrent builtins and token plumbing.
+  std::vector<const ir::Graph*> work{&root};
+  std::unordered_set<const ir::Graph*> seen{&root};
+  auto add = [&](const ir::Graph* g) {
+    if (g && seen.insert(g).second) work.push_back(g);
+  };
+  bool safe = true;
+  for (size_t k = 0; k < work.size() && safe; ++k) {
+    for (const ir::Node* n : *work[k]) {
+      const ir::OpInfo& op = n->op();
+      if (op.is(ir::CoreOp::Call) || op.is(ir::CoreOp::Once) || op.is(ir::CoreOp::FuncRef)) {
+        const ir::Attr* c = n->attr("callee");
+        const ir::Graph* g = c ? module_.lookup(c->getSymbol()) : nullptr;
+        if (!g && !op.is(ir::CoreOp::FuncRef)) safe = false;
+        add(g);
+      } else if (op.is(ir::CoreOp::BuiltinEffect)) {
+        const ir::Attr* a = n->attr("name");
+        const ir::Builtin* b = a ? ir::BuiltinRegistry::get().lookup(a->kind() == ir::Attr::Kind::Str ? a->getStr() : std::string()) : nullptr;
+        safe = b && b->concurrent;
+      } else if (op.is(ir::CoreOp::Apply)) {
+        safe = !n->hasEffects();  // a token-threading closure may do anything
+      } else if (op.has(ir::kEffect)) {
+        safe = false;
+      }
+      if (!safe) break;
+      for (size_t r = 0; r < n->numRegions(); ++r) add(n->region(r));
+    }
+  }
+  std::lock_guard<std::mutex> lock(shared_->safeMu);
+  if (safe)
+    for (const ir::Graph* g : seen) shared_->safe[g] = true;  // their reachable sets are subsets
+  else
+    shared_->safe[&root] = false;
+  return safe;
 }
 
 bool Runtime::run(const ir::Graph& g, const std::vector<ir::Datum>& args,
@@ -315,7 +489,7 @@ bool Runtime::run(const ir::Graph& g, const std::vector<ir::Datum>& args,
   } nest(nesting_);
   const Program& p = programFor(g);
   Program::Raw pr = p.raw.get();
-  if (pr != Program::Raw::No && args.size() == p.numParams && !splitsHere(p) &&
+  if (pr != Program::Raw::No && args.size() == p.numParams &&
       (pr == Program::Raw::Yes || rawReady(p))) {
     results.resize(p.resultSlots.size());
     return runRaw(p, args.data(), nullptr, results.data(), nullptr);
@@ -336,31 +510,6 @@ bool Runtime::run(const ir::Graph& g, const std::vector<ir::Datum>& args,
                  std::make_move_iterator(stack_.data() + retBase + n));
   stack_.resize(retBase);
   return true;
-}
-
-bool Runtime::splitsHere(const Program& p) {
-  const RuntimeOptions& o = shared_->options;
-  if (o.scheduler != Scheduler::Parallel || parDepth_ >= std::min(o.spawnDepth, o.rawSpawnDepth))
-    return false;
-  if (p.hasParCall) return true;
-  uint8_t known = p.reachesParCall.get();
-  if (known) return known == 2;
-  std::vector<const Program*> work{&p};
-  bool found = false;
-  for (size_t k = 0; k < work.size() && !found; ++k) {
-    for (const Instr& in : work[k]->code) {
-      if (in.code != Code::Call) continue;
-      const Program* cp = in.prog.get();
-      if (!cp) in.prog.set(cp = &programFor(*in.target));
-      if (cp->hasParCall) {
-        found = true;
-        break;
-      }
-      if (std::find(work.begin(), work.end(), cp) == work.end()) work.push_back(cp);
-    }
-  }
-  p.reachesParCall.set(found ? 2 : 1);
-  return found;
 }
 
 bool Runtime::call(std::string_view name, const std::vector<ir::Datum>& args,
@@ -574,11 +723,24 @@ bool Runtime::runRaw(const Program& entry, const ir::Datum* args, const uint32_t
         F = S + c.base;
         break;
       }
-      case Code::ParCall:
-        // Unboxed code runs its group's calls one after the other: it is
-        // entered below a spawning level (a parallel group's task, or a
-        // callee of one), where splitting further only adds task overhead.
+      case Code::ParCall: {
+        // Parallel scheduler, shallow enough: the group's calls run as tasks
+        // (this frame's slots are read and written by index: the raw stack
+        // may move while they run); otherwise they run in order.
+        if (!spawnsHere()) break;
+        size_t fb = rawFrames_.back().base;
+        uint32_t pc = uint32_t(ip - code);
+        if (!runRawGroup(*p, pc, &fb)) {
+          stats_.calls += calls;
+          stats_.tailCalls += tails;
+          rawFrames_.resize(frames0);
+          return false;
+        }
+        S = rawStack_.data();
+        F = S + fb;
+        ip = code + pc + in.jump;
         break;
+      }
       default:
         // Not reachable for rawReady programs.
         return failRaw(*in.node, "E0413", "internal: no unboxed rule for '" + in.node->opName() + "'",
@@ -691,7 +853,7 @@ bool Runtime::execute(size_t baseDepth) {
         const Program* cp = in.prog.get();
         if (!cp) in.prog.set(cp = &programFor(*in.target));
         Program::Raw cr = cp->raw.get();
-        if (cr != Program::Raw::No && in.opCount == cp->numParams && !splitsHere(*cp) &&
+        if (cr != Program::Raw::No && in.opCount == cp->numParams &&
             (cr == Program::Raw::Yes || rawReady(*cp))) {
           // Scalar code (and everything it calls) runs unboxed; it cannot
           // re-enter, so our slots stay where they are.
@@ -726,8 +888,7 @@ bool Runtime::execute(size_t baseDepth) {
       }
       case Code::ParCall:
         // Sequential scheduler or deep enough: fall through to the calls.
-        if (shared_->options.scheduler == Scheduler::Parallel &&
-            parDepth_ < shared_->options.spawnDepth) {
+        if (spawnsHere()) {
           uint32_t pc = uint32_t(ip - code);
           f->pc = pc;
           if (!runParallelGroup(*p, pc, f->base, in.jump)) return false;
@@ -819,6 +980,39 @@ bool Runtime::execute(size_t baseDepth) {
       }
     }
   }
+}
+
+bool hasParallelism(const ir::Module& module, std::string_view entry) {
+  // Walk the graphs reachable from `entry` (calls, closures, regions) with a
+  // parallel runtime's view of them: a compiled group of independent calls,
+  // or a higher-order builtin over a function that may run concurrently.
+  static const std::unordered_set<std::string> kChunked = {
+      "map", "foreach", "filter", "para::unordered_reduce", "para::unordered_foreach"};
+  const ir::Graph* root = module.lookup(entry);
+  if (!root) return false;
+  support::DiagnosticEngine diag;
+  RuntimeOptions o;
+  o.scheduler = Scheduler::Parallel;
+  o.threads = 1;
+  Runtime rt(diag, module, o);
+  std::vector<const ir::Graph*> work{root};
+  std::unordered_set<const ir::Graph*> seen{root};
+  for (size_t k = 0; k < work.size(); ++k) {
+    const ir::Graph& g = *work[k];
+    if (!g.parentNode() && rt.programFor(g).hasParCall) return true;
+    for (const ir::Node* n : g) {
+      if (n->op().is(ir::CoreOp::Builtin) || n->op().is(ir::CoreOp::BuiltinEffect)) {
+        const ir::Attr* a = n->attr("name");
+        if (a && a->kind() == ir::Attr::Kind::Str && kChunked.count(a->getStr())) return true;
+      }
+      const ir::Attr* c = n->attr("callee");
+      const ir::Graph* callee = c && c->kind() == ir::Attr::Kind::Symbol ? module.lookup(c->getSymbol()) : nullptr;
+      if (callee && seen.insert(callee).second) work.push_back(callee);
+      for (size_t r = 0; r < n->numRegions(); ++r)
+        if (seen.insert(n->region(r)).second) work.push_back(n->region(r));
+    }
+  }
+  return false;
 }
 
 }  // namespace xacc::runtime

@@ -1,7 +1,8 @@
 // The `camel` executable. Subcommands: `run FILE` (also `camel FILE`, the
 // default command) compiles a program, runs the GIR pass pipeline and runs
-// `main` on the runtime (`--scheduler=seq`, the default, or `par` with
-// `--threads N`; `--export DIR` also writes the program's artifacts,
+// `main` on the runtime (`--scheduler=seq`, `par` with `--threads N`, or
+// `auto`, the default: par when the program has parallelism to use, see
+// runtime::hasParallelism, else seq; `--export DIR` also writes the program's artifacts,
 // Export.h); `inspect --tokens|--ast|--gir|--dot|--mlir FILE` prints
 // intermediate forms; `check FILE|DIR...` runs parsing and semantic analysis
 // on every `.cml` file (with `--verify-diagnostics` it checks expectation
@@ -87,7 +88,7 @@ struct RunArgs {
   bool profile = false;
   int repeat = 1;
   std::string exportDir;  ///< --export DIR (Export.h)
-  std::string scheduler = "seq";
+  std::string scheduler = "auto";  ///< seq, par, or auto: par where there is parallelism
   unsigned threads = 0;  ///< 0: the hardware concurrency
   std::vector<std::string> executors;  ///< --executors a,b: loaded before compiling
   std::string backend;  ///< --backend=xpu: the executor's graph compiler rewrites the program
@@ -286,6 +287,12 @@ int runProgram(const GlobalOptions& g, const RunArgs& a) {
   double runSeconds = 0;
   double runCpuSeconds = 0;  ///< process CPU time of the run stage (steadier than wall time under load)
   uint64_t parallelGroups = 0;
+  // Results never depend on the scheduler; auto only avoids starting threads
+  // for programs that have nothing to run concurrently.
+  bool parallel = a.scheduler == "par" ||
+                  (a.scheduler == "auto" && runtime::hasParallelism(*prog.module, prog.mainGraph));
+  std::string schedulerName = std::string(parallel ? "par" : "seq") + (a.scheduler == "auto" ? " (auto)" : "");
+  if (parallel) runOptions.scheduler = runtime::Scheduler::Parallel;
   for (int i = 0; i < std::max(1, a.repeat); ++i) {
     auto t0 = Clock::now();
     double cpu0 = processCpuSeconds();
@@ -337,7 +344,7 @@ int runProgram(const GlobalOptions& g, const RunArgs& a) {
                            a.backend.empty() ? std::string()
                                              : fmt::format("backend {} {:.3f} ms, ", a.backend, backendSeconds * 1e3),
                            runSeconds * 1e3, std::max(1, a.repeat), a.repeat > 1 ? "s" : "",
-                           a.scheduler, parallelGroups, parallelGroups == 1 ? "" : "s", runCpuSeconds * 1e3)
+                           schedulerName, parallelGroups, parallelGroups == 1 ? "" : "s", runCpuSeconds * 1e3)
                    .c_str(),
                stderr);
   return status;
@@ -470,12 +477,15 @@ int main(int argc, char** argv) {
   run->add_option("--export", runArgs.exportDir,
                   "write the program's GIR, DOT/SVG, MLIR, stage times and index.html to DIR");
   run->add_option("-r,--repeat", runArgs.repeat, "run the program N times")->check(CLI::PositiveNumber);
-  run->add_option("--scheduler", runArgs.scheduler,
-                  "seq: node by node in dependency order; par: independent calls run "
-                  "concurrently on a oneTBB thread pool (same results)")
-      ->check(CLI::IsMember({"seq", "par"}))
+  run->add_option("-S,--scheduler", runArgs.scheduler,
+                  "seq: node by node in dependency order; par: independent calls, and the "
+                  "element functions of map/foreach/filter/para.unordered_* on large inputs, run "
+                  "concurrently on a oneTBB thread pool; auto: par when the program has such "
+                  "parallelism to use (a group of independent calls or a higher-order builtin "
+                  "reachable from main), else seq. Every scheduler gives the same output")
+      ->check(CLI::IsMember({"seq", "par", "auto"}))
       ->capture_default_str();
-  run->add_option("-j,--threads", runArgs.threads,
+  run->add_option("-t,-j,--threads", runArgs.threads,
                   "threads of the parallel scheduler (default: the hardware concurrency)")
       ->check(CLI::Range(1u, 4096u));
 

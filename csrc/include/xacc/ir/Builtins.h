@@ -19,6 +19,10 @@ struct Builtin {
   std::string name;
   bool effectful = false;     ///< must be called through func.builtin_effect
   bool deterministic = true;  ///< false for time, random, I/O reads: never folded
+  /// Effectful only to stay unfolded and ordered among clock reads (the sim
+  /// kernels): deterministic, touches no shared state, so the parallel
+  /// scheduler may run it concurrently with other code.
+  bool concurrent = false;
   /// Result types for the given operand types (tokens excluded); empty = as declared.
   std::function<bool(const std::vector<Type>& args, std::vector<Type>& results, std::string& error)> infer;
   /// Runs the builtin. `args` exclude the token; push one datum per result

@@ -39,6 +39,17 @@ public:
   /// a mutable global is a cell object created once and shared).
   virtual bool once(std::string_view name, std::vector<Datum>& results, const Node* site = nullptr);
 
+  /// Runs `body(I, begin, end)` on chunks covering [0, n), each index once:
+  /// higher-order builtins (map, foreach, filter, para.unordered_*) call the
+  /// element function `fn` through it. A parallel runtime may run chunks
+  /// concurrently, each on its own interpreter `I`, when `fn` may run
+  /// concurrently (pure, or only `concurrent` effects) and the work is large
+  /// enough; the body must then write only to its own indices. On failure the
+  /// diagnostics of the first failing chunk (in index order) are reported, as
+  /// if the chunks had run in order. This default runs [0, n) here, in order.
+  virtual bool forEachChunk(const Datum& fn, size_t n,
+                            const std::function<bool(Interpreter& I, size_t begin, size_t end)>& body);
+
   /// Reports a runtime error located at `n`; always returns false.
   virtual bool fail(const Node& n, std::string code, std::string message);
 

@@ -37,19 +37,28 @@ struct Program;
 enum class Scheduler : uint8_t { Sequential, Parallel };
 
 struct RuntimeOptions {
-  /// Parallel: groups of independent pure calls (found at compile time) run
-  /// concurrently on worker threads, down to `spawnDepth` nested levels, below
-  /// which they run sequentially. Results are identical to Sequential.
+  /// Parallel: groups of independent calls (found at compile time: pure calls,
+  /// or calls whose only effects are builtins marked `concurrent`, such as the
+  /// sim kernels) run concurrently on worker threads, in boxed and unboxed
+  /// code alike, down to `spawnDepth` nested levels (0: chosen from the thread
+  /// count), below which they run in order; builtins such as map run the
+  /// element function of large inputs in concurrent chunks when it may run
+  /// concurrently (Interpreter::forEachChunk). Results are identical to
+  /// Sequential.
   Scheduler scheduler = Scheduler::Sequential;
-  unsigned spawnDepth = 10;
-  /// Parallel: scalar code that could run unboxed (which runs groups in
-  /// order) stays boxed, splitting its groups, only this many levels deep.
-  unsigned rawSpawnDepth = 3;
+  unsigned spawnDepth = 0;
   /// Parallel: at most this many threads (the calling one included) run
   /// tasks while the runtime exists; 0 leaves oneTBB's default (the hardware
   /// concurrency). The limit is process-wide (tbb::global_control).
   unsigned threads = 0;
 };
+
+/// Whether running `module` from `entry` with the parallel scheduler has
+/// anything to run concurrently: a group of independent calls in a graph
+/// reachable from `entry`, or a higher-order builtin (map, foreach, filter,
+/// para.unordered_*) whose function may run concurrently. `camel run` uses
+/// the parallel scheduler by default exactly when this holds.
+bool hasParallelism(const ir::Module& module, std::string_view entry);
 
 /// The runtime's slot storage: one contiguous array of datums addressed by
 /// index (frames refer to their first slot), grown geometrically. Every slot
@@ -120,11 +129,15 @@ public:
 
 private:
   friend class RuntimeContext;
+  friend bool hasParallelism(const ir::Module& module, std::string_view entry);
   struct Frame;
   struct Shared;
   /// A worker's runtime: shares programs, globals, output and options.
   Runtime(std::shared_ptr<Shared> shared, support::DiagnosticEngine& diag, unsigned parDepth);
   bool runParallelGroup(const Program& p, uint32_t pc, size_t base, uint32_t n);
+  /// Whether `g` (and everything it calls) may run concurrently with other
+  /// code: pure, or effectful only through `concurrent` builtins.
+  bool concurrentSafe(const ir::Graph& g);
   const Program& programFor(const ir::Graph& g);
   bool execute(size_t baseDepth);
   bool pushCall(const Program& p, const ir::Datum* args, size_t nargs, size_t retBase,
@@ -134,9 +147,15 @@ private:
   /// `rawFrom` (which are dropped), or `leaf` called at `leafSite`.
   bool failRaw(const ir::Node& n, std::string code, std::string message, size_t rawFrom,
                const Program* leaf, const ir::Node* leafSite);
-  /// Whether `p` should run boxed here although it may run unboxed: the
-  /// parallel scheduler splits groups (its own or its callees') at this depth.
-  bool splitsHere(const Program& p);
+  /// Whether the parallel scheduler spawns at this runtime's depth.
+  bool spawnsHere() const;
+  /// Runs task(worker, k) for k in [0, n) (k = 0 on this runtime, the others
+  /// on worker runtimes of other threads, one level deeper); each task's
+  /// diagnostics are kept apart and those of the first failing task (in k
+  /// order) are reported here. Returns whether every task succeeded.
+  bool spawn(uint32_t n, const std::function<bool(Runtime&, uint32_t)>& task);
+  /// The unboxed form of a ParCall group (instructions pc.. of `p`, frame F).
+  bool runRawGroup(const Program& p, uint32_t pc, void* frame);
   /// Decides (once) whether `p` and everything it calls can run unboxed.
   bool rawReady(const Program& p);
   /// Runs `p` unboxed: arguments are args[ops[i]] (args[i] when `ops` is

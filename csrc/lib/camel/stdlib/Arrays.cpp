@@ -93,10 +93,15 @@ ir::InterpFn eachFn(std::string name) {
     std::vector<Datum>* xs;
     if (!getList(I, n, name, a[1], xs)) return false;
     std::vector<Datum> items(*xs);
-    for (Datum& x : items) {
-      Datum ignored;
-      if (!callFn(I, n, name, a[0], std::move(x), ignored)) return false;
-    }
+    // Chunks run concurrently only when f may (then nothing observes order).
+    if (!I.forEachChunk(a[0], items.size(), [&](Interpreter& W, size_t b, size_t e) {
+          for (size_t i = b; i < e; ++i) {
+            Datum ignored;
+            if (!callFn(W, n, name, a[0], std::move(items[i]), ignored)) return false;
+          }
+          return true;
+        }))
+      return false;
     r.push_back(Datum());
     return true;
   };
@@ -361,13 +366,15 @@ void registerArrays() {
               [](Interpreter& I, const Node& n, Datums& a, Datums& r) {
                 std::vector<Datum>* xs;
                 if (!getList(I, n, "map", a[1], xs)) return false;
-                std::vector<Datum> items(*xs), out;
-                out.reserve(items.size());
-                for (Datum& x : items) {
-                  Datum y;
-                  if (!callFn(I, n, "map", a[0], std::move(x), y)) return false;
-                  out.push_back(std::move(y));
-                }
+                std::vector<Datum> items(*xs), out(xs->size());
+                if (!I.forEachChunk(a[0], items.size(),
+                                    [&](Interpreter& W, size_t b, size_t e) {
+                                      for (size_t i = b; i < e; ++i)
+                                        if (!callFn(W, n, "map", a[0], std::move(items[i]), out[i]))
+                                          return false;
+                                      return true;
+                                    }))
+                  return false;
                 r.push_back(Datum::list(std::move(out)));
                 return true;
               }});
@@ -402,13 +409,20 @@ void registerArrays() {
              std::vector<Datum>* xs;
              if (!getList(I, n, "filter", a[1], xs)) return false;
              std::vector<Datum> items(*xs), out;
-             for (Datum& x : items) {
-               Datum keep;
-               if (!callFn(I, n, "filter", a[0], x, keep)) return false;
-               if (keep.kind() != DKind::Bool)
-                 return fail(I, n, RuntimeDiag::CallbackFailed, {"filter", "bool", kindName(keep)});
-               if (keep.asBool()) out.push_back(std::move(x));
-             }
+             std::vector<char> keep(items.size());
+             if (!I.forEachChunk(a[0], items.size(), [&](Interpreter& W, size_t b, size_t e) {
+                   for (size_t i = b; i < e; ++i) {
+                     Datum k;
+                     if (!callFn(W, n, "filter", a[0], items[i], k)) return false;
+                     if (k.kind() != DKind::Bool)
+                       return fail(W, n, RuntimeDiag::CallbackFailed, {"filter", "bool", kindName(k)});
+                     keep[i] = k.asBool();
+                   }
+                   return true;
+                 }))
+               return false;
+             for (size_t i = 0; i < items.size(); ++i)
+               if (keep[i]) out.push_back(std::move(items[i]));
              r.push_back(Datum::list(std::move(out)));
              return true;
            }});

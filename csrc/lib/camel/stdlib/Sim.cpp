@@ -4,7 +4,8 @@
 // arithmetic-average Asian call under geometric Brownian motion with S0 = K =
 // 100, r = 0.05, sigma = 0.2, T = 1 (the reference's model). They are
 // registered as effectful so they are never folded at compile time (see Note
-// [Stdlib effects]).
+// [Stdlib effects]), and as `concurrent`: they touch nothing but their own
+// generator, so the parallel scheduler may run them concurrently.
 #include <cmath>
 #include <random>
 
@@ -33,6 +34,7 @@ void registerSim() {
           .params = 2,
           .signature = "(samples: int, seed: int): int",
           .effectful = true,
+          .concurrent = true,
           .summary = "uniform points of [-1, 1]^2 (MT19937-64, seeded) inside the unit circle",
           .infer = intsTo(Type::i64()),
           .fn = [](Interpreter& I, const Node& n, Datums& a, Datums& r) {
@@ -61,6 +63,7 @@ void registerSim() {
           .params = 3,
           .signature = "(paths: int, steps: int, seed: int): float",
           .effectful = true,
+          .concurrent = true,
           .summary = "Monte-Carlo price of an arithmetic-average Asian call (GBM, sigma = 0.2)",
           .infer = intsTo(Type::f64()),
           .fn = [](Interpreter& I, const Node& n, Datums& a, Datums& r) {

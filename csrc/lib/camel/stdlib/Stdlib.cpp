@@ -57,6 +57,7 @@ void define(Def d) {
   b.name = d.gir;
   b.effectful = d.effectful || !d.deterministic;  // see Note [Stdlib effects]
   b.deterministic = d.deterministic;
+  b.concurrent = d.concurrent;
   b.summary = d.summary;
   b.fn = std::move(d.fn);
   InferRule rule = std::move(d.infer);

@@ -48,6 +48,7 @@ struct Def {
   std::string signature;
   bool effectful = false;
   bool deterministic = true;
+  bool concurrent = false;  ///< see ir::Builtin::concurrent
   std::string summary;
   InferRule infer;  ///< operand counts are checked before it runs when both are fixed
   ir::InterpFn fn;
