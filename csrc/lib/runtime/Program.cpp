@@ -50,6 +50,8 @@ Code fastCode(const ir::Node& n) {
     case CoreOp::Apply: return Code::Apply;
     case CoreOp::FuncRef: return Code::FuncRef;
     case CoreOp::Loop: return Code::Loop;
+    case CoreOp::ListGet: return Code::ListGet;
+    case CoreOp::Builtin: case CoreOp::BuiltinEffect: return Code::Builtin;
     default: return Code::Generic;
   }
 }
@@ -240,6 +242,13 @@ private:
         const ir::Attr* c = n.attr("callee");
         in.target = module_ && c ? module_->lookup(c->getSymbol()) : nullptr;
         if (!in.target) in.code = Code::Generic;  // reports "unknown graph" when run
+      } else if (in.code == Code::Builtin) {
+        const ir::Attr* a = n.attr("name");
+        in.builtin = a && a->kind() == ir::Attr::Kind::Str ? ir::BuiltinRegistry::get().lookup(a->getStr())
+                                                          : nullptr;
+        if (!in.builtin) in.code = Code::Generic;  // reports "unknown builtin" when run
+        else if (a->getStr() == "len" && n.op().is(CoreOp::Builtin) && n.numOperands() == 1)
+          in.code = Code::Len;
       } else if (in.code == Code::FuncRef) {
         const ir::Attr* c = n.attr("callee");
         in.target = module_ && c ? module_->lookup(c->getSymbol()) : nullptr;
@@ -405,6 +414,7 @@ bool rawable(Program& p) {
         if (in.opCount > 16) return false;
         break;
       case Code::Apply: case Code::FuncRef: case Code::Loop: case Code::Generic:
+      case Code::ListGet: case Code::Len: case Code::Builtin:
         return false;
       default: break;
     }

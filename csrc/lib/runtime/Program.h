@@ -5,6 +5,7 @@
 #include <functional>
 #include <vector>
 
+#include "xacc/ir/Builtins.h"
 #include "xacc/ir/Datum.h"
 #include "xacc/ir/Graph.h"
 
@@ -30,6 +31,11 @@ enum class Code : uint8_t {
   // ParCall: the next `jump` instructions are independent pure calls that a
   // parallel scheduler may run concurrently; a sequential one falls through.
   ParCall,
+  // Boxed-only fast paths; each falls back to the op's rule for anything
+  // unusual (errors, negative indices, other kinds).
+  ListGet,  // list.get on a list and a non-negative in-range int
+  Len,      // builtin `len` of a list or string
+  Builtin,  // func.builtin / func.builtin_effect: the builtin resolved once
   Generic,  // the op's interpreter rule
 };
 
@@ -71,6 +77,7 @@ struct Instr {
   const ir::Graph* target = nullptr;   ///< Call: callee
   FirstUse<const Program*> prog;   ///< compiled `target`, resolved on first use
   ir::Datum constant;
+  const ir::Builtin* builtin = nullptr;  ///< Builtin, Len: the registry entry
   bool hasImm = false;  ///< integer fast ops: operand 1 is `imm`, not a slot
   int64_t imm = 0;
 };

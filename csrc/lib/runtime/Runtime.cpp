@@ -266,8 +266,8 @@ bool Runtime::failRaw(const ir::Node& n, std::string code, std::string message, 
   return false;
 }
 
-bool Runtime::pushCall(const Program& p, const ir::Datum* args, size_t nargs, size_t retBase,
-                       uint32_t retCount, bool tail, const ir::Node* site) {
+bool Runtime::pushCall(const Program& p, ir::Datum* args, size_t nargs, size_t retBase,
+                       uint32_t retCount, bool tail, const ir::Node* site, bool movable) {
   if (nargs != p.numParams) {
     if (site) return fail(*site, "E0411", "'" + p.graph->name() + "' expects " +
                                               std::to_string(p.numParams) + " arguments, got " +
@@ -279,6 +279,16 @@ bool Runtime::pushCall(const Program& p, const ir::Datum* args, size_t nargs, si
     // Replace the current frame: its caller receives our results directly.
     ++stats_.tailCalls;
     Frame& f = frames_.back();
+    if (movable) {
+      // The arguments live outside the frame being replaced.
+      stack_.shrink(f.base);
+      stack_.reserveMore(p.numSlots);
+      ir::Datum* slots = stack_.claimReserved(p.numSlots);
+      for (size_t i = 0; i < nargs; ++i) slots[i] = std::move(args[i]);
+      f.prog = &p;
+      f.pc = 0;
+      return true;
+    }
     // The arguments may live in the frame being replaced: park them first.
     scratch_.assign(args, args + nargs);
     stack_.shrink(f.base);
@@ -499,7 +509,8 @@ bool Runtime::run(const ir::Graph& g, const std::vector<ir::Datum>& args,
   uint32_t n = uint32_t(p.resultSlots.size());
   stack_.resize(retBase + n);
   size_t depth = frames_.size();
-  bool ok = pushCall(p, args.data(), args.size(), retBase, n, false, nullptr) && execute(depth);
+  bool ok = pushCall(p, const_cast<ir::Datum*>(args.data()), args.size(), retBase, n, false, nullptr) &&
+            execute(depth);
   if (!ok) {
     // Unwind whatever the failed run left behind.
     frames_.resize(depth);
@@ -778,6 +789,29 @@ bool Runtime::execute(size_t baseDepth) {
     f = &frames_.back();
     R = stack_.data() + f->base;
   };
+  // An op's rule, or a builtin resolved at compile time (no registry lookup).
+  auto generic = [&](const Instr& in) {
+    const ir::Node& n = *in.node;
+    f->pc = uint32_t(ip - code);
+    const ir::Builtin* b = in.builtin;
+    if (!b && !n.op().interp) return fail(n, "E0413", "no runtime rule for '" + n.opName() + "'");
+    bool effect = b && n.op().is(ir::CoreOp::BuiltinEffect);
+    args.clear();
+    const uint32_t* ops = opnd + in.opBegin;
+    for (uint32_t i = effect ? 1 : 0; i < in.opCount; ++i) args.push_back(R[ops[i]]);
+    results.clear();
+    if (effect) results.push_back(ir::Datum::token());
+    // The rule may re-enter the runtime (builtins applying closures), which
+    // can reallocate the slots and frames: reload afterwards.
+    uint32_t dstSlot = in.dst;
+    if (!(b ? b->fn(*ctx_, n, args, results) : n.op().interp(*ctx_, n, args, results))) return false;
+    reload();
+    if (results.size() != n.numResults())
+      return fail(n, "E0414", "'" + n.opName() + "' produced " + std::to_string(results.size()) +
+                                  " values, expected " + std::to_string(n.numResults()));
+    for (size_t r = 0; r < results.size(); ++r) R[dstSlot + r] = std::move(results[r]);
+    return true;
+  };
   load();
   for (;;) {
     const Instr& in = *ip++;
@@ -879,9 +913,19 @@ bool Runtime::execute(size_t baseDepth) {
         }
         args.clear();
         const uint32_t* ops = opnd + in.opBegin;
-        for (uint32_t i = 0; i < in.opCount; ++i) args.push_back(R[ops[i]]);
+        if (in.tail) {
+          // The frame dies: move its values out (copy a slot passed again
+          // later), so shared arrays see no refcount traffic per iteration.
+          for (uint32_t i = 0; i < in.opCount; ++i) {
+            bool again = std::find(ops + i + 1, ops + in.opCount, ops[i]) != ops + in.opCount;
+            args.push_back(again ? R[ops[i]] : std::move(R[ops[i]]));
+          }
+        } else {
+          for (uint32_t i = 0; i < in.opCount; ++i) args.push_back(R[ops[i]]);
+        }
         f->pc = uint32_t(ip - code);
-        if (!pushCall(*cp, args.data(), args.size(), f->base + in.dst, in.nres, in.tail, in.node))
+        if (!pushCall(*cp, args.data(), args.size(), f->base + in.dst, in.nres, in.tail, in.node,
+                      /*movable=*/true))
           return false;
         load();
         break;
@@ -913,7 +957,8 @@ bool Runtime::execute(size_t baseDepth) {
         const uint32_t* ops = opnd + in.opBegin;
         for (uint32_t i = 1; i < in.opCount; ++i) args.push_back(R[ops[i]]);
         const Program& cp = programFor(*fn.funcGraph());
-        if (!pushCall(cp, args.data(), args.size(), f->base + in.dst, in.nres, in.tail, in.node))
+        if (!pushCall(cp, args.data(), args.size(), f->base + in.dst, in.nres, in.tail, in.node,
+                      /*movable=*/true))
           return false;
         load();
         break;
@@ -959,25 +1004,30 @@ bool Runtime::execute(size_t baseDepth) {
         for (uint32_t i = 0; i < nres; ++i) R[dstSlot + i] = std::move(vals[i]);
         break;
       }
-      case Code::Generic: {
-        const ir::Node& n = *in.node;
-        f->pc = uint32_t(ip - code);
-        if (!n.op().interp) return fail(n, "E0413", "no runtime rule for '" + n.opName() + "'");
-        args.clear();
-        const uint32_t* ops = opnd + in.opBegin;
-        for (uint32_t i = 0; i < in.opCount; ++i) args.push_back(R[ops[i]]);
-        results.clear();
-        // The rule may re-enter the runtime (builtins applying closures), which
-        // can reallocate the slots and frames: reload afterwards.
-        uint32_t dstSlot = in.dst;
-        if (!n.op().interp(*ctx_, n, args, results)) return false;
-        reload();
-        if (results.size() != n.numResults())
-          return fail(n, "E0414", "'" + n.opName() + "' produced " + std::to_string(results.size()) +
-                                      " values, expected " + std::to_string(n.numResults()));
-        for (size_t r = 0; r < results.size(); ++r) R[dstSlot + r] = std::move(results[r]);
+      case Code::ListGet: {
+        const ir::Datum& l = R[in.a];
+        const ir::Datum& x = R[in.b];
+        if (l.kind() == ir::DKind::List && x.kind() == ir::DKind::Int) {
+          const std::vector<ir::Datum>& items = l.listItems();
+          int64_t i = x.asInt();
+          if (i >= 0 && uint64_t(i) < items.size()) {
+            *dst = items[size_t(i)];
+            break;
+          }
+        }
+        if (!generic(in)) return false;
         break;
       }
+      case Code::Len: {
+        const ir::Datum& x = R[in.a];
+        if (x.kind() == ir::DKind::List) dst->setInt(int64_t(x.listItems().size()));
+        else if (!generic(in)) return false;
+        break;
+      }
+      case Code::Builtin:
+      case Code::Generic:
+        if (!generic(in)) return false;
+        break;
     }
   }
 }
@@ -993,7 +1043,7 @@ bool hasParallelism(const ir::Module& module, std::string_view entry) {
   support::DiagnosticEngine diag;
   RuntimeOptions o;
   o.scheduler = Scheduler::Parallel;
-  o.threads = 1;
+  o.threads = 0;  // no global_control: nothing runs
   Runtime rt(diag, module, o);
   std::vector<const ir::Graph*> work{root};
   std::unordered_set<const ir::Graph*> seen{root};

@@ -140,8 +140,9 @@ private:
   bool concurrentSafe(const ir::Graph& g);
   const Program& programFor(const ir::Graph& g);
   bool execute(size_t baseDepth);
-  bool pushCall(const Program& p, const ir::Datum* args, size_t nargs, size_t retBase,
-                uint32_t retCount, bool tail, const ir::Node* site);
+  /// `movable`: the arguments live outside the frames and may be moved from.
+  bool pushCall(const Program& p, ir::Datum* args, size_t nargs, size_t retBase,
+                uint32_t retCount, bool tail, const ir::Node* site, bool movable = false);
   bool fail(const ir::Node& n, std::string code, std::string message);
   /// fail() from unboxed code: the trace also lists the raw frames above
   /// `rawFrom` (which are dropped), or `leaf` called at `leafSite`.
