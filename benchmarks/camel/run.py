@@ -8,9 +8,12 @@ raised as needed. Both are timed in one run of this script, best of
 above 1 means Camel is faster). Camel's "run" column is the runtime stage
 alone (from --profile); "total" is the whole process (parse, sema, lowering,
 passes, run); CPython's time is the algorithm alone (interpreter start-up
-excluded), so the fair comparison is CPython vs Camel run.
+excluded), so the fair comparison is CPython vs Camel run. Camel runs with
+--scheduler=seq (one thread, like CPython) unless --scheduler says otherwise
+(`auto` is camel's own default; benchmarks/camel/parallel.py measures par).
 
 Usage: python benchmarks/camel/run.py [--camel PATH] [--python PATH] [--repeat N]
+                                      [--scheduler seq|par|auto]
 """
 
 from __future__ import annotations
@@ -93,9 +96,9 @@ def find_python(explicit: str | None) -> str:
     return explicit or shutil.which("python3.11") or sys.executable
 
 
-def run_camel(camel: str, name: str) -> tuple[str, float, float]:
+def run_camel(camel: str, name: str, scheduler: str = "seq") -> tuple[str, float, float]:
     t0 = time.perf_counter()
-    proc = subprocess.run([camel, "run", "--profile", str(HERE / f"{name}.cml")],
+    proc = subprocess.run([camel, "run", "--profile", f"--scheduler={scheduler}", str(HERE / f"{name}.cml")],
                           capture_output=True, text=True, timeout=600)
     total = time.perf_counter() - t0
     if proc.returncode != 0:
@@ -119,18 +122,19 @@ def main() -> None:
     ap.add_argument("--python")
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--only", help="comma-separated benchmark names")
+    ap.add_argument("--scheduler", default="seq", choices=["seq", "par", "auto"])
     args = ap.parse_args()
     camel, python = find_camel(args.camel), find_python(args.python)
     version = subprocess.run([python, "--version"], capture_output=True, text=True).stdout.strip()
     names = args.only.split(",") if args.only else list(PYTHON_CODE)
-    print(f"camel: {camel}\npython: {python} ({version})\nbest of {args.repeat} runs\n")
+    print(f"camel: {camel}\npython: {python} ({version})\ncamel --scheduler={args.scheduler}; best of {args.repeat} runs\n")
     header = f"{'benchmark':<20}{'camel total s':>14}{'camel run s':>13}{'cpython s':>11}{'cpython/camel':>15}"
     print(header)
     print("-" * len(header))
     for name in names:
         best_total = best_run = best_py = float("inf")
         for _ in range(args.repeat):
-            out, total, run = run_camel(camel, name)
+            out, total, run = run_camel(camel, name, args.scheduler)
             pout, py = run_python(python, name)
             if out != pout:
                 sys.exit(f"{name}: results differ: camel {out!r}, python {pout!r}")
