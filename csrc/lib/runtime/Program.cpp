@@ -170,6 +170,10 @@ private:
           if (n.result(r)->type().isToken()) memberTokens.insert(n.result(r));
         group.push_back(i);
         dep = true;
+      } else if (!group.empty() && n.hasEffects()) {
+        // An effect between members: a later member must not run before it
+        // (it may fail, and the effect's output must come first, as in seq).
+        break;
       }
       if (dep)
         for (size_t r = 0; r < n.numResults(); ++r) reach.insert(n.result(r));
