@@ -625,8 +625,8 @@ int main(int argc, char** argv) {
         start = comma + 1;
       }
     }
-    if (runArgs.threads > 0 && runArgs.scheduler != "par") {
-      std::fputs("camel run: --threads needs --scheduler=par\n", stderr);
+    if (runArgs.threads > 0 && runArgs.scheduler == "seq") {
+      std::fputs("camel run: --threads needs --scheduler=par or auto\n", stderr);
       return kExitUsage;
     }
     return runProgram(global, runArgs);
