@@ -85,6 +85,9 @@ public:
     line("%lim = llvm.load %ctx : !llvm.ptr -> i64");
     line("%low = arith.cmpi ult, %sp, %lim : i64");
     bail("%low", ScalarAbi::StackLow);
+    self_ = &g;
+    markTail(g, g.results()[0]);
+    inlineSelf_ = selfInlinable(g);
     std::vector<std::string> res;
     if (!body(g, res, why)) return false;
     out += fmt::format("  // graph @{}\n  func.func private {}({}) -> {} {{\n", g.name(), symbol(g.name()),
@@ -95,6 +98,71 @@ public:
   }
 
 private:
+  /// Values whose definition is in tail position: the graph's result and,
+  /// through ctrl.if, the arm results it is made of, and the last self-call
+  /// that an integer add/mul in tail position takes (`f(n-1) + f(n-2)`: LLVM
+  /// turns that call into a loop with an accumulator). A self-call defining one
+  /// stays a call, for LLVM's tail-recursion elimination to make it a loop.
+  void markTail(const ir::Graph& g, const ir::Value* v) {
+    tail_.insert(v);
+    const ir::Node* lastSelf = nullptr;  // accumulator: the latest self-call operand of a tail add/mul
+    for (const ir::Node* n : g) {
+      if (isSelfCall(*n)) {
+        for (const ir::Node* u : g)
+          if ((u->op().coreId == int(CoreOp::Add) || u->op().coreId == int(CoreOp::Mul)) && u->numResults() == 1 &&
+              u->result(0) == v && u->result(0)->type().isInt())
+            for (const ir::Value* o : u->operands())
+              if (o == n->result(0)) lastSelf = n;
+      }
+      if (n->op().coreId != int(CoreOp::If) || n->numRegions() != 2) continue;
+      for (size_t i = 0; i < n->numResults(); ++i)
+        if (n->result(i) == v)
+          for (size_t arm = 0; arm < 2; ++arm)
+            if (i < n->region(arm)->results().size()) markTail(*n->region(arm), n->region(arm)->results()[i]);
+    }
+    if (lastSelf) tail_.insert(lastSelf->result(0));
+  }
+
+  /// Counts the nodes of `g` (regions included) and its non-tail self-calls.
+  void measure(const ir::Graph& g, size_t& nodes, size_t& selfCalls) {
+    for (const ir::Node* n : g) {
+      ++nodes;
+      if (isSelfCall(*n) && !tail_.count(n->result(0))) ++selfCalls;
+      for (size_t i = 0; i < n->numRegions(); ++i) measure(*n->region(i), nodes, selfCalls);
+    }
+  }
+
+  bool isSelfCall(const ir::Node& n) const {
+    if (n.op().coreId != int(CoreOp::Call) || n.numResults() != 1) return false;
+    const ir::Attr* callee = n.attr("callee");
+    return callee && callee->kind() == ir::Attr::Kind::Symbol && module_.lookup(callee->getSymbol()) == self_;
+  }
+
+  /// Recursive inlining (what gcc does for fib): the non-tail self-calls of a
+  /// small self-recursive graph get one inlined copy of its body (whose own
+  /// self-calls stay calls), halving the calls of a fib-like recursion. Tail
+  /// self-calls are left alone. The growth is bounded: at most 4 copies of a
+  /// body of at most 48 nodes.
+  bool selfInlinable(const ir::Graph& g) {
+    size_t nodes = 0, selfCalls = 0;
+    measure(g, nodes, selfCalls);
+    return selfCalls > 0 && selfCalls <= 4 && nodes <= 48;
+  }
+
+  /// Emits `g`'s body (g is the graph being emitted) in place of the call `n`.
+  bool inlineSelfCall(const ir::Node& n, const std::vector<std::string>& a, std::string& why) {
+    auto saved = names_;  // the copy rebinds the same ir::Values
+    ++inlineDepth_;
+    std::vector<std::string> res;
+    bool ok = inlineRegion(*self_, a, res, why);
+    --inlineDepth_;
+    if (!ok) return false;
+    if (res.size() != 1) return fail("an inlined self-call yields the wrong number of values", why);
+    names_ = std::move(saved);
+    names_[n.result(0)] = res[0];
+    return true;
+  }
+
   bool fail(std::string reason, std::string& why) {
     why = std::move(reason);
     return false;
@@ -403,6 +471,7 @@ private:
     if (out.size() != 1 || g->results().size() != 1 || g->numParams() != a.size())
       return fail("calls @" + g->name() + " with a signature that is not one scalar result", why);
     callees_->insert(g->name());
+    if (g == self_ && inlineSelf_ && inlineDepth_ == 0 && !tail_.count(n.result(0))) return inlineSelfCall(n, a, why);
     std::string args = "%ctx", types = "!llvm.ptr";
     for (size_t i = 0; i < a.size(); ++i) {
       ScalarKind k;
@@ -499,6 +568,10 @@ private:
 
   const ir::Module& module_;
   std::set<std::string>* callees_ = nullptr;
+  const ir::Graph* self_ = nullptr;          // the graph being emitted
+  std::set<const ir::Value*> tail_;          // values defined in tail position (markTail)
+  bool inlineSelf_ = false;                  // selfInlinable(self_)
+  int inlineDepth_ = 0;                      // > 0 inside an inlined self-call
   std::unordered_map<const ir::Value*, std::string> names_;
   std::string text_, indent_;
   int next_ = 0;
