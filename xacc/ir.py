@@ -42,6 +42,19 @@ class Module:
         results, printed = self._impl.interpret(graph, list(args))
         return (results, printed) if capture_output else results
 
+    def grad(self, graph: str = "main", wrt: list[str | int] | None = None, seed: str = "ones",
+             name: str | None = None) -> str:
+        """Reverse-mode autodiff: adds a graph (default ``<graph>_grad``) with the same
+        parameters that returns the original results followed by one gradient per
+        ``wrt`` parameter (names or indices; default: every float/floating-tensor
+        parameter). ``seed="ones"`` seeds each differentiable result with ones;
+        ``seed="param"`` adds one cotangent parameter per differentiable result.
+        Returns the new graph's name; unsupported ops raise CompileError naming the
+        op and its location."""
+        if seed not in ("ones", "param"):
+            raise ValueError("seed must be 'ones' or 'param'")
+        return self._impl.grad(graph, list(wrt or []), seed == "param", name or "")
+
     @property
     def graph_names(self) -> list[str]:
         return list(self._impl.graph_names)
@@ -64,6 +77,12 @@ def parse_file(path: str, verify: bool = True) -> Module:
         return parse(f.read(), path, verify)
 
 
+def grad(module: Module, graph: str = "main", wrt: list[str | int] | None = None, seed: str = "ones",
+         name: str | None = None) -> str:
+    """``module.grad(...)``: see Module.grad."""
+    return module.grad(graph, wrt, seed, name)
+
+
 def ops() -> list[tuple[str, str]]:
     """Registered ops with their one-line summaries."""
     return list(_C.ops())
@@ -74,4 +93,4 @@ def passes() -> list[tuple[str, str]]:
     return list(_C.passes())
 
 
-__all__ = ["Module", "parse", "parse_file", "ops", "passes", "CompileError", "ExecutionError"]
+__all__ = ["Module", "grad", "parse", "parse_file", "ops", "passes", "CompileError", "ExecutionError"]

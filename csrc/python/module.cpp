@@ -9,6 +9,7 @@
 #include "xacc/ir/Parser.h"
 #include "xacc/ir/Printer.h"
 #include "xacc/ir/Verifier.h"
+#include "xacc/passes/Autodiff.h"
 #include "xacc/passes/PassManager.h"
 
 namespace xacc::python {
@@ -151,6 +152,38 @@ py::dict runPasses(PyModule& pm, const std::string& pipeline, bool verifyEach) {
   return stats;
 }
 
+/// Adds the gradient graph of @graph (see Note [Gradient graphs]); returns its name.
+std::string grad(PyModule& pm, const std::string& graph, py::list wrt, bool seedParams,
+                 const std::string& name) {
+  support::DiagnosticEngine diag;
+  const ir::Graph* g = pm.module->lookup(graph);
+  if (!g) {
+    diag.error("E0409", {}, "no graph @" + graph);
+    raiseDiagnostics(diag);
+  }
+  passes::GradOptions opts;
+  opts.seedParams = seedParams;
+  opts.name = name;
+  for (py::handle w : wrt) {
+    std::string spec = py::isinstance<py::int_>(w) ? std::to_string(w.cast<size_t>()) : w.cast<std::string>();
+    std::vector<size_t> idx;
+    std::string err;
+    if (!passes::parseWrtList(*g, spec, idx, err)) {
+      diag.error("E0303", {}, err);
+      raiseDiagnostics(diag);
+    }
+    opts.wrt.insert(opts.wrt.end(), idx.begin(), idx.end());
+  }
+  // Report where the op came from (a .cml or Python line) when the node says so.
+  opts.locOf = [&pm](const ir::Node& n) { return n.loc().file ? n.loc() : pm.locs.of(n); };
+  auto dg = passes::buildGradGraph(*g, opts, diag);
+  if (!dg) raiseDiagnostics(diag);
+  if (pm.module->lookup(dg->name())) pm.module->erase(dg->name());
+  std::string out = dg->name();
+  pm.module->add(std::move(dg));
+  return out;
+}
+
 py::object interpret(PyModule& pm, const std::string& graph, py::list args) {
   const ir::Graph* g = pm.module->lookup(graph);
   support::DiagnosticEngine diag;
@@ -211,6 +244,8 @@ PYBIND11_MODULE(_C, m) {
       .def("run_passes", &python::runPasses, py::arg("pipeline"), py::arg("verify_each") = false)
       .def("to_dot", [](const PyModule& pm) { return ir::printDot(*pm.module); })
       .def("interpret", &python::interpret, py::arg("graph"), py::arg("args") = py::list())
+      .def("grad", &python::grad, py::arg("graph"), py::arg("wrt") = py::list(),
+           py::arg("seed_params") = false, py::arg("name") = "")
       .def_property_readonly("graph_names",
                              [](const PyModule& pm) {
                                std::vector<std::string> names;

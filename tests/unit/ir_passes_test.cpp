@@ -3,6 +3,7 @@
 // effect rules every pass must keep, the pass registry and pipeline parsing,
 // and that passes preserve what the interpreter computes.
 #include "xacc/passes/PassManager.h"
+#include "xacc/passes/Autodiff.h"
 
 #include <gtest/gtest.h>
 
@@ -55,7 +56,7 @@ TEST_F(PassTest, RegistryListsEveryPassInDeclarationOrder) {
     EXPECT_EQ(p.create()->name(), p.name);
   }
   EXPECT_EQ(names, std::vector<std::string>({"dce", "const-fold", "cse", "canonicalize", "inline",
-                                             "erase-device-code", "sequence-effects"}));
+                                             "erase-device-code", "sequence-effects", "grad"}));
   EXPECT_EQ(xacc::passes::createPass("nope"), nullptr);
 }
 
@@ -204,6 +205,44 @@ TEST_F(PassTest, InlineThreadsTokensAndSkipsRecursion) {
 }
 
 // A small program through every pass in turn computes and prints the same.
+TEST_F(PassTest, GradOfFloatArithmeticMatchesHandDerivatives) {
+  // f(x, y) = x * y / (x + y) - y; df/dx = y^2/(x+y)^2, df/dy = x^2/(x+y)^2 - 1
+  Graph& g = newGraph("f");
+  Value* x = g.addParam(Type::f64(), "x");
+  Value* y = g.addParam(Type::f64(), "y");
+  Builder b(g);
+  Value* p = b.value(CoreOp::Mul, {x, y});
+  Value* s = b.value(CoreOp::Add, {x, y});
+  Value* q = b.value(CoreOp::Div, {p, s});
+  g.addResult(b.value(CoreOp::Sub, {q, y}));
+  xacc::passes::GradOptions opts;
+  auto dg = xacc::passes::buildGradGraph(g, opts, diag);
+  ASSERT_TRUE(dg) << diag.renderAllText();
+  EXPECT_EQ(dg->name(), "f_grad");
+  Graph* d = module.add(std::move(dg));
+  EXPECT_TRUE(verifyModule(module, diag)) << diag.renderAllText();
+  std::string out;
+  auto r = interpret(*d, {Datum::real(2.0), Datum::real(3.0)}, &out);
+  ASSERT_EQ(r.size(), 3u);
+  EXPECT_DOUBLE_EQ(r[0].asFloat(), 6.0 / 5.0 - 3.0);
+  EXPECT_DOUBLE_EQ(r[1].asFloat(), 9.0 / 25.0);
+  EXPECT_DOUBLE_EQ(r[2].asFloat(), 4.0 / 25.0 - 1.0);
+  // Only y: one gradient; an unsupported op on the path is a located error.
+  opts.wrt = {1};
+  opts.name = "dfdy";
+  auto dy = xacc::passes::buildGradGraph(g, opts, diag);
+  ASSERT_TRUE(dy);
+  EXPECT_EQ(dy->results().size(), 2u);
+  Graph& h = newGraph("h");
+  Value* hx = h.addParam(Type::f64(), "x");
+  Builder hb(h);
+  h.addResult(hb.value(CoreOp::Mod, {hx, hx}));
+  EXPECT_FALSE(xacc::passes::buildGradGraph(h, {}, diag));
+  ASSERT_FALSE(diag.diagnostics().empty());
+  EXPECT_EQ(diag.diagnostics().back().code, "E0303");
+  EXPECT_NE(diag.diagnostics().back().message.find("'arith.mod'"), std::string::npos);
+}
+
 TEST_F(PassTest, EveryPassPreservesSemantics) {
   const char* text = R"(
 graph @sq(%x: i64) -> i64 {

@@ -1,0 +1,62 @@
+// Reverse-mode automatic differentiation as a GIR-to-GIR transform, shared by
+// Camel's built-in `grad` macro, `xacc-opt --passes=grad` and `xacc.ir` (and,
+// later, XJIT training).
+//
+// Note [Gradient graphs]: given a graph F(p0, ..., pn) -> (r0, ..., rm) and a
+// choice of parameters to differentiate (`wrt`), buildGradGraph returns a new
+// graph with the same parameters (plus one cotangent parameter per
+// differentiable result when `seedParams` is set) that returns
+//   r0, ..., rm, d0, ..., dk
+// where d_j is the vector-Jacobian product sum_i <seed_i, dr_i/dp_{wrt[j]}>.
+// Without cotangent parameters every differentiable result is seeded with ones
+// (1.0 for a float, `aten.ones_like` for a tensor), so for one scalar result the
+// d_j are plain gradients. Differentiable values are floats (`f32`/`f64`) and
+// tensors with a floating dtype; ints, bools, strings and tokens carry no
+// gradient. A parameter that no differentiable result depends on gets a zero
+// gradient (`0.0` or `aten.zeros_like`).
+//
+// The derivative of each op is a small rule (a table entry) that emits GIR
+// nodes: `aten.*` ops for tensors, `arith.*` / `ctrl.select` for floats. A
+// contribution to a tensor operand that was broadcast is summed back to the
+// operand's shape (sum_to_size semantics; a dynamic dim is assumed not to have
+// been broadcast). Nodes are differentiated only where they lie on a path from
+// a `wrt` parameter to a result; an op on such a path without a rule (or a
+// graph with regions or calls on the path: inline first) is reported, naming
+// the op and its location, and no graph is produced. The new graph is cleaned
+// up with canonicalize, CSE and DCE.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "xacc/ir/Graph.h"
+#include "xacc/support/Diagnostic.h"
+
+namespace xacc::passes {
+
+struct GradOptions {
+  /// Parameter indices to differentiate; empty: every differentiable parameter.
+  std::vector<size_t> wrt;
+  /// Add one cotangent parameter per differentiable result (after the original
+  /// parameters) instead of seeding with ones.
+  bool seedParams = false;
+  /// Name of the new graph; empty: `<name>_grad`.
+  std::string name;
+  /// Where to report a node (defaults to Node::loc()).
+  std::function<support::SourceLoc(const ir::Node&)> locOf;
+};
+
+/// See Note [Gradient graphs]. Returns null after reporting an error.
+std::unique_ptr<ir::Graph> buildGradGraph(const ir::Graph& fwd, const GradOptions& opts,
+                                          support::DiagnosticEngine& diag);
+
+/// True when values of type `t` carry gradients (floats, floating tensors).
+bool isDifferentiableType(ir::Type t);
+
+/// Resolves a `wrt` list written as parameter names or indices ("x,2,y").
+bool parseWrtList(const ir::Graph& g, const std::string& spec, std::vector<size_t>& out,
+                  std::string& error);
+
+}  // namespace xacc::passes

@@ -1,0 +1,1073 @@
+// Reverse-mode autodiff (see Note [Gradient graphs] in Autodiff.h).
+//
+// The forward graph is cloned; a forward sweep marks the values that depend on
+// a `wrt` parameter ("active"), then a reverse sweep over the original nodes
+// asks each active node's rule for the contributions of its result gradient to
+// its operands and accumulates them. Rules are table entries keyed by op name
+// (aten ops without the `aten.` prefix, `default` overload dropped) that name
+// the op's schema arguments, so a rule reads `self`, `other`, `dim` whether the
+// node supplies them as operands or as attributes (Note [ATen operands and
+// attributes]); this file depends on the IR only, not on libtorch.
+#include "xacc/passes/Autodiff.h"
+
+#include <algorithm>
+#include <cmath>
+#include <unordered_map>
+#include <unordered_set>
+
+#include "xacc/ir/Builder.h"
+#include "xacc/passes/PassManager.h"
+
+namespace xacc::passes {
+
+using ir::Attr;
+using ir::AttrDict;
+using ir::Node;
+using ir::Type;
+using ir::Value;
+
+bool isDifferentiableType(Type t) {
+  if (!t) return false;
+  if (t.isFloat()) return true;
+  return t.isTensor() && ir::isFloatingDType(t.dtype());
+}
+
+namespace {
+
+// ---------------------------------------------------------------------------
+// Schema arguments of the ops that have rules.
+
+enum class AK : uint8_t {
+  T,    ///< Tensor (a number operand also fits, as a wrapped number)
+  TOpt, ///< Tensor?
+  S,    ///< Scalar / int / float / bool (optional ones too)
+  IL,   ///< int[] / int[]?
+  X,    ///< str, ScalarType?, ... (attribute or null operand)
+};
+
+struct ArgSpec {
+  const char* name;
+  AK kind;
+  Attr dflt = Attr::none();
+};
+
+struct Arg {
+  Value* v = nullptr;  ///< supplied by an operand
+  Attr a;              ///< otherwise by an attribute or default (none: absent)
+  bool isNone() const { return v ? v->type() == Type::null() : a.isNone(); }
+};
+
+bool fits(AK k, Type t) {
+  switch (k) {
+    case AK::T: return t.isTensor() || t.isNumeric() || t.kind() == ir::TypeKind::Bool;
+    case AK::TOpt: return t.isTensor() || t == Type::null();
+    case AK::S: return t.isNumeric() || t.kind() == ir::TypeKind::Bool || t == Type::null();
+    case AK::IL:
+      return t.kind() == ir::TypeKind::List || t.kind() == ir::TypeKind::Tuple || t.isInt() ||
+             t == Type::null();
+    case AK::X: return t.kind() == ir::TypeKind::Str || t == Type::null();
+  }
+  return false;
+}
+
+/// Constant value of an operand defined by `arith.const`.
+const Attr* constOf(Value* v) {
+  if (!v || v->isParam()) return nullptr;
+  Node* d = v->definingNode();
+  if (d->op().is(ir::CoreOp::Const)) return d->attr("value");
+  return nullptr;
+}
+
+bool attrDouble(const Attr& a, double& out) {
+  if (a.kind() == Attr::Kind::Int) return out = double(a.getInt()), true;
+  if (a.kind() == Attr::Kind::Float) return out = a.getFloat(), true;
+  if (a.kind() == Attr::Kind::Bool) return out = a.getBool() ? 1.0 : 0.0, true;
+  return false;
+}
+
+bool argDouble(const Arg& a, double& out) {
+  if (a.v) {
+    const Attr* c = constOf(a.v);
+    return c && attrDouble(*c, out);
+  }
+  return attrDouble(a.a, out);
+}
+
+bool argInt(const Arg& a, int64_t& out) {
+  const Attr* c = a.v ? constOf(a.v) : &a.a;
+  if (c && c->kind() == Attr::Kind::Int) return out = c->getInt(), true;
+  return false;
+}
+
+bool argBool(const Arg& a, bool dflt) {
+  const Attr* c = a.v ? constOf(a.v) : &a.a;
+  if (c && c->kind() == Attr::Kind::Bool) return c->getBool();
+  return dflt;
+}
+
+/// int[] argument as a vector; `none` is true for an absent/None list.
+bool argIntList(const Arg& a, std::vector<int64_t>& out, bool& none) {
+  none = false;
+  out.clear();
+  if (a.isNone()) return none = true, true;
+  const Attr* c = a.v ? constOf(a.v) : &a.a;
+  if (!c) return false;
+  if (c->kind() == Attr::Kind::Int) return out.push_back(c->getInt()), true;
+  if (c->kind() != Attr::Kind::Array) return false;
+  for (const Attr& e : c->getArray()) {
+    if (e.kind() != Attr::Kind::Int) return false;
+    out.push_back(e.getInt());
+  }
+  return true;
+}
+
+Attr intArray(const std::vector<int64_t>& v) {
+  Attr::Array a;
+  for (int64_t x : v) a.push_back(Attr::integer(x));
+  return Attr::array(std::move(a));
+}
+
+/// Normalised rule key: "add.Tensor", "relu" (default overload), "arith.add",
+/// "math::sqrt" (a Camel float builtin).
+std::string ruleKey(const Node& n) {
+  const std::string& name = n.opName();
+  if (name.rfind("aten.", 0) == 0) {
+    std::string k = name.substr(5);
+    if (k.size() > 8 && k.compare(k.size() - 8, 8, ".default") == 0) k.resize(k.size() - 8);
+    return k;
+  }
+  if (n.op().is(ir::CoreOp::Builtin)) return n.attrs().getStr("name");
+  return name;
+}
+
+class Autodiff;
+
+/// What a rule sees: the node, its bound arguments and its result gradients.
+struct RuleCtx {
+  Autodiff& ad;
+  Node* n;
+  const std::vector<ArgSpec>& spec;
+  std::vector<Arg> args;
+  Value* g;    ///< gradient of result 0 (may be null when only others have one)
+  Value* out;  ///< result 0
+
+  int index(const char* name) const {
+    for (size_t i = 0; i < spec.size(); ++i)
+      if (std::string_view(spec[i].name) == name) return int(i);
+    return -1;
+  }
+  const Arg& arg(const char* name) const { return args[size_t(index(name))]; }
+  /// The argument as a value: its operand, or a number attribute as an f64
+  /// constant (a wrapped number in aten ops, `aten.mul.Tensor(%x) {other = 2.5}`).
+  Value* val(const char* name) const;
+  bool active(const char* name) const;
+  /// Adds `contrib` to the gradient of argument `name` (when it is an active operand).
+  void give(const char* name, Value* contrib);
+  bool fail(const std::string& why);
+};
+
+using RuleFn = std::function<bool(RuleCtx&)>;
+
+struct Rule {
+  std::vector<ArgSpec> args;
+  RuleFn fn;
+};
+
+// ---------------------------------------------------------------------------
+
+class Autodiff {
+public:
+  Autodiff(ir::Graph& g, support::DiagnosticEngine& diag,
+           const std::function<support::SourceLoc(const Node&)>& locOf)
+      : g_(g), b_(g), diag_(diag), locOf_(locOf) {}
+
+  bool failed() const { return failed_; }
+  void setCurrent(Node* n, const Node* orig) {
+    cur_ = n;
+    curOrig_ = orig;
+    b_.setLoc(n ? n->loc() : support::SourceLoc{});
+  }
+
+  bool error(const std::string& msg, const std::string& suggestion = {}) {
+    support::SourceLoc loc = curOrig_ ? (locOf_ ? locOf_(*curOrig_) : curOrig_->loc()) : support::SourceLoc{};
+    auto& d = diag_.error("E0303", loc, msg);
+    if (!suggestion.empty()) d.suggestion = suggestion;
+    failed_ = true;
+    return false;
+  }
+
+  // --- emitting -----------------------------------------------------------
+  Value* op(std::string_view name, const std::vector<Value*>& operands, AttrDict attrs = {}) {
+    for (Value* v : operands)
+      if (!v) return nullptr;
+    Node* n = b_.create(name, operands, std::move(attrs));
+    if (!n) {
+      error("cannot differentiate '" + (cur_ ? cur_->opName() : std::string()) + "': building " +
+            std::string(name) + " failed: " + b_.error());
+      return nullptr;
+    }
+    return n->result(n->numResults() - 1);
+  }
+  Value* core(ir::CoreOp o, const std::vector<Value*>& operands, Type t = Type()) {
+    for (Value* v : operands)
+      if (!v) return nullptr;
+    Node* n = b_.create(o, operands, {}, t ? std::vector<Type>{t} : std::vector<Type>{});
+    if (!n) {
+      error("cannot differentiate '" + (cur_ ? cur_->opName() : std::string()) + "': " + b_.error());
+      return nullptr;
+    }
+    return n->result(0);
+  }
+  Value* fconst(double v, Type t = Type::f64()) { return b_.constFloat(v, t); }
+
+  static bool isT(Value* v) { return v && v->type().isTensor(); }
+
+  // Arithmetic that works on tensors (aten) and floats (arith).
+  Value* add(Value* a, Value* b) {
+    if (!a || !b) return nullptr;
+    if (isT(a) || isT(b)) return op("aten.add.Tensor", {isT(a) ? a : b, isT(a) ? b : a});
+    return core(ir::CoreOp::Add, {a, b});
+  }
+  Value* sub(Value* a, Value* b) {
+    if (!a || !b) return nullptr;
+    if (isT(a)) return op("aten.sub.Tensor", {a, b});
+    if (isT(b)) return neg(op("aten.sub.Tensor", {b, a}));
+    return core(ir::CoreOp::Sub, {a, b});
+  }
+  Value* mul(Value* a, Value* b) {
+    if (!a || !b) return nullptr;
+    if (isT(a) || isT(b)) return op("aten.mul.Tensor", {isT(a) ? a : b, isT(a) ? b : a});
+    return core(ir::CoreOp::Mul, {a, b});
+  }
+  Value* div(Value* a, Value* b) {
+    if (!a || !b) return nullptr;
+    if (isT(a)) return op("aten.div.Tensor", {a, b});
+    if (isT(b)) return op("aten.mul.Tensor", {op("aten.reciprocal", {b}), a});
+    return core(ir::CoreOp::Div, {a, b});
+  }
+  Value* neg(Value* a) {
+    if (!a) return nullptr;
+    return isT(a) ? op("aten.neg", {a}) : core(ir::CoreOp::Neg, {a});
+  }
+  /// a * c for a constant c.
+  Value* mulc(Value* a, double c) {
+    if (!a) return nullptr;
+    if (c == 1.0) return a;
+    if (c == -1.0) return neg(a);
+    if (isT(a)) return op("aten.mul.Scalar", {a}, ir::attrs({{"other", Attr::real(c)}}));
+    return core(ir::CoreOp::Mul, {a, fconst(c, a->type())});
+  }
+  /// a * s for a scalar argument (operand or attribute).
+  Value* mulArg(Value* a, const Arg& s) {
+    double c;
+    if (!s.v && argDouble(s, c)) return mulc(a, c);
+    if (s.v) return mul(a, s.v->type().isInt() && !isT(a) ? core(ir::CoreOp::Cast, {s.v}, a->type()) : s.v);
+    return a;
+  }
+  /// Scalar argument as a value usable in arithmetic with `like`.
+  Value* scalarValue(const Arg& s, Value* like) {
+    if (s.v) {
+      if (!isT(like) && s.v->type().isInt()) return core(ir::CoreOp::Cast, {s.v}, like->type());
+      return s.v;
+    }
+    double c = 0;
+    argDouble(s, c);
+    return fconst(c);
+  }
+  Value* onesLike(Value* v) {
+    return isT(v) ? op("aten.ones_like", {v}) : fconst(1.0, v->type());
+  }
+  Value* zerosLike(Value* v) {
+    return isT(v) ? op("aten.zeros_like", {v}) : fconst(0.0, v->type());
+  }
+  /// where(mask, g, 0) for a boolean tensor mask (or a bool scalar with select).
+  Value* maskGrad(Value* mask, Value* g) {
+    if (!mask || !g) return nullptr;
+    if (isT(g)) return op("aten.where.ScalarOther", {mask, g}, ir::attrs({{"other", Attr::real(0.0)}}));
+    return core(ir::CoreOp::Select, {mask, g, fconst(0.0, g->type())});
+  }
+
+  /// Sums `g` down to the shape of `target` (undoing broadcasting).
+  Value* reduceTo(Value* g, Type target) {
+    if (!g) return nullptr;
+    Type gt = g->type();
+    if (gt == target) return g;
+    if (!target.isTensor()) {
+      if (!gt.isTensor()) {
+        if (gt != target) return core(ir::CoreOp::Cast, {g}, target);
+        return g;
+      }
+      error("cannot differentiate '" + (cur_ ? cur_->opName() : std::string()) +
+                "' with respect to a scalar operand of a tensor op",
+            "pass the scalar as a 0-d tensor");
+      return nullptr;
+    }
+    if (!gt.isTensor()) {
+      // A float gradient flowing into a tensor (e.g. through a 0-d tensor).
+      return op("aten.mul.Tensor", {op("aten.ones_like", {curTensorOperandOfType(target)}), g});
+    }
+    if (!gt.ranked() || !target.ranked()) {
+      if (gt.ranked() && target.ranked()) return g;
+      error("cannot differentiate '" + (cur_ ? cur_->opName() : std::string()) +
+            "': reducing a gradient to an unranked tensor type is not supported");
+      return nullptr;
+    }
+    const auto& gd = gt.dims();
+    const auto& td = target.dims();
+    if (gd.size() < td.size()) {
+      error("cannot differentiate '" + (cur_ ? cur_->opName() : std::string()) + "': gradient " +
+            gt.str() + " has lower rank than operand " + target.str());
+      return nullptr;
+    }
+    size_t lead = gd.size() - td.size();
+    Value* r = g;
+    if (lead) {
+      std::vector<int64_t> dims;
+      for (size_t i = 0; i < lead; ++i) dims.push_back(int64_t(i));
+      r = op("aten.sum.dim_IntList", {r},
+             ir::attrs({{"dim", intArray(dims)}, {"keepdim", Attr::boolean(false)}}));
+    }
+    std::vector<int64_t> ones;
+    for (size_t i = 0; i < td.size(); ++i)
+      if (td[i].isStatic() && td[i].size == 1 && !(gd[i + lead].isStatic() && gd[i + lead].size == 1))
+        ones.push_back(int64_t(i));
+    if (!ones.empty())
+      r = op("aten.sum.dim_IntList", {r},
+             ir::attrs({{"dim", intArray(ones)}, {"keepdim", Attr::boolean(true)}}));
+    if (r && r->type().isTensor() && r->type().dtype() != target.dtype())
+      r = op("aten._to_copy", {r}, ir::attrs({{"dtype", Attr::string(ir::dtypeName(target.dtype()))}}));
+    return r;
+  }
+
+  /// Accumulates `contrib` into the gradient of `v`.
+  void accumulate(Value* v, Value* contrib) {
+    if (!v || !contrib || !active_.count(v)) return;
+    contrib = reduceTo(contrib, v->type());
+    if (!contrib) return;
+    auto it = grads_.find(v);
+    if (it == grads_.end()) grads_[v] = contrib;
+    else it->second = add(it->second, contrib);
+  }
+
+  bool isActive(Value* v) const { return v && active_.count(v); }
+  Value* gradOf(Value* v) const {
+    auto it = grads_.find(v);
+    return it == grads_.end() ? nullptr : it->second;
+  }
+
+  bool run(const std::vector<size_t>& wrt, bool seedParams, const ir::Graph& orig,
+           const std::unordered_map<const Node*, const Node*>& origOf);
+
+private:
+  Value* curTensorOperandOfType(Type t) {
+    if (cur_)
+      for (Value* v : cur_->operands())
+        if (v && v->type() == t) return v;
+    return nullptr;
+  }
+
+  ir::Graph& g_;
+  ir::Builder b_;
+  support::DiagnosticEngine& diag_;
+  std::function<support::SourceLoc(const Node&)> locOf_;
+  Node* cur_ = nullptr;
+  const Node* curOrig_ = nullptr;
+  bool failed_ = false;
+  std::unordered_set<Value*> active_;
+  std::unordered_map<Value*, Value*> grads_;
+  friend struct RuleCtx;
+};
+
+bool RuleCtx::active(const char* name) const {
+  int i = index(name);
+  return i >= 0 && args[size_t(i)].v && ad.isActive(args[size_t(i)].v);
+}
+Value* RuleCtx::val(const char* name) const {
+  const Arg& a = arg(name);
+  if (a.v) return a.v;
+  double d;
+  if (attrDouble(a.a, d) && a.a.kind() != Attr::Kind::Bool) return ad.fconst(d);
+  return nullptr;
+}
+void RuleCtx::give(const char* name, Value* contrib) {
+  int i = index(name);
+  if (i < 0 || !args[size_t(i)].v || !ad.isActive(args[size_t(i)].v)) return;
+  if (!contrib) {
+    if (!ad.failed()) ad.error("cannot differentiate '" + n->opName() + "' with respect to '" + name + "'");
+    return;
+  }
+  ad.accumulate(args[size_t(i)].v, contrib);
+}
+bool RuleCtx::fail(const std::string& why) {
+  return ad.error("cannot differentiate '" + n->opName() + "': " + why);
+}
+
+// ---------------------------------------------------------------------------
+// The rules.
+
+using A = ArgSpec;
+constexpr AK T = AK::T, TO = AK::TOpt, S = AK::S, IL = AK::IL, X = AK::X;
+
+/// Normalises a possibly negative dim against `rank`.
+int64_t normDim(int64_t d, size_t rank) { return d < 0 ? d + int64_t(rank) : d; }
+
+size_t rankOf(Value* v) { return v && v->type().isTensor() && v->type().ranked() ? v->type().dims().size() : 0; }
+
+/// g of a reduction over `dims` (all dims when `all`) without keepdim, made
+/// broadcastable against the input again.
+Value* unsqueezeReduced(Autodiff& ad, Value* g, Value* x, const std::vector<int64_t>& dims, bool all,
+                        bool keepdim) {
+  if (keepdim || all) return g;
+  size_t rank = rankOf(x);
+  std::vector<int64_t> ds;
+  for (int64_t d : dims) ds.push_back(normDim(d, rank));
+  std::sort(ds.begin(), ds.end());
+  for (int64_t d : ds) g = ad.op("aten.unsqueeze", {g}, ir::attrs({{"dim", Attr::integer(d)}}));
+  return g;
+}
+
+/// Number of elements reduced (static product, or null with an error).
+Value* reducedCount(RuleCtx& c, Value* x, const std::vector<int64_t>& dims, bool all, double& count) {
+  Type t = x->type();
+  if (!t.ranked()) return c.fail("mean over an unranked tensor"), nullptr;
+  count = 1;
+  size_t rank = t.dims().size();
+  std::vector<int64_t> ds;
+  if (all) for (size_t i = 0; i < rank; ++i) ds.push_back(int64_t(i));
+  else for (int64_t d : dims) ds.push_back(normDim(d, rank));
+  for (int64_t d : ds) {
+    if (d < 0 || size_t(d) >= rank) return c.fail("dim out of range"), nullptr;
+    if (!t.dims()[size_t(d)].isStatic()) return nullptr;  // dynamic: caller uses numel
+    count *= double(t.dims()[size_t(d)].size);
+  }
+  return x;
+}
+
+bool matmulRule(RuleCtx& c, const char* an, const char* bn) {
+  Autodiff& ad = c.ad;
+  Value* a = c.val(an);
+  Value* b = c.val(bn);
+  if (!Autodiff::isT(a) || !Autodiff::isT(b)) return c.fail("operands must be tensors");
+  size_t ra = rankOf(a), rb = rankOf(b);
+  if (!a->type().ranked() || !b->type().ranked()) return c.fail("operands must be ranked");
+  Value* g = c.g;
+  if (ra == 1 && rb == 1) {
+    c.give(an, ad.mul(b, g));
+    c.give(bn, ad.mul(a, g));
+    return true;
+  }
+  // Lift 1-d operands to matrices, as matmul does, and g to match.
+  Value* a2 = a;
+  Value* b2 = b;
+  if (ra == 1) {
+    a2 = ad.op("aten.unsqueeze", {a}, ir::attrs({{"dim", Attr::integer(0)}}));
+    g = ad.op("aten.unsqueeze", {g}, ir::attrs({{"dim", Attr::integer(-2)}}));
+  }
+  if (rb == 1) {
+    b2 = ad.op("aten.unsqueeze", {b}, ir::attrs({{"dim", Attr::integer(1)}}));
+    g = ad.op("aten.unsqueeze", {g}, ir::attrs({{"dim", Attr::integer(-1)}}));
+  }
+  auto tr = [&](Value* v) {
+    return ad.op("aten.transpose.int", {v}, ir::attrs({{"dim0", Attr::integer(-2)}, {"dim1", Attr::integer(-1)}}));
+  };
+  if (c.active(an)) {
+    Value* da = ad.reduceTo(ad.op("aten.matmul", {g, tr(b2)}), a2 ? a2->type() : Type());
+    if (ra == 1) da = ad.op("aten.squeeze.dim", {da}, ir::attrs({{"dim", Attr::integer(0)}}));
+    c.give(an, da);
+  }
+  if (c.active(bn)) {
+    Value* db = ad.reduceTo(ad.op("aten.matmul", {tr(a2), g}), b2 ? b2->type() : Type());
+    if (rb == 1) db = ad.op("aten.squeeze.dim", {db}, ir::attrs({{"dim", Attr::integer(1)}}));
+    c.give(bn, db);
+  }
+  return true;
+}
+
+bool reduceRule(RuleCtx& c, bool mean) {
+  Autodiff& ad = c.ad;
+  Value* x = c.val("self");
+  bool all = true, keepdim = false;
+  std::vector<int64_t> dims;
+  if (c.index("dim") >= 0) {
+    bool none = false;
+    if (!argIntList(c.arg("dim"), dims, none)) return c.fail("'dim' must be a constant");
+    all = none || dims.empty();
+    keepdim = argBool(c.arg("keepdim"), false);
+  }
+  Value* g = unsqueezeReduced(ad, c.g, x, dims, all, keepdim);
+  Value* gx = ad.op("aten.expand_as", {g, x});
+  if (mean) {
+    double count = 0;
+    if (ad.failed()) return false;
+    if (reducedCount(c, x, dims, all, count)) {
+      gx = ad.mulc(gx, 1.0 / count);
+    } else {
+      if (ad.failed()) return false;
+      // Dynamic sizes: divide by numel(x) / numel(result).
+      Value* nx = ad.op("aten.numel", {x});
+      Value* no = ad.op("aten.numel", {c.out});
+      gx = ad.op("aten.div.Tensor", {gx, ad.core(ir::CoreOp::Div, {nx, no})});
+    }
+  }
+  c.give("self", gx);
+  return true;
+}
+
+/// Gradient mask of maximum/minimum: 1 where `self` wins, 0.5 on ties, 0 else.
+Value* winMask(Autodiff& ad, Value* x, Value* y, bool isMax) {
+  Value* s = ad.op("aten.sign", {ad.sub(x, y)});
+  if (!isMax) s = ad.neg(s);
+  return ad.mulc(ad.op("aten.add.Scalar", {s}, ir::attrs({{"other", Attr::real(1.0)}})), 0.5);
+}
+
+const std::unordered_map<std::string, Rule>& rules() {
+  static const std::unordered_map<std::string, Rule> table = [] {
+    std::unordered_map<std::string, Rule> r;
+    auto def = [&](std::initializer_list<const char*> keys, std::vector<ArgSpec> args, RuleFn fn) {
+      for (const char* k : keys) r[k] = Rule{args, fn};
+    };
+
+    // --- tensor arithmetic ---------------------------------------------------
+    def({"add.Tensor"}, {A{"self", T}, A{"other", T}, A{"alpha", S, Attr::integer(1)}}, [](RuleCtx& c) {
+      c.give("self", c.g);
+      c.give("other", c.ad.mulArg(c.g, c.arg("alpha")));
+      return true;
+    });
+    def({"sub.Tensor"}, {A{"self", T}, A{"other", T}, A{"alpha", S, Attr::integer(1)}}, [](RuleCtx& c) {
+      c.give("self", c.g);
+      if (c.active("other")) c.give("other", c.ad.neg(c.ad.mulArg(c.g, c.arg("alpha"))));
+      return true;
+    });
+    def({"add.Scalar", "sub.Scalar"}, {A{"self", T}, A{"other", S}, A{"alpha", S, Attr::integer(1)}},
+        [](RuleCtx& c) {
+          c.give("self", c.g);
+          return true;
+        });
+    def({"rsub.Scalar", "rsub.Tensor"}, {A{"self", T}, A{"other", T}, A{"alpha", S, Attr::integer(1)}},
+        [](RuleCtx& c) {
+          // other - alpha * self
+          if (c.active("self")) c.give("self", c.ad.neg(c.ad.mulArg(c.g, c.arg("alpha"))));
+          c.give("other", c.g);
+          return true;
+        });
+    def({"mul.Tensor"}, {A{"self", T}, A{"other", T}}, [](RuleCtx& c) {
+      if (c.active("self")) c.give("self", c.ad.mul(c.g, c.val("other")));
+      if (c.active("other")) c.give("other", c.ad.mul(c.g, c.val("self")));
+      return true;
+    });
+    def({"mul.Scalar"}, {A{"self", T}, A{"other", S}}, [](RuleCtx& c) {
+      c.give("self", c.ad.mulArg(c.g, c.arg("other")));
+      return true;
+    });
+    def({"div.Tensor"}, {A{"self", T}, A{"other", T}}, [](RuleCtx& c) {
+      Autodiff& ad = c.ad;
+      Value* y = c.val("other");
+      if (c.active("self")) c.give("self", ad.div(c.g, y));
+      if (c.active("other")) c.give("other", ad.neg(ad.div(ad.mul(c.g, c.out), y)));
+      return true;
+    });
+    def({"div.Scalar"}, {A{"self", T}, A{"other", S}}, [](RuleCtx& c) {
+      double d;
+      if (!c.arg("other").v && argDouble(c.arg("other"), d)) c.give("self", c.ad.mulc(c.g, 1.0 / d));
+      else c.give("self", c.ad.div(c.g, c.ad.scalarValue(c.arg("other"), c.g)));
+      return true;
+    });
+    def({"neg"}, {A{"self", T}}, [](RuleCtx& c) {
+      c.give("self", c.ad.neg(c.g));
+      return true;
+    });
+    def({"pow.Tensor_Scalar"}, {A{"self", T}, A{"exponent", S}}, [](RuleCtx& c) {
+      Autodiff& ad = c.ad;
+      const Arg& e = c.arg("exponent");
+      double ev;
+      if (!e.v && argDouble(e, ev)) {
+        if (ev == 0.0) return true;
+        Value* p = ev == 2.0 ? c.val("self")
+                             : ad.op("aten.pow.Tensor_Scalar", {c.val("self")},
+                                     ir::attrs({{"exponent", Attr::real(ev - 1.0)}}));
+        c.give("self", ad.mulc(ad.mul(c.g, p), ev));
+        return true;
+      }
+      Value* ev1 = ad.scalarValue(e, ad.fconst(0.0));
+      Value* em1 = ad.core(ir::CoreOp::Sub, {ev1, ad.fconst(1.0, ev1->type())});
+      Value* p = ad.op("aten.pow.Tensor_Scalar", {c.val("self"), em1});
+      c.give("self", ad.mul(ad.mul(c.g, p), ev1));
+      return true;
+    });
+    def({"pow.Tensor_Tensor"}, {A{"self", T}, A{"exponent", T}}, [](RuleCtx& c) {
+      Autodiff& ad = c.ad;
+      Value* x = c.val("self");
+      Value* e = c.val("exponent");
+      if (c.active("self")) {
+        Value* em1 = ad.op("aten.sub.Scalar", {e}, ir::attrs({{"other", Attr::real(1.0)}}));
+        c.give("self", ad.mul(ad.mul(c.g, e), ad.op("aten.pow.Tensor_Tensor", {x, em1})));
+      }
+      if (c.active("exponent")) c.give("exponent", ad.mul(ad.mul(c.g, c.out), ad.op("aten.log", {x})));
+      return true;
+    });
+    def({"pow.Scalar"}, {A{"self", S}, A{"exponent", T}}, [](RuleCtx& c) {
+      double base;
+      if (!argDouble(c.arg("self"), base)) return c.fail("the base must be a constant");
+      c.give("exponent", c.ad.mulc(c.ad.mul(c.g, c.out), std::log(base)));
+      return true;
+    });
+
+    // --- pointwise functions ---------------------------------------------------
+    def({"exp"}, {A{"self", T}}, [](RuleCtx& c) { return c.give("self", c.ad.mul(c.g, c.out)), true; });
+    def({"log"}, {A{"self", T}}, [](RuleCtx& c) { return c.give("self", c.ad.div(c.g, c.val("self"))), true; });
+    def({"sqrt"}, {A{"self", T}}, [](RuleCtx& c) {
+      return c.give("self", c.ad.mulc(c.ad.div(c.g, c.out), 0.5)), true;
+    });
+    def({"rsqrt"}, {A{"self", T}}, [](RuleCtx& c) {
+      Value* o3 = c.ad.op("aten.pow.Tensor_Scalar", {c.out}, ir::attrs({{"exponent", Attr::integer(3)}}));
+      return c.give("self", c.ad.mulc(c.ad.mul(c.g, o3), -0.5)), true;
+    });
+    def({"sin"}, {A{"self", T}}, [](RuleCtx& c) {
+      return c.give("self", c.ad.mul(c.g, c.ad.op("aten.cos", {c.val("self")}))), true;
+    });
+    def({"cos"}, {A{"self", T}}, [](RuleCtx& c) {
+      return c.give("self", c.ad.neg(c.ad.mul(c.g, c.ad.op("aten.sin", {c.val("self")})))), true;
+    });
+    def({"tanh"}, {A{"self", T}}, [](RuleCtx& c) {
+      return c.give("self", c.ad.op("aten.tanh_backward", {c.g, c.out})), true;
+    });
+    def({"sigmoid"}, {A{"self", T}}, [](RuleCtx& c) {
+      return c.give("self", c.ad.op("aten.sigmoid_backward", {c.g, c.out})), true;
+    });
+    def({"relu"}, {A{"self", T}}, [](RuleCtx& c) {
+      return c.give("self", c.ad.op("aten.threshold_backward", {c.g, c.out},
+                                    ir::attrs({{"threshold", Attr::integer(0)}}))),
+             true;
+    });
+    def({"gelu"}, {A{"self", T}, A{"approximate", X, Attr::string("none")}}, [](RuleCtx& c) {
+      const Arg& ap = c.arg("approximate");
+      std::string mode = ap.a.kind() == Attr::Kind::Str ? ap.a.getStr() : "none";
+      return c.give("self", c.ad.op("aten.gelu_backward", {c.g, c.val("self")},
+                                    ir::attrs({{"approximate", Attr::string(mode)}}))),
+             true;
+    });
+    def({"silu"}, {A{"self", T}}, [](RuleCtx& c) {
+      return c.give("self", c.ad.op("aten.silu_backward", {c.g, c.val("self")})), true;
+    });
+    def({"abs"}, {A{"self", T}}, [](RuleCtx& c) {
+      return c.give("self", c.ad.mul(c.g, c.ad.op("aten.sign", {c.val("self")}))), true;
+    });
+    def({"clone", "contiguous", "alias", "positive"}, {A{"self", T}, A{"memory_format", X}}, [](RuleCtx& c) {
+      return c.give("self", c.g), true;
+    });
+    def({"clamp"}, {A{"self", T}, A{"min", S}, A{"max", S}}, [](RuleCtx& c) {
+      Autodiff& ad = c.ad;
+      Value* x = c.val("self");
+      Value* mask = nullptr;
+      auto bound = [&](const char* name, const char* cmp) {
+        const Arg& a = c.arg(name);
+        if (a.isNone()) return;
+        Value* m = a.v ? ad.op(std::string("aten.") + cmp + ".Scalar", {x, a.v})
+                       : ad.op(std::string("aten.") + cmp + ".Scalar", {x}, ir::attrs({{"other", a.a}}));
+        mask = mask ? ad.op("aten.logical_and", {mask, m}) : m;
+      };
+      bound("min", "ge");
+      bound("max", "le");
+      c.give("self", mask ? ad.maskGrad(mask, c.g) : c.g);
+      return true;
+    });
+    def({"clamp_min"}, {A{"self", T}, A{"min", S}}, [](RuleCtx& c) {
+      const Arg& a = c.arg("min");
+      Value* m = a.v ? c.ad.op("aten.ge.Scalar", {c.val("self"), a.v})
+                     : c.ad.op("aten.ge.Scalar", {c.val("self")}, ir::attrs({{"other", a.a}}));
+      return c.give("self", c.ad.maskGrad(m, c.g)), true;
+    });
+    def({"clamp_max"}, {A{"self", T}, A{"max", S}}, [](RuleCtx& c) {
+      const Arg& a = c.arg("max");
+      Value* m = a.v ? c.ad.op("aten.le.Scalar", {c.val("self"), a.v})
+                     : c.ad.op("aten.le.Scalar", {c.val("self")}, ir::attrs({{"other", a.a}}));
+      return c.give("self", c.ad.maskGrad(m, c.g)), true;
+    });
+    def({"where.self"}, {A{"condition", T}, A{"self", T}, A{"other", T}}, [](RuleCtx& c) {
+      Autodiff& ad = c.ad;
+      Value* cond = c.val("condition");
+      if (c.active("self")) c.give("self", ad.maskGrad(cond, c.g));
+      if (c.active("other"))
+        c.give("other", ad.op("aten.where.ScalarSelf", {cond, c.g}, ir::attrs({{"self", Attr::real(0.0)}})));
+      return true;
+    });
+    def({"maximum", "minimum", "fmax", "fmin"}, {A{"self", T}, A{"other", T}}, [](RuleCtx& c) {
+      Autodiff& ad = c.ad;
+      bool isMax = c.n->opName().find("max") != std::string::npos;
+      Value* w = winMask(ad, c.val("self"), c.val("other"), isMax);
+      if (c.active("self")) c.give("self", ad.mul(c.g, w));
+      if (c.active("other"))
+        c.give("other", ad.mul(c.g, ad.op("aten.rsub.Scalar", {w}, ir::attrs({{"other", Attr::real(1.0)}}))));
+      return true;
+    });
+    def({"mse_loss"}, {A{"self", T}, A{"target", T}, A{"reduction", S, Attr::integer(1)}}, [](RuleCtx& c) {
+      Autodiff& ad = c.ad;
+      int64_t red = 1;
+      argInt(c.arg("reduction"), red);
+      Value* gs = ad.op("aten.mse_loss_backward", {c.g, c.val("self"), c.val("target")},
+                        ir::attrs({{"reduction", Attr::integer(red)}}));
+      if (c.active("self")) c.give("self", gs);
+      if (c.active("target")) c.give("target", ad.neg(gs));
+      return true;
+    });
+
+    // --- linear algebra ---------------------------------------------------------
+    def({"matmul", "mm", "bmm", "dot", "mv"}, {A{"self", T}, A{"other", T}},
+        [](RuleCtx& c) { return matmulRule(c, "self", "other"); });
+    def({"addmm"},
+        {A{"self", T}, A{"mat1", T}, A{"mat2", T}, A{"beta", S, Attr::integer(1)}, A{"alpha", S, Attr::integer(1)}},
+        [](RuleCtx& c) {
+          Autodiff& ad = c.ad;
+          c.give("self", ad.mulArg(c.g, c.arg("beta")));
+          Value* g = c.g;
+          c.g = ad.mulArg(g, c.arg("alpha"));
+          bool ok = matmulRule(c, "mat1", "mat2");
+          c.g = g;
+          return ok;
+        });
+    def({"linear"}, {A{"input", T}, A{"weight", T}, A{"bias", TO}}, [](RuleCtx& c) {
+      Autodiff& ad = c.ad;
+      Value* x = c.val("input");
+      Value* w = c.val("weight");
+      if (rankOf(w) != 2) return c.fail("weight must be a matrix");
+      if (c.active("input")) c.give("input", ad.op("aten.matmul", {c.g, w}));
+      if (c.active("weight")) {
+        Value* gw;
+        if (rankOf(x) == 1) {
+          gw = ad.mul(ad.op("aten.unsqueeze", {c.g}, ir::attrs({{"dim", Attr::integer(1)}})),
+                      ad.op("aten.unsqueeze", {x}, ir::attrs({{"dim", Attr::integer(0)}})));
+        } else {
+          Value* gt = ad.op("aten.transpose.int", {c.g},
+                            ir::attrs({{"dim0", Attr::integer(-2)}, {"dim1", Attr::integer(-1)}}));
+          gw = ad.op("aten.matmul", {gt, x});  // [..., out, in]; reduceTo sums the batch dims
+        }
+        c.give("weight", gw);
+      }
+      if (c.active("bias")) c.give("bias", c.g);
+      return true;
+    });
+
+    // --- views and shapes ---------------------------------------------------------
+    def({"t"}, {A{"self", T}}, [](RuleCtx& c) {
+      return c.give("self", rankOf(c.g) < 2 ? c.g : c.ad.op("aten.t", {c.g})), true;
+    });
+    def({"transpose.int"}, {A{"self", T}, A{"dim0", S}, A{"dim1", S}}, [](RuleCtx& c) {
+      int64_t d0, d1;
+      if (!argInt(c.arg("dim0"), d0) || !argInt(c.arg("dim1"), d1)) return c.fail("dims must be constants");
+      return c.give("self", c.ad.op("aten.transpose.int", {c.g},
+                                    ir::attrs({{"dim0", Attr::integer(d0)}, {"dim1", Attr::integer(d1)}}))),
+             true;
+    });
+    def({"permute"}, {A{"self", T}, A{"dims", IL}}, [](RuleCtx& c) {
+      std::vector<int64_t> dims;
+      bool none;
+      if (!argIntList(c.arg("dims"), dims, none) || none) return c.fail("'dims' must be a constant");
+      std::vector<int64_t> inv(dims.size());
+      for (size_t i = 0; i < dims.size(); ++i) {
+        int64_t d = normDim(dims[i], dims.size());
+        if (d < 0 || size_t(d) >= dims.size()) return c.fail("dim out of range");
+        inv[size_t(d)] = int64_t(i);
+      }
+      return c.give("self", c.ad.op("aten.permute", {c.g}, ir::attrs({{"dims", intArray(inv)}}))), true;
+    });
+    def({"view", "reshape", "_unsafe_view", "flatten.using_ints", "squeeze", "squeeze.dim", "squeeze.dims",
+         "unflatten.int", "view_as", "reshape_as"},
+        {A{"self", T}, A{"size", IL}}, [](RuleCtx& c) {
+          // A static shape does not read the input (which an in-place squeeze_ changed).
+          Type t = c.val("self")->type();
+          if (t.isTensor() && t.ranked() && t.staticNumel() >= 0) {
+            std::vector<int64_t> shape;
+            for (const ir::Dim& d : t.dims()) shape.push_back(d.size);
+            return c.give("self", c.ad.op("aten.reshape", {c.g}, ir::attrs({{"shape", intArray(shape)}}))), true;
+          }
+          if (c.n->hasEffects()) return c.fail("in-place view of a tensor with dynamic shape");
+          return c.give("self", c.ad.op("aten.reshape_as", {c.g, c.val("self")})), true;
+        });
+    def({"unsqueeze"}, {A{"self", T}, A{"dim", S}}, [](RuleCtx& c) {
+      int64_t d;
+      if (!argInt(c.arg("dim"), d)) return c.fail("'dim' must be a constant");
+      d = d < 0 ? d + int64_t(rankOf(c.out)) : d;
+      return c.give("self", c.ad.op("aten.squeeze.dim", {c.g}, ir::attrs({{"dim", Attr::integer(d)}}))), true;
+    });
+    def({"expand", "expand_as", "broadcast_to"}, {A{"self", T}, A{"size", IL}}, [](RuleCtx& c) {
+      return c.give("self", c.g), true;  // accumulate() sums back to the input's shape
+    });
+    def({"sum", "sum.dim_IntList"}, {A{"self", T}, A{"dim", IL}, A{"keepdim", S, Attr::boolean(false)}, A{"dtype", X}},
+        [](RuleCtx& c) { return reduceRule(c, false); });
+    def({"mean", "mean.dim"}, {A{"self", T}, A{"dim", IL}, A{"keepdim", S, Attr::boolean(false)}, A{"dtype", X}},
+        [](RuleCtx& c) { return reduceRule(c, true); });
+    def({"_softmax", "softmax.int"}, {A{"self", T}, A{"dim", S}, A{"half_to_float", S}}, [](RuleCtx& c) {
+      Autodiff& ad = c.ad;
+      int64_t d;
+      if (!argInt(c.arg("dim"), d)) return c.fail("'dim' must be a constant");
+      Value* go = ad.mul(c.g, c.out);
+      Value* s = ad.op("aten.sum.dim_IntList", {go},
+                       ir::attrs({{"dim", intArray({d})}, {"keepdim", Attr::boolean(true)}}));
+      return c.give("self", ad.mul(c.out, ad.sub(c.g, s))), true;
+    });
+    def({"_log_softmax", "log_softmax.int"}, {A{"self", T}, A{"dim", S}, A{"half_to_float", S}}, [](RuleCtx& c) {
+      Autodiff& ad = c.ad;
+      int64_t d;
+      if (!argInt(c.arg("dim"), d)) return c.fail("'dim' must be a constant");
+      Value* s = ad.op("aten.sum.dim_IntList", {c.g},
+                       ir::attrs({{"dim", intArray({d})}, {"keepdim", Attr::boolean(true)}}));
+      return c.give("self", ad.sub(c.g, ad.mul(ad.op("aten.exp", {c.out}), s))), true;
+    });
+    // Non-differentiable: integer-valued or piecewise-constant results.
+    def({"sign", "round", "floor", "ceil", "trunc", "zeros_like", "ones_like", "detach", "lift_fresh",
+         "lift_fresh_copy"},
+        {A{"self", T}}, [](RuleCtx&) { return true; });
+
+    // --- float scalars (Camel floats) ----------------------------------------
+    def({"arith.add"}, {A{"self", T}, A{"other", T}}, [](RuleCtx& c) {
+      c.give("self", c.g);
+      c.give("other", c.g);
+      return true;
+    });
+    def({"arith.sub"}, {A{"self", T}, A{"other", T}}, [](RuleCtx& c) {
+      c.give("self", c.g);
+      if (c.active("other")) c.give("other", c.ad.neg(c.g));
+      return true;
+    });
+    def({"arith.mul"}, {A{"self", T}, A{"other", T}}, [](RuleCtx& c) {
+      if (c.active("self")) c.give("self", c.ad.mul(c.g, c.val("other")));
+      if (c.active("other")) c.give("other", c.ad.mul(c.g, c.val("self")));
+      return true;
+    });
+    def({"arith.div"}, {A{"self", T}, A{"other", T}}, [](RuleCtx& c) {
+      Autodiff& ad = c.ad;
+      if (!c.out->type().isFloat()) return true;
+      if (c.active("self")) c.give("self", ad.div(c.g, c.val("other")));
+      if (c.active("other")) c.give("other", ad.neg(ad.div(ad.mul(c.g, c.out), c.val("other"))));
+      return true;
+    });
+    def({"arith.neg"}, {A{"self", T}}, [](RuleCtx& c) { return c.give("self", c.ad.neg(c.g)), true; });
+    def({"arith.pow"}, {A{"self", T}, A{"other", T}}, [](RuleCtx& c) {
+      Autodiff& ad = c.ad;
+      if (c.active("other"))
+        return c.fail("the derivative with respect to the exponent needs a logarithm, which has no float op");
+      Value* x = c.val("self");
+      Value* e = c.val("other");
+      Type ft = c.out->type();
+      if (e->type() != ft) e = ad.core(ir::CoreOp::Cast, {e}, ft);
+      Value* em1 = ad.core(ir::CoreOp::Sub, {e, ad.fconst(1.0, ft)});
+      Value* xf = x->type() == ft ? x : ad.core(ir::CoreOp::Cast, {x}, ft);
+      c.give("self", ad.mul(ad.mul(c.g, e), ad.core(ir::CoreOp::Pow, {xf, em1})));
+      return true;
+    });
+    def({"arith.abs", "math::abs"}, {A{"self", T}}, [](RuleCtx& c) {
+      Autodiff& ad = c.ad;
+      Value* x = c.val("self");
+      Value* lt = ad.core(ir::CoreOp::Lt, {x, ad.fconst(0.0, x->type())});
+      return c.give("self", ad.core(ir::CoreOp::Select, {lt, ad.neg(c.g), c.g})), true;
+    });
+    def({"arith.max", "arith.min"}, {A{"self", T}, A{"other", T}}, [](RuleCtx& c) {
+      Autodiff& ad = c.ad;
+      bool isMax = c.n->op().is(ir::CoreOp::Max);
+      Value* x = c.val("self");
+      Value* y = c.val("other");
+      Value* first = ad.core(isMax ? ir::CoreOp::Ge : ir::CoreOp::Le, {x, y});
+      Value* zero = ad.fconst(0.0, c.g->type());
+      if (c.active("self")) c.give("self", ad.core(ir::CoreOp::Select, {first, c.g, zero}));
+      if (c.active("other")) c.give("other", ad.core(ir::CoreOp::Select, {first, zero, c.g}));
+      return true;
+    });
+    def({"arith.cast"}, {A{"self", T}}, [](RuleCtx& c) {
+      return c.give("self", c.g), true;  // accumulate() casts back to the operand's type
+    });
+    def({"ctrl.select"}, {A{"condition", T}, A{"self", T}, A{"other", T}}, [](RuleCtx& c) {
+      Autodiff& ad = c.ad;
+      Value* cond = c.val("condition");
+      Value* zero = ad.zerosLike(c.g);
+      if (c.active("self")) c.give("self", ad.core(ir::CoreOp::Select, {cond, c.g, zero}));
+      if (c.active("other")) c.give("other", ad.core(ir::CoreOp::Select, {cond, zero, c.g}));
+      return true;
+    });
+    def({"math::sqrt"}, {A{"self", T}}, [](RuleCtx& c) {
+      return c.give("self", c.ad.mulc(c.ad.div(c.g, c.out), 0.5)), true;
+    });
+    def({"math::exp"}, {A{"self", T}}, [](RuleCtx& c) { return c.give("self", c.ad.mul(c.g, c.out)), true; });
+    def({"math::round", "math::floor", "math::ceil"}, {A{"self", T}}, [](RuleCtx&) { return true; });
+    return r;
+  }();
+  return table;
+}
+
+bool bindArgs(const Node& n, const std::vector<ArgSpec>& spec, std::vector<Arg>& out, std::string& err) {
+  out.assign(spec.size(), Arg{});
+  size_t k = 0;
+  size_t nops = n.numOperands();
+  if (n.hasEffects()) k = 1;  // token (only reached for rules that accept effects)
+  for (size_t i = 0; i < spec.size(); ++i) {
+    if (const Attr* a = n.attr(spec[i].name)) {
+      out[i].a = *a;
+      continue;
+    }
+    if (k < nops && n.operand(k) && fits(spec[i].kind, n.operand(k)->type())) {
+      out[i].v = n.operand(k++);
+      continue;
+    }
+    out[i].a = spec[i].dflt;
+    if (spec[i].kind == AK::T && spec[i].dflt.isNone()) {
+      err = std::string("missing argument '") + spec[i].name + "'";
+      return false;
+    }
+  }
+  return true;
+}
+
+bool Autodiff::run(const std::vector<size_t>& wrt, bool seedParams, const ir::Graph& orig,
+                   const std::unordered_map<const Node*, const Node*>& origOf) {
+  (void)orig;
+  // Forward sweep: activity.
+  for (size_t i : wrt) active_.insert(g_.param(i));
+  for (Node* n : g_) {
+    bool any = false;
+    for (Value* v : n->operands())
+      if (v && active_.count(v)) any = true;
+    if (!any) continue;
+    for (size_t i = 0; i < n->numResults(); ++i)
+      if (isDifferentiableType(n->result(i)->type())) active_.insert(n->result(i));
+  }
+  // Seeds.
+  Node* last = g_.back();
+  std::vector<Value*> results = g_.results();
+  for (Value* r : results) {
+    if (!isActive(r)) {
+      if (seedParams && isDifferentiableType(r ? r->type() : Type())) g_.addParam(r->type(), "");
+      continue;
+    }
+    Value* seed = seedParams ? g_.addParam(r->type(), "") : nullptr;
+    setCurrent(r->isParam() ? nullptr : r->definingNode(),
+               r->isParam() ? nullptr : origOf.at(r->definingNode()));
+    if (!seed) seed = onesLike(r);
+    if (!seed) return false;
+    auto it = grads_.find(r);
+    grads_[r] = it == grads_.end() ? seed : add(it->second, seed);
+  }
+  // Reverse sweep over the forward nodes.
+  const auto& table = rules();
+  for (Node* n = last; n; n = n->prev()) {
+    bool hasGrad = false;
+    for (size_t i = 0; i < n->numResults(); ++i)
+      if (grads_.count(n->result(i))) hasGrad = true;
+    if (!hasGrad) continue;
+    setCurrent(n, origOf.at(n));
+    if (n->numRegions() || n->op().has(ir::kCallLike) || n->op().is(ir::CoreOp::Apply)) {
+      error("cannot differentiate '" + n->opName() + "': calls and control-flow regions are not supported",
+            n->op().has(ir::kCallLike) ? "inline the callee first (the `inline` pass)" : std::string());
+      return false;
+    }
+    std::string key = ruleKey(*n);
+    // An in-place op on a fresh tensor (`squeeze_` traced from a decomposition)
+    // is differentiated like its out-of-place form: token in, (token, tensor) out.
+    bool inplace = false;
+    if (n->hasEffects() && n->opName().rfind("aten.", 0) == 0 && n->numResults() == 2) {
+      size_t dot = key.find('.');
+      size_t end = dot == std::string::npos ? key.size() : dot;
+      // Only view-like ops: their rules never read the (mutated) input's value.
+      static const std::unordered_set<std::string> views = {"squeeze_", "unsqueeze_", "t_", "transpose_"};
+      if (views.count(key.substr(0, end))) {
+        key.erase(end - 1, 1);
+        inplace = true;
+      }
+    }
+    auto it = table.find(key);
+    if (it == table.end() || (n->hasEffects() && !inplace)) {
+      error("cannot differentiate '" + (n->op().is(ir::CoreOp::Builtin) ? ruleKey(*n) : n->opName()) +
+                "': no derivative rule",
+            "supported ops are listed in csrc/lib/passes/Autodiff.cpp");
+      return false;
+    }
+    Value* out = n->result(inplace ? 1 : 0);
+    RuleCtx c{*this, n, it->second.args, {}, grads_.count(out) ? grads_[out] : nullptr, out};
+    std::string err;
+    if (!bindArgs(*n, it->second.args, c.args, err)) return error("cannot differentiate '" + n->opName() + "': " + err);
+    if (!c.g) continue;
+    if (!it->second.fn(c) || failed_) return false;
+  }
+  // Results: original results, then one gradient per wrt parameter.
+  setCurrent(nullptr, nullptr);
+  for (size_t i : wrt) {
+    Value* p = g_.param(i);
+    Value* d = gradOf(p);
+    if (!d) d = zerosLike(p);
+    if (!d) return false;
+    g_.addResult(d, d->type());
+  }
+  return !failed_;
+}
+
+}  // namespace
+
+bool parseWrtList(const ir::Graph& g, const std::string& spec, std::vector<size_t>& out, std::string& error) {
+  out.clear();
+  size_t pos = 0;
+  while (pos <= spec.size()) {
+    size_t comma = spec.find(',', pos);
+    std::string item = spec.substr(pos, comma == std::string::npos ? std::string::npos : comma - pos);
+    while (!item.empty() && item.front() == ' ') item.erase(item.begin());
+    while (!item.empty() && item.back() == ' ') item.pop_back();
+    if (!item.empty()) {
+      if (item[0] == '%') item.erase(item.begin());
+      bool found = false;
+      for (size_t i = 0; i < g.numParams(); ++i)
+        if (g.param(i)->name() == item) {
+          out.push_back(i);
+          found = true;
+          break;
+        }
+      if (!found && std::all_of(item.begin(), item.end(), [](char ch) { return ch >= '0' && ch <= '9'; })) {
+        size_t i = std::stoul(item);
+        if (i < g.numParams()) {
+          out.push_back(i);
+          found = true;
+        }
+      }
+      if (!found) {
+        error = "graph @" + g.name() + " has no parameter '" + item + "'";
+        return false;
+      }
+    }
+    if (comma == std::string::npos) break;
+    pos = comma + 1;
+  }
+  return true;
+}
+
+std::unique_ptr<ir::Graph> buildGradGraph(const ir::Graph& fwd, const GradOptions& opts,
+                                          support::DiagnosticEngine& diag) {
+  std::vector<size_t> wrt = opts.wrt;
+  if (wrt.empty())
+    for (size_t i = 0; i < fwd.numParams(); ++i)
+      if (isDifferentiableType(fwd.param(i)->type())) wrt.push_back(i);
+  for (size_t i : wrt) {
+    if (i >= fwd.numParams()) {
+      diag.error("E0303", {}, "graph @" + fwd.name() + " has no parameter #" + std::to_string(i));
+      return nullptr;
+    }
+    if (!isDifferentiableType(fwd.param(i)->type())) {
+      diag.error("E0303", {},
+                 "cannot differentiate @" + fwd.name() + " with respect to parameter %" +
+                     fwd.param(i)->name() + " of type " + fwd.param(i)->type().str() +
+                     ": only floats and floating-point tensors have gradients");
+      return nullptr;
+    }
+  }
+  auto g = fwd.clone();
+  g->setName(opts.name.empty() ? fwd.name() + "_grad" : opts.name);
+  std::unordered_map<const Node*, const Node*> origOf;
+  for (Node *a = g->front(), *b = fwd.front(); a && b; a = a->next(), b = b->next()) origOf[a] = b;
+  Autodiff ad(*g, diag, opts.locOf);
+  if (!ad.run(wrt, opts.seedParams, fwd, origOf)) return nullptr;
+  // Clean up: the gradient graph reuses forward values; drop what it does not need.
+  ir::Module tmp;
+  ir::Graph* gp = tmp.add(std::move(g));
+  Statistics stats;
+  PassContext ctx{diag, stats};
+  for (const char* p : {"canonicalize", "cse", "dce"})
+    if (!createPass(p)->run(tmp, ctx)) return nullptr;
+  return gp->clone();
+}
+
+}  // namespace xacc::passes
