@@ -32,6 +32,8 @@ TEST_F(StdlibTest, TableListsEverySpecifiedFunctionOnce) {
       "println.fmt", "input", "sleep", "exit", "format", "join", "len", "contains",
       "contains.array", "range", "head", "tail", "slice", "concat", "append", "extend", "zip",
       "map", "filter", "reduce", "foreach", "apply",
+      // 13 (built-in macro)
+      "grad",
       // 15.1-15.12, 15.14, 15.15
       "time::now", "time::strftime", "time::strptime", "os::whoami", "os::cpu_count",
       "os::set_terminal_raw_mode", "os::has_input", "os::get_char", "os::get_chars",

@@ -553,6 +553,7 @@ bool Lowerer::run(CompiledProgram& out) {
     }
   }
   if (diags_.errorCount() != errorsBefore) return false;
+  if (!expandGrads()) return false;
   expandMacros();
   return true;
 }

@@ -55,6 +55,8 @@ public:
   bool lowerEffectfulGlobal(Binding* b);
   /// Compile-time macro expansion (LowerMacro.cpp); returns the calls replaced.
   size_t expandMacros();
+  /// Expands `grad<f>(...)` calls on known functions (Note [Camel grad]); false after an error.
+  bool expandGrads();
   LV decoratedValue(FuncInfo* f, const SourceRange& at);
   /// Applies f's decorators (bottom-up) to `raw`, checking each result type.
   LV applyDecorators(FuncInfo* f, LV raw);

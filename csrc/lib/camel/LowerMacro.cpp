@@ -11,6 +11,7 @@
 
 #include <chrono>
 
+#include "xacc/camel/Stdlib.h"
 #include "xacc/ir/Builder.h"
 #include "xacc/ir/Interpreter.h"
 
@@ -124,6 +125,77 @@ size_t Lowerer::expandMacros() {
   };
   for (auto& g : mod_.graphs()) walk(*g);
   return expanded;
+}
+
+bool Lowerer::expandGrads() {
+  // Note [Camel grad]: grad<f>(args) on a func.ref becomes a call of f's gradient graph.
+  std::unordered_map<std::string, std::string> built;  // callee -> gradient graph
+  bool ok = true;
+  std::vector<ir::Graph*> todo;
+  for (auto& g : mod_.graphs()) todo.push_back(g.get());
+  std::function<void(ir::Graph&)> walk = [&](ir::Graph& g) {
+    for (ir::Node* n = g.front(); n;) {
+      ir::Node* next = n->next();
+      for (size_t k = 0; k < n->numRegions(); ++k) walk(*n->region(k));
+      // Function values thread a token, so the front end may call grad through
+      // func.builtin_effect(%tok, f, args...) -> (%tok', tuple); f's purity is
+      // checked when its gradient graph is built.
+      bool eff = n->op().is(ir::CoreOp::BuiltinEffect);
+      size_t first = eff ? 1 : 0;
+      if (!(n->op().is(ir::CoreOp::Builtin) || eff) || n->attrs().getStr("name") != "grad" ||
+          n->numOperands() <= first || n->numResults() != first + 1) {
+        n = next;
+        continue;
+      }
+      ir::Value* fv = n->operand(first);
+      ir::Node* ref = fv->isParam() ? nullptr : fv->definingNode();
+      if (!ref || !ref->op().is(ir::CoreOp::FuncRef) || !ref->attr("callee")) {
+        n = next;  // a function known only at run time: the builtin differentiates it then
+        continue;
+      }
+      const std::string& callee = ref->attr("callee")->getSymbol();
+      const ir::Graph* f = mod_.lookup(callee);
+      if (!f) {
+        n = next;
+        continue;
+      }
+      auto it = built.find(callee);
+      if (it == built.end()) {
+        auto dg = buildCamelGradGraph(&mod_, *f, ref->numOperands(), uniqueName(callee + "$grad"), diags_,
+                                      n->loc());
+        if (!dg) {
+          ok = false;
+          n = next;
+          continue;
+        }
+        std::string name = dg->name();
+        mod_.add(std::move(dg));
+        it = built.emplace(callee, name).first;
+      }
+      const ir::Graph* dg = mod_.lookup(it->second);
+      std::vector<ir::Value*> args(ref->operands().begin(), ref->operands().end());
+      for (size_t i = first + 1; i < n->numOperands(); ++i) args.push_back(n->operand(i));
+      ir::Builder b(g, n);
+      b.setLoc(n->loc());
+      ir::Node* call = b.create(ir::CoreOp::Call, args, ir::attrs({{"callee", ir::Attr::symbol(it->second)}}),
+                                dg->resultTypes());
+      std::vector<ir::Value*> parts;
+      for (size_t i = 0; call && i < call->numResults(); ++i) parts.push_back(call->result(i));
+      ir::Value* tup = call ? b.value(ir::CoreOp::TupleMake, parts, {}, {n->result(first)->type()}) : nullptr;
+      if (!tup) {
+        diags_.error("E0303", n->loc(), "grad: cannot call the gradient graph: " + b.error());
+        ok = false;
+        n = next;
+        continue;
+      }
+      n->result(first)->replaceAllUsesWith(tup);
+      if (eff) n->result(0)->replaceAllUsesWith(n->operand(0));
+      g.erase(n);
+      n = next;
+    }
+  };
+  for (ir::Graph* g : todo) walk(*g);
+  return ok;
 }
 
 }  // namespace xacc::camel::sema

@@ -357,6 +357,8 @@ public:
 
   bool run(const std::vector<size_t>& wrt, bool seedParams, const ir::Graph& orig,
            const std::unordered_map<const Node*, const Node*>& origOf);
+  /// ctrl.if(c, xs) -> ys: ctrl.if(c, xs, dys) -> dxs whose arms are the arms' gradient graphs.
+  bool diffIf(Node* n);
 
 private:
   Value* curTensorOperandOfType(Type t) {
@@ -373,6 +375,11 @@ private:
   Node* cur_ = nullptr;
   const Node* curOrig_ = nullptr;
   bool failed_ = false;
+
+public:
+  bool gradsOnly_ = false;
+
+private:
   std::unordered_set<Value*> active_;
   std::unordered_map<Value*, Value*> grads_;
   friend struct RuleCtx;
@@ -883,6 +890,9 @@ const std::unordered_map<std::string, Rule>& rules() {
       if (c.active("other")) c.give("other", ad.core(ir::CoreOp::Select, {cond, zero, c.g}));
       return true;
     });
+    def({"float", "f64", "f32"}, {A{"self", T}}, [](RuleCtx& c) {
+      return c.give("self", c.g), true;  // accumulate() casts back to the operand's type
+    });
     def({"math::sqrt"}, {A{"self", T}}, [](RuleCtx& c) {
       return c.give("self", c.ad.mulc(c.ad.div(c.g, c.out), 0.5)), true;
     });
@@ -914,6 +924,44 @@ bool bindArgs(const Node& n, const std::vector<ArgSpec>& spec, std::vector<Arg>&
     }
   }
   return true;
+}
+
+bool Autodiff::diffIf(Node* n) {
+  support::SourceLoc loc = curOrig_ ? (locOf_ ? locOf_(*curOrig_) : curOrig_->loc()) : support::SourceLoc{};
+  std::vector<size_t> wrt;
+  for (size_t i = 1; i < n->numOperands(); ++i)
+    if (isDifferentiableType(n->operand(i)->type())) wrt.push_back(i - 1);
+  if (wrt.empty()) return true;
+  std::vector<std::unique_ptr<ir::Graph>> arms;
+  for (size_t k = 0; k < 2; ++k) {
+    GradOptions o;
+    o.wrt = wrt;
+    o.seedParams = true;
+    o.gradsOnly = true;
+    o.name = n->region(k)->name();
+    o.locOf = [loc](const Node& m) { return m.loc().file ? m.loc() : loc; };
+    auto dg = buildGradGraph(*n->region(k), o, diag_);
+    if (!dg) {
+      failed_ = true;
+      return false;
+    }
+    arms.push_back(std::move(dg));
+  }
+  std::vector<Value*> operands(n->operands().begin(), n->operands().end());
+  for (size_t i = 0; i < n->numResults(); ++i) {
+    Value* r = n->result(i);
+    if (!isDifferentiableType(r->type())) continue;
+    Value* d = gradOf(r);
+    operands.push_back(d ? d : zerosLike(r));
+  }
+  std::vector<Type> types = arms[0]->resultTypes();
+  for (Value* v : operands)
+    if (!v) return false;
+  Node* m = g_.create(&n->op(), operands, types);
+  m->setLoc(n->loc());
+  for (auto& a : arms) m->addRegion(std::move(a));
+  for (size_t j = 0; j < wrt.size(); ++j) accumulate(n->operand(wrt[j] + 1), m->result(j));
+  return !failed_;
 }
 
 bool Autodiff::run(const std::vector<size_t>& wrt, bool seedParams, const ir::Graph& orig,
@@ -953,6 +1001,10 @@ bool Autodiff::run(const std::vector<size_t>& wrt, bool seedParams, const ir::Gr
       if (grads_.count(n->result(i))) hasGrad = true;
     if (!hasGrad) continue;
     setCurrent(n, origOf.at(n));
+    if (n->op().is(ir::CoreOp::If) && !n->hasEffects()) {
+      if (!diffIf(n)) return false;
+      continue;
+    }
     if (n->numRegions() || n->op().has(ir::kCallLike) || n->op().is(ir::CoreOp::Apply)) {
       error("cannot differentiate '" + n->opName() + "': calls and control-flow regions are not supported",
             n->op().has(ir::kCallLike) ? "inline the callee first (the `inline` pass)" : std::string());
@@ -988,12 +1040,21 @@ bool Autodiff::run(const std::vector<size_t>& wrt, bool seedParams, const ir::Gr
   }
   // Results: original results, then one gradient per wrt parameter.
   setCurrent(nullptr, nullptr);
+  std::vector<Value*> grads;
   for (size_t i : wrt) {
     Value* p = g_.param(i);
     Value* d = gradOf(p);
     if (!d) d = zerosLike(p);
     if (!d) return false;
-    g_.addResult(d, d->type());
+    grads.push_back(d);
+  }
+  if (gradsOnly_) {
+    std::vector<Type> types;
+    for (Value* d : grads) types.push_back(d->type());
+    g_.setResults(grads);
+    g_.setResultTypes(types);
+  } else {
+    for (Value* d : grads) g_.addResult(d, d->type());
   }
   return !failed_;
 }
@@ -1059,6 +1120,7 @@ std::unique_ptr<ir::Graph> buildGradGraph(const ir::Graph& fwd, const GradOption
   std::unordered_map<const Node*, const Node*> origOf;
   for (Node *a = g->front(), *b = fwd.front(); a && b; a = a->next(), b = b->next()) origOf[a] = b;
   Autodiff ad(*g, diag, opts.locOf);
+  ad.gradsOnly_ = opts.gradsOnly;
   if (!ad.run(wrt, opts.seedParams, fwd, origOf)) return nullptr;
   // Clean up: the gradient graph reuses forward values; drop what it does not need.
   ir::Module tmp;

@@ -69,15 +69,19 @@
 
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "xacc/ir/Datum.h"
 #include "xacc/ir/Type.h"
+#include "xacc/support/Diagnostic.h"
 
 namespace xacc::ir {
+class Graph;
 class Interpreter;
+class Module;
 class Node;
 }  // namespace xacc::ir
 
@@ -136,6 +140,13 @@ void defineModuleType(ModuleType t);
 const ModuleType* moduleType(std::string_view module, std::string_view name);
 /// Names of `module`'s types.
 std::vector<std::string> moduleTypeNames(std::string_view module);
+/// The gradient graph `name` of function graph `f` for Camel's `grad<f>(...)`
+/// (Note [Camel grad] in stdlib/Grad.cpp): calls inlined from module `m`, the
+/// first `ncaps` parameters (closure captures) not differentiated. Null after
+/// reporting an error at `at` or at the offending op.
+std::unique_ptr<ir::Graph> buildCamelGradGraph(const ir::Module* m, const ir::Graph& f, size_t ncaps,
+                                               const std::string& name, support::DiagnosticEngine& diag,
+                                               support::SourceLoc at);
 
 /// Renders a value as spec section 7.3 prescribes for print/println/join and the
 /// `{}` placeholder of `format` (for non-numbers): ints in decimal, floats like

@@ -19,7 +19,9 @@
 // nodes: `aten.*` ops for tensors, `arith.*` / `ctrl.select` for floats. A
 // contribution to a tensor operand that was broadcast is summed back to the
 // operand's shape (sum_to_size semantics; a dynamic dim is assumed not to have
-// been broadcast). Nodes are differentiated only where they lie on a path from
+// been broadcast). A `ctrl.if` is differentiated into a `ctrl.if` on the same
+// condition whose arms are the arms' own gradient graphs (built recursively,
+// with cotangent parameters). Nodes are differentiated only where they lie on a path from
 // a `wrt` parameter to a result; an op on such a path without a rule (or a
 // graph with regions or calls on the path: inline first) is reported, naming
 // the op and its location, and no graph is produced. The new graph is cleaned
@@ -42,6 +44,8 @@ struct GradOptions {
   /// Add one cotangent parameter per differentiable result (after the original
   /// parameters) instead of seeding with ones.
   bool seedParams = false;
+  /// Return only the gradients (not the original results first).
+  bool gradsOnly = false;
   /// Name of the new graph; empty: `<name>_grad`.
   std::string name;
   /// Where to report a node (defaults to Node::loc()).

@@ -356,6 +356,7 @@ void registerCamelStdlib() {
     registerThis();
     registerSim();
     registerPara();
+    registerGrad();
   });
 }
 

@@ -69,6 +69,7 @@ void registerCore();
 void registerStrings();
 void registerArrays();
 void registerMath();
+void registerGrad();
 void registerRandom();
 void registerAlgo();
 void registerStatistics();
