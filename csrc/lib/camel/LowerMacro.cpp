@@ -159,10 +159,16 @@ bool Lowerer::expandGrads() {
         n = next;
         continue;
       }
-      auto it = built.find(callee);
+      // One gradient graph per callee and argument types (tensor shapes specialise it).
+      std::vector<ir::Type> argTypes;
+      std::string key = callee;
+      for (ir::Value* v : ref->operands()) argTypes.push_back(v->type());
+      for (size_t i = first + 1; i < n->numOperands(); ++i) argTypes.push_back(n->operand(i)->type());
+      for (ir::Type t : argTypes) key += "|" + t.str();
+      auto it = built.find(key);
       if (it == built.end()) {
         auto dg = buildCamelGradGraph(&mod_, *f, ref->numOperands(), uniqueName(callee + "$grad"), diags_,
-                                      n->loc());
+                                      n->loc(), argTypes);
         if (!dg) {
           ok = false;
           n = next;
@@ -170,7 +176,7 @@ bool Lowerer::expandGrads() {
         }
         std::string name = dg->name();
         mod_.add(std::move(dg));
-        it = built.emplace(callee, name).first;
+        it = built.emplace(key, name).first;
       }
       const ir::Graph* dg = mod_.lookup(it->second);
       std::vector<ir::Value*> args(ref->operands().begin(), ref->operands().end());

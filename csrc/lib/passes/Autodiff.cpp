@@ -16,6 +16,7 @@
 #include <unordered_set>
 
 #include "xacc/ir/Builder.h"
+#include "xacc/ir/Builtins.h"
 #include "xacc/passes/PassManager.h"
 
 namespace xacc::passes {
@@ -291,26 +292,47 @@ public:
   Value* reduceTo(Value* g, Type target) {
     if (!g) return nullptr;
     Type gt = g->type();
-    if (gt == target) return g;
+    // Equal ranked types need nothing; equal unranked ones may still differ at
+    // run time (broadcasting), so they are reduced below when the operand is known.
+    if (gt == target && !(target.isTensor() && !target.ranked() && targetValue_)) return g;
     if (!target.isTensor()) {
       if (!gt.isTensor()) {
         if (gt != target) return core(ir::CoreOp::Cast, {g}, target);
         return g;
       }
-      error("cannot differentiate '" + (cur_ ? cur_->opName() : std::string()) +
-                "' with respect to a scalar operand of a tensor op",
-            "pass the scalar as a 0-d tensor");
-      return nullptr;
+      // A float operand of a tensor op (a wrapped number): sum the gradient.
+      if (!target.isFloat()) {
+        error("cannot differentiate '" + (cur_ ? cur_->opName() : std::string()) +
+              "' with respect to its " + target.str() + " operand");
+        return nullptr;
+      }
+      Value* s = op("aten.item", {op("aten.sum", {g})});
+      return s && s->type() != target ? core(ir::CoreOp::Cast, {s}, target) : s;
     }
     if (!gt.isTensor()) {
       // A float gradient flowing into a tensor (e.g. through a 0-d tensor).
       return op("aten.mul.Tensor", {op("aten.ones_like", {curTensorOperandOfType(target)}), g});
     }
     if (!gt.ranked() || !target.ranked()) {
-      if (gt.ranked() && target.ranked()) return g;
-      error("cannot differentiate '" + (cur_ ? cur_->opName() : std::string()) +
-            "': reducing a gradient to an unranked tensor type is not supported");
-      return nullptr;
+      // Shapes known only at run time: sum_to_size(g, size(target)).
+      Value* t = targetValue_;
+      if (gt == target && (!t || t->type() != target)) return g;
+      if (!t || t->type() != target) {
+        error("cannot differentiate '" + (cur_ ? cur_->opName() : std::string()) +
+              "': reducing a gradient to an unranked tensor type needs the operand");
+        return nullptr;
+      }
+      // ATen has no dispatcher op returning a tensor's sizes; Camel's tensor
+      // module registers the builtin `tensor::shape` that does.
+      if (!ir::BuiltinRegistry::get().lookup("tensor::shape")) {
+        error("cannot differentiate '" + (cur_ ? cur_->opName() : std::string()) +
+              "': reducing a gradient to an unranked tensor needs its shape at run time (builtin tensor::shape)");
+        return nullptr;
+      }
+      Node* sz = b_.create(ir::CoreOp::Builtin, {t}, ir::attrs({{"name", Attr::string("tensor::shape")}}),
+                           {Type::list(Type::i64())});
+      if (!sz) return error("cannot build tensor::shape: " + b_.error()), nullptr;
+      return op("aten.sum_to_size", {g, sz->result(0)});
     }
     const auto& gd = gt.dims();
     const auto& td = target.dims();
@@ -342,7 +364,9 @@ public:
   /// Accumulates `contrib` into the gradient of `v`.
   void accumulate(Value* v, Value* contrib) {
     if (!v || !contrib || !active_.count(v)) return;
+    targetValue_ = v;
     contrib = reduceTo(contrib, v->type());
+    targetValue_ = nullptr;
     if (!contrib) return;
     auto it = grads_.find(v);
     if (it == grads_.end()) grads_[v] = contrib;
@@ -375,6 +399,7 @@ private:
   Node* cur_ = nullptr;
   const Node* curOrig_ = nullptr;
   bool failed_ = false;
+  Value* targetValue_ = nullptr;  ///< the operand reduceTo() reduces to, when known
 
 public:
   bool gradsOnly_ = false;
@@ -426,6 +451,12 @@ Value* unsqueezeReduced(Autodiff& ad, Value* g, Value* x, const std::vector<int6
                         bool keepdim) {
   if (keepdim || all) return g;
   size_t rank = rankOf(x);
+  bool unranked = !x->type().isTensor() || !x->type().ranked();
+  for (int64_t d : dims)
+    if (d < 0 && unranked) {
+      ad.error("cannot differentiate a reduction over a negative dim of an unranked tensor");
+      return nullptr;
+    }
   std::vector<int64_t> ds;
   for (int64_t d : dims) ds.push_back(normDim(d, rank));
   std::sort(ds.begin(), ds.end());
@@ -436,7 +467,7 @@ Value* unsqueezeReduced(Autodiff& ad, Value* g, Value* x, const std::vector<int6
 /// Number of elements reduced (static product, or null with an error).
 Value* reducedCount(RuleCtx& c, Value* x, const std::vector<int64_t>& dims, bool all, double& count) {
   Type t = x->type();
-  if (!t.ranked()) return c.fail("mean over an unranked tensor"), nullptr;
+  if (!t.ranked()) return nullptr;  // the caller divides by numel at run time
   count = 1;
   size_t rank = t.dims().size();
   std::vector<int64_t> ds;
@@ -456,7 +487,13 @@ bool matmulRule(RuleCtx& c, const char* an, const char* bn) {
   Value* b = c.val(bn);
   if (!Autodiff::isT(a) || !Autodiff::isT(b)) return c.fail("operands must be tensors");
   size_t ra = rankOf(a), rb = rankOf(b);
-  if (!a->type().ranked() || !b->type().ranked()) return c.fail("operands must be ranked");
+  if (!a->type().ranked() || !b->type().ranked()) {
+    // Ranks known only at run time: the matrix (and batched) case; a 1-d
+    // operand then fails at run time with ATen's located shape error.
+    if (a->type().ranked() && ra == 1) return c.fail("a 1-d operand with an unranked one is not supported");
+    if (b->type().ranked() && rb == 1) return c.fail("a 1-d operand with an unranked one is not supported");
+    ra = rb = 2;
+  }
   Value* g = c.g;
   if (ra == 1 && rb == 1) {
     c.give(an, ad.mul(b, g));
@@ -756,7 +793,8 @@ const std::unordered_map<std::string, Rule>& rules() {
 
     // --- views and shapes ---------------------------------------------------------
     def({"t"}, {A{"self", T}}, [](RuleCtx& c) {
-      return c.give("self", rankOf(c.g) < 2 ? c.g : c.ad.op("aten.t", {c.g})), true;
+      bool ranked = c.g->type().isTensor() && c.g->type().ranked();
+      return c.give("self", ranked && rankOf(c.g) < 2 ? c.g : c.ad.op("aten.t", {c.g})), true;
     });
     def({"transpose.int"}, {A{"self", T}, A{"dim0", S}, A{"dim1", S}}, [](RuleCtx& c) {
       int64_t d0, d1;
@@ -889,6 +927,18 @@ const std::unordered_map<std::string, Rule>& rules() {
       if (c.active("self")) c.give("self", ad.core(ir::CoreOp::Select, {cond, c.g, zero}));
       if (c.active("other")) c.give("other", ad.core(ir::CoreOp::Select, {cond, zero, c.g}));
       return true;
+    });
+    def({"item", "_local_scalar_dense"}, {A{"self", T}}, [](RuleCtx& c) {
+      Value* x = c.val("self");
+      return c.give("self", c.ad.op("aten.mul.Tensor", {c.ad.op("aten.ones_like", {x}), c.g})), true;
+    });
+    def({"_to_copy", "to.dtype"}, {A{"self", T}}, [](RuleCtx& c) {
+      Value* x = c.val("self");
+      if (c.g->type().isTensor() && x->type().isTensor() && c.g->type().dtype() != x->type().dtype())
+        return c.give("self", c.ad.op("aten._to_copy", {c.g},
+                                      ir::attrs({{"dtype", Attr::string(ir::dtypeName(x->type().dtype()))}}))),
+               true;
+      return c.give("self", c.g), true;
     });
     def({"float", "f64", "f32"}, {A{"self", T}}, [](RuleCtx& c) {
       return c.give("self", c.g), true;  // accumulate() casts back to the operand's type

@@ -147,3 +147,63 @@ def test_grad_needs_a_float_function(tmp_path):
     assert proc.returncode != 0
     assert "bad2.cml:8:13: error[E2201]" in proc.stderr
     assert "grad's function must return a float or a floating-point tensor, got int" in proc.stderr
+
+
+# ---- Tensors (module `tensor`: tensor code lowers to aten.* nodes) ----------------------
+
+TENSOR_CASES = {
+    # name -> (Camel params, Camel body, torch function, input shapes)
+    "least_squares": ("w: Tensor, x: Tensor, t: Tensor", "sum((x @ w - t) * (x @ w - t)) / 2.0",
+                      lambda w, x, t: ((x @ w - t) ** 2).sum() / 2.0, [(3, 2), (4, 3), (4, 2)]),
+    "exp_log": ("x: Tensor", "sum(exp(x) * x - log(x * x + 1.0))",
+                lambda x: (torch.exp(x) * x - torch.log(x * x + 1.0)).sum(), [(2, 3)]),
+    "broadcast_pow": ("a: Tensor, b: Tensor", "sum((a + b) ^ 2) + sum(a / (b * b + 1.0))",
+                      lambda a, b: ((a + b) ** 2).sum() + (a / (b * b + 1.0)).sum(), [(2, 3), (3,)]),
+    "mlp_layer": ("x: Tensor, w1: Tensor, w2: Tensor", "sum(exp(-((x @ w1) ^ 2)) @ w2)",
+                  lambda x, w1, w2: (torch.exp(-((x @ w1) ** 2)) @ w2).sum(), [(4, 3), (3, 5), (5, 2)]),
+    "transpose_reduce": ("x: Tensor, y: Tensor", "sum(sum(transpose(x) * y, 1) * 3.0)",
+                         lambda x, y: ((x.t() * y).sum(1) * 3.0).sum(), [(3, 2), (2, 3)]),
+}
+
+
+def _tensor_literal(t: torch.Tensor) -> str:
+    flat = ", ".join(repr(float(v)) for v in t.reshape(-1).tolist())
+    return f"reshape([{flat}], [{', '.join(str(d) for d in t.shape)}])"
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+@pytest.mark.parametrize("name", sorted(TENSOR_CASES))
+def test_camel_tensor_grad_matches_torch_autograd(name, seed, tmp_path):
+    import ast
+
+    params, body, fn, shapes = TENSOR_CASES[name]
+    g = torch.Generator().manual_seed(seed)
+    inputs = [torch.randn(*s, generator=g, dtype=torch.float64).round(decimals=3) for s in shapes]
+    names = [p.split(":")[0].strip() for p in params.split(",")]
+    lets = "\n".join(f"    let {n}0 = {_tensor_literal(t)}" for n, t in zip(names, inputs))
+    src = tmp_path / "tgrad.cml"
+    src.write_text(f"""module tgrad
+import {{ Tensor, reshape, sum, exp, log, transpose }} from tensor
+
+func {name}({params}): float {{
+    return {body}
+}}
+
+func main(): int sync {{
+{lets}
+    println(grad<{name}>({", ".join(n + "0" for n in names)}))
+    return 0
+}}
+""")
+    proc = subprocess.run([CAMEL, "run", src.name], cwd=tmp_path, capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    got = ast.literal_eval(proc.stdout.strip())
+    leaves = [t.clone().requires_grad_() for t in inputs]
+    out = fn(*leaves)
+    grads = torch.autograd.grad(out, leaves)
+    assert len(got) == 1 + len(inputs)
+    # Camel prints floats with 6 significant digits (spec 7.3).
+    assert math.isclose(got[0], out.item(), rel_tol=1e-5, abs_tol=1e-5)
+    for i, (gv, ev) in enumerate(zip(got[1:], grads)):
+        torch.testing.assert_close(torch.tensor(gv, dtype=torch.float64), ev, rtol=1e-5, atol=1e-5,
+                                   msg=lambda m: f"gradient of {names[i]}: {m}")

@@ -143,10 +143,12 @@ std::vector<std::string> moduleTypeNames(std::string_view module);
 /// The gradient graph `name` of function graph `f` for Camel's `grad<f>(...)`
 /// (Note [Camel grad] in stdlib/Grad.cpp): calls inlined from module `m`, the
 /// first `ncaps` parameters (closure captures) not differentiated. Null after
-/// reporting an error at `at` or at the offending op.
+/// reporting an error at `at` or at the offending op. `argTypes` (captures and
+/// arguments, optional) specialise tensor parameters to the call's static types.
 std::unique_ptr<ir::Graph> buildCamelGradGraph(const ir::Module* m, const ir::Graph& f, size_t ncaps,
                                                const std::string& name, support::DiagnosticEngine& diag,
-                                               support::SourceLoc at);
+                                               support::SourceLoc at,
+                                               const std::vector<ir::Type>& argTypes = {});
 
 /// Renders a value as spec section 7.3 prescribes for print/println/join and the
 /// `{}` placeholder of `format` (for non-numbers): ints in decimal, floats like

@@ -29,9 +29,43 @@
 
 namespace xacc::camel {
 
+namespace {
+
+/// Gives tensor parameters the (more precise) types of the call's arguments and
+/// re-infers the types of the nodes that depend on them, so that rules that need
+/// ranks and shapes (matmul, broadcasting) see them. Nodes with regions and ops
+/// whose rule rejects the new types keep their types.
+void specialize(ir::Graph& g, const std::vector<ir::Type>& argTypes) {
+  bool changed = false;
+  for (size_t i = 0; i < g.numParams() && i < argTypes.size(); ++i) {
+    ir::Value* p = g.param(i);
+    ir::Type t = argTypes[i];
+    if (t && t.isTensor() && p->type().isTensor() && t != p->type() && ir::typeCompatible(p->type(), t)) {
+      p->setType(t);
+      changed = true;
+    }
+  }
+  if (!changed) return;
+  for (ir::Node* n : g) {
+    if (n->numRegions() || !n->op().infer || n->numResults() == 0) continue;
+    std::vector<ir::Type> ops, res;
+    for (ir::Value* v : n->operands()) ops.push_back(v ? v->type() : ir::Type::any());
+    std::string err;
+    ir::InferInput in{ops, n->attrs(), nullptr, nullptr};
+    if (!n->op().infer(in, res, err) || res.size() != n->numResults()) continue;
+    for (size_t i = 0; i < res.size(); ++i)
+      if (res[i]) n->result(i)->setType(res[i]);
+  }
+  std::vector<ir::Type> rts;
+  for (ir::Value* r : g.results()) rts.push_back(r ? r->type() : ir::Type());
+  g.setResultTypes(rts);
+}
+
+}  // namespace
+
 std::unique_ptr<ir::Graph> buildCamelGradGraph(const ir::Module* m, const ir::Graph& f, size_t ncaps,
                                                const std::string& name, support::DiagnosticEngine& diag,
-                                               support::SourceLoc at) {
+                                               support::SourceLoc at, const std::vector<ir::Type>& argTypes) {
   // Inline f's calls in a scratch module holding copies of the module's graphs.
   ir::Module scratch;
   ir::Graph* target = nullptr;
@@ -71,6 +105,7 @@ std::unique_ptr<ir::Graph> buildCamelGradGraph(const ir::Module* m, const ir::Gr
     }
     target->eraseParam(i);
   }
+  if (!argTypes.empty()) specialize(*target, argTypes);
   passes::GradOptions opts;
   opts.name = name;
   for (size_t i = ncaps; i < target->numParams(); ++i)
