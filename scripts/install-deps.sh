@@ -26,7 +26,7 @@ APT_PACKAGES=(
 # Python packages after torch: "import-name:pip-name".
 PIP_PACKAGES=(
   pybind11:pybind11 pytest:pytest hypothesis:hypothesis lit:lit numpy:numpy
-  onnx:onnx onnxruntime:onnxruntime
+  onnx:onnx onnxruntime:onnxruntime matplotlib:matplotlib
   # GPT-2 small from a config with random weights (benchmarks/models)
   transformers:transformers
 )

@@ -551,6 +551,22 @@ bool Lowerer::run(CompiledProgram& out) {
       out.mainResult = m->resultType;
       out.mainIsMacro = m->sig && (m->sig->modifiers & ModMacro);
     }
+    for (auto& [name, b] : prog_.main->exports) {
+      if (b->kind != BindKind::Func) continue;
+      for (FuncInfo* f : b->overloads) {
+        if (!f->lowered || f->failed) continue;
+        ExportedFunction e;
+        e.name = name;
+        e.graph = f->decorated ? "" : graphNameFor(f);
+        e.takesToken = f->effectful;
+        for (const Param& p : f->sig->withParams) e.withParams.push_back(p.name.name);
+        for (const Param& p : f->sig->params) e.params.push_back(p.name.name);
+        e.withTypes = f->withTypes;
+        e.paramTypes = f->paramTypes;
+        e.result = f->resultType;
+        out.exports.push_back(std::move(e));
+      }
+    }
   }
   if (diags_.errorCount() != errorsBefore) return false;
   if (!expandGrads()) return false;

@@ -403,8 +403,9 @@ LV Lowerer::castExpr(CastExpr* e) {
   if (!v || !t) return {};
   if (e->isTest) return {};
   if (sameType(t, v.t)) return v;
-  if (v.t.isAny() || t.isAny()) {
-    // A view of an `any` value (json::decode results) or into `any`: identity graph.
+  if (v.t.isAny() || t.isAny() || (v.t.kind() == ir::TypeKind::PyObj && t.kind() == ir::TypeKind::PyObj)) {
+    // A view of an `any` value (json::decode results) or into `any`, or a
+    // PyObject viewed as PyObject<T> (spec 6.6): identity graph.
     ir::Graph* h = helperGraph("as", {v.t}, {t});
     h->setResults({h->param(0)});
     return one(CoreOp::Call, {v.v}, e->range(), ir::attrs({{"callee", ir::Attr::symbol(h->name())}}), {t});

@@ -22,7 +22,8 @@ std::string camelTypeName(Type t) {
     case TypeKind::Str: return "string";
     case TypeKind::Null: return "void";
     case TypeKind::Any: return "any";
-    case TypeKind::PyObj: return "PyObject";
+    case TypeKind::PyObj:
+      return t.elementType() ? "PyObject<" + camelTypeName(t.elementType()) + ">" : "PyObject";
     case TypeKind::Token: return "!token";
     case TypeKind::Tensor: return t.dtype() == ir::DType::Bool ? "Tensor<bool>" : "Tensor";
     case TypeKind::List: {
@@ -86,6 +87,8 @@ bool sameType(Type a, Type b) {
 bool assignable(Type expected, Type actual) {
   if (!expected || !actual) return true;  // an earlier error
   if (expected.isAny() || expected.kind() == TypeKind::Null) return true;
+  // Every PyObject<T> is a PyObject.
+  if (expected == Type::pyobj() && actual.kind() == TypeKind::PyObj) return true;
   return sameType(expected, actual);
 }
 

@@ -321,7 +321,12 @@ public:
     if (k == "str") return Type::string();
     if (k == "null") return Type::null();
     if (k == "any") return Type::any();
-    if (k == "pyobj") return Type::pyobj();
+    if (k == "pyobj") {
+      if (!accept(Tok::Less)) return Type::pyobj();
+      Type e = type(depth + 1);
+      if (!e || !expect(Tok::Greater)) return Type();
+      return Type::pyobj(e);
+    }
     if (k == "list") {
       if (!expect(Tok::Less)) return Type();
       Type e = type(depth + 1);

@@ -49,7 +49,7 @@ void computeText(TypeStorage& s) {
     case TypeKind::Str: t = "str"; break;
     case TypeKind::Null: t = "null"; break;
     case TypeKind::Any: t = "any"; break;
-    case TypeKind::PyObj: t = "pyobj"; break;
+    case TypeKind::PyObj: t = s.elems.empty() ? "pyobj" : "pyobj<" + s.elems[0].str() + ">"; break;
     case TypeKind::Token: t = "!token"; break;
     case TypeKind::List: t = "list<" + s.elems[0].str() + ">"; break;
     case TypeKind::Tuple:
@@ -155,6 +155,13 @@ Type Type::string() { static Type t = simple(TypeKind::Str); return t; }
 Type Type::null() { static Type t = simple(TypeKind::Null); return t; }
 Type Type::any() { static Type t = simple(TypeKind::Any); return t; }
 Type Type::pyobj() { static Type t = simple(TypeKind::PyObj); return t; }
+Type Type::pyobj(Type target) {
+  if (!target) return pyobj();
+  TypeStorage s;
+  s.kind = TypeKind::PyObj;
+  s.elems = {target};
+  return intern(std::move(s));
+}
 Type Type::token() { static Type t = simple(TypeKind::Token); return t; }
 
 Type Type::list(Type elem) {
@@ -272,6 +279,7 @@ bool typeCompatible(Type expected, Type actual) {
         if (!typeCompatible(expected.elements()[i], actual.elements()[i])) return false;
       return true;
     }
+    case TypeKind::PyObj: return true;  // pyobj<T> only says what it converts to
     default: return false;
   }
 }

@@ -27,6 +27,20 @@ struct CompileOptions {
   bool lower = true;
 };
 
+/// A function the main module exports (`export func`), as a host (the Python
+/// bindings) calls it: graph `graph` takes the effect token first when
+/// `takesToken`, then the with-arguments, then the ordinary arguments; its
+/// results are the token (when taken), the value, then one final value per
+/// `var` parameter. Overloads are separate entries with the same `name`.
+struct ExportedFunction {
+  std::string name;
+  std::string graph;  ///< empty for a decorated function (a value, not a graph)
+  bool takesToken = false;
+  std::vector<std::string> withParams, params;  ///< parameter names
+  std::vector<ir::Type> withTypes, paramTypes;
+  ir::Type result;
+};
+
 /// A compiled program.
 struct CompiledProgram {
   std::unique_ptr<ir::Module> module;
@@ -34,6 +48,7 @@ struct CompiledProgram {
   bool mainTakesToken = false; ///< main's graph threads an effect token (first param/result)
   ir::Type mainResult;         ///< main's value type (i64, bool, ...)
   bool mainIsMacro = false;    ///< main is declared `macro func` (graph reducers)
+  std::vector<ExportedFunction> exports;  ///< the main module's exported functions
   double parseSeconds = 0, semaSeconds = 0, lowerSeconds = 0;
 };
 

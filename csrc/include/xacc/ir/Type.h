@@ -56,6 +56,8 @@ public:
   static Type null();
   static Type any();
   static Type pyobj();
+  /// A Python object that converts to `target` (Camel `PyObject<T>`): `pyobj<T>`.
+  static Type pyobj(Type target);
   static Type token();
   // Composites (interned on creation).
   static Type list(Type elem);
@@ -76,7 +78,7 @@ public:
   bool isAny() const { return s_ && kind() == TypeKind::Any; }
 
   unsigned bitWidth() const;                 ///< Int/Float
-  Type elementType() const;                  ///< List
+  Type elementType() const;                  ///< List; PyObj: the target type (null when plain)
   const std::vector<Type>& elements() const; ///< Tuple elems, Struct field types, Func params
   const std::vector<std::string>& fieldNames() const;  ///< Struct
   const std::vector<Type>& funcResults() const;        ///< Func
