@@ -32,6 +32,10 @@ extern "C" bool xacc_camel_executor_python(xacc::camel::ExecutorContext* ctx);
 #ifdef XACC_EXEC_PYPLOT_IMPL_AVAILABLE
 extern "C" bool xacc_camel_executor_pyplot(xacc::camel::ExecutorContext* ctx);
 #endif
+#ifdef XACC_EXEC_ATEN_IMPL_AVAILABLE
+#include "xacc/camel/Executor.h"
+extern "C" bool xacc_camel_executor_aten(xacc::camel::ExecutorContext* ctx);
+#endif
 
 namespace xacc::python {
 namespace {
@@ -261,6 +265,10 @@ void bindCamel(py::module_& m) {
 #endif
 #ifdef XACC_EXEC_PYPLOT_IMPL_AVAILABLE
   xacc::camel::ExecutorRegistry::get().addStatic("pyplot", &xacc_camel_executor_pyplot);
+#endif
+#ifdef XACC_EXEC_ATEN_IMPL_AVAILABLE
+  // Tensors of Camel code run from Python are this process's torch tensors.
+  xacc::camel::ExecutorRegistry::get().addStatic("aten", &xacc_camel_executor_aten);
 #endif
   py::module_ c = m.def_submodule("camel", "The Camel language: compile modules, call their functions");
   py::class_<CamelProgram, std::shared_ptr<CamelProgram>>(c, "Program")

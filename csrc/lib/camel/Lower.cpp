@@ -135,11 +135,13 @@ bool Lowerer::lowerFunction(FuncInfo* f) {
       if (b->isCell && b->owner == f)
         c.env[b] = one(CoreOp::ListMake, {v}, b->range).v;
     Expr* body = f->decl ? static_cast<Expr*>(f->decl->body) : f->lambda->body;
-    LV value = lowerBody(body);
+    bool outer = f->decl && !f->decl->outerUri.empty();
+    const SourceRange bodyRange = body ? body->range() : f->decl->range();
+    LV value = outer ? lowerOuter(f) : lowerBody(body);
     Type result = value.t;
     if (f->declaredResult) {
       if (value && !assignable(f->declaredResult, value.t)) {
-        report(diags_, Diag::ReturnTypeMismatch, (f->sig->result ? f->sig->result->range() : body->range()).loc(),
+        report(diags_, Diag::ReturnTypeMismatch, (f->sig->result ? f->sig->result->range() : bodyRange).loc(),
                {f->name, camelTypeName(f->declaredResult), camelTypeName(value.t)});
         value = {};
       }
@@ -147,7 +149,7 @@ bool Lowerer::lowerFunction(FuncInfo* f) {
       if (value && result.kind() == ir::TypeKind::Null && value.t.kind() != ir::TypeKind::Null)
         value = nullConst();
       else if (value)
-        value = coerce(value, result, body->range());
+        value = coerce(value, result, bodyRange);
     }
     if (!value) {
       f->failed = true;
@@ -164,7 +166,7 @@ bool Lowerer::lowerFunction(FuncInfo* f) {
       rs.push_back(value.v);
       rts.push_back(result ? result : value.t);
       for (Binding* vb : varBindings) {
-        LV cur = vb ? readBinding(vb, body->range()) : LV{};
+        LV cur = vb ? readBinding(vb, bodyRange) : LV{};
         rs.push_back(cur.v);
         rts.push_back(cur.t);
       }

@@ -73,6 +73,9 @@ public:
   };
   BlockResult lowerStmts(const std::vector<Stmt*>& stmts);
   LV lowerBody(Expr* body);
+  /// The body of an outer functor: one call of the builtin its scheme's
+  /// executor resolves the URI to (LowerOuter.cpp).
+  LV lowerOuter(FuncInfo* f);
   void lowerDataDecl(DataDecl* d);
   LV lowerIf(IfExpr* e);
   LV lowerMatch(MatchExpr* e);

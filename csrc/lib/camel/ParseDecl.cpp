@@ -421,7 +421,15 @@ Stmt* Parser::parseFuncDecl() {
     expect(TK::l_paren, "to begin the parameter list");
   }
   if (accept(TK::colon)) f->sig.result = parseType();
-  if (at(TK::l_brace) || (at(TK::kw_sync) && peekTok().is(TK::l_brace))) {
+  if (f->impl == ImplMark::Outer && accept(TK::equal)) {
+    // An outer functor names its implementation by URI (Executor.h).
+    if (at(TK::string)) {
+      f->outerUriRange = rangeOf(tok());
+      f->outerUri = consume().strValue;
+    } else {
+      error(Diag::ExpectedOuterUri, locOf(tok()), {f->name.name, describeCur()});
+    }
+  } else if (at(TK::l_brace) || (at(TK::kw_sync) && peekTok().is(TK::l_brace))) {
     f->body = parseBlock("the function body");
   } else {
     std::string found = describeCur();

@@ -390,6 +390,8 @@ FuncInfo* Resolver::declareFunction(FuncDecl* d, bool topLevel) {
   f->name = d->name.name;
   f->decorated = !d->decorators.empty();
   f->declOrder = order_;
+  // Foreign code may do anything: outer functors are called in program order.
+  if (!d->outerUri.empty()) f->directEffect = true;
   prog_.funcOf[d] = f;
   Binding* b = prog_.newBinding(BindKind::Func, d->name.name);
   b->range = d->name.range;

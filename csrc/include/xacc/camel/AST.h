@@ -257,7 +257,10 @@ public:
   ImplMark impl = ImplMark::None;
   Ident name;
   FunctionSig sig;
-  BlockExpr* body = nullptr;  ///< null only after a syntax error
+  BlockExpr* body = nullptr;  ///< null after a syntax error and for outer functors
+  /// `outer func f(x: int): int = "python://m.py::f"`: the foreign implementation.
+  std::string outerUri;
+  SourceRange outerUriRange;
 };
 
 /// `[inner|outer] type Name = T` or `type Name = "uri"`.

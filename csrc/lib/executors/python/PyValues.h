@@ -1,0 +1,123 @@
+// The python executor's value layer: Python objects as Camel datums
+// (DKind::PyObj, an opaque object holding a strong reference) and the
+// conversions between Camel values and Python objects.
+//
+// Camel -> Python: null -> None, int, float, bool, string -> str, arrays ->
+// list, tuples -> tuple, structs -> dict, PyObject -> the object itself,
+// tensors -> the same torch.Tensor (no copy; through the tensor bridge),
+// function values -> Python callables that call back into Camel (valid while
+// the call that passed them runs).
+// Python -> Camel is directed by the Camel type expected (a declared result,
+// a PyObject<T> target): int where int is expected (bool is not an int),
+// float from int or float, sequences element by element, dicts to structs by
+// field name, torch.Tensor to a tensor datum sharing the tensor; `any` takes
+// the natural conversion and wraps what has none as a PyObject.
+//
+// Every function here must be called with the GIL held (Gil). Failures return
+// false/null with `error` set, never throw and never leave a Python exception set.
+#pragma once
+
+#include <Python.h>
+
+#include <memory>
+#include <string>
+
+#include "xacc/ir/Datum.h"
+#include "xacc/ir/Interpreter.h"
+#include "xacc/ir/Type.h"
+
+namespace xacc::executors::python {
+
+/// Holds the GIL for its lifetime (any thread; re-entrant).
+class Gil {
+public:
+  Gil() : state_(PyGILState_Ensure()) {}
+  ~Gil() { PyGILState_Release(state_); }
+  Gil(const Gil&) = delete;
+  Gil& operator=(const Gil&) = delete;
+
+private:
+  PyGILState_STATE state_;
+};
+
+/// A strong reference (Py_XDECREF on destruction; GIL held by the owner).
+class PyRef {
+public:
+  PyRef() = default;
+  static PyRef steal(PyObject* o) { return PyRef(o); }
+  static PyRef borrow(PyObject* o) {
+    Py_XINCREF(o);
+    return PyRef(o);
+  }
+  PyRef(PyRef&& o) noexcept : o_(o.o_) { o.o_ = nullptr; }
+  PyRef& operator=(PyRef&& o) noexcept {
+    if (this != &o) {
+      Py_XDECREF(o_);
+      o_ = o.o_;
+      o.o_ = nullptr;
+    }
+    return *this;
+  }
+  PyRef(const PyRef&) = delete;
+  PyRef& operator=(const PyRef&) = delete;
+  ~PyRef() { Py_XDECREF(o_); }
+  PyObject* get() const { return o_; }
+  PyObject* release() {
+    PyObject* o = o_;
+    o_ = nullptr;
+    return o;
+  }
+  explicit operator bool() const { return o_ != nullptr; }
+
+private:
+  explicit PyRef(PyObject* o) : o_(o) {}
+  PyObject* o_ = nullptr;
+};
+
+/// A Python object as a Camel value.
+struct PyObjectBox : ir::OpaqueObject {
+  explicit PyObjectBox(PyObject* o) : obj(o) {}  // takes the reference
+  ~PyObjectBox() override;
+  std::string repr() const override;  ///< str(obj)
+  PyObject* obj;
+};
+
+/// Wraps `o` (adds a reference).
+ir::Datum wrapObject(PyObject* o);
+/// The object inside a PyObject datum (borrowed), or null.
+PyObject* objectOf(const ir::Datum& d);
+
+/// What a Camel function value converted to a Python callable calls back
+/// through: the interpreter running the builtin that passed it.
+struct CallbackScope {
+  ir::Interpreter* interp = nullptr;
+  const ir::Node* site = nullptr;
+  /// Cleared when the builtin returns; later calls raise RuntimeError.
+  std::shared_ptr<bool> alive = std::make_shared<bool>(true);
+  ~CallbackScope() { *alive = false; }
+};
+
+/// Camel -> Python; `t` is the declared Camel type (null: from the datum).
+/// Function values need `scope`. Returns a new reference or null.
+PyObject* toPython(const ir::Datum& d, ir::Type t, const CallbackScope* scope, std::string& error);
+/// Python -> Camel value of type `t` (null type or `any`: natural conversion).
+bool fromPython(PyObject* o, ir::Type t, ir::Datum& out, std::string& error);
+
+/// The pending Python exception as "TypeError: message (file.py:3 in f)";
+/// clears it.
+std::string takePythonError();
+
+/// Tensor conversion, provided by a component that links torch's Python
+/// bindings (xacc._C in a Python process, the `pytensor` executor in camel).
+struct TensorBridge {
+  bool (*toDatum)(PyObject* tensor, ir::Datum& out) = nullptr;  ///< false: not a tensor
+  PyObject* (*toPython)(const ir::Datum& d) = nullptr;           ///< new reference
+};
+void setTensorBridge(TensorBridge b);
+/// The bridge, loading the `pytensor` executor on first need when none is set.
+const TensorBridge* tensorBridge(std::string& error);
+
+/// Makes sure `dir` is on sys.path (prepended once).
+void addToSysPath(const std::string& dir);
+
+}  // namespace xacc::executors::python
