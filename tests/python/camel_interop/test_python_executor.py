@@ -194,3 +194,33 @@ def test_python_program_maps_libpython_once(tmp_path: Path) -> None:
     assert any("libxacc_exec_python.so" in f for f in files)
     # No tensors crossed: torch stays unloaded.
     assert not any(re.search(r"/libtorch_cpu\.so", f) for f in files)
+
+
+def test_tensors_cross_without_copies_in_camel(tmp_path: Path) -> None:
+    pytest.importorskip("torch")
+    (tmp_path / "tens.py").write_text(textwrap.dedent("""\
+        import torch
+        def double(t):
+            assert isinstance(t, torch.Tensor) and t.dtype == torch.float64
+            return t * 2
+        def same(t):
+            return t
+        def ptr(t):
+            return t.data_ptr()
+        """))
+    (tmp_path / "tens.cml").write_text(textwrap.dedent("""\
+        module tens
+        import { Tensor, ones } from tensor
+        outer func double(t: Tensor): Tensor = "python://tens.py::double"
+        outer func same(t: Tensor): Tensor = "python://tens.py::same"
+        outer func ptr(t: Tensor): int = "python://tens.py::ptr"
+        func main(): int sync {
+            let t = ones([2, 2])
+            println(double(t))
+            println(ptr(t) == ptr(same(t)))
+            return 0
+        }
+        """))
+    r = camel_run(tmp_path, "tens.cml")
+    assert r.returncode == 0, r.stderr
+    assert r.stdout == "[[2, 2], [2, 2]]\ntrue\n"
