@@ -160,7 +160,11 @@ std::string libraryPath(const xacc::camel::OuterFunctor& f) {
   if (p.is_absolute()) return p.string();
   fs::path local = fs::path(f.baseDir.empty() ? "." : f.baseDir) / p;
   std::error_code ec;
-  if (f.target.find('/') != std::string::npos || fs::exists(local, ec)) return local.lexically_normal().string();
+  // Absolute, so that dlopen never reads a relative path as a bare name
+  // ("./lib.so" normalises to "lib.so", which dlopen would look up in the
+  // system's search path instead of next to the source).
+  if (f.target.find('/') != std::string::npos || fs::exists(local, ec))
+    return fs::absolute(local, ec).lexically_normal().string();
   return f.target;  // a bare name not next to the source: the system's search
 }
 
