@@ -136,8 +136,9 @@ bool Lowerer::lowerFunction(FuncInfo* f) {
         c.env[b] = one(CoreOp::ListMake, {v}, b->range).v;
     Expr* body = f->decl ? static_cast<Expr*>(f->decl->body) : f->lambda->body;
     bool outer = f->decl && !f->decl->outerUri.empty();
+    bool inner = f->decl && !body && f->decl->impl == ImplMark::Inner;
     const SourceRange bodyRange = body ? body->range() : f->decl->range();
-    LV value = outer ? lowerOuter(f) : lowerBody(body);
+    LV value = outer ? lowerOuter(f) : inner ? lowerInner(f) : lowerBody(body);
     Type result = value.t;
     if (f->declaredResult) {
       if (value && !assignable(f->declaredResult, value.t)) {

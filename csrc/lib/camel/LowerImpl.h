@@ -76,6 +76,7 @@ public:
   /// The body of an outer functor: one call of the builtin its scheme's
   /// executor resolves the URI to (LowerOuter.cpp).
   LV lowerOuter(FuncInfo* f);
+  LV lowerInner(FuncInfo* f);
   void lowerDataDecl(DataDecl* d);
   LV lowerIf(IfExpr* e);
   LV lowerMatch(MatchExpr* e);

@@ -78,4 +78,43 @@ LV Lowerer::lowerOuter(FuncInfo* f) {
   return {n->result(1), n->result(1)->type()};
 }
 
+// Inner functors: `inner func f(x: float): float` with no body is the C++
+// builtin `f` (or the standard library's `camel.f`) of the runtime registry,
+// called on the functor's parameters; a name the registry does not know is a
+// compile-time error at the declaration.
+LV Lowerer::lowerInner(FuncInfo* f) {
+  FuncDecl* d = f->decl;
+  const ir::BuiltinRegistry& reg = ir::BuiltinRegistry::get();
+  const ir::Builtin* b = reg.lookup(f->name);
+  if (!b) b = reg.lookup("camel." + f->name);
+  if (!b) {
+    report(diags_, Diag::UnknownInnerFunctor, d->name.range.loc(), {f->name, f->name});
+    return {};
+  }
+  ir::Graph& g = *cx_->g;
+  size_t first = g.numParams() - f->paramTypes.size();
+  std::vector<ir::Value*> ops;
+  std::vector<Type> types;
+  for (size_t i = first; i < g.numParams(); ++i) {
+    ops.push_back(g.param(i));
+    types.push_back(g.param(i)->type());
+  }
+  if (b->infer) {
+    std::vector<Type> rs;
+    std::string err;
+    if (!b->infer(types, rs, err)) {
+      report(diags_, Diag::UnknownInnerFunctor, d->name.range.loc(), {f->name, f->name + "' for these parameter types: " + err + "'"});
+      return {};
+    }
+  }
+  ir::AttrDict attrs = ir::attrs({{"name", ir::Attr::string(b->name)}});
+  bool eff = b->effectful || !b->deterministic;
+  ir::Node* n = eff ? effect(ir::CoreOp::BuiltinEffect, ops, attrs, {}, d->range())
+                    : node(ir::CoreOp::Builtin, ops, attrs, {}, d->range());
+  if (!n) return {};
+  size_t firstResult = eff ? 1 : 0;
+  if (n->numResults() <= firstResult) return nullConst();
+  return {n->result(firstResult), n->result(firstResult)->type()};
+}
+
 }  // namespace xacc::camel::sema

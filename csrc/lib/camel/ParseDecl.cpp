@@ -431,6 +431,9 @@ Stmt* Parser::parseFuncDecl() {
     }
   } else if (at(TK::l_brace) || (at(TK::kw_sync) && peekTok().is(TK::l_brace))) {
     f->body = parseBlock("the function body");
+  } else if (f->impl == ImplMark::Inner) {
+    // A body-less inner functor names a C++ builtin of the runtime registry
+    // (architecture 3); lowering looks it up (LowerOuter.cpp).
   } else {
     std::string found = describeCur();
     if (auto* d = error(Diag::ExpectedFuncBody, missingLoc(), {f->name.name, found})) {
