@@ -22,24 +22,6 @@ using ir::Interpreter;
 using ir::Node;
 using ir::Type;
 
-/// The pending Python exception as "Type: message" (this plugin is loaded
-/// before the python executor it depends on, so it uses none of that
-/// executor's functions, only the inline helpers of PyValues.h).
-std::string pythonError() {
-  PyObject *type = nullptr, *value = nullptr, *trace = nullptr;
-  PyErr_Fetch(&type, &value, &trace);
-  PyErr_NormalizeException(&type, &value, &trace);
-  PyRef t = PyRef::steal(type), v = PyRef::steal(value), tb = PyRef::steal(trace);
-  std::string out = type ? reinterpret_cast<PyTypeObject*>(type)->tp_name : "error";
-  if (v) {
-    PyRef s = PyRef::steal(PyObject_Str(v.get()));
-    const char* m = s ? PyUnicode_AsUTF8(s.get()) : nullptr;
-    if (m && *m) out += std::string(": ") + m;
-  }
-  PyErr_Clear();
-  return out;
-}
-
 constexpr const char* kDrawPlot =
     "def _camel_plot(data, filename):\n"
     "    import matplotlib\n"
@@ -74,7 +56,7 @@ bool plotFn(Interpreter& I, const Node& n, Datums& a, Datums& r) {
     PyRef ns = PyRef::steal(PyDict_New());
     PyDict_SetItemString(ns.get(), "__builtins__", PyEval_GetBuiltins());
     PyRef ok = PyRef::steal(PyRun_String(kDrawPlot, Py_file_input, ns.get(), ns.get()));
-    if (!ok) return camel::runtimeFail(I, n, camel::RuntimeDiag::PythonError, {"pyplot::plot", pythonError()});
+    if (!ok) return camel::runtimeFail(I, n, camel::RuntimeDiag::PythonError, {"pyplot::plot", takePythonError()});
     draw = PyDict_GetItemString(ns.get(), "_camel_plot");
     Py_XINCREF(draw);
   }
@@ -82,7 +64,7 @@ bool plotFn(Interpreter& I, const Node& n, Datums& a, Datums& r) {
   for (size_t i = 0; i < values.size(); ++i)
     PyList_SET_ITEM(list.get(), Py_ssize_t(i), PyFloat_FromDouble(values[i]));
   PyRef res = PyRef::steal(PyObject_CallFunction(draw, "Os", list.get(), file.c_str()));
-  if (!res) return camel::runtimeFail(I, n, camel::RuntimeDiag::PythonError, {"pyplot::plot", pythonError()});
+  if (!res) return camel::runtimeFail(I, n, camel::RuntimeDiag::PythonError, {"pyplot::plot", takePythonError()});
   r.push_back(Datum());
   return true;
 }

@@ -104,8 +104,50 @@ PyObject* toPython(const ir::Datum& d, ir::Type t, const CallbackScope* scope, s
 bool fromPython(PyObject* o, ir::Type t, ir::Datum& out, std::string& error);
 
 /// The pending Python exception as "TypeError: message (file.py:3 in f)";
-/// clears it.
-std::string takePythonError();
+/// clears it. Inline so that executors loaded without the python executor's
+/// code (pyplot) report Python errors the same way.
+inline std::string takePythonError() {
+  if (!PyErr_Occurred()) return "unknown Python error";
+  PyObject *type = nullptr, *raw = nullptr, *trace = nullptr;
+  PyErr_Fetch(&type, &raw, &trace);
+  PyErr_NormalizeException(&type, &raw, &trace);
+  if (trace && raw) PyException_SetTraceback(raw, trace);
+  PyRef typeRef = PyRef::steal(type), exc = PyRef::steal(raw), traceRef = PyRef::steal(trace);
+  if (!raw) return "unknown Python error";
+  std::string out = Py_TYPE(raw)->tp_name;
+  PyRef msg = PyRef::steal(PyObject_Str(raw));
+  if (msg) {
+    const char* m = PyUnicode_AsUTF8(msg.get());
+    if (m && *m) out += std::string(": ") + m;
+  }
+  // The innermost Python frame of the traceback: where it went wrong.
+  PyObject* tb = PyException_GetTraceback(raw);
+  PyRef tbRef = PyRef::steal(tb);
+  while (tb && tb != Py_None) {
+    PyObject* next = PyObject_GetAttrString(tb, "tb_next");
+    if (!next || next == Py_None) {
+      Py_XDECREF(next);
+      break;
+    }
+    tbRef = PyRef::steal(next);
+    tb = next;
+  }
+  if (tb && tb != Py_None) {
+    PyRef frame = PyRef::steal(PyObject_GetAttrString(tb, "tb_frame"));
+    PyRef lineno = PyRef::steal(PyObject_GetAttrString(tb, "tb_lineno"));
+    PyRef code = frame ? PyRef::steal(PyObject_GetAttrString(frame.get(), "f_code")) : PyRef();
+    PyRef file = code ? PyRef::steal(PyObject_GetAttrString(code.get(), "co_filename")) : PyRef();
+    PyRef name = code ? PyRef::steal(PyObject_GetAttrString(code.get(), "co_name")) : PyRef();
+    if (file && name && lineno) {
+      const char* f = PyUnicode_AsUTF8(file.get());
+      const char* n = PyUnicode_AsUTF8(name.get());
+      long l = PyLong_AsLong(lineno.get());
+      if (f && n) out += " (" + std::string(f) + ":" + std::to_string(l) + " in " + n + ")";
+    }
+  }
+  PyErr_Clear();
+  return out;
+}
 
 /// Tensor conversion, provided by a component that links torch's Python
 /// bindings (xacc._C in a Python process, the `pytensor` executor in camel).
