@@ -37,6 +37,8 @@
 #include "llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h"
 #include "llvm/ExecutionEngine/Orc/LLJIT.h"
 #include "llvm/ADT/StringMap.h"
+#include "llvm/Analysis/LoopInfo.h"
+#include "llvm/IR/Dominators.h"
 #include "llvm/IR/Function.h"
 #include "llvm/IR/Instruction.h"
 #include "llvm/IR/Operator.h"
@@ -47,6 +49,7 @@
 #include "llvm/Support/raw_ostream.h"
 #include "llvm/Target/TargetMachine.h"
 #include "llvm/TargetParser/Host.h"
+#include "llvm/Transforms/Utils/LoopUtils.h"
 #include "mlir/Dialect/Math/Transforms/Passes.h"
 #include "mlir/ExecutionEngine/ExecutionEngine.h"
 #include "mlir/ExecutionEngine/OptUtils.h"
@@ -163,19 +166,47 @@ int preferredVectorWidth() {
   return w;
 }
 
+/// How many vector iterations the loop vectoriser interleaves in innermost
+/// loops of tensor kernels (XACC_MLIR_INTERLEAVE overrides; 1 = LLVM's own
+/// choice). A fused pointwise chain is one long dependent sequence per element
+/// (each polynomial approximation is ~20 dependent FMAs/selects): LLVM's cost
+/// model picks an interleave count of 1 for such large bodies, and then the
+/// loop runs at the chain's latency, not the core's throughput (out-of-order
+/// execution overlaps only ~2 iterations of a 200-instruction body). Forcing
+/// independent vectors into each iteration hides that latency.
+int interleaveCount() {
+  static const int n = [] {
+    if (const char* v = std::getenv("XACC_MLIR_INTERLEAVE")) return std::max(1, std::atoi(v));
+    return 4;
+  }();
+  return n;
+}
+
+/// Requests `count` interleaved vector iterations for every innermost loop of `f`.
+void requestInterleave(llvm::Function& f, int count) {
+  llvm::DominatorTree dt(f);
+  llvm::LoopInfo li(dt);
+  for (llvm::Loop* l : li.getLoopsInPreorder())
+    if (l->isInnermost() && l->getLoopLatch())
+      llvm::addStringMetadataToLoop(l, "llvm.loop.interleave.count", static_cast<unsigned>(count));
+}
+
 /// The LLVM optimisation pipeline at `optLevel` for `tm`, after marking every
-/// function with the preferred vector width. With `fastMath`, floating-point
+/// function with the preferred vector width (and, with `interleave` > 1, its
+/// innermost loops with that interleave count). With `fastMath`, floating-point
 /// divisions may use the reciprocal (`arcp`: on x86 vectors, rcp14 plus one
 /// Newton step, about 1 ulp, instead of a 10-20 cycle vdivps; the polynomial
 /// approximations of tanh, erf and sigmoid each divide) and multiply-adds may
 /// contract into FMAs (`contract`). NaN/inf semantics are kept (no nnan/ninf).
-std::function<llvm::Error(llvm::Module*)> optimizer(int optLevel, llvm::TargetMachine* tm, bool fastMath) {
+std::function<llvm::Error(llvm::Module*)> optimizer(int optLevel, llvm::TargetMachine* tm, bool fastMath,
+                                                    int interleave) {
   auto opt = ::mlir::makeOptimizingTransformer(static_cast<unsigned>(optLevel), 0, tm);
   int width = preferredVectorWidth();
-  return [opt, width, fastMath](llvm::Module* m) {
+  return [opt, width, fastMath, interleave](llvm::Module* m) {
     for (llvm::Function& f : *m) {
       if (f.isDeclaration()) continue;
       if (width > 0) f.addFnAttr("prefer-vector-width", std::to_string(width));
+      if (interleave > 1) requestInterleave(f, interleave);
       if (!fastMath) continue;
       for (llvm::BasicBlock& bb : f)
         for (llvm::Instruction& i : bb) {
@@ -294,7 +325,7 @@ m::OwningOpRef<m::ModuleOp> lowerTo(const std::string& text, EmitStage stage, co
 std::string cacheKey(const std::string& text, const JitOptions& opts) {
   // "opt2": objects from before the optimising transformer was really applied
   // (see compileKernel) are never reused.
-  std::string salt = std::string("opt4|arcp|vw") + std::to_string(preferredVectorWidth()) + "|" + kBufferize + kLoops + kToLlvm + "|O" + std::to_string(opts.optLevel) +
+  std::string salt = std::string("opt4|arcp|ic") + std::to_string(interleaveCount()) + "|vw" + std::to_string(preferredVectorWidth()) + "|" + kBufferize + kLoops + kToLlvm + "|O" + std::to_string(opts.optLevel) +
                      (opts.fastMath ? "|fast" : "|exact") + (opts.scalarOnly ? "|scalar" : "") + "|" +
                      LLVM_VERSION_STRING + "|" +
                      llvm::sys::getHostCPUName().str();
@@ -402,7 +433,8 @@ std::shared_ptr<CompiledKernel> compileKernel(const std::string& text, const std
   // it dangling, and the JIT then compiles unoptimised, scalar code.
   // Scalar (Camel) code keeps IEEE rounding: no contraction or reciprocals.
   std::function<llvm::Error(llvm::Module*)> optimize =
-      optimizer(opts.optLevel, tm.get(), opts.fastMath && !opts.scalarOnly);
+      optimizer(opts.optLevel, tm.get(), opts.fastMath && !opts.scalarOnly,
+                opts.scalarOnly ? 1 : interleaveCount());
   eo.transformer = optimize;
   eo.jitCodeGenOptLevel = opts.optLevel >= 3 ? llvm::CodeGenOptLevel::Aggressive
                           : opts.optLevel == 0 ? llvm::CodeGenOptLevel::None
@@ -456,7 +488,8 @@ bool lowerKernelText(const std::string& text, EmitStage stage, const JitOptions&
   auto tm = hostTargetMachine(error);
   if (!tm) return false;
   m::ExecutionEngine::setupTargetTripleAndDataLayout(llmod.get(), tm.get());
-  if (auto e = optimizer(opts.optLevel, tm.get(), opts.fastMath && !opts.scalarOnly)(llmod.get())) {
+  if (auto e = optimizer(opts.optLevel, tm.get(), opts.fastMath && !opts.scalarOnly,
+                opts.scalarOnly ? 1 : interleaveCount())(llmod.get())) {
     error = errorText(std::move(e));
     return false;
   }
