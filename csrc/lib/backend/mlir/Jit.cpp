@@ -30,6 +30,7 @@
 
 #include <unistd.h>
 
+#include "MathApprox.h"
 #include "Registration.h"
 #include "llvm/ExecutionEngine/Orc/AbsoluteSymbols.h"
 #include "llvm/ExecutionEngine/Orc/ExecutionUtils.h"
@@ -212,6 +213,17 @@ std::function<llvm::Error(llvm::Module*)> optimizer(int optLevel, llvm::TargetMa
         for (llvm::Instruction& i : bb) {
           if (!llvm::isa<llvm::FPMathOperator>(i)) continue;
           unsigned op = i.getOpcode();
+          // -(p / q) with a `ninf` divide (MathApprox.cpp's fast divides): the
+          // negation cannot be infinite either. InstCombine folds it into
+          // (-p) / q carrying the fneg's flags, and without `ninf` the divide
+          // is emitted as vdivps again (found in tanh followed by neg).
+          if (op == llvm::Instruction::FNeg)
+            if (auto* d = llvm::dyn_cast<llvm::Instruction>(i.getOperand(0));
+                d && d->getOpcode() == llvm::Instruction::FDiv && d->hasNoInfs()) {
+              i.setHasNoInfs(true);
+              i.setHasAllowReciprocal(true);
+              i.setHasAllowContract(true);
+            }
           if (op == llvm::Instruction::FDiv) i.setHasAllowReciprocal(true);
           if (op == llvm::Instruction::FDiv || op == llvm::Instruction::FMul || op == llvm::Instruction::FAdd ||
               op == llvm::Instruction::FSub)
@@ -287,7 +299,14 @@ bool runPipeline(m::ModuleOp module, const char* text, Context& c, std::string& 
 }
 
 bool approximateMath(m::ModuleOp module, Context& c, std::string& error) {
+  m::RewritePatternSet pre(&c.ctx);
+  populateFastMathPrePatterns(pre);
+  if (m::failed(m::applyPatternsGreedily(module, std::move(pre)))) {
+    error = "math approximation did not converge";
+    return false;
+  }
   m::RewritePatternSet patterns(&c.ctx);
+  populateFastMathPatterns(patterns);
   m::populateMathPolynomialApproximationPatterns(patterns);
   if (m::failed(m::applyPatternsGreedily(module, std::move(patterns)))) {
     error = "math approximation did not converge";
@@ -325,7 +344,7 @@ m::OwningOpRef<m::ModuleOp> lowerTo(const std::string& text, EmitStage stage, co
 std::string cacheKey(const std::string& text, const JitOptions& opts) {
   // "opt2": objects from before the optimising transformer was really applied
   // (see compileKernel) are never reused.
-  std::string salt = std::string("opt4|arcp|ic") + std::to_string(interleaveCount()) + "|vw" + std::to_string(preferredVectorWidth()) + "|" + kBufferize + kLoops + kToLlvm + "|O" + std::to_string(opts.optLevel) +
+  std::string salt = std::string("opt5|xapprox2|arcp|ic") + std::to_string(interleaveCount()) + "|vw" + std::to_string(preferredVectorWidth()) + "|" + kBufferize + kLoops + kToLlvm + "|O" + std::to_string(opts.optLevel) +
                      (opts.fastMath ? "|fast" : "|exact") + (opts.scalarOnly ? "|scalar" : "") + "|" +
                      LLVM_VERSION_STRING + "|" +
                      llvm::sys::getHostCPUName().str();
@@ -406,7 +425,7 @@ std::shared_ptr<CompiledKernel> loadObject(const std::string& path, const std::s
 
 std::string pipelineText(bool fastMath) {
   return std::string(kBufferize) + "\n" + kLoops + "\n" +
-         (fastMath ? "math polynomial approximation (greedy patterns)\n" : "") + kToLlvm + "\n";
+         (fastMath ? "math approximations (greedy patterns: MathApprox.cpp, then MLIR's polynomial ones)\n" : "") + kToLlvm + "\n";
 }
 
 std::shared_ptr<CompiledKernel> compileKernel(const std::string& text, const std::string& funcName,
