@@ -431,6 +431,7 @@ bool rawable(Program& p) {
 std::unique_ptr<Program> compileProgram(const ir::Graph& g, bool parallel, const SafeFn* safe) {
   auto p = std::make_unique<Program>();
   p->graph = &g;
+  p->parallel = parallel;
   std::unordered_map<const ir::Value*, uint32_t> slot;
   p->numParams = uint32_t(g.numParams());
   for (size_t i = 0; i < g.numParams(); ++i) slot[g.param(i)] = p->numSlots++;

@@ -99,9 +99,14 @@ struct Program {
   bool distinctResults = true;
   bool leaf = true;  ///< no Call instructions
   bool hasParCall = false;  ///< contains a group of independent calls
-  /// Whether it or a program reachable through its direct calls has a group
-  /// (0 not known yet, 1 no, 2 yes; decided on first use by the runtime).
-  FirstUse<uint8_t> reachesParCall{0};
+  /// Compiled for the parallel scheduler (its direct calls resolve to
+  /// parallel programs, a sequential one's to sequential ones).
+  bool parallel = false;
+  /// A parallel program's form for code that spawns no tasks (deep enough in
+  /// the task tree): itself when no group is reachable through its direct
+  /// calls, else the sequential compile of the same graph, which has no
+  /// ParCall markers to step over. Resolved on first use by the runtime.
+  FirstUse<const Program*> seq{nullptr};
   enum class Raw : uint8_t { Unknown, Yes, No };
   FirstUse<Raw> raw{Raw::Unknown};
   std::vector<ir::TypeKind> paramKinds, resultKinds;

@@ -29,6 +29,8 @@ struct Runtime::Shared {
   RuntimeOptions options;
   std::mutex mu;
   std::unordered_map<const ir::Graph*, std::unique_ptr<Program>> programs;
+  /// Sequential compiles of parallel programs (Program::seq), when different.
+  std::unordered_map<const ir::Graph*, std::unique_ptr<Program>> seqPrograms;
   std::unordered_map<std::string, std::vector<ir::Datum>> once;
   std::mutex onceMu;  // held while a global is computed, so it is computed once
   std::mutex outMu;
@@ -196,7 +198,8 @@ Runtime::Runtime(support::DiagnosticEngine& diag, const ir::Module& module, Runt
     : diag_(diag),
       module_(module),
       shared_(std::make_shared<Shared>(module, opts)),
-      ctx_(std::make_unique<RuntimeContext>(*this, diag, module)) {
+      ctx_(std::make_unique<RuntimeContext>(*this, diag, module)),
+      spawnDepth_(shared_->spawnDepth) {
   setOutput(nullptr);
 }
 
@@ -205,7 +208,8 @@ Runtime::Runtime(std::shared_ptr<Shared> shared, support::DiagnosticEngine& diag
       module_(shared->module),
       shared_(std::move(shared)),
       ctx_(std::make_unique<RuntimeContext>(*this, diag, shared_->module)),
-      parDepth_(parDepth) {
+      parDepth_(parDepth),
+      spawnDepth_(shared_->spawnDepth) {
   Shared* sh = shared_.get();
   ctx_->setOutput([sh](std::string_view s) {
     std::lock_guard<std::mutex> lock(sh->outMu);
@@ -225,7 +229,14 @@ void Runtime::setOutput(std::function<void(std::string_view)> out) {
   });
 }
 
-const Program& Runtime::programFor(const ir::Graph& g) {
+const Program& Runtime::programFor(const ir::Graph& g, bool parallel) {
+  bool par = shared_->options.scheduler == Scheduler::Parallel;
+  if (par && !parallel) {
+    std::lock_guard<std::mutex> lock(shared_->mu);
+    auto& slot = shared_->seqPrograms[&g];
+    if (!slot) slot = compileProgram(g, false, nullptr);
+    return *slot;
+  }
   // Graphs cache their program through a side table keyed by address; the
   // module outlives the runtime. Builtins calling one closure per element
   // hit the one-entry cache (programs are never freed while the runtime runs).
@@ -235,11 +246,31 @@ const Program& Runtime::programFor(const ir::Graph& g) {
   auto it = shared_->programs.find(&g);
   if (it != shared_->programs.end()) return *(lastProgram_ = it->second.get());
   SafeFn safe = [this](const ir::Graph& h) { return concurrentSafe(h); };
-  auto p = compileProgram(g, shared_->options.scheduler == Scheduler::Parallel, &safe);
+  auto p = compileProgram(g, par, &safe);
   const Program* raw = p.get();
   shared_->programs.emplace(&g, std::move(p));
   lastProgram_ = raw;
   return *raw;
+}
+
+const Program& Runtime::seqOf(const Program& p) {
+  if (!p.parallel) return p;
+  if (const Program* s = p.seq.get()) return *s;
+  // A group reachable through direct calls: the sequential compile.
+  std::vector<const Program*> work{&p};
+  bool group = false;
+  for (size_t k = 0; k < work.size() && !group; ++k) {
+    group = work[k]->hasParCall;
+    for (const Instr& in : work[k]->code) {
+      if (in.code != Code::Call) continue;
+      const Program* cp = in.prog.get();
+      if (!cp) in.prog.set(cp = &programFor(*in.target, true));
+      if (std::find(work.begin(), work.end(), cp) == work.end()) work.push_back(cp);
+    }
+  }
+  const Program* s = group ? &programFor(*p.graph, false) : &p;
+  p.seq.set(s);
+  return *s;
 }
 
 bool Runtime::fail(const ir::Node& n, std::string code, std::string message) {
@@ -313,8 +344,6 @@ bool Runtime::pushCall(const Program& p, ir::Datum* args, size_t nargs, size_t r
   if (frames_.size() > stats_.maxDepth) stats_.maxDepth = frames_.size();
   return true;
 }
-
-bool Runtime::spawnsHere() const { return parDepth_ < shared_->spawnDepth; }
 
 bool Runtime::spawn(uint32_t n, const std::function<bool(Runtime&, uint32_t)>& task) {
   ++stats_.parallelGroups;
@@ -550,7 +579,7 @@ bool Runtime::rawReady(const Program& p) {
     for (const Instr& in : q->code) {
       if (in.code != Code::Call) continue;
       const Program* cp = in.prog.get();
-      if (!cp) in.prog.set(cp = &programFor(*in.target));
+      if (!cp) in.prog.set(cp = &programFor(*in.target, q->parallel));
       if (in.opCount != cp->numParams || in.nres != cp->resultSlots.size()) {
         p.raw.set(Program::Raw::No);
         return false;
@@ -569,8 +598,17 @@ bool Runtime::rawReady(const Program& p) {
 // slots (ints, floats, bools as 0/1, null and tokens as 0), on its own
 // explicit frame stack. Only rawReady programs get here, so there are no
 // heap values, no generic rules and no re-entry.
-bool Runtime::runRaw(const Program& entry, const ir::Datum* args, const uint32_t* ops,
+bool Runtime::runRaw(const Program& entry0, const ir::Datum* args, const uint32_t* ops,
                      ir::Datum* out, const ir::Node* site) {
+  // This runtime's depth in the task tree does not change while this loop
+  // runs (tasks run in nested calls), so either every group in it spawns or
+  // none does: then it runs the sequential form, with no ParCall to step over.
+  const Program* ep = &entry0;
+  if (entry0.parallel && !spawnsHere()) {
+    const Program& s = seqOf(entry0);
+    if (&s != ep && (s.raw.get() == Program::Raw::Yes || rawReady(s))) ep = &s;
+  }
+  const Program& entry = *ep;
   auto need = [&](size_t n) {
     if (rawStack_.size() < n) rawStack_.resize(std::max(n, rawStack_.size() * 2 + 1024));
   };
@@ -885,7 +923,7 @@ bool Runtime::execute(size_t baseDepth) {
       }
       case Code::Call: {
         const Program* cp = in.prog.get();
-        if (!cp) in.prog.set(cp = &programFor(*in.target));
+        if (!cp) in.prog.set(cp = &programFor(*in.target, p->parallel));
         Program::Raw cr = cp->raw.get();
         if (cr != Program::Raw::No && in.opCount == cp->numParams &&
             (cr == Program::Raw::Yes || rawReady(*cp))) {

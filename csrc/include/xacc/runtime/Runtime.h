@@ -138,7 +138,11 @@ private:
   /// Whether `g` (and everything it calls) may run concurrently with other
   /// code: pure, or effectful only through `concurrent` builtins.
   bool concurrentSafe(const ir::Graph& g);
-  const Program& programFor(const ir::Graph& g);
+  /// The compiled form of `g`: with `parallel`, the scheduler's own (with
+  /// ParCall groups under the parallel scheduler); without, the sequential one.
+  const Program& programFor(const ir::Graph& g, bool parallel = true);
+  /// The form of parallel program `p` for code that spawns no tasks (Program::seq).
+  const Program& seqOf(const Program& p);
   bool execute(size_t baseDepth);
   /// `movable`: the arguments live outside the frames and may be moved from.
   bool pushCall(const Program& p, ir::Datum* args, size_t nargs, size_t retBase,
@@ -149,7 +153,7 @@ private:
   bool failRaw(const ir::Node& n, std::string code, std::string message, size_t rawFrom,
                const Program* leaf, const ir::Node* leafSite);
   /// Whether the parallel scheduler spawns at this runtime's depth.
-  bool spawnsHere() const;
+  bool spawnsHere() const { return parDepth_ < spawnDepth_; }
   /// Runs task(worker, k) for k in [0, n) (k = 0 on this runtime, the others
   /// on worker runtimes of other threads, one level deeper); each task's
   /// diagnostics are kept apart and those of the first failing task (in k
@@ -169,6 +173,7 @@ private:
   std::shared_ptr<Shared> shared_;
   std::unique_ptr<class RuntimeContext> ctx_;
   unsigned parDepth_ = 0;
+  unsigned spawnDepth_ = 0;  ///< Shared::spawnDepth (read on every group)
   /// Nested (C++-recursive) entries into run(): loops and builtins that call
   /// closures re-enter the engine; bounded so hostile programs get a located
   /// "stack overflow" instead of exhausting the native stack.
