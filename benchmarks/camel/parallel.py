@@ -22,8 +22,14 @@ be near pi, its hit count cannot be recomputed without the C++ generator).
 Printed per workload: seq and par run times, the speedup (seq / par), the
 CPU time the par run used per second of its wall time (near N when N cores
 were free; far below it on a loaded machine, where the speedup cannot reach N
-either), and the par run's CPU time over the seq run's ("work": the cost of
-the parallel machinery, 1.00 is none; it holds on a loaded machine too).
+either), and the par run's CPU time over the seq run's, the median over the
+interleaved pairs of runs: "work" for the runtime stage (--profile's run
+cpu), "proc" for the whole process (user + sys, getrusage: it includes
+startup, exit and worker threads spinning after the run). Work is the cost of
+the parallel machinery, 1.00 is none; unlike the speedup it holds on a loaded
+machine too (where it is the number to read). On an idle machine it also
+counts what two busy cores cost each other (shared caches and memory; the
+machine line below shows how much).
 With --threads1 it also runs `--scheduler=par --threads 1` and prints its
 run time over seq's (the overhead of spawning with no second thread).
 First it measures what the machine itself allows: N copies of the seq
@@ -41,6 +47,7 @@ from __future__ import annotations
 import argparse
 import math
 import re
+import resource
 import statistics
 import subprocess
 import sys
@@ -110,16 +117,21 @@ CHECKS = {
 }
 
 
-def run_once(camel: str, name: str, flags: list[str]) -> tuple[str, float, float]:
-    """Returns (stdout, run seconds, run CPU seconds), both from --profile."""
+def run_once(camel: str, name: str, flags: list[str]) -> tuple[str, float, float, float]:
+    """Returns (stdout, run seconds, run CPU seconds, process CPU seconds): the
+    first two from --profile, the last the process's user + sys time (this
+    script's children's usage before and after: it runs one at a time here)."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     proc = subprocess.run([camel, "run", "--profile", *flags, str(HERE / f"{name}.cml")],
                           capture_output=True, text=True, timeout=600)
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
     if proc.returncode != 0:
         sys.exit(f"camel {' '.join(flags)} {name} failed:\n{proc.stderr}")
     m = re.search(r"run ([0-9.]+) ms \([0-9]+ runs?\);.*; run cpu ([0-9.]+) ms", proc.stderr)
     if not m:
         sys.exit(f"camel {name}: no profile line in:\n{proc.stderr}")
-    return proc.stdout.strip(), float(m.group(1)) / 1e3, float(m.group(2)) / 1e3
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    return proc.stdout.strip(), float(m.group(1)) / 1e3, float(m.group(2)) / 1e3, cpu
 
 
 def machine_scaling(camel: str, copies: int, repeat: int) -> float:
@@ -163,7 +175,7 @@ def main() -> None:
     print(f"machine: {args.threads} seq processes at once run {scaling:.2f}x the throughput of one "
           f"(the most {args.threads} threads can give here)\n")
     header = (f"{'workload':<16}{'seq run s':>10}{'par run s':>10}{'speedup':>9}"
-              f"{'par cpu/wall':>13}{'work':>7}" + (f"{'par1/seq':>10}" if args.threads1 else ""))
+              f"{'par cpu/wall':>13}{'work':>7}{'proc':>7}" + (f"{'par1/seq':>10}" if args.threads1 else ""))
     print(header)
     print("-" * len(header))
     speedups: dict[str, float] = {}
@@ -174,9 +186,13 @@ def main() -> None:
         if args.threads1:
             variants.append(("par1", ["--scheduler=par", "--threads", "1"]))
         outputs: dict[str, str] = {}
+        work: list[float] = []  # per repeat: par run CPU / seq run CPU
+        proc: list[float] = []  # the same for the whole processes
         for _ in range(args.repeat):
+            cpus: dict[str, tuple[float, float]] = {}
             for key, flags in variants:
-                out, t, cpu = run_once(camel, name, flags)
+                out, t, cpu, pcpu = run_once(camel, name, flags)
+                cpus[key] = (cpu, pcpu)
                 seq_out = outputs.setdefault("seq", out)  # seq runs first
                 if out != seq_out:
                     sys.exit(f"{name}: {key} printed {out!r}, seq printed {seq_out!r}")
@@ -184,10 +200,15 @@ def main() -> None:
                     sys.exit(f"{name} ({key}): unexpected output {out!r}")
                 if t < best[key][0]:
                     best[key] = (t, cpu)
+            if cpus["seq"][0] > 0:
+                work.append(cpus["par"][0] / cpus["seq"][0])
+            if cpus["seq"][1] > 0:
+                proc.append(cpus["par"][1] / cpus["seq"][1])
         (ts, cs), (tp, cp) = best["seq"], best["par"]
         speedups[name] = ts / tp
+        median = lambda xs: statistics.median(xs) if xs else float("nan")  # noqa: E731
         line = (f"{name:<16}{ts:>10.3f}{tp:>10.3f}{ts / tp:>8.2f}x{cp / tp:>13.2f}"
-                f"{cp / cs if cs > 0 else float('nan'):>7.2f}")
+                f"{median(work):>7.2f}{median(proc):>7.2f}")
         if args.threads1:
             line += f"{best['par1'][0] / ts:>10.2f}"
         print(line, flush=True)
