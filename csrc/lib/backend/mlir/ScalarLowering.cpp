@@ -86,10 +86,19 @@ public:
     line("%low = arith.cmpi ult, %sp, %lim : i64");
     bail("%low", ScalarAbi::StackLow);
     self_ = &g;
+    resultKind_ = rk;
     markTail(g, g.results()[0]);
-    inlineSelf_ = selfInlinable(g);
+    planLoop(g);
+    inlineSelf_ = !loopForm_ && selfInlinable(g);
     std::vector<std::string> res;
-    if (!body(g, res, why)) return false;
+    if (loopForm_) {
+      std::vector<std::string> params;
+      for (size_t i = 0; i < g.numParams(); ++i) params.push_back(names_.at(g.param(i)));
+      res.emplace_back();
+      if (!emitLoop(params, res[0], why)) return false;
+    } else if (!body(g, res, why)) {
+      return false;
+    }
     out += fmt::format("  // graph @{}\n  func.func private {}({}) -> {} {{\n", g.name(), symbol(g.name()),
                        sig, mlirType(rk));
     out += text_;
@@ -161,6 +170,210 @@ private:
     names_ = std::move(saved);
     names_[n.result(0)] = res[0];
     return true;
+  }
+
+  // Loop form. A self-recursive graph whose result is built, through ctrl.if
+  // arms, from base values, tail self-calls and integer accumulators
+  // `x + f(..)` / `x * f(..)` (one operator throughout; wrapping add and mul
+  // are associative and commutative, so the order of the terms does not
+  // matter) is emitted as one scf.while: the loop carries the parameters and
+  // the accumulator, a tail self-call is the next iteration and a base value
+  // ends the loop with `acc op value`. This is what LLVM's tail-recursion
+  // elimination makes of it too; doing it here allows inlining the loop
+  // itself at the graph's non-tail self-calls, nested loopLevels_ deep, which
+  // is what removes most calls of a fib-like recursion (gcc does the same at
+  // -O2; LLVM does not inline a function into itself). Only graphs with a
+  // non-tail self-call take this form: without one, LLVM does as well.
+
+  /// Marks the tail-structure nodes under `v` (a result of its graph, used
+  /// once): ctrl.if with one result, tail self-calls, accumulators and the
+  /// self-calls they take. Sets `steps` when one recurses.
+  void classifyTail(const ir::Value* v, bool& steps) {
+    const ir::Node* d = v->definingNode();
+    if (!d || v->numUses() != 1) return;  // a base value
+    int op = d->op().coreId;
+    if (op == int(CoreOp::If) && d->numRegions() == 2 && d->numResults() == 1) {
+      tailNodes_.insert(d);
+      for (size_t arm = 0; arm < 2; ++arm)
+        if (d->region(arm)->results().size() == 1) classifyTail(d->region(arm)->results()[0], steps);
+      return;
+    }
+    if (isSelfCall(*d)) {
+      tailNodes_.insert(d);
+      steps = true;
+      return;
+    }
+    if ((op != int(CoreOp::Add) && op != int(CoreOp::Mul)) || d->numOperands() != 2 || !v->type().isInt() ||
+        (accOp_ >= 0 && accOp_ != op))
+      return;
+    for (int i = 1; i >= 0; --i) {
+      const ir::Value* o = d->operand(i);
+      const ir::Node* c = o->definingNode();
+      if (c && isSelfCall(*c) && o->numUses() == 1) {
+        accOp_ = op;
+        tailNodes_.insert(d);
+        tailNodes_.insert(c);
+        steps = true;
+        return;
+      }
+    }
+  }
+
+  /// Counts the nodes of `g` (regions included) and the self-calls that are
+  /// not part of the tail structure.
+  void countLoopBody(const ir::Graph& g, size_t& nodes, size_t& selfCalls) {
+    for (const ir::Node* n : g) {
+      ++nodes;
+      if (isSelfCall(*n) && !tailNodes_.count(n)) ++selfCalls;
+      for (size_t i = 0; i < n->numRegions(); ++i) countLoopBody(*n->region(i), nodes, selfCalls);
+    }
+  }
+
+  /// Decides whether `g` takes the loop form and how deep its loop is inlined
+  /// into itself: at most kMaxLoopLevels levels and kLoopNodeBudget nodes in
+  /// all (a body with k non-tail self-calls is copied k^level times per level).
+  void planLoop(const ir::Graph& g) {
+    static constexpr int kMaxLoopLevels = 6;
+    static constexpr size_t kLoopNodeBudget = 512;
+    bool steps = false;
+    if (g.numParams() > 0) classifyTail(g.results()[0], steps);
+    size_t nodes = 0, calls = 0;
+    if (steps) countLoopBody(g, nodes, calls);
+    if (calls == 0) {
+      tailNodes_.clear();
+      accOp_ = -1;
+      return;
+    }
+    loopForm_ = true;
+    size_t copies = 1, total = nodes;
+    while (loopLevels_ < kMaxLoopLevels && total + nodes * copies * calls <= kLoopNodeBudget) {
+      copies *= calls;
+      total += nodes * copies;
+      ++loopLevels_;
+    }
+  }
+
+  /// `acc op x` with the accumulator's operator.
+  std::string accumulate(const std::string& acc, const std::string& x) {
+    return op2(accOp_ == int(CoreOp::Mul) ? "arith.muli" : "arith.addi", acc, x, "i64");
+  }
+
+  /// The loop-carried types (parameters, then the accumulator if any).
+  std::string carriedTypes() {
+    std::string s;
+    for (size_t i = 0; i < self_->numParams(); ++i) {
+      ScalarKind k;
+      scalarKind(self_->param(i)->type(), k);
+      s += std::string(i ? ", " : "") + mlirType(k);
+    }
+    if (accOp_ >= 0) s += ", i64";
+    return s;
+  }
+
+  /// Emits self_'s loop on the argument names `init`; `fin` names the result.
+  bool emitLoop(const std::vector<std::string>& init, std::string& fin, std::string& why) {
+    if (init.size() != self_->numParams()) return fail("a self-call with the wrong number of arguments", why);
+    std::string accInit;
+    if (accOp_ >= 0) accInit = constant(accOp_ == int(CoreOp::Mul) ? "1" : "0", "i64");
+    std::string r = fresh(), inits;
+    std::vector<std::string> cur;
+    for (size_t i = 0; i < init.size(); ++i) {
+      cur.push_back(fresh());
+      inits += (i ? ", " : "") + cur.back() + " = " + init[i];
+    }
+    std::string acc;
+    if (accOp_ >= 0) {
+      acc = fresh();
+      inits += ", " + acc + " = " + accInit;
+    }
+    std::string carried = carriedTypes(), rt = mlirType(resultKind_);
+    size_t n = cur.size() + (acc.empty() ? 0 : 1);
+    line(fmt::format("{}:{} = scf.while ({}) : ({}) -> ({}, {}) {{", r, n + 1, inits, carried, carried, rt));
+    auto savedNames = names_;
+    std::string saved = indent_;
+    indent_ = saved + "  ";
+    for (size_t i = 0; i < cur.size(); ++i) names_[self_->param(i)] = cur[i];
+    std::vector<std::string> t;
+    if (!tailRegion(*self_, self_->results()[0], cur, acc, t, why)) return false;
+    line(fmt::format("scf.condition({}) {} : {}, {}", t[0], join(t, 1), carried, rt));
+    indent_ = saved;
+    std::vector<std::string> next;
+    std::string params;
+    for (size_t i = 0; i <= n; ++i) {
+      next.push_back(fresh());
+      params += (i ? ", " : "") + next.back() + ": " + (i < cur.size() ? mlirType(kindOf(self_->param(i))) : i < n ? "i64" : rt);
+    }
+    line(fmt::format("}} do {{\n{}^bb0({}):", saved, params));
+    next.pop_back();  // the result slot is not carried
+    line(fmt::format("  scf.yield {} : {}", join(next, 0), carried));
+    line("}");
+    names_ = std::move(savedNames);
+    fin = r + "#" + std::to_string(n);
+    return true;
+  }
+
+  /// Emits region `g` (its parameters named) of the loop body, tail nodes left
+  /// out, and the tuple its result `v` gives: continue?, next parameters,
+  /// next accumulator (if any), final result.
+  bool tailRegion(const ir::Graph& g, const ir::Value* v, const std::vector<std::string>& cur,
+                  const std::string& acc, std::vector<std::string>& t, std::string& why) {
+    for (const ir::Node* n : g)
+      if (!tailNodes_.count(n) && !node(*n, why)) return false;
+    const char* rt = mlirType(resultKind_);
+    const ir::Node* d = v->definingNode();
+    if (!d || !tailNodes_.count(d)) {  // a base value: the loop ends
+      t = {constant("false", "i1")};
+      t.insert(t.end(), cur.begin(), cur.end());
+      if (!acc.empty()) t.push_back(acc);
+      t.push_back(acc.empty() ? name(v) : accumulate(acc, name(v)));
+      return true;
+    }
+    if (d->op().coreId == int(CoreOp::If)) {
+      std::vector<std::string> args;
+      for (size_t i = 1; i < d->numOperands(); ++i) args.push_back(name(d->operand(i)));
+      std::string types = "i1, " + carriedTypes() + ", " + rt;
+      size_t width = cur.size() + (acc.empty() ? 2 : 3);
+      std::string r = fresh(), saved = indent_;
+      line(fmt::format("{}:{} = scf.if {} -> ({}) {{", r, width, name(d->operand(0)), types));
+      for (size_t arm = 0; arm < 2; ++arm) {
+        indent_ = saved + "  ";
+        const ir::Graph& region = *d->region(arm);
+        if (region.numParams() != args.size()) return fail("region parameters do not match the operands", why);
+        for (size_t i = 0; i < args.size(); ++i) names_[region.param(i)] = args[i];
+        std::vector<std::string> at;
+        if (!tailRegion(region, region.results()[0], cur, acc, at, why)) return false;
+        line(fmt::format("scf.yield {} : {}", join(at, 0), types));
+        indent_ = saved;
+        line(arm == 0 ? "} else {" : "}");
+      }
+      t.clear();
+      for (size_t i = 0; i < width; ++i) t.push_back(r + "#" + std::to_string(i));
+      return true;
+    }
+    const ir::Node* call = d;
+    std::string next = acc;
+    if (!isSelfCall(*d)) {  // an accumulator: one operand is the tail self-call
+      size_t i = tailNodes_.count(d->operand(1)->definingNode()) ? 1 : 0;
+      call = d->operand(i)->definingNode();
+      next = accumulate(acc, name(d->operand(1 - i)));
+    }
+    t = {constant("true", "i1")};
+    for (const ir::Value* o : call->operands()) t.push_back(name(o));
+    if (!acc.empty()) t.push_back(next);
+    t.push_back(resultKind_ == ScalarKind::F64 ? constant(f64Const(0.0), rt)
+                : resultKind_ == ScalarKind::Bool ? constant("false", rt) : constant("0", rt));
+    return true;
+  }
+
+  static std::string join(const std::vector<std::string>& xs, size_t from) {
+    std::string s;
+    for (size_t i = from; i < xs.size(); ++i) s += (i > from ? ", " : "") + xs[i];
+    return s;
+  }
+  static ScalarKind kindOf(const ir::Value* v) {
+    ScalarKind k = ScalarKind::I64;
+    scalarKind(v->type(), k);
+    return k;
   }
 
   bool fail(std::string reason, std::string& why) {
@@ -471,6 +684,16 @@ private:
     if (out.size() != 1 || g->results().size() != 1 || g->numParams() != a.size())
       return fail("calls @" + g->name() + " with a signature that is not one scalar result", why);
     callees_->insert(g->name());
+    if (g == self_ && loopForm_ && loopDepth_ < loopLevels_) {
+      // A non-tail self-call of a loop-form graph: its own loop, inlined.
+      ++loopDepth_;
+      std::string fin;
+      bool ok = emitLoop(a, fin, why);
+      --loopDepth_;
+      if (!ok) return false;
+      names_[n.result(0)] = fin;
+      return true;
+    }
     if (g == self_ && inlineSelf_ && inlineDepth_ == 0 && !tail_.count(n.result(0))) return inlineSelfCall(n, a, why);
     std::string args = "%ctx", types = "!llvm.ptr";
     for (size_t i = 0; i < a.size(); ++i) {
@@ -571,6 +794,12 @@ private:
   const ir::Graph* self_ = nullptr;          // the graph being emitted
   std::set<const ir::Value*> tail_;          // values defined in tail position (markTail)
   bool inlineSelf_ = false;                  // selfInlinable(self_)
+  ScalarKind resultKind_ = ScalarKind::I64;  // self_'s result
+  bool loopForm_ = false;                    // planLoop: self_ is emitted as a loop
+  int loopLevels_ = 0;                       // how deep the loop is inlined into itself
+  int loopDepth_ = 0;                        // > 0 inside an inlined loop
+  int accOp_ = -1;                           // CoreOp::Add / Mul of the accumulator, -1: none
+  std::set<const ir::Node*> tailNodes_;      // the loop's tail structure (classifyTail)
   int inlineDepth_ = 0;                      // > 0 inside an inlined self-call
   std::unordered_map<const ir::Value*, std::string> names_;
   std::string text_, indent_;

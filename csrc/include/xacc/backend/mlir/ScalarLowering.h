@@ -35,7 +35,7 @@
 namespace xacc::backend::mlir {
 
 /// Bumped whenever the generated code changes meaning: part of the disk-cache key.
-inline constexpr const char* kScalarLoweringVersion = "xacc-scalar-5";
+inline constexpr const char* kScalarLoweringVersion = "xacc-scalar-6";
 
 enum class ScalarKind : uint8_t { I64, F64, Bool };
 
