@@ -192,10 +192,10 @@ private:
     const ir::Node* d = v->definingNode();
     if (!d || v->numUses() != 1) return;  // a base value
     int op = d->op().coreId;
-    if (op == int(CoreOp::If) && d->numRegions() == 2 && d->numResults() == 1) {
+    if (op == int(CoreOp::If) && d->numRegions() == 2 && d->numResults() == 1 &&
+        d->region(0)->results().size() == 1 && d->region(1)->results().size() == 1) {
       tailNodes_.insert(d);
-      for (size_t arm = 0; arm < 2; ++arm)
-        if (d->region(arm)->results().size() == 1) classifyTail(d->region(arm)->results()[0], steps);
+      for (size_t arm = 0; arm < 2; ++arm) classifyTail(d->region(arm)->results()[0], steps);
       return;
     }
     if (isSelfCall(*d)) {
