@@ -371,11 +371,12 @@ bool loadConfig(const std::string& path, CamelConfig& out, support::DiagnosticEn
       }
       if (rt.contains("scheduler")) {
         const std::string p = "/executors/runtime/scheduler";
-        if (!c.want(rt["scheduler"], p, rt["scheduler"].is_string(), "a string (\"seq\" or \"par\")")) {
+        if (!c.want(rt["scheduler"], p, rt["scheduler"].is_string(), "a string (\"seq\", \"par\" or \"auto\")")) {
           ok = false;
         } else {
           std::string s = rt["scheduler"].get<std::string>();
-          if (s != "seq" && s != "par") ok = c.error(c.valueLoc(p), "unknown scheduler \"" + s + "\" (expected \"seq\" or \"par\")");
+          if (s != "seq" && s != "par" && s != "auto")
+            ok = c.error(c.valueLoc(p), "unknown scheduler \"" + s + "\" (expected \"seq\", \"par\" or \"auto\")");
           else out.scheduler = s;
         }
       }

@@ -596,7 +596,7 @@ int main(int argc, char** argv) {
       }
       if (runArgs.file.empty()) runArgs.file = cfg.entry;
       // The config's thread count belongs to its scheduler: `--scheduler seq` drops it.
-      if (run->count("--scheduler") > 0 && run->count("--threads") == 0 && runArgs.scheduler != "par")
+      if (run->count("--scheduler") > 0 && run->count("--threads") == 0 && runArgs.scheduler == "seq")
         runArgs.threads = 0;
       if (run->count("--passes") > 0) runArgs.reducers.clear();
     }
