@@ -3,6 +3,7 @@
 * ``xacc.ir`` — the graph IR (GIR): parse, print, verify, passes, interpreter.
 * ``xacc.jit`` — capture PyTorch functions and modules (the XJIT frame hook);
   ``xacc.explain`` — what was captured, where it broke and why;
+  ``xacc.precision_report`` — with ``precision="auto"``, what ran in bfloat16 and the measured error;
   ``xacc.export`` — every artifact of a capture written to a directory with an index.html;
   ``xacc.debug.compare`` — plain Python vs ATen executor vs compiled target, first divergent node.
 * errors — ``XaccError`` and its subclasses; every user-visible failure is one.
@@ -17,12 +18,14 @@ from xacc import debug
 from xacc._src.export import export
 from xacc.explain import explain
 from xacc.jit import jit
+from xacc._src.amp import reports_of as precision_report
 
 __version__ = "0.1.0"
 
 __all__ = [
     "jit",
     "explain",
+    "precision_report",
     "export",
     "debug",
     "XaccError",

@@ -23,6 +23,7 @@ class ExplainOutput:
     guards: list[list[str]] = field(default_factory=list)
     compile_times: list[tuple[str, float]] = field(default_factory=list)
     frames: list[tuple[str, str]] = field(default_factory=list)  # (function, outcome)
+    precision: list = field(default_factory=list)  # amp.PrecisionReport per graph (precision="auto")
     result: Any = None
 
     def __str__(self) -> str:
@@ -38,18 +39,23 @@ class ExplainOutput:
         for i, g in enumerate(self.graphs):
             lines.append(f"Graph {i}:")
             lines.extend("  " + ln for ln in g.rstrip().splitlines())
+        if self.precision:
+            lines.append("Precision:")
+            lines.extend("  " + ln for rep in self.precision for ln in str(rep).splitlines())
         return "\n".join(lines)
 
 
-def explain(fn: Callable, *, device: str = "cpu") -> Callable[..., ExplainOutput]:
-    """Returns a callable that runs `fn(*args)` under capture and explains it."""
+def explain(fn: Callable, *, device: str = "cpu", precision: str = "float32",
+            tolerance: float = 1e-2) -> Callable[..., ExplainOutput]:
+    """Returns a callable that runs `fn(*args)` under capture and explains it
+    (with precision="auto", also what ran in bfloat16: `ExplainOutput.precision`)."""
     from xacc.jit import jit, reset
 
     def run(*args: Any, **kwargs: Any) -> ExplainOutput:
         reset()
         start = len(_convert.EVENTS)
         target = getattr(fn, "_xacc_fn", fn)
-        compiled = jit(target, device=device)
+        compiled = jit(target, device=device, precision=precision, tolerance=tolerance)
         result = compiled(*args, **kwargs)
         out = ExplainOutput(result=result)
         for ev in _convert.EVENTS[start:]:
@@ -60,6 +66,8 @@ def explain(fn: Callable, *, device: str = "cpu") -> Callable[..., ExplainOutput
                 out.graphs.append(ev.graph)
                 out.ops_per_graph.append(dict(ev.op_counts))
                 out.guards.append(list(ev.guards))
+            if ev.precision is not None:
+                out.precision.append(ev.precision)
         out.graph_count = len(out.graphs)
         out.graph_break_count = len(out.break_reasons)
         out.op_count = sum(sum(d.values()) for d in out.ops_per_graph)

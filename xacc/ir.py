@@ -30,10 +30,13 @@ class Module:
     def verify(self) -> None:
         self._impl.verify()
 
-    def run_passes(self, pipeline: str | list[str], verify_each: bool = False) -> dict[str, int]:
+    def run_passes(self, pipeline: str | list[str], verify_each: bool = False,
+                   options: dict[str, str] | None = None) -> dict[str, int]:
+        """Runs the passes; `options` are the pipeline's `key=value` pass options
+        (as `xacc-opt --pass-option`). Returns the passes' statistics."""
         if not isinstance(pipeline, str):
             pipeline = ",".join(pipeline)
-        return dict(self._impl.run_passes(pipeline, verify_each))
+        return dict(self._impl.run_passes(pipeline, verify_each, dict(options or {})))
 
     def to_dot(self) -> str:
         return self._impl.to_dot()

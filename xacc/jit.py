@@ -85,13 +85,21 @@ def check_device(device: str) -> None:
 
 
 def jit(fn: Any = None, *, device: str = "cpu", backend: str | None = None, fullgraph: bool = False,
-        dynamic: bool | None = None) -> Any:
-    """Captures `fn` (a function or an nn.Module); usable as `@jit` or `@jit(...)`."""
+        dynamic: bool | None = None, precision: str = "float32", tolerance: float = 1e-2) -> Any:
+    """Captures `fn` (a function or an nn.Module); usable as `@jit` or `@jit(...)`.
+
+    precision="auto" runs matmul/linear/conv regions in bfloat16 where the error
+    against float32, measured on the first call's inputs, stays within
+    `tolerance` (docs/mixed-precision.md; `xacc.precision_report(fn)`)."""
     if fn is None:
-        return lambda f: jit(f, device=device, backend=backend, fullgraph=fullgraph, dynamic=dynamic)
+        return lambda f: jit(f, device=device, backend=backend, fullgraph=fullgraph, dynamic=dynamic,
+                             precision=precision, tolerance=tolerance)
+    from xacc._src.amp import check_options
+    check_options(precision, tolerance)
     check_device(device)
     _ensure_installed()
-    opts = _convert.Options(device=device, backend=backend, fullgraph=fullgraph, dynamic=dynamic)
+    opts = _convert.Options(device=device, backend=backend, fullgraph=fullgraph, dynamic=dynamic,
+                            precision=precision, tolerance=float(tolerance))
     if isinstance(fn, torch.nn.Module):
         return CompiledModule(fn, opts)
     if not callable(fn):

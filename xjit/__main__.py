@@ -74,6 +74,10 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--backend", default=None, help="executor backend (default: ATen)")
     p.add_argument("--explain", action="store_true", help="print graphs and breaks at exit")
     p.add_argument("--fullgraph", action="store_true", help="graph breaks raise xacc.Unsupported")
+    p.add_argument("--precision", default="float32", choices=("float32", "auto"),
+                   help="auto: matmul/conv regions in bfloat16 where the error stays within --tolerance")
+    p.add_argument("--tolerance", type=float, default=1e-2,
+                   help="max relative error of precision=auto against float32 (default 1e-2)")
     p.add_argument("--export", metavar="DIR", default=None,
                    help="write every capture artifact and DIR/index.html at exit (default: $XACC_DUMP)")
     p.add_argument("--compare", action="store_true",
@@ -100,7 +104,14 @@ def main(argv: list[str] | None = None) -> int:
 
     t0 = time.perf_counter()
     device.install(ns.device)
-    opts = convert.Options(device=ns.device, backend=ns.backend, fullgraph=ns.fullgraph)
+    from xacc._src.amp import check_options
+    try:
+        check_options(ns.precision, ns.tolerance)
+    except ValueError as e:
+        print(f"xjit: {e}", file=sys.stderr)
+        return 2
+    opts = convert.Options(device=ns.device, backend=ns.backend, fullgraph=ns.fullgraph,
+                           precision=ns.precision, tolerance=ns.tolerance)
     _ensure_installed()
     convert.push_options(opts)
     # Graph values are kept (first call of each graph) only when something replays them.

@@ -287,6 +287,41 @@ void bindCapture(py::module_& m) {
         return py::make_tuple(ok, why);
       });
 
+  // The objects guard-tree nodes `nodes` resolve to in a frame (what a cache
+  // entry would pass its graph); None when the guards fail. Used to run a graph
+  // on the inputs it is being compiled for (xacc._src.amp).
+  c.def("resolve", [](cap::GuardTree& t, py::tuple args, py::dict globals, py::handle builtins,
+                      py::handle closure, py::tuple consts, const std::vector<int>& nodes) -> py::object {
+    cap::FrameView v;
+    std::vector<PyObject*> a;
+    for (py::handle h : args) a.push_back(h.ptr());
+    v.args = a.data();
+    v.nargs = a.size();
+    v.globals = globals.ptr();
+    v.builtins = builtins.is_none() ? nullptr : builtins.ptr();
+    v.closure = closure.is_none() ? nullptr : closure.ptr();
+    if (consts.size()) {
+      v.consts = &PyTuple_GET_ITEM(consts.ptr(), 0);
+      v.nconsts = consts.size();
+    }
+    std::vector<PyObject*> r(t.size());
+    std::string why;
+    py::object out = py::none();
+    if (t.check(v, r.data(), &why)) {
+      py::list values;
+      for (int n : nodes) {
+        if (n < 0 || size_t(n) >= r.size() || !r[n]) {
+          values = py::list();
+          break;
+        }
+        values.append(py::reinterpret_borrow<py::object>(r[n]));
+      }
+      if (values.size() == nodes.size()) out = values;
+    }
+    t.release(r.data());
+    return out;
+  });
+
   py::class_<cap::CacheEntry, std::shared_ptr<cap::CacheEntry>>(c, "CacheEntry")
       .def_property_readonly("info", [](const std::shared_ptr<cap::CacheEntry>& e) { return entryInfo(e); });
 

@@ -10,6 +10,7 @@
 #include "xacc/ir/Printer.h"
 #include "xacc/ir/Verifier.h"
 #include "xacc/passes/Autodiff.h"
+#include "xacc/passes/MixedPrecision.h"
 #include "xacc/passes/PassManager.h"
 
 namespace xacc::python {
@@ -141,15 +142,46 @@ void verify(PyModule& pm) {
   if (!ir::verifyModule(*pm.module, diag, &pm.locs)) raiseDiagnostics(diag);
 }
 
-py::dict runPasses(PyModule& pm, const std::string& pipeline, bool verifyEach) {
+py::dict runPasses(PyModule& pm, const std::string& pipeline, bool verifyEach,
+                   const std::map<std::string, std::string>& options) {
   support::DiagnosticEngine diag;
   passes::PassManager mgr(diag);
   mgr.setVerifyEach(verifyEach);
+  for (auto& [k, v] : options) mgr.setOption(k, v);
   mgr.setTextLocations(&pm.locs);
   if (!mgr.addPipeline(pipeline) || !mgr.run(*pm.module)) raiseDiagnostics(diag);
   py::dict stats;
   for (auto& [k, v] : mgr.stats()) stats[py::str(k)] = v;
   return stats;
+}
+
+/// The amp pass's regions of @graph (Note [AMP regions]): per region its id,
+/// op names, source locations and number of outputs; plus the ops the policy
+/// keeps in float32.
+py::dict ampRegions(PyModule& pm, const std::string& graph) {
+  const ir::Graph* g = pm.module->lookup(graph);
+  if (!g) throw py::value_error("no graph @" + graph);
+  passes::AmpPlan plan = passes::planMixedPrecision(*g);
+  py::list regions;
+  for (const passes::AmpRegion& r : plan.regions) {
+    py::dict d;
+    d["id"] = r.id;
+    py::list ops, locs;
+    for (const ir::Node* n : r.nodes) {
+      ops.append(n->opName());
+      locs.append(n->loc().valid() ? n->loc().str() : std::string());
+    }
+    d["ops"] = ops;
+    d["locs"] = locs;
+    d["num_outputs"] = r.outputs.size();
+    regions.append(d);
+  }
+  py::list kept;
+  for (const ir::Node* n : plan.keptF32) kept.append(n->opName());
+  py::dict out;
+  out["regions"] = regions;
+  out["kept_f32"] = kept;
+  return out;
 }
 
 /// Adds the gradient graph of @graph (see Note [Gradient graphs]); returns its name.
@@ -241,7 +273,9 @@ PYBIND11_MODULE(_C, m) {
            py::arg("locations") = true)
       .def("__str__", [](const PyModule& pm) { return ir::printModule(*pm.module); })
       .def("verify", &python::verify)
-      .def("run_passes", &python::runPasses, py::arg("pipeline"), py::arg("verify_each") = false)
+      .def("run_passes", &python::runPasses, py::arg("pipeline"), py::arg("verify_each") = false,
+           py::arg("options") = std::map<std::string, std::string>{})
+      .def("amp_regions", &python::ampRegions, py::arg("graph"))
       .def("to_dot", [](const PyModule& pm) { return ir::printDot(*pm.module); })
       .def("interpret", &python::interpret, py::arg("graph"), py::arg("args") = py::list())
       .def("grad", &python::grad, py::arg("graph"), py::arg("wrt") = py::list(),

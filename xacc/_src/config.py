@@ -46,6 +46,8 @@ CHANNELS: tuple[Channel, ...] = (
             "from the disk cache, regions that fell back; for `camel run --backend=xpu`, the scalar graphs "
             "`compiled` or found by a `cache hit` (no MLIR compile), and native calls that bailed out",
             "the per-graph scalar plan of `camel run --backend=xpu` (why each graph stays on the runtime)"),
+    Channel("amp", "precision=\"auto\": per graph, each region's precision, measured error and back-outs",
+            "nothing more"),
 )
 
 

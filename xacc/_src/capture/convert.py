@@ -35,6 +35,7 @@ from xacc._src.capture import dynamic
 from xacc._src.capture.breaks import BreakInfo, GraphBreak
 from xacc._src.capture.config import RECOMPILE_LIMIT, debug, log
 from xacc._src.capture.host import Host, State
+from xacc._src.amp import MODE as _MODE, guard_precision
 
 
 @dataclass
@@ -43,6 +44,15 @@ class Options:
     backend: str | None = None
     fullgraph: bool = False
     dynamic: bool | None = None
+    precision: str = "float32"  # or "auto": see xacc/_src/amp.py
+    tolerance: float = 1e-2
+    # Precision reports of the graphs compiled under these options (precision="auto").
+    reports: list = field(default_factory=list, compare=False, repr=False)
+
+    @property
+    def mode_key(self) -> str:
+        """What cache entries are guarded on (amp._Mode): precision and tolerance."""
+        return "float32" if self.precision == "float32" else f"{self.precision}:{self.tolerance!r}"
 
 
 @dataclass
@@ -70,6 +80,7 @@ class CompileEvent:
     stage_seconds: dict = field(default_factory=dict)  # trace, passes, prepare
     device: str = "cpu"  # target the frame was captured for
     entry: int = 0  # index of this compile's cache entry on the code object
+    precision: Any = None  # amp.PrecisionReport when compiled with precision="auto"
 
 
 EVENTS: list[CompileEvent] = []
@@ -92,10 +103,12 @@ def push_options(o: Options) -> None:
     if not hasattr(_tls, "opts"):
         _tls.opts = []
     _tls.opts.append(o)
+    _MODE.precision = o.mode_key
 
 
 def pop_options() -> None:
     _tls.opts.pop()
+    _MODE.precision = _tls.opts[-1].mode_key if _tls.opts else "float32"
 
 
 def _skip_dirs() -> tuple[str, ...]:
@@ -228,6 +241,7 @@ def _compile_frame(func: types.FunctionType, args: tuple, opts: Options, ev: Com
     try:
         for _ in range(8):
             ctx = State(code.co_name, _gir_device(opts.device), opts.dynamic, plan, shadow=shadow)
+            ctx.frame = (func, args)  # the call being compiled: amp measures on its inputs
             host = Host(ctx, lambda outs, ctx=ctx: _prefix_graph(ctx, func, outs, ev))
             r = C.translate(func, args, host, ctx.tree, ctx.device, opts.dynamic is not False, break_at)
             if shadow is not None and (r[0] != "graph" or ctx.reads != shadow.reads):
@@ -349,6 +363,7 @@ def _gir_device(device: str) -> str:
 def _finish_graph(ctx: State, outs: list[int], ev: CompileEvent) -> Any:
     b = ctx.builder
     b.set_outputs(outs)
+    guard_precision(ctx)
     debug("graphs", "%s before passes:\n%s", ev.function, b.text())
     # dce/cse first, then make the graph single-device and tidy its effects
     # (both keep behaviour; see csrc/lib/passes).
@@ -361,8 +376,12 @@ def _finish_graph(ctx: State, outs: list[int], ev: CompileEvent) -> Any:
     log("passes", "%s: %s: %d -> %d nodes (%.2f ms)", ev.function, pipeline, before, b.num_nodes, (t1 - t0) * 1e3)
     # The graph is host-typed either way; the target device picks the executor
     # (cpu: ATen; xpuN: the MLIR backend, with ATen for what it does not lower).
-    device = current_options().device
-    graph = b.compile(device=device)
+    opts = current_options()
+    device = opts.device
+    if opts.precision == "auto":
+        graph = _compile_mixed(ctx, ev, opts)
+    else:
+        graph = b.compile(device=device)
     t2 = time.perf_counter()
     ev.stage_seconds["passes"] = t1 - t0
     ev.stage_seconds["prepare"] = t2 - t1
@@ -370,6 +389,24 @@ def _finish_graph(ctx: State, outs: list[int], ev: CompileEvent) -> Any:
     ev.graph_inputs = [ctx.tree.path(n) for n in ctx.inputs]
     log("backend", "%s: prepared for %s: %d nodes, %d inputs (%.2f ms)", ev.function,
         "the ATen executor" if device == "cpu" else device, graph.num_nodes, graph.num_inputs, (t2 - t1) * 1e3)
+    return graph
+
+
+def _compile_mixed(ctx: State, ev: CompileEvent, opts: Options) -> Any:
+    """The graph with bfloat16 regions checked on this call's inputs (amp.py)."""
+    from xacc._src import amp
+    b = ctx.builder
+    inputs = None
+    frame = getattr(ctx, "frame", None)
+    if frame is not None:
+        func, args = frame
+        inputs = C.resolve(ctx.tree, tuple(args), func.__globals__, _builtins_dict(func), func.__closure__,
+                           tuple(ctx.consts), list(ctx.inputs))
+    graph, report = amp.compile_graph(b, opts.device, opts.tolerance, inputs, ev.function,
+                                      b.has_effects)
+    ev.precision = report
+    opts.reports.append(report)
+    log("amp", "%s", report)
     return graph
 
 

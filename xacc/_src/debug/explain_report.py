@@ -55,6 +55,8 @@ def explain_report(events: list, *, run_seconds: float | None = None, graph_call
                 lines.append(f"      hint: {b.hint}")
             for r in ev.resumes:
                 lines.append(f"    resume function: {r.co_qualname}")
+            if getattr(ev, "precision", None) is not None:
+                lines.extend("    " + ln for ln in str(ev.precision).splitlines())
     if not events:
         lines.append("no frame was compiled (no function took tensors?)")
     return "\n".join(lines)
