@@ -78,6 +78,10 @@ cap::OutTemplate templateFromSpec(py::handle spec) {
   if (kind == "out") {
     o.kind = cap::OutTemplate::Kind::Out;
     o.index = t[1].cast<int>();
+  } else if (kind == "call") {
+    o.kind = cap::OutTemplate::Kind::Call;
+    o.obj = py::object(t[1]).release().ptr();
+    o.index = t[2].cast<int>();
   } else if (kind == "const") {
     o.kind = cap::OutTemplate::Kind::Const;
     o.obj = py::object(t[1]).release().ptr();

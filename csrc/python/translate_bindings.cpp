@@ -208,6 +208,13 @@ bool makeTemplate(tr::Translator& t, const tr::VarRef& v, std::vector<int>& outs
       if (id < 0) return false;
       size_t k = std::find(outs.begin(), outs.end(), id) - outs.begin();
       if (k == outs.size()) outs.push_back(id);
+      if (v->isNumpy()) {
+        // See Note [NumPy capture]: the graph's tensor as an ndarray or NumPy scalar.
+        const tr::PyTypes* T = tr::pyTypes();
+        PyObject* conv = v->np == tr::Var::Np::Scalar ? T->npToScalar : T->npToArray;
+        spec = py::make_tuple("call", py::reinterpret_borrow<py::object>(conv), static_cast<int>(k));
+        return true;
+      }
       spec = py::make_tuple("out", static_cast<int>(k));
       return true;
     }

@@ -239,6 +239,17 @@ PyObject* OutTemplate::build(const std::vector<c10::IValue>& outs) const {
       }
       return ivalueToPython(outs[index]);
     case Kind::Const: Py_INCREF(obj); return obj;
+    case Kind::Call: {
+      if (index < 0 || index >= static_cast<int>(outs.size())) {
+        PyErr_SetString(PyExc_RuntimeError, "xacc: output template index out of range");
+        return nullptr;
+      }
+      PyObject* v = ivalueToPython(outs[index]);
+      if (!v) return nullptr;
+      PyObject* r = PyObject_CallOneArg(obj, v);
+      Py_DECREF(v);
+      return r;
+    }
     case Kind::Tuple:
     case Kind::List: {
       PyObject* r = kind == Kind::Tuple ? PyTuple_New(items.size()) : PyList_New(items.size());

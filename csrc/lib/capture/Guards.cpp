@@ -3,6 +3,7 @@
 
 #include <torch/csrc/autograd/python_variable.h>
 #include <c10/core/GradMode.h>
+#include <torch/csrc/utils/tensor_numpy.h>
 
 #include <cstdio>
 
@@ -16,6 +17,23 @@ GuardTree::~GuardTree() {
     for (Leaf& l : n.leaves) Py_XDECREF(l.obj);
   }
   PyGILState_Release(g);
+}
+
+/// `torch.from_numpy(array)` for a writable ndarray (the graph may write
+/// through it as NumPy code would), else null with no error set.
+static PyObject* fromNumpy(PyObject* array) {
+  Py_buffer view;
+  if (PyObject_GetBuffer(array, &view, PyBUF_WRITABLE | PyBUF_STRIDES) < 0) {
+    PyErr_Clear();
+    return nullptr;
+  }
+  PyBuffer_Release(&view);
+  try {
+    return THPVariable_Wrap(torch::utils::tensor_from_numpy(array, /*warn_if_not_writeable=*/false));
+  } catch (const std::exception&) {
+    PyErr_Clear();
+    return nullptr;
+  }
 }
 
 int GuardTree::node(int parent, Access access, int64_t index, PyObject* key) {
@@ -73,6 +91,7 @@ std::string GuardTree::path(int id) const {
     case Access::Const: return "K[" + std::to_string(n.index) + "]";
     case Access::Attr: return base + "." + (PyUnicode_Check(n.key) ? PyUnicode_AsUTF8(n.key) : "?");
     case Access::Item: return base + "[" + (n.key ? reprOf(n.key) : std::to_string(n.index)) + "]";
+    case Access::AsTensor: return base + ".<from_numpy>";
   }
   return base;
 }
@@ -126,6 +145,8 @@ PyObject* GuardTree::fetch(const Node& n, const FrameView& view, PyObject** reso
         return v;
       }
       return PySequence_GetItem(parent, n.index);
+    case Access::AsTensor:
+      return parent ? fromNumpy(parent) : nullptr;
   }
   return nullptr;
 }

@@ -30,6 +30,7 @@ BREAKS: dict[str, tuple[str, str]] = {
     "GB018": ("unsupported argument to a torch function", "pass tensors, numbers, tuples or lists"),
     "GB019": ("raise statement", "raise outside the captured region"),
     "GB020": ("internal translator error: the frame runs in Python", "please report it with XACC_LOG=capture output"),
+    "GB021": ("NumPy operation the capture cannot reproduce exactly", "move it out of the captured function or write it with torch"),
 }
 
 

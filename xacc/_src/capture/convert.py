@@ -198,6 +198,8 @@ def _describe_arg(a: Any) -> str:
 def _has_tensors(a: Any, depth: int = 0) -> bool:
     if isinstance(a, (torch.Tensor, torch.nn.Module)):
         return True
+    if type(a).__module__ == "numpy" and type(a).__name__ == "ndarray":  # NumPy capture
+        return True
     if depth < 2 and isinstance(a, (list, tuple)):
         return any(_has_tensors(e, depth + 1) for e in a[:8])
     if depth < 2 and isinstance(a, dict):

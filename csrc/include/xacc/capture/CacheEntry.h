@@ -107,9 +107,10 @@ PyObject* ivalueToPython(const c10::IValue& v);
 
 /// How a whole-frame entry rebuilds the frame's return value.
 struct OutTemplate {
-  enum class Kind : uint8_t { Out, Const, Tuple, List, Dict } kind = Kind::Const;
-  int index = 0;            ///< Out: graph output index
-  PyObject* obj = nullptr;  ///< Const: the value; Dict: tuple of keys (strong)
+  /// Call: `obj(output[index])` (an ndarray from a tensor output, see Note [NumPy capture]).
+  enum class Kind : uint8_t { Out, Const, Tuple, List, Dict, Call } kind = Kind::Const;
+  int index = 0;            ///< Out, Call: graph output index
+  PyObject* obj = nullptr;  ///< Const: the value; Dict: tuple of keys; Call: the callable (strong)
   std::vector<OutTemplate> items;
   void clear();
   PyObject* build(const std::vector<c10::IValue>& outs) const;  ///< new reference

@@ -33,7 +33,8 @@ struct FrameView {
 };
 
 /// How a node fetches its value (from the frame for roots, else from its parent).
-enum class Access : uint8_t { Local, Global, Closure, Const, Attr, Item };
+/// AsTensor: `torch.from_numpy(parent)` (zero-copy) of a writable ndarray.
+enum class Access : uint8_t { Local, Global, Closure, Const, Attr, Item, AsTensor };
 
 /// One leaf check on a node's value.
 struct Leaf {

@@ -1,6 +1,8 @@
 // Break and resume functions. See Codegen.h.
 #include "Codegen.h"
 
+#include "PyTypes.h"
+
 #include <map>
 #include <mutex>
 #include <set>
@@ -379,6 +381,8 @@ struct Emitter {
         asm_.op(Op::BINARY_SUBSCR);
         return true;
       }
+      case Access::AsTensor:
+        return failWith("GB020", "rebuilding a from_numpy source");
     }
     return false;
   }
@@ -421,6 +425,17 @@ struct Emitter {
       case K::Tensor: {
         if (v->source) return source(v->source);
         int vid = t.valueOf(v);
+        if (v->isNumpy()) {
+          // The graph's tensor as the ndarray (or NumPy scalar) the code expects.
+          const PyTypes* T = pyTypes();
+          asm_.op(Op::PUSH_NULL);
+          asm_.op(Op::LOAD_CONST, constant(v->np == Var::Np::Scalar ? T->npToScalar : T->npToArray));
+          maxDepth += 2;
+          if (vid < 0 || !output(vid)) return failWith("GB020", "ndarray with no source and no graph output");
+          asm_.op(Op::PRECALL, 1);
+          asm_.op(Op::CALL, 1);
+          return true;
+        }
         if (vid >= 0 && output(vid)) return true;
         return failWith("GB020", "tensor with no source and no graph output");
       }

@@ -33,6 +33,20 @@ struct PyTypes {
   PyObject *len, *range, *enumerate, *zip, *reversed, *iter, *next, *isinstance, *type, *getattr,
       *hasattr, *tuple, *list, *dict, *sum, *min, *max, *abs, *intFn, *floatFn, *boolFn, *callable,
       *print, *str, *round, *sorted, *any, *all, *slice, *divmod, *pow, *issubclass, *repr, *hash;
+  // NumPy capture (null when numpy cannot be imported).
+  PyObject* ndarray = nullptr;       ///< numpy.ndarray
+  PyObject* npGeneric = nullptr;     ///< numpy.generic (scalar types)
+  PyObject* npUfunc = nullptr;       ///< numpy.ufunc
+  PyObject* npDtype = nullptr;       ///< numpy.dtype
+  PyObject* numpyRun = nullptr;      ///< xacc._src.capture.numpy_ops.run
+  PyObject* npCheckDtype = nullptr;  ///< numpy_ops.check_dtype
+  PyObject* npDtypeOf = nullptr;     ///< numpy_ops.np_dtype
+  PyObject* npToArray = nullptr;     ///< numpy_ops.to_numpy
+  PyObject* npToScalar = nullptr;    ///< numpy_ops.to_numpy_scalar
+  PyObject* fromNumpy = nullptr;     ///< torch.from_numpy
+  PyObject* asTensor = nullptr;      ///< torch.as_tensor
+  PyObject* torchAsarray = nullptr;  ///< torch.asarray
+  PyObject* torchTensor = nullptr;   ///< torch.tensor
   PyObject* mathModule = nullptr;
   PyObject* operatorModule = nullptr;
 };

@@ -40,8 +40,9 @@ VarRef Translator::callBuiltin(PyObject* f, std::vector<VarRef>& args,
         return nullptr;
       }
       if (nd == 0) return bad("len() of a 0-d tensor");
-      // Through the host: a size read by Python (see dynamic shapes).
-      return record(T->len, {v}, {});
+      // Through the host: a size read by Python (see dynamic shapes); an
+      // ndarray's length is its tensor's.
+      return record(T->len, {v->isNumpy() ? makeVar(Var::Kind::Tensor, v->obj) : v}, {});
     }
     if (v->is(Var::Kind::Tuple) || v->is(Var::Kind::List) || v->is(Var::Kind::Dict))
       return constant(PyLong_FromSize_t(v->items.size()));
@@ -62,7 +63,8 @@ VarRef Translator::callBuiltin(PyObject* f, std::vector<VarRef>& args,
     if (!cls) return nullptr;
     const VarRef& v = args[0];
     int r;
-    if (v->is(Var::Kind::Tensor) || v->is(Var::Kind::Object) || v->is(Var::Kind::Const) || v->is(Var::Kind::Set)) {
+    if ((v->is(Var::Kind::Tensor) && !v->isNumpy()) || v->is(Var::Kind::Object) || v->is(Var::Kind::Const) ||
+        v->is(Var::Kind::Set)) {
       r = PyObject_IsInstance(v->obj.get(), cls.get());
     } else {
       PyObject* tp = typeOf(v);
@@ -90,6 +92,7 @@ VarRef Translator::callBuiltin(PyObject* f, std::vector<VarRef>& args,
   if (f == T->hasattr && args.size() == 2) {
     PyRef name = constOf(args[1]);
     if (!name) return nullptr;
+    if (args[0]->isNumpy()) return bad("hasattr() on an ndarray");
     if (args[0]->is(Var::Kind::Object) || args[0]->is(Var::Kind::Tensor))
       return makeConst(PyRef::borrow(PyObject_HasAttr(args[0]->obj.get(), name.get()) ? Py_True : Py_False));
     return bad("hasattr() on a container");

@@ -139,6 +139,8 @@ VarRef Translator::tensorMethod(const VarRef& tm, std::vector<VarRef>& args,
                                 std::vector<std::pair<PyRef, VarRef>>& kwargs) {
   const std::string& name = tm->name;
   const VarRef& t = tm->self;
+  if (t->isNumpy()) return numpyMethod(tm, args, kwargs);
+  if (name == "numpy" && numpyEnabled()) return tensorToNumpy(t, args, kwargs);
   if (name == "cuda" || name == "cpu" || name == "xpu") return t;
   if (name == "to" || name == "type") {
     std::vector<std::pair<PyRef, VarRef>> kw;
@@ -456,6 +458,13 @@ VarRef Translator::callObject(Frame& f, const VarRef& fn, std::vector<VarRef>& a
     return g;
   }
   if (o == T->super) return superOf(f, args);
+  if (T->ndarray) {
+    bool handledNp = false;
+    VarRef r = numpyCall(o, args, kwargs, handledNp);
+    if (handledNp || failed()) return r;
+    if (o == T->abs && args.size() == 1 && args[0]->isNumpy() && kwargs.empty())
+      return numpyRun("op", operatorFn("abs"), args, {});
+  }
   if (o != T->isinstance && o != T->type) {
     // Builtins and pure functions see plain values: symbolic numbers specialize.
     bool builtin = false;

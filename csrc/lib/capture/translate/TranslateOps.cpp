@@ -229,7 +229,7 @@ bool Frame::step(const Instr& ins, bool& done, VarRef& result) {
                  (b->is(Var::Kind::Object) || b->is(Var::Kind::Const))) {
         same = a->obj.get() == b->obj.get();
       } else if (a->is(Var::Kind::Tensor) && b->is(Var::Kind::Tensor)) {
-        same = a->obj.get() == b->obj.get();
+        same = a->obj.get() == b->obj.get() && a->np == b->np;
       } else if ((a->is(Var::Kind::Const) && a->obj.get() == Py_None) ||
                  (b->is(Var::Kind::Const) && b->obj.get() == Py_None)) {
         same = false;  // a tracked non-constant is never None

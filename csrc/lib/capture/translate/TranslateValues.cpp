@@ -28,6 +28,18 @@ PyObject* staticLookup(PyTypeObject* tp, PyObject* name) {
   return nullptr;
 }
 
+/// One side a NumPy dtype, the other a constant or a type (`np.float32`, `float`).
+bool isNumpyDtypeCompare(const VarRef& a, const VarRef& b) {
+  auto isDtype = [](const VarRef& v) {
+    PyObject* t = pyTypes()->npDtype;
+    return t && v->is(Var::Kind::Const) && PyObject_TypeCheck(v->obj.get(), reinterpret_cast<PyTypeObject*>(t));
+  };
+  auto plain = [](const VarRef& v) {
+    return v->is(Var::Kind::Const) || (v->is(Var::Kind::Object) && PyType_Check(v->obj.get()));
+  };
+  return plain(a) && plain(b) && (isDtype(a) || isDtype(b));
+}
+
 bool instanceDictHas(PyObject* o, PyObject* name) {
   PyObject** dp = _PyObject_GetDictPtr(o);
   if (!dp || !*dp) return false;
@@ -92,6 +104,7 @@ VarRef Translator::getattr(const VarRef& obj, PyObject* name) {
   const PyTypes* T = pyTypes();
   switch (obj->kind) {
     case Var::Kind::Tensor:
+      if (obj->isNumpy()) return numpyAttr(obj, name);
       if (PyUnicode_CompareWithASCIIString(name, "device") == 0) {
         PyObject* d = PyObject_CallFunction(T->torchDevice, "s", opts_.device.c_str());
         if (!d) {
@@ -181,6 +194,13 @@ VarRef Translator::getattr(const VarRef& obj, PyObject* name) {
 }
 
 VarRef Translator::binary(PyObject* op, const VarRef& a, const VarRef& b) {
+  if (a->isNumpy() || b->isNumpy()) {
+    if ((a->is(Var::Kind::Tensor) && !a->isNumpy()) || (b->is(Var::Kind::Tensor) && !b->isNumpy())) {
+      fail("GB021", "operator between an ndarray and a torch.Tensor (convert one of them explicitly)");
+      return nullptr;
+    }
+    return numpyRun("op", op, {a, b}, {});
+  }
   if (a->is(Var::Kind::Tensor) || b->is(Var::Kind::Tensor)) return record(op, {a, b}, {});
   if (a->is(Var::Kind::SymScalar) || b->is(Var::Kind::SymScalar)) {
     bool handled = false;
@@ -226,6 +246,15 @@ VarRef Translator::binary(PyObject* op, const VarRef& a, const VarRef& b) {
       return makeSeq(a->kind, std::move(items));
     }
   }
+  if ((op == operatorFn("eq") || op == operatorFn("ne")) && isNumpyDtypeCompare(a, b)) {
+    // `a.dtype == np.float32`: NumPy dtypes compare with dtype-likes by value.
+    PyObject* r = PyObject_RichCompare(a->obj.get(), b->obj.get(), op == operatorFn("eq") ? Py_EQ : Py_NE);
+    if (!r) {
+      failPy("GB011", "dtype comparison");
+      return nullptr;
+    }
+    return fromConst(PyRef::steal(r).get());
+  }
   if ((op == operatorFn("eq") || op == operatorFn("ne")) && a->is(Var::Kind::Object) &&
       (b->is(Var::Kind::Object) || b->is(Var::Kind::Const))) {
     PyObject* eq = staticLookup(Py_TYPE(a->obj.get()), PyUnicode_InternFromString("__eq__"));
@@ -240,6 +269,7 @@ VarRef Translator::binary(PyObject* op, const VarRef& a, const VarRef& b) {
 }
 
 VarRef Translator::unary(PyObject* op, const VarRef& v) {
+  if (v->isNumpy()) return numpyRun("op", op, {v}, {});
   if (v->is(Var::Kind::Tensor)) return record(op, {v}, {});
   if (v->is(Var::Kind::SymScalar)) {
     bool handled = false;
@@ -263,6 +293,7 @@ VarRef Translator::unary(PyObject* op, const VarRef& v) {
 
 VarRef Translator::subscr(const VarRef& obj, const VarRef& idx) {
   const PyTypes* T = pyTypes();
+  if (obj->isNumpy()) return numpyRun("op", operatorFn("getitem"), {obj, idx}, {});
   if (obj->is(Var::Kind::Tensor)) return record(operatorFn("getitem"), {obj, idx}, {});
   if (obj->is(Var::Kind::Tuple) || obj->is(Var::Kind::List)) {
     PyRef i = constOf(idx);
@@ -338,6 +369,7 @@ VarRef Translator::subscr(const VarRef& obj, const VarRef& idx) {
 }
 
 bool Translator::storeSubscr(const VarRef& obj, const VarRef& idx, const VarRef& val) {
+  if (obj->isNumpy()) return numpyRun("op", operatorFn("setitem"), {obj, idx, val}, {}) != nullptr;
   if (obj->is(Var::Kind::Tensor)) return record(operatorFn("setitem"), {obj, idx, val}, {}) != nullptr;
   if (obj->is(Var::Kind::List)) {
     if (obj->source) return fail("GB009", "list passed in from outside");

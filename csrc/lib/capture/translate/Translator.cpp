@@ -82,6 +82,22 @@ const PyTypes* pyTypes() {
     t->super = bi("super"), t->set = bi("set"), t->frozenset = bi("frozenset");
     t->pow = bi("pow"), t->issubclass = bi("issubclass"), t->repr = bi("repr"), t->hash = bi("hash");
     if (PyErr_Occurred()) PyErr_Clear();
+    t->fromNumpy = attrOf("torch", "from_numpy");
+    t->asTensor = attrOf("torch", "as_tensor");
+    t->torchAsarray = attrOf("torch", "asarray");
+    t->torchTensor = attrOf("torch", "tensor");
+    t->numpyRun = attrOf("xacc._src.capture.numpy_ops", "run");
+    if (t->numpyRun) {
+      t->ndarray = attrOf("numpy", "ndarray");
+      t->npGeneric = attrOf("numpy", "generic");
+      t->npUfunc = attrOf("numpy", "ufunc");
+      t->npDtype = attrOf("numpy", "dtype");
+      t->npCheckDtype = attrOf("xacc._src.capture.numpy_ops", "check_dtype");
+      t->npDtypeOf = attrOf("xacc._src.capture.numpy_ops", "np_dtype");
+      t->npToArray = attrOf("xacc._src.capture.numpy_ops", "to_numpy");
+      t->npToScalar = attrOf("xacc._src.capture.numpy_ops", "to_numpy_scalar");
+    }
+    if (PyErr_Occurred()) PyErr_Clear();
     return t;
   }();
   return table->tensor ? table : nullptr;
@@ -196,6 +212,13 @@ VarRef Translator::wrap(PyObject* value, const SourceRef& source) {
       return nullptr;
     }
     return makeVar(Var::Kind::Tensor, std::move(meta), source);
+  }
+  if (T->ndarray && PyObject_TypeCheck(value, reinterpret_cast<PyTypeObject*>(T->ndarray)))
+    return numpyInput(value, source);
+  if (T->npGeneric && PyObject_TypeCheck(value, reinterpret_cast<PyTypeObject*>(T->npGeneric))) {
+    // A NumPy scalar: a constant of its exact type (np.float64 is also a float).
+    guardEquals(source, value);
+    return makeVar(Var::Kind::Const, PyRef::borrow(value), source);
   }
   if ((PyLong_CheckExact(value) || PyFloat_CheckExact(value)) && opts_.symbolicScalars && source &&
       source->access == Access::Local && !source->parent) {
@@ -421,6 +444,13 @@ PyRef Translator::pythonValue(const VarRef& v) {
       }
       return concrete(v)->obj;
     case Var::Kind::Tensor:
+      if (v->isNumpy() != numpyArgs_) {
+        fail(numpyArgs_ ? "GB021" : "GB018",
+             numpyArgs_ ? "a torch.Tensor passed to a NumPy operation (convert it with .numpy())"
+                        : "an ndarray passed to a torch function (convert it with torch.from_numpy)");
+        return {};
+      }
+      return v->obj;
     case Var::Kind::Const:
       return v->obj;
     case Var::Kind::Tuple:
@@ -450,6 +480,9 @@ PyRef Translator::pythonValue(const VarRef& v) {
       if (PyObject_TypeCheck(v->obj.get(), reinterpret_cast<PyTypeObject*>(T->dtype)) ||
           PyObject_TypeCheck(v->obj.get(), reinterpret_cast<PyTypeObject*>(T->device)))
         return v->obj;
+      if (numpyArgs_ && PyType_Check(v->obj.get()))
+        return v->obj;  // dtype-like (np.float32, float); numpy_ops.run checks it
+
       break;
     default:
       break;
@@ -547,6 +580,24 @@ bool Translator::unpack(const VarRef& v, std::vector<VarRef>& out) {
       break;
     }
     case Var::Kind::Tensor: {
+      if (v->isNumpy()) {
+        // Iterating an ndarray: its items along the first axis, as NumPy does.
+        PyObject* dim = PyObject_CallMethod(v->obj.get(), "dim", nullptr);
+        long nd = dim ? PyLong_AsLong(dim) : -1;
+        Py_XDECREF(dim);
+        if (nd <= 0) return nd < 0 ? failPy("GB020", "dim") : fail("GB021", "iteration over a 0-d array");
+        PyObject* n0 = PyObject_CallMethod(v->obj.get(), "size", "i", 0);
+        long n = n0 ? PyLong_AsLong(n0) : -1;
+        Py_XDECREF(n0);
+        if (n < 0) return failPy("GB020", "size");
+        out.clear();
+        for (long i = 0; i < n; ++i) {
+          VarRef e = subscr(v, makeConst(PyRef::steal(PyLong_FromLong(i))));
+          if (!e) return false;
+          out.push_back(std::move(e));
+        }
+        return true;
+      }
       static PyObject* unbind = [] {
         PyObject* t = pyTypes()->tensor;
         return PyObject_GetAttrString(t, "unbind");
@@ -723,7 +774,7 @@ bool Translator::setGrad(bool enabled) {
 
 PyObject* Translator::typeOf(const VarRef& v) {
   switch (v->kind) {
-    case Var::Kind::Tensor: return pyTypes()->tensor;
+    case Var::Kind::Tensor: return v->isNumpy() ? numpyType(v) : pyTypes()->tensor;
     case Var::Kind::Const:
     case Var::Kind::Object:
     case Var::Kind::SymScalar:

@@ -168,6 +168,24 @@ public:
   VarRef recordSym(PyObject* fn, const std::vector<VarRef>& args,
                    const std::vector<std::pair<PyRef, VarRef>>& kwargs, bool& handled);
 
+  // NumPy capture (TranslateNumpy.cpp; see Note [NumPy capture]).
+  bool numpyEnabled() const;
+  bool isNumpyCallable(PyObject* o) const;
+  VarRef numpyInput(PyObject* array, const SourceRef& source);
+  /// One NumPy operation through numpy_ops.run: kind "fn", "method", "attr" or "op".
+  VarRef numpyRun(const char* kind, PyObject* target, const std::vector<VarRef>& args,
+                  const std::vector<std::pair<PyRef, VarRef>>& kwargs);
+  VarRef numpyAttr(const VarRef& a, PyObject* name);
+  VarRef numpyMethod(const VarRef& tm, std::vector<VarRef>& args,
+                     std::vector<std::pair<PyRef, VarRef>>& kwargs);
+  /// NumPy callables and torch <- numpy conversions; `handled` false otherwise.
+  VarRef numpyCall(PyObject* fn, std::vector<VarRef>& args, std::vector<std::pair<PyRef, VarRef>>& kwargs,
+                   bool& handled);
+  VarRef tensorToNumpy(const VarRef& t, std::vector<VarRef>& args,
+                       std::vector<std::pair<PyRef, VarRef>>& kwargs);
+  /// np.ndarray or the NumPy scalar type of a flagged tensor (borrowed).
+  PyObject* numpyType(const VarRef& v);
+
   Host& host() { return host_; }
   GuardTree& tree() { return tree_; }
   const Options& options() const { return opts_; }
@@ -207,6 +225,7 @@ private:
   Frame* current_ = nullptr;
   bool gradEnabled_ = true;
   const std::vector<VarRef>* markSyms_ = nullptr;  ///< pythonValue: numbers given as markers
+  bool numpyArgs_ = false;  ///< pythonValue: building a NumPy call (flagged tensors only)
   friend struct Frame;
 };
 

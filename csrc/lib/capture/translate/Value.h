@@ -147,8 +147,12 @@ struct Var {
   std::string name;
   size_t pos = 0;
   int vid = -1;
+  /// Tensor: what the user's code sees (see Note [NumPy capture] in TranslateNumpy.cpp).
+  enum class Np : uint8_t { Tensor, Array, Scalar } np = Np::Tensor;
 
   bool is(Kind k) const { return kind == k; }
+  /// A tensor standing for an ndarray or a NumPy scalar.
+  bool isNumpy() const { return kind == Kind::Tensor && np != Np::Tensor; }
 };
 
 inline VarRef makeVar(Var::Kind k, PyRef obj = {}, SourceRef src = nullptr) {
