@@ -154,6 +154,30 @@ def test_errors_overflow_and_depth_match_the_runtime(tmp_path: Path, cache: Path
     assert "native code bailed out (native stack low)" in xpu.stderr
 
 
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="stack limits through setrlimit")
+@pytest.mark.parametrize("stack_kib", [1024, 8192, None], ids=["1MiB", "8MiB", "unlimited"])
+def test_native_stack_limit_follows_the_stack_rlimit(tmp_path: Path, cache: Path, stack_kib: int | None) -> None:
+    # The main thread's native stack limit comes from RLIMIT_STACK (the
+    # unlimited case takes pthread_getattr_np's answer): a million nested
+    # native calls bail out on 1 and 8 MiB stacks and the run is the runtime's,
+    # never a crash.
+    import resource
+
+    def limit() -> None:
+        n = resource.RLIM_INFINITY if stack_kib is None else stack_kib * 1024
+        resource.setrlimit(resource.RLIMIT_STACK, (n, resource.getrlimit(resource.RLIMIT_STACK)[1]))
+
+    (tmp_path / "semantics.cml").write_text(SEMANTICS)
+    env = dict(os.environ, XACC_CACHE_DIR=str(cache), XACC_LOG="mlir")
+    run = lambda *b: subprocess.run([CAMEL, "run", *b, "semantics.cml"], cwd=tmp_path, capture_output=True,  # noqa: E731
+                                    text=True, timeout=TIMEOUT_S, env=env, preexec_fn=limit)
+    plain, xpu = run(), run("--backend=xpu")
+    assert xpu.stdout == plain.stdout and "547621" in xpu.stdout, xpu.stderr
+    assert xpu.returncode == plain.returncode == 1, xpu.stderr
+    if stack_kib is not None:
+        assert "native code bailed out (native stack low)" in xpu.stderr
+
+
 DIV_ZERO = """module divzero
 
 func down(n: int, d: int): int {
