@@ -75,6 +75,11 @@ LV Lowerer::lowerOuter(FuncInfo* f) {
   ir::Node* n = effect(ir::CoreOp::BuiltinEffect, ops, ir::attrs({{"name", ir::Attr::string(name)}}), {},
                        d->outerUriRange);
   if (!n || n->numResults() < 2) return {};
+  // No location of its own: a failure of the foreign code (a Python exception,
+  // a dll error) is reported at the Camel call that reached it (the runtime
+  // and the interpreter use the innermost call site; inlining gives the node
+  // the call's location), not at this declaration.
+  n->setLoc({});
   return {n->result(1), n->result(1)->type()};
 }
 

@@ -32,7 +32,11 @@ void Interpreter::write(std::string_view s) {
 }
 
 bool Interpreter::fail(const Node& n, std::string code, std::string message) {
-  diag_.error(std::move(code), n.loc(), std::move(message));
+  // A node without a location (an `outer` functor's foreign call) is reported
+  // at the innermost call that reached it.
+  support::SourceLoc at = n.loc();
+  for (size_t i = sites_.size(); !at.valid() && i-- > 0;) at = sites_[i]->loc();
+  diag_.error(std::move(code), at, std::move(message));
   return false;
 }
 
@@ -121,6 +125,7 @@ bool Interpreter::call(std::string_view name, const std::vector<Datum>& args,
     diag_.error("E0409", {}, "unknown graph @" + std::string(name));
     return false;
   }
+  SiteScope scope(sites_, site);
   return run(*g, args, results);
 }
 
@@ -149,6 +154,7 @@ bool Interpreter::apply(const Datum& fn, const std::vector<Datum>& args,
   }
   std::vector<Datum> all = fn.funcCaptures();
   all.insert(all.end(), args.begin(), args.end());
+  SiteScope scope(sites_, site);
   return run(*fn.funcGraph(), all, results);
 }
 

@@ -279,11 +279,26 @@ bool Runtime::fail(const ir::Node& n, std::string code, std::string message) {
 
 bool Runtime::failRaw(const ir::Node& n, std::string code, std::string message, size_t rawFrom,
                       const Program* leaf, const ir::Node* leafSite) {
-  auto& d = diag_.error(std::move(code), n.loc(), std::move(message));
+  // A node without a location (the foreign call of an `outer` functor) is
+  // reported at the innermost call that reached it.
+  const ir::Node* at = nullptr;
+  if (!n.loc().valid()) {
+    auto pick = [&](const ir::Node* site) {
+      if (!at && site && site->loc().valid()) at = site;
+    };
+    if (leaf) pick(leafSite);
+    for (size_t i = rawFrames_.size(); i-- > rawFrom;) pick(rawFrames_[i].site);
+    for (size_t i = frames_.size(); i-- > 0;) pick(frames_[i].site);
+  }
+  auto& d = diag_.error(std::move(code), at ? at->loc() : n.loc(), std::move(message));
   // A short call trace, innermost first: unboxed frames (a leaf closure has
   // none of its own), then boxed ones.
   size_t shown = 0;
   auto note = [&](const ir::Node* site, const Program* prog) {
+    if (site == at) {
+      at = nullptr;  // the error's own location
+      return;
+    }
     if (shown < 8 && site && site->loc().valid()) {
       d.notes.push_back({support::Severity::Note, "", site->loc(),
                          "'" + prog->graph->name() + "' called from here", {}, {}});

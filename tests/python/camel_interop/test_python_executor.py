@@ -38,11 +38,58 @@ def test_python_error_is_a_located_camel_error() -> None:
     assert r.returncode == 1
     assert r.stdout == "3\n"
     # The Camel call site, the diagnostic code, the Python exception and where it was raised.
-    # Located in Camel source (the functor, which the default pipeline inlines into the caller).
-    assert re.search(r"python_error\.cml:\d+:\d+: error\[E3020\]", r.stderr), r.stderr
+    # Located at the call `divide(1, 0)` (line 10, column 13), not at the declaration.
+    assert "python_error.cml:10:13: error[E3020]" in r.stderr, r.stderr
     assert "ZeroDivisionError: integer division or modulo by zero" in r.stderr
     assert "interop_helpers.py:" in r.stderr and "in divide" in r.stderr
     assert "Traceback" not in r.stderr  # a diagnostic, not a Python crash dump
+
+
+PY_ERROR_PROGRAM = """\
+module site
+
+outer func divide(a: int, b: int): int = "python://helpers.py::divide"
+
+func ratio(x: int): int {
+    return divide(100, x) + 1
+}
+
+func main(): int sync {
+    println(ratio(5))
+    println(ratio(0))
+    return 0
+}
+"""
+
+
+@pytest.mark.parametrize("flags", [[], ["--passes", "none"], ["--scheduler=par", "--threads", "2"]],
+                         ids=["default", "no-passes", "par"])
+def test_python_error_is_reported_at_the_camel_call(tmp_path: Path, flags: list[str]) -> None:
+    # With the default pipeline the functor and `ratio` are inlined into main;
+    # with --passes none each runs as its own call: either way the error is at
+    # the call of the outer functor, with a caret under it, and keeps the
+    # innermost Python file:line of the exception.
+    (tmp_path / "helpers.py").write_text(
+        "def check(b):\n    if b == 0:\n        raise ValueError('b must not be 0')\n\n"
+        "def divide(a, b):\n    check(b)\n    return a // b\n")
+    (tmp_path / "site.cml").write_text(PY_ERROR_PROGRAM)
+    r = camel_run(tmp_path, *flags, "site.cml")
+    assert r.returncode == 1, r.stderr
+    assert r.stdout == "21\n"
+    lines = r.stderr.splitlines()
+    head = [i for i, line in enumerate(lines) if "error[E3020]" in line]
+    assert len(head) == 1, r.stderr
+    i = head[0]
+    assert lines[i].startswith("site.cml:6:12: error[E3020]: divide (python://helpers.py::divide): "
+                               "ValueError: b must not be 0"), r.stderr
+    assert re.search(r"helpers\.py:3 in check\)$", lines[i]), r.stderr
+    assert lines[i + 1].strip() == "return divide(100, x) + 1", r.stderr
+    assert lines[i + 2].strip() == "^~~~~~~~~~~~~~", r.stderr
+    assert lines[i + 2].index("^") == lines[i + 1].index("divide"), r.stderr
+    assert "site.cml:3:" not in r.stderr  # not the declaration
+    if flags == ["--passes", "none"]:
+        # The caller of `ratio` follows as a trace note.
+        assert "site.cml:11:13: note: 'site::ratio' called from here" in r.stderr, r.stderr
 
 
 def test_errors_never_crash(tmp_path: Path) -> None:

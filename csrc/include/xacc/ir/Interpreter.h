@@ -74,6 +74,19 @@ private:
   std::unordered_map<std::string, std::vector<Datum>> onceResults_;
   unsigned depth_ = 0;
   unsigned maxDepth_ = 2000;
+  /// Calls being run (call/apply sites with a location), innermost last.
+  std::vector<const Node*> sites_;
+  struct SiteScope {
+    std::vector<const Node*>& s;
+    bool pushed;
+    SiteScope(std::vector<const Node*>& v, const Node* site)
+        : s(v), pushed(site && site->loc().valid()) {
+      if (pushed) s.push_back(site);
+    }
+    ~SiteScope() {
+      if (pushed) s.pop_back();
+    }
+  };
 };
 
 /// Converts a constant attribute into a datum (null if not convertible).
