@@ -398,19 +398,9 @@ bool Runtime::spawn(uint32_t n, const std::function<bool(Runtime&, uint32_t)>& t
   return true;
 }
 
-namespace {
-/// A group member's arguments: tokens are fresh (members do not order each
-/// other, so a token a member passes to the next is not waited for).
-void groupArgs(const Program& cp, const Instr& in, const uint32_t* ops,
-               const std::function<ir::Datum(uint32_t)>& slot, std::vector<ir::Datum>& args) {
-  args.resize(in.opCount);
-  for (uint32_t i = 0; i < in.opCount; ++i)
-    args[i] = i < cp.paramKinds.size() && cp.paramKinds[i] == ir::TypeKind::Token ? ir::Datum::token()
-                                                                                   : slot(ops[i]);
-}
-}  // namespace
-
-bool Runtime::runParallelGroup(const Program& p, uint32_t pc, size_t base, uint32_t n) {
+bool Runtime::runGroup(const Program& p, uint32_t pc, uint32_t n, bool raw,
+                       const std::function<ir::Datum(ir::TypeKind, uint32_t)>& arg,
+                       const std::function<void(const Program&, const Instr&, std::vector<ir::Datum>&)>& store) {
   struct Task {
     const Program* prog;
     const Instr* in;
@@ -419,70 +409,66 @@ bool Runtime::runParallelGroup(const Program& p, uint32_t pc, size_t base, uint3
   std::vector<Task> tasks(n);
   for (uint32_t k = 0; k < n; ++k) {
     const Instr& in = p.code[pc + k];
-    const Program* cp = in.prog.get();
-    if (!cp) in.prog.set(cp = &programFor(*in.target));
-    tasks[k].prog = cp;
-    tasks[k].in = &in;
-    groupArgs(*cp, in, p.operandSlots.data() + in.opBegin,
-              [&](uint32_t s) { return stack_[base + s]; }, tasks[k].args);
+    const Program* cp = in.prog.get();  // a raw group's callees: resolved by rawReady
+    if (!cp) in.prog.set(cp = &programFor(*in.target, p.parallel));
+    Task& t = tasks[k];
+    t.prog = cp;
+    t.in = &in;
+    t.args.resize(in.opCount);
+    // Tokens are fresh: members do not order each other, so a token a
+    // member passes to the next is not waited for.
+    const uint32_t* ops = p.operandSlots.data() + in.opBegin;
+    for (uint32_t i = 0; i < in.opCount; ++i) {
+      ir::TypeKind kind = i < cp->paramKinds.size() ? cp->paramKinds[i] : ir::TypeKind::Null;
+      t.args[i] = kind == ir::TypeKind::Token ? ir::Datum::token() : arg(kind, ops[i]);
+    }
+    if (raw) t.results.resize(cp->resultSlots.size());
   }
-  if (!spawn(n, [&tasks](Runtime& w, uint32_t k) {
+  if (!spawn(n, [&tasks, raw](Runtime& w, uint32_t k) {
         Task& t = tasks[k];
-        return w.run(*t.prog->graph, t.args, t.results);
+        return raw ? w.runRaw(*t.prog, t.args.data(), nullptr, t.results.data(), t.in->node)
+                   : w.run(*t.prog->graph, t.args, t.results);
       }))
     return false;
-  for (Task& t : tasks)
-    for (uint32_t r = 0; r < t.in->nres; ++r) stack_[base + t.in->dst + r] = std::move(t.results[r]);
+  for (Task& t : tasks) store(*t.prog, *t.in, t.results);
   return true;
+}
+
+bool Runtime::runParallelGroup(const Program& p, uint32_t pc, size_t base, uint32_t n) {
+  return runGroup(
+      p, pc, n, /*raw=*/false, [&](ir::TypeKind, uint32_t s) { return stack_[base + s]; },
+      [&](const Program&, const Instr& in, std::vector<ir::Datum>& results) {
+        for (uint32_t r = 0; r < in.nres; ++r) stack_[base + in.dst + r] = std::move(results[r]);
+      });
 }
 
 bool Runtime::runRawGroup(const Program& p, uint32_t pc, void* frame) {
   // `frame` is the group's raw frame base index (the raw stack may move).
   size_t base = *static_cast<size_t*>(frame);
-  uint32_t n = p.code[pc - 1].jump;
-  struct Task {
-    const Program* prog;
-    const Instr* in;
-    std::vector<ir::Datum> args, results;
-  };
-  std::vector<Task> tasks(n);
-  for (uint32_t k = 0; k < n; ++k) {
-    const Instr& in = p.code[pc + k];
-    const Program* cp = in.prog.get();  // resolved by rawReady
-    tasks[k].prog = cp;
-    tasks[k].in = &in;
-    tasks[k].args.resize(in.opCount);
-    // Scalars by the callee's parameter kinds.
-    const uint32_t* ops = p.operandSlots.data() + in.opBegin;
-    for (uint32_t i = 0; i < in.opCount; ++i) {
-      RawSlot v = rawStack_[base + ops[i]];
-      switch (cp->paramKinds[i]) {
-        case ir::TypeKind::Int: tasks[k].args[i] = ir::Datum::integer(v.i); break;
-        case ir::TypeKind::Float: tasks[k].args[i] = ir::Datum::real(v.f); break;
-        case ir::TypeKind::Bool: tasks[k].args[i] = ir::Datum::boolean(v.i != 0); break;
-        case ir::TypeKind::Token: tasks[k].args[i] = ir::Datum::token(); break;
-        default: tasks[k].args[i] = ir::Datum(); break;
-      }
-    }
-    tasks[k].results.resize(cp->resultSlots.size());
-  }
-  if (!spawn(n, [&tasks](Runtime& w, uint32_t k) {
-        Task& t = tasks[k];
-        return w.runRaw(*t.prog, t.args.data(), nullptr, t.results.data(), t.in->node);
-      }))
-    return false;
-  for (Task& t : tasks)
-    for (uint32_t r = 0; r < t.in->nres; ++r) {
-      const ir::Datum& d = t.results[r];
-      RawSlot& out = rawStack_[base + t.in->dst + r];
-      switch (t.prog->resultKinds[r]) {
-        case ir::TypeKind::Float: out.f = d.asFloat(); break;
-        case ir::TypeKind::Int: out.i = d.asInt(); break;
-        case ir::TypeKind::Bool: out.i = d.asBool() ? 1 : 0; break;
-        default: out.i = 0; break;
-      }
-    }
-  return true;
+  // Scalars by the callee's parameter and result kinds.
+  return runGroup(
+      p, pc, p.code[pc - 1].jump, /*raw=*/true,
+      [&](ir::TypeKind kind, uint32_t s) {
+        RawSlot v = rawStack_[base + s];
+        switch (kind) {
+          case ir::TypeKind::Int: return ir::Datum::integer(v.i);
+          case ir::TypeKind::Float: return ir::Datum::real(v.f);
+          case ir::TypeKind::Bool: return ir::Datum::boolean(v.i != 0);
+          default: return ir::Datum();
+        }
+      },
+      [&](const Program& cp, const Instr& in, std::vector<ir::Datum>& results) {
+        for (uint32_t r = 0; r < in.nres; ++r) {
+          const ir::Datum& d = results[r];
+          RawSlot& out = rawStack_[base + in.dst + r];
+          switch (cp.resultKinds[r]) {
+            case ir::TypeKind::Float: out.f = d.asFloat(); break;
+            case ir::TypeKind::Int: out.i = d.asInt(); break;
+            case ir::TypeKind::Bool: out.i = d.asBool() ? 1 : 0; break;
+            default: out.i = 0; break;
+          }
+        }
+      });
 }
 
 bool Runtime::concurrentSafe(const ir::Graph& root) {

@@ -33,6 +33,7 @@
 namespace xacc::runtime {
 
 struct Program;
+struct Instr;
 
 enum class Scheduler : uint8_t { Sequential, Parallel };
 
@@ -135,6 +136,13 @@ private:
   /// A worker's runtime: shares programs, globals, output and options.
   Runtime(std::shared_ptr<Shared> shared, support::DiagnosticEngine& diag, unsigned parDepth);
   bool runParallelGroup(const Program& p, uint32_t pc, size_t base, uint32_t n);
+  /// Runs the group of `n` independent calls at instructions pc.. of `p` as
+  /// tasks (spawn), boxed or (`raw`) unboxed: the callers above read each
+  /// argument with `arg(parameter kind, caller slot)` (tokens are made fresh
+  /// here) and take each member's results with `store`.
+  bool runGroup(const Program& p, uint32_t pc, uint32_t n, bool raw,
+                const std::function<ir::Datum(ir::TypeKind, uint32_t)>& arg,
+                const std::function<void(const Program&, const Instr&, std::vector<ir::Datum>&)>& store);
   /// Whether `g` (and everything it calls) may run concurrently with other
   /// code: pure, or effectful only through `concurrent` builtins.
   bool concurrentSafe(const ir::Graph& g);
