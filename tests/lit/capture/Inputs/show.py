@@ -40,12 +40,24 @@ def branch(x):
     return x.sin()
 
 
+# Imported here, not at the top: the tests above check line numbers of this file.
+import numpy as np  # noqa: E402
+
+
+def mixed_numpy(x, w):
+    a = x.numpy()
+    h = np.tanh(a @ w.T) + w.mean(axis=1)
+    y = torch.relu(torch.from_numpy(h))
+    return y, y.numpy().sum(axis=1) / 2
+
+
 CASES = {
     "straight": (straight, lambda: (torch.randn(2, 3), torch.randn(4, 3))),
     "mlp": (MLP(), lambda: (torch.randn(2, 4),)),
     "break": (with_break, lambda: (torch.randn(3),)),
     "inplace": (inplace, lambda: (torch.randn(3),)),
     "branch": (branch, lambda: (torch.ones(3),)),
+    "numpy": (mixed_numpy, lambda: (torch.randn(2, 3, dtype=torch.float64), np.ones((4, 3)))),
 }
 
 fn, make = CASES[sys.argv[1]]
