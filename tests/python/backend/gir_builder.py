@@ -49,9 +49,14 @@ def attr_text(v) -> str:
 
 @dataclass
 class Ref:
-    """A value of a Program: parameter `param` or result of node `node`."""
+    """A value of a Program: parameter `param` or result `index` of node `node`."""
     param: int = -1
     node: int = -1
+    index: int = 0
+
+    def result(self, i: int) -> "Ref":
+        """Result `i` of a node with several results (native_batch_norm, ...)."""
+        return Ref(node=self.node, index=i)
 
 
 @dataclass
@@ -111,7 +116,7 @@ class Program:
         vals = []
 
         def get(r: Ref):
-            return inputs[r.param] if r.param >= 0 else vals[r.node]
+            return inputs[r.param] if r.param >= 0 else pick(vals[r.node], r)
 
         for n in self.nodes:
             vals.append(call_aten(n.op, [get(r) for r in n.operands], n.attrs))
@@ -124,10 +129,12 @@ class Program:
         inputs = self.inputs(0)
 
         def get(r: Ref):
-            return inputs[r.param] if r.param >= 0 else vals[r.node]
+            return inputs[r.param] if r.param >= 0 else pick(vals[r.node], r)
 
         def name_of(r: Ref) -> str:
-            return f"%p{r.param}" if r.param >= 0 else f"%n{r.node}"
+            if r.param >= 0:
+                return f"%p{r.param}"
+            return f"%n{r.node}" if r.index == 0 else f"%n{r.node}_{r.index}"
 
         params = ", ".join(f"%p{i}: {ttype(t)}" for i, t in enumerate(inputs))
         lines = []
@@ -137,7 +144,11 @@ class Program:
             ops = ", ".join(name_of(r) for r in n.operands)
             at = (" {" + ", ".join(f"{k} = {attr_text(a)}" for k, a in sorted(n.attrs.items())) + "}"
                   if n.attrs else "")
-            lines.append(f"  %n{i} = {n.op}({ops}){at} : {ttype(v)}")
+            if isinstance(v, (tuple, list)):
+                lhs = ", ".join(name_of(Ref(node=i, index=k)) for k in range(len(v)))
+                lines.append(f"  {lhs} = {n.op}({ops}){at} : ({', '.join(ttype(t) for t in v)})")
+            else:
+                lines.append(f"  %n{i} = {n.op}({ops}){at} : {ttype(v)}")
         rtypes = ", ".join(ttype(t) for t in sample)
         res = ", ".join(name_of(r) for r in self.outputs)
         return (f"graph @{name}({params}) -> ({rtypes}) {{\n" + "\n".join(lines) +
@@ -157,7 +168,7 @@ class Program:
         remap = {old: new for new, old in enumerate(sorted(need))}
 
         def fix(r: Ref) -> Ref:
-            return r if r.param >= 0 else Ref(node=remap[r.node])
+            return r if r.param >= 0 else Ref(node=remap[r.node], index=r.index)
 
         q = Program(params=self.params)
         for old in sorted(need):
@@ -169,6 +180,11 @@ class Program:
 
     def ops(self) -> set:
         return {n.op for n in self.nodes}
+
+
+def pick(v, r: Ref):
+    """Result `r.index` of a node's eager value (a tuple for several results)."""
+    return v[r.index] if isinstance(v, (tuple, list)) else v
 
 
 def make(p: Param, shape, g) -> torch.Tensor:

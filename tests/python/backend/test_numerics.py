@@ -362,6 +362,57 @@ def b_fused(p):
         p.out(ref)
 
 
+def b_norm_pool(p):
+    # Inference forms of batch norm, native_layer_norm and max pooling: only
+    # result 0 is used (the statistics and indices have no uses, so they lower).
+    A = p.op
+    x = p.param(F32, (2, 3, 8, 9), "wide")
+    w, b, rm = p.param(F32, (3,)), p.param(F32, (3,)), p.param(F32, (3,))
+    rv = p.param(F32, (3,), "pos")
+    p.case = "native_batch_norm eval"
+    p.out(A("aten.native_batch_norm.default", x, w, b, rm, rv, training=False, momentum=0.1, eps=1e-5).result(0))
+    p.case = "native_batch_norm eval no affine"
+    p.out(A("aten.native_batch_norm.default", x, rm, rv, weight=None, bias=None, training=False, momentum=0.1,
+            eps=1e-3).result(0))
+    x2 = p.param(F32, (5, 3))
+    p.case = "_native_batch_norm_legit_no_training [N, C]"
+    p.out(A("aten._native_batch_norm_legit_no_training.default", x2, w, b, rm, rv, momentum=0.1,
+            eps=1e-5).result(0))
+    xd = p.param(F64, (2, 3, 4))
+    wd, bd, rmd, rvd = p.param(F64, (3,)), p.param(F64, (3,)), p.param(F64, (3,)), p.param(F64, (3,), "pos")
+    p.case = "native_batch_norm eval f64"
+    p.out(A("aten.native_batch_norm.default", xd, wd, bd, rmd, rvd, training=False, momentum=0.1,
+            eps=1e-5).result(0))
+    h = p.param(F32, (2, 5, 16), "wide")
+    lw, lb = p.param(F32, (16,)), p.param(F32, (16,))
+    p.case = "native_layer_norm"
+    p.out(A("aten.native_layer_norm.default", h, lw, lb, normalized_shape=[16], eps=1e-5).result(0))
+    p.case = "native_layer_norm no affine, 2 dims"
+    p.out(A("aten.native_layer_norm.default", h, weight=None, bias=None, normalized_shape=[5, 16],
+            eps=1e-6).result(0))
+    for name, attrs in [("2x2", dict(kernel_size=[2, 2])),
+                        ("3x2 stride 2,1 dilation 1,2", dict(kernel_size=[3, 2], stride=[2, 1], dilation=[1, 2])),
+                        ("3 stride 2", dict(kernel_size=[3], stride=[2])),
+                        ("2x2 ceil_mode exact", dict(kernel_size=[2, 2], stride=[2, 3], ceil_mode=True))]:
+        p.case = "max_pool2d " + name
+        p.out(A("aten.max_pool2d.default", x, **attrs))
+        p.case = "max_pool2d_with_indices " + name
+        p.out(A("aten.max_pool2d_with_indices.default", x, **attrs).result(0))
+    p.case = "max_pool2d rank 3"
+    p.out(A("aten.max_pool2d.default", p.param(F32, (3, 6, 7)), kernel_size=[2, 3]))
+    # The conv block's tails: bn -> relu, and bn -> gelu -> max_pool2d.
+    bn = A("aten.native_batch_norm.default", x, w, b, rm, rv, training=False, momentum=0.1, eps=1e-5).result(0)
+    p.case = "bn+relu"
+    p.out(A("aten.relu.default", bn))
+    p.case = "bn+gelu+max_pool2d"
+    p.out(A("aten.max_pool2d_with_indices.default", A("aten.gelu.default", bn), kernel_size=[2, 2],
+            stride=[2, 2]).result(0))
+    r = p.param(F32, (2, 5, 16))
+    p.case = "residual+native_layer_norm"
+    p.out(A("aten.native_layer_norm.default", A("aten.add.Tensor", h, r), lw, lb, normalized_shape=[16],
+            eps=1e-5).result(0))
+
+
 def b_parallel(p):
     # Big enough (>= 64K elements) to be split over rows across threads.
     x = p.param(F32, (512, 300), "wide")

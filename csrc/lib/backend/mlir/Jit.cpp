@@ -81,7 +81,7 @@ const char* kBufferize =
 const char* kLoops = "builtin.module(func.func(convert-linalg-to-loops),lower-affine,canonicalize,cse)";
 const char* kToLlvm =
     "builtin.module(convert-math-to-funcs{convert-ctlz=false},convert-math-to-llvm,"
-    "convert-math-to-libm,convert-scf-to-cf,arith-expand,expand-strided-metadata,"
+    "convert-math-to-libm,convert-scf-to-cf,arith-expand,expand-strided-metadata,lower-affine,"
     "finalize-memref-to-llvm,convert-arith-to-llvm,convert-index-to-llvm,convert-func-to-llvm,"
     "convert-cf-to-llvm,reconcile-unrealized-casts)";
 

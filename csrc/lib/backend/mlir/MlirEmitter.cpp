@@ -182,6 +182,7 @@ private:
   };
   struct Body {
     size_t rank = 0;
+    std::vector<int64_t> loops;  ///< extent of each loop dim
     std::vector<Operand> ins;
     std::map<std::string, std::string> memo;  // "node@idx" -> SSA value
     std::ostringstream text;
@@ -216,8 +217,46 @@ private:
     return out;
   }
 
-  std::string readTensor(Body& b, const std::string& tensor, const std::vector<int64_t>& shape, DType d,
-                         const std::vector<AffineIndex>& idx) {
+  std::string readTensor(Body& b, const std::string& tensor0, const std::vector<int64_t>& shape0, DType d,
+                         const std::vector<AffineIndex>& idx0) {
+    // linalg infers each loop's extent from the first operand that indexes it
+    // plainly (`dN`, no scale or offset). A view that reads a dim through
+    // `dN + k`, or reads fewer elements of it than the loop has (slices,
+    // pooling windows), must not be that operand: it reads a
+    // tensor.extract_slice of exactly the loop's extent instead (a subview
+    // after bufferization, no copy).
+    std::string tensor = tensor0;
+    std::vector<int64_t> shape = shape0;
+    std::vector<AffineIndex> idx = idx0;
+    bool crop = false;
+    for (size_t j = 0; j < idx.size(); ++j)
+      if (idx[j].dim >= 0 && idx[j].mul == 1 && static_cast<size_t>(idx[j].dim) < b.loops.size() &&
+          (idx[j].add != 0 || shape[j] != b.loops[static_cast<size_t>(idx[j].dim)]))
+        crop = true;
+    if (crop && tDynRows.rows < 0) {
+      std::string offs, sizes, ones;
+      for (size_t j = 0; j < idx.size(); ++j) {
+        int64_t off = 0, size = shape[j];
+        if (idx[j].dim >= 0 && idx[j].mul == 1) {
+          off = idx[j].add;
+          size = b.loops[static_cast<size_t>(idx[j].dim)];
+          idx[j].add = 0;
+        }
+        offs += (j ? ", " : "") + std::to_string(off);
+        sizes += (j ? ", " : "") + std::to_string(size);
+        ones += j ? ", 1" : "1";
+        shape[j] = size;
+      }
+      std::string key = tensor + "[" + offs + "][" + sizes + "]";
+      auto it = slices_.find(key);
+      if (it == slices_.end()) {
+        std::string v = fresh("%sl");
+        line() << v << " = tensor.extract_slice " << tensor << "[" << offs << "] [" << sizes << "] [" << ones
+               << "] : " << tensorType(shape0, d) << " to " << tensorType(shape, d);
+        it = slices_.emplace(key, v).first;
+      }
+      tensor = it->second;
+    }
     std::string map = mapText(b.rank, idx);
     std::string arg;
     for (const auto& op : b.ins)
@@ -454,6 +493,7 @@ private:
   void emitOutputGroup(const std::vector<int64_t>& shape, const std::vector<size_t>& outs) {
     Body b;
     b.rank = shape.size();
+    b.loops = shape;
     auto idx = identity(b.rank);
     std::vector<Out> outTensors;
     std::vector<std::string> results, names;
@@ -474,6 +514,7 @@ private:
     const KNode& src = k_.at(n.args[0]);
     Body b;
     b.rank = src.shape.size();
+    b.loops = src.shape;
     auto idx = identity(b.rank);
     DType d = n.dtype;
     const char* t = computeType(d);
@@ -511,9 +552,19 @@ private:
     bool f = isFloat(d);
     if (n.op == "sum") op = f ? "arith.addf" : "arith.addi";
     if (n.op == "prod") op = f ? "arith.mulf" : "arith.muli";
-    if (n.op == "max") op = f ? "arith.maximumf" : "arith.maxsi";
-    if (n.op == "min") op = f ? "arith.minimumf" : "arith.minsi";
-    b.text << "    " << r << " = " << op << " " << x << ", " << acc << " : " << t << "\n";
+    // Float max/min as the LLVM intrinsics (NaN-propagating like
+    // arith.maximumf/minimumf): the kernel pipeline's arith-expand turns the
+    // arith ops into compare+select chains, which LLVM's loop vectoriser does
+    // not recognise as reductions; llvm.maximum/minimum reductions vectorise.
+    if (n.op == "max") op = f ? "llvm.intr.maximum" : "arith.maxsi";
+    if (n.op == "min") op = f ? "llvm.intr.minimum" : "arith.minsi";
+    // Float sums and products may reassociate (as ATen's vectorised
+    // reductions do): without it LLVM cannot vectorise the reduction loop.
+    const char* flags = f && (n.op == "sum" || n.op == "prod") ? " fastmath<reassoc>" : "";
+    if (f && (n.op == "max" || n.op == "min"))
+      b.text << "    " << r << " = " << op << "(" << x << ", " << acc << ") : (" << t << ", " << t << ") -> " << t << "\n";
+    else
+      b.text << "    " << r << " = " << op << " " << x << ", " << acc << flags << " : " << t << "\n";
     std::string name = fresh("%r");
     reduced_[id] = name;
     emitGeneric(b, {Out{filled, n.shape, d, mapText(b.rank, outIdx), acc}}, iters, {r}, {name});
@@ -526,6 +577,7 @@ private:
   bool started_ = false;
   int counter_ = 0;
   std::map<int, std::string> reduced_;
+  std::map<std::string, std::string> slices_;  ///< "tensor[offsets][sizes]" -> extract_slice value
   std::map<size_t, std::string> outputValue_;
 };
 
