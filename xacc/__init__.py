@@ -6,6 +6,8 @@
   ``xacc.precision_report`` — with ``precision="auto"``, what ran in bfloat16 and the measured error;
   ``xacc.export`` — every artifact of a capture written to a directory with an index.html;
   ``xacc.debug.compare`` — plain Python vs ATen executor vs compiled target, first divergent node.
+* ``xacc.aot`` / ``xacc.load`` — one artifact file with a function's or module's compiled entries,
+  loaded in another process with no capture or compile (docs/aot.md).
 * errors — ``XaccError`` and its subclasses; every user-visible failure is one.
 
 The public API is the explicit list in ``__all__``; everything else is private.
@@ -13,12 +15,13 @@ The public API is the explicit list in ``__all__``; everything else is private.
 
 from __future__ import annotations
 
-from xacc.errors import BackendError, CompileError, ExecutionError, Unsupported, XaccError
+from xacc.errors import ArtifactError, BackendError, CompileError, ExecutionError, Unsupported, XaccError
 from xacc import debug
 from xacc._src.export import export
 from xacc.explain import explain
 from xacc.jit import jit
 from xacc._src.amp import reports_of as precision_report
+from xacc._src.aot.api import aot, load
 
 __version__ = "0.1.0"
 
@@ -28,10 +31,13 @@ __all__ = [
     "precision_report",
     "export",
     "debug",
+    "aot",
+    "load",
     "XaccError",
     "CompileError",
     "ExecutionError",
     "BackendError",
     "Unsupported",
+    "ArtifactError",
     "__version__",
 ]

@@ -30,8 +30,13 @@ class BackendError(XaccError):
     """A backend could not compile or run a graph."""
 
 
+class ArtifactError(XaccError):
+    """An AOT artifact or cache file cannot be used: corrupted, truncated, tampered with,
+    or built by another xacc/torch/Python version (see docs/aot.md)."""
+
+
 class Unsupported(XaccError):
     """A construct cannot be captured and graph breaks were disallowed (fullgraph=True)."""
 
 
-__all__ = ["XaccError", "CompileError", "ExecutionError", "BackendError", "Unsupported"]
+__all__ = ["XaccError", "CompileError", "ExecutionError", "BackendError", "Unsupported", "ArtifactError"]

@@ -134,6 +134,7 @@ def reset() -> None:
     _C.reset_stats()
     _convert.EVENTS.clear()
     _convert.dynamic.reset()
+    _convert.aot_store.forget()
     for k in _convert.COUNTERS:
         _convert.COUNTERS[k] = 0
 

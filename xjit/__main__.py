@@ -31,8 +31,26 @@ def _summary(t0: float, explain: bool) -> str:
               f"cache hits: {c['hook_hits']}  misses: {c['hook_misses']}",
               f"capture time: {c['capture_seconds_us'] / 1e3:.1f} ms",
               f"internal errors (fell back to Python): {c['internal_errors']}",
+              *_cache_lines(),
               f"wall time: {time.perf_counter() - t0:.2f} s"]
     return "\n".join(lines)
+
+
+def _cache_lines() -> list[str]:
+    from xacc._src.aot import store
+
+    if not store.SOURCES:
+        return []
+    s = store.STATS
+    lines = [f"stored entries: {s['entries_installed']} installed for {s['frames_installed']} frames, "
+             f"{s['guard_mismatches']} guard mismatches, {s['entries_recorded']} recorded "
+             f"({s['install_seconds_us'] / 1e3:.1f} ms installing)"]
+    from xacc import _C
+    if getattr(_C, "has_mlir", False):
+        k = _C.mlir.kernel_totals()
+        lines.append(f"kernels: {k['compiled']} compiled, {k['disk_hits']} loaded from the disk cache "
+                     f"({k['compile_seconds'] * 1e3:.1f} ms)")
+    return lines
 
 
 def _at_exit(t0: float, ns: argparse.Namespace, rec: object) -> None:
@@ -82,6 +100,9 @@ def main(argv: list[str] | None = None) -> int:
                    help="write every capture artifact and DIR/index.html at exit (default: $XACC_DUMP)")
     p.add_argument("--compare", action="store_true",
                    help="replay every compiled graph on the reference interpreter and the target; print divergences")
+    p.add_argument("--cache", metavar="DIR", default=None,
+                   help="reuse the graphs and kernels earlier runs compiled into DIR, and add this run's "
+                        "(docs/aot.md)")
     p.add_argument("--atol", type=float, default=1e-5, help="absolute tolerance of --compare")
     p.add_argument("--rtol", type=float, default=1e-4, help="relative tolerance of --compare")
     p.add_argument("script")
@@ -113,6 +134,9 @@ def main(argv: list[str] | None = None) -> int:
     opts = convert.Options(device=ns.device, backend=ns.backend, fullgraph=ns.fullgraph,
                            precision=ns.precision, tolerance=ns.tolerance)
     _ensure_installed()
+    if ns.cache:
+        from xacc._src.aot.api import use_cache_dir
+        use_cache_dir(ns.cache, ns.device)
     convert.push_options(opts)
     # Graph values are kept (first call of each graph) only when something replays them.
     rec = Recorder(keep=1 if (ns.export or ns.compare) else 0)

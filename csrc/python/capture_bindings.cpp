@@ -264,6 +264,61 @@ void bindCapture(py::module_& m) {
         }
         t.addLeaf(id, std::move(l));
       })
+      .def("leaf_tensor_meta", [](cap::GuardTree& t, int id, py::handle tensorType, uint64_t keySet, int dtype,
+                                  int deviceType, int deviceIndex, bool requiresGrad, bool contiguous,
+                                  std::vector<int64_t> sizes, std::vector<int64_t> strides) {
+        // A tensor leaf from its recorded metadata (see dump()): AOT artifacts.
+        if (!PyType_Check(tensorType.ptr()) ||
+            !PyType_IsSubtype(reinterpret_cast<PyTypeObject*>(tensorType.ptr()),
+                              reinterpret_cast<PyTypeObject*>(THPVariableClass)))
+          throw py::type_error("leaf_tensor_meta expects a tensor type");
+        cap::Leaf l;
+        l.kind = cap::Leaf::Kind::Tensor;
+        l.tensorType = reinterpret_cast<PyTypeObject*>(tensorType.ptr());
+        l.keySet = keySet;
+        l.dtype = static_cast<int8_t>(dtype);
+        l.deviceType = static_cast<int8_t>(deviceType);
+        l.deviceIndex = static_cast<int8_t>(deviceIndex);
+        l.requiresGrad = requiresGrad;
+        l.contiguous = contiguous;
+        l.sizes = std::move(sizes);
+        l.strides = std::move(strides);
+        t.addLeaf(id, std::move(l));
+      })
+      .def("dump", [](const cap::GuardTree& t) {
+        // (local_names, grad_mode, [(parent, kind, index, key, [leaf, ...]), ...]) where a
+        // leaf is ("type", T) | ("id", obj) | ("eq", obj) | ("len", n) | ("not_tensor",) |
+        // ("tensor", type, key_set, dtype, device_type, device_index, requires_grad,
+        // contiguous, sizes, strides). Rebuilding with node()/leaf_*() in this order gives
+        // the same tree.
+        static const char* kinds[] = {"L", "G", "C", "K", "A", "I"};
+        py::list nodes;
+        for (size_t i = 0; i < t.size(); ++i) {
+          int id = static_cast<int>(i);
+          py::list leaves;
+          for (const cap::Leaf& l : t.nodeLeaves(id)) {
+            auto obj = [&] { return py::reinterpret_borrow<py::object>(l.obj); };
+            switch (l.kind) {
+              case cap::Leaf::Kind::Type: leaves.append(py::make_tuple("type", obj())); break;
+              case cap::Leaf::Kind::Id: leaves.append(py::make_tuple("id", obj())); break;
+              case cap::Leaf::Kind::Equals: leaves.append(py::make_tuple("eq", obj())); break;
+              case cap::Leaf::Kind::Length: leaves.append(py::make_tuple("len", l.n)); break;
+              case cap::Leaf::Kind::NotTensor: leaves.append(py::make_tuple("not_tensor")); break;
+              case cap::Leaf::Kind::Tensor:
+                leaves.append(py::make_tuple(
+                    "tensor", py::reinterpret_borrow<py::object>(reinterpret_cast<PyObject*>(l.tensorType)),
+                    l.keySet, static_cast<int>(l.dtype), static_cast<int>(l.deviceType),
+                    static_cast<int>(l.deviceIndex), l.requiresGrad, l.contiguous, l.sizes, l.strides));
+                break;
+            }
+          }
+          PyObject* key = t.nodeKey(id);
+          nodes.append(py::make_tuple(t.nodeParent(id), kinds[static_cast<int>(t.nodeAccess(id))],
+                                      t.nodeIndex(id),
+                                      key ? py::reinterpret_borrow<py::object>(key) : py::none(), leaves));
+        }
+        return py::make_tuple(t.localNames(), t.gradMode(), nodes);
+      })
       .def("set_grad_mode", &cap::GuardTree::setGradMode)
       .def("set_local_names", &cap::GuardTree::setLocalNames)
       .def("path", &cap::GuardTree::path)
@@ -376,6 +431,7 @@ void bindCapture(py::module_& m) {
         return f;
       }))
       .def_property_readonly("graph", [](const cap::GraphFunction& f) { return f.graph; })
+      .def_property_readonly("inputs", [](const cap::GraphFunction& f) { return f.inputNodes; })
       .def("__call__", [](const cap::GraphFunction& f, py::args args) {
         PyObject* r = f.call(&PyTuple_GET_ITEM(args.ptr(), 0), args.size());
         if (!r) throw py::error_already_set();
@@ -389,10 +445,13 @@ void bindCapture(py::module_& m) {
   c.def(
       "compile_gir",
       [](const std::string& text, const std::string& graph, const std::string& filename,
-         const std::string& device) {
+         const std::string& device, bool verify) {
+        // verify=False: text printed from a verified graph and read back from a
+        // hash-checked AOT artifact; re-inferring every node's type with meta
+        // kernels would cost more than the compile it saves.
         support::DiagnosticEngine diag;
         std::unique_ptr<ir::Module> m = ir::parseModule(text, filename, diag);
-        if (!m || !ir::verifyModule(*m, diag)) xacc::python::raiseDiagnostics(diag);
+        if (!m || (verify && !ir::verifyModule(*m, diag))) xacc::python::raiseDiagnostics(diag);
         ir::Graph* g = graph.empty() ? (m->graphs().empty() ? nullptr : m->graphs().front().get())
                                      : m->lookup(graph);
         if (!g) throw py::value_error("no graph @" + graph + " in " + filename);
@@ -401,7 +460,8 @@ void bindCapture(py::module_& m) {
         if (!cg) throw py::value_error(error);
         return cg;
       },
-      py::arg("text"), py::arg("graph") = "", py::arg("filename") = "<gir>", py::arg("device") = "cpu");
+      py::arg("text"), py::arg("graph") = "", py::arg("filename") = "<gir>", py::arg("device") = "cpu",
+      py::arg("verify") = true);
   c.def("install", &cap::installHook);
   c.def("uninstall", &cap::uninstallHook);
   c.def("installed", &cap::hookInstalled);

@@ -181,6 +181,12 @@ private:
 };
 #endif
 
+/// The kernel disk cache of captured graphs (written with the GIL held).
+std::string& captureCacheDir() {
+  static std::string* d = new std::string;
+  return *d;
+}
+
 }  // namespace
 
 void bindMlir(py::module_& m) {
@@ -193,6 +199,7 @@ void bindMlir(py::module_& m) {
                  -> std::unique_ptr<xacc::capture::DeviceRunner> {
         xm::CompileOptions opts;
         opts.device = device;
+        opts.cacheDir = captureCacheDir();
         support::DiagnosticEngine diag;
         auto exe = xm::compileGraph(g, opts, diag);
         if (!exe) {
@@ -203,6 +210,18 @@ void bindMlir(py::module_& m) {
       });
 #endif
 
+  x.def("set_capture_cache_dir", [](const std::string& d) { captureCacheDir() = d; },
+        "Kernel disk cache of graphs captured from now on ('' : $XACC_CACHE_DIR); see docs/aot.md.");
+  x.def("capture_cache_dir", [] { return captureCacheDir(); });
+  x.def("kernel_totals", [] {
+    xm::KernelTotals t = xm::kernelTotals();
+    py::dict d;
+    d["compiled"] = t.compiled;
+    d["disk_hits"] = t.diskHits;
+    d["memory_hits"] = t.memoryHits;
+    d["compile_seconds"] = t.compileSeconds;
+    return d;
+  }, "Process-wide kernel counters: compiled, disk_hits, memory_hits, compile_seconds.");
   x.def("available", &xm::isAvailable, "True when the backend can JIT kernels for the host.");
   x.def("lowered_ops", &xm::loweredOps, "Names of the aten.* ops the backend lowers to MLIR.");
 

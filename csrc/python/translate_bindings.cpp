@@ -328,6 +328,19 @@ void bindTranslate(py::module_& c) {
   c.def("is_resume", [](py::handle code) {
     return PyCode_Check(code.ptr()) && tr::resumeOrigin(reinterpret_cast<PyCodeObject*>(code.ptr()), nullptr);
   });
+  c.def("resume_info", [](py::handle code) -> py::object {
+    // (original code, prologue bytes) of a resume code object, else None.
+    if (!PyCode_Check(code.ptr())) return py::none();
+    int prologue = 0;
+    PyCodeObject* orig = tr::resumeOrigin(reinterpret_cast<PyCodeObject*>(code.ptr()), &prologue);
+    if (!orig) return py::none();
+    return py::make_tuple(py::reinterpret_borrow<py::object>(reinterpret_cast<PyObject*>(orig)), prologue);
+  });
+  c.def("register_resume", [](py::handle code, py::handle orig, int prologue) {
+    if (!PyCode_Check(code.ptr()) || !PyCode_Check(orig.ptr())) throw py::type_error("expected code objects");
+    tr::registerResume(reinterpret_cast<PyCodeObject*>(code.ptr()), reinterpret_cast<PyCodeObject*>(orig.ptr()),
+                       prologue);
+  });
   c.def("translate", &translate, py::arg("func"), py::arg("args"), py::arg("host"), py::arg("tree"),
         py::arg("device") = "cpu", py::arg("symbolic_scalars") = true, py::arg("break_at") = py::dict(),
         "Runs the C++ bytecode translator on func(*args); see translate_bindings.cpp.");

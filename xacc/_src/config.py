@@ -42,6 +42,10 @@ CHANNELS: tuple[Channel, ...] = (
             "the pass options (target device) of each run"),
     Channel("backend", "graphs prepared for execution: executor, node and step counts, preparation time",
             "each bisection step of xacc.debug.compare (the graph prefix it runs)"),
+    Channel("aot", "AOT artifacts and `xjit --cache`: entries recorded, artifacts written and loaded, stored "
+            "entries installed (no capture) or not matching their guards (the JIT compiles instead), cache "
+            "files ignored and why",
+            "the code key of every frame looked up in a store"),
     Channel("mlir", "written by the C++ MLIR backend to stderr as `[xacc:mlir] ...`: kernels compiled or loaded "
             "from the disk cache, regions that fell back; for `camel run --backend=xpu`, the scalar graphs "
             "`compiled` or found by a `cache hit` (no MLIR compile), and native calls that bailed out",
@@ -64,6 +68,9 @@ ENV: tuple[EnvVar, ...] = (
     EnvVar("XACC_VERBOSE", "0", "show internal stack traces in errors"),
     EnvVar("XACC_DUMP", "", "directory: `python -m xjit` writes every export artifact of the run there "
                            "(same as `--export DIR`)"),
+    EnvVar("XACC_CACHE_DIR", "", "directory of the MLIR backend's kernel disk cache (object files); also where "
+                                 "`xacc.load` puts an artifact's kernels (default there: `~/.cache/xacc`); "
+                                 "`xjit --cache DIR` uses `DIR/kernels` (docs/aot.md)"),
     EnvVar("XACC_TEST_FAULT_OP", "", "TEST ONLY: the ATen executor and the MLIR lowering add 1 to the first "
                                      "result of every node of this op (e.g. `aten.relu.default`) so that "
                                      "`xacc.debug.compare` must find it; read when a graph is prepared"),

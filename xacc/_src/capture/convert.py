@@ -31,6 +31,7 @@ from typing import Any
 import torch
 
 from xacc._C import capture as C
+from xacc._src.aot import store as aot_store
 from xacc._src.capture import dynamic
 from xacc._src.capture.breaks import BreakInfo, GraphBreak
 from xacc._src.capture.config import RECOMPILE_LIMIT, debug, log
@@ -150,6 +151,8 @@ def callback(func: types.FunctionType, args: tuple, failures: list[str]) -> Any:
         # such frames costs time and captures nothing.
         C.mark_skip(code)
         return None
+    if aot_store.SOURCES and aot_store.install(func, args):
+        return None  # stored entries (xacc.load, xjit --cache) run this call
     with _lock:
         COUNTERS["frames"] += 1
         if failures:
@@ -308,7 +311,10 @@ def _compile_frame(func: types.FunctionType, args: tuple, opts: Options, ev: Com
         COUNTERS["breaks"] += 1
         log("breaks", "%s", info)
     C.mark_skip(fn.__code__)
-    C.add_entry(code, C.code_entry(ctx.tree, tuple(ctx.consts), fn, _label(code)))
+    label = _label(code)
+    C.add_entry(code, C.code_entry(ctx.tree, tuple(ctx.consts), fn, label))
+    if aot_store.SINKS:  # xacc.aot, xjit --cache
+        aot_store.note_code_entry(code, ctx.tree, ctx.consts, fn, label, opts.device)
     ev.rewritten = fn.__code__
     ev.resumes = [c.__code__ for c in fn.__code__.co_consts
                   if isinstance(c, types.FunctionType) and C.is_resume(c.__code__)]
@@ -416,8 +422,12 @@ def _install_graph_entry(ctx: State, func: types.FunctionType, tmpl: tuple, outs
                          ev: CompileEvent) -> None:
     code = func.__code__
     graph = _finish_graph(ctx, outs, ev)
-    entry = C.graph_entry(ctx.tree, tuple(ctx.consts), graph, ctx.inputs, tmpl, _label(code))
+    label = _label(code)
+    entry = C.graph_entry(ctx.tree, tuple(ctx.consts), graph, ctx.inputs, tmpl, label)
     C.add_entry(code, entry)
+    if aot_store.SINKS:  # xacc.aot, xjit --cache
+        aot_store.note_graph_entry(code, ctx.tree, ctx.consts, graph, ctx.inputs, tmpl, label,
+                                   current_options().device)
     COUNTERS["graphs"] += 1
     ev.outcome = "graph"
     ev.graph = graph.text()
@@ -432,6 +442,8 @@ def _install_graph_entry(ctx: State, func: types.FunctionType, tmpl: tuple, outs
 
 def _skip(code: types.CodeType, ev: CompileEvent, why: str) -> None:
     C.mark_skip(code)
+    if aot_store.SINKS:
+        aot_store.note_skip(code, why, ev.device)
     COUNTERS["skipped"] += 1
     ev.outcome = "skip"
     log("capture", "skipping %s (%s:%d): %s", code.co_qualname, code.co_filename, code.co_firstlineno, why)

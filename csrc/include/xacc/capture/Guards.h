@@ -92,6 +92,17 @@ public:
   std::vector<std::string> describe() const;
   size_t numLeaves() const;
 
+  // Read-only access for serialization (AOT artifacts, xacc/_src/aot): a tree
+  // rebuilt by calling node() and addLeaf() in node order is the same tree.
+  int nodeParent(int id) const { return nodes_[id].parent; }
+  Access nodeAccess(int id) const { return nodes_[id].access; }
+  int64_t nodeIndex(int id) const { return nodes_[id].index; }
+  PyObject* nodeKey(int id) const { return nodes_[id].key; }  ///< borrowed; may be null
+  const std::vector<Leaf>& nodeLeaves(int id) const { return nodes_[id].leaves; }
+  /// -1: grad mode not guarded; 0/1: required disabled/enabled.
+  int gradMode() const { return gradMode_; }
+  const std::vector<std::string>& localNames() const { return localNames_; }
+
 private:
   struct Node {
     int parent = -1;

@@ -84,6 +84,15 @@ struct KernelCache {
   }
 };
 
+struct Totals {
+  std::mutex mu;
+  KernelTotals t;
+  static Totals& get() {
+    static Totals* g = new Totals;
+    return *g;
+  }
+};
+
 /// One compiled specialisation of a region.
 struct Variant {
   KernelIR kernel;
@@ -299,7 +308,10 @@ private:
       v->kernel.dynRows = k.at(k.outputs[0]).shape[0];
     }
     std::string text = emitKernelMlir(v->kernel);
-    std::string cacheKey = (jit_.fastMath ? "F" : "E") + std::to_string(jit_.optLevel) + text;
+    // The cache directory is part of the key: a kernel first needed under a
+    // new directory (an AOT build collecting objects) is stored there too.
+    std::string cacheKey =
+        (jit_.fastMath ? "F" : "E") + std::to_string(jit_.optLevel) + jit_.cacheDir + "\n" + text;
     {
       std::lock_guard<std::mutex> cl(KernelCache::get().mu);
       auto ck = KernelCache::get().kernels.find(cacheKey);
@@ -307,6 +319,8 @@ private:
         v->fn = ck->second;
         std::lock_guard<std::mutex> sl(statsMu_);
         ++stats_.memoryCacheHits;
+        std::lock_guard<std::mutex> tl(Totals::get().mu);
+        ++Totals::get().t.memoryHits;
       }
     }
     if (!v->fn) {
@@ -317,6 +331,9 @@ private:
         std::lock_guard<std::mutex> sl(statsMu_);
         stats_.compileSeconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
         if (v->fn) ++(src == KernelSource::DiskCache ? stats_.diskCacheHits : stats_.kernelsCompiled);
+        std::lock_guard<std::mutex> tl(Totals::get().mu);
+        Totals::get().t.compileSeconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+        if (v->fn) ++(src == KernelSource::DiskCache ? Totals::get().t.diskHits : Totals::get().t.compiled);
       }
       if (!v->fn) {
         noteFailure(r, v->error);
@@ -475,6 +492,11 @@ void keepFreedMemoryOnce() {
 }  // namespace
 
 bool isAvailable() { return true; }
+
+KernelTotals kernelTotals() {
+  std::lock_guard<std::mutex> l(Totals::get().mu);
+  return Totals::get().t;
+}
 
 std::unique_ptr<Executable> compileGraph(const ir::Graph& g, const CompileOptions& opts,
                                          support::DiagnosticEngine& diag) {

@@ -589,6 +589,15 @@ PyCodeObject* resumeOrigin(PyCodeObject* code, int* prologue) {
   return it->second.first;
 }
 
+void registerResume(PyCodeObject* code, PyCodeObject* orig, int prologue) {
+  auto& reg = registry();
+  std::lock_guard<std::mutex> lock(reg.mu);
+  if (reg.origin.count(code)) return;
+  Py_INCREF(reinterpret_cast<PyObject*>(code));
+  Py_INCREF(reinterpret_cast<PyObject*>(orig));
+  reg.origin[code] = {orig, prologue};
+}
+
 PyRef emitBreak(Translator& t, Frame& top, const Instr& ins, PyObject* func, BreakHost& host, Failure& fallback) {
   auto* fn = reinterpret_cast<PyFunctionObject*>(func);
   PyCodeObject* code = top.code;

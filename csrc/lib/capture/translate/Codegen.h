@@ -42,6 +42,9 @@ public:
 /// A resume code object's original code and prologue length (bytes), or
 /// null when `code` is not a resume function.
 PyCodeObject* resumeOrigin(PyCodeObject* code, int* prologue);
+/// Records `code` as a resume function of `orig` (a resume code object read
+/// back from an AOT artifact); no-op when it is one already.
+void registerResume(PyCodeObject* code, PyCodeObject* orig, int prologue);
 
 /// Emits the break function for the top frame stopped before `ins`. On
 /// success returns the new function; else null with `fallback` set (the

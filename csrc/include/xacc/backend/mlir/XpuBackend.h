@@ -64,6 +64,15 @@ struct CompileStats {
   std::vector<std::string> fallbackReasons;
 };
 
+/// Process-wide kernel counters over every executable (benchmarks, AOT checks).
+struct KernelTotals {
+  int64_t compiled = 0;    ///< MLIR -> LLVM -> object compilations
+  int64_t diskHits = 0;    ///< kernels loaded from a disk cache (no MLIR run)
+  int64_t memoryHits = 0;  ///< kernels found in the in-process cache
+  double compileSeconds = 0;  ///< wall time of compilations and disk loads
+};
+KernelTotals kernelTotals();
+
 /// A compiled graph. `run` is reentrant (kernels compiled for new shapes are
 /// added under a lock).
 class Executable {

@@ -1,0 +1,41 @@
+"""Models and functions the AOT tests build artifacts of (importable by name in
+every process: artifacts resolve classes and functions by module and name)."""
+
+import math
+
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+
+class SmallMLP(nn.Module):
+    def __init__(self, d_in: int = 16, d_hidden: int = 32, n_out: int = 4) -> None:
+        super().__init__()
+        self.fc1 = nn.Linear(d_in, d_hidden)
+        self.norm = nn.LayerNorm(d_hidden)
+        self.fc2 = nn.Linear(d_hidden, n_out)
+        self.scale = 0.5
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        h = F.gelu(self.norm(self.fc1(x)))
+        return self.fc2(h * self.scale) + math.sqrt(2.0)
+
+
+def pointwise(x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+    return torch.tanh(x * 2.0 + y).exp() - torch.sigmoid(y)
+
+
+def make_model() -> SmallMLP:
+    torch.manual_seed(0)
+    return SmallMLP().eval()
+
+
+def inputs(rows: int = 8) -> tuple[torch.Tensor, ...]:
+    g = torch.Generator().manual_seed(1)
+    return (torch.randn(rows, 16, generator=g),)
+
+
+def with_break(x: torch.Tensor) -> torch.Tensor:
+    y = torch.relu(x) * 2.0
+    s = y.sum().item()  # a value read back to Python: a graph break
+    return torch.sigmoid(y) * s

@@ -1,0 +1,269 @@
+"""xacc.aot / xacc.load / python -m xjit --cache: artifacts built in one process
+run in a fresh one with no capture and no kernel compile (the logs say so),
+give the results of eager PyTorch, fall back to the JIT when guards do not
+hold, and are refused when tampered with, truncated or from other versions.
+Every build and load runs in a real subprocess."""
+
+import json
+import os
+import shutil
+import struct
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parents[2]
+
+
+def _has_xpu():
+    from xacc._C import capture
+    return capture.device_available("xpu0")
+
+
+DEVICES = ["cpu", pytest.param("xpu0", marks=pytest.mark.skipif(not _has_xpu(), reason="no MLIR backend"))]
+
+
+def run_py(code, tmp_path, log="", check=True):
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(ROOT), str(HERE), os.environ.get("PYTHONPATH", "")]),
+               XACC_CACHE_DIR=str(tmp_path / "kernels"))
+    env.pop("XACC_LOG", None)
+    if log:
+        env["XACC_LOG"] = log
+    p = subprocess.run([sys.executable, "-c", textwrap.dedent(code)], cwd=tmp_path, env=env,
+                       capture_output=True, text=True, timeout=600)
+    if check:
+        assert p.returncode == 0, p.stdout[-2000:] + p.stderr[-4000:]
+    return p
+
+
+BUILD = """
+    import torch, xacc, models
+    model = models.make_model()
+    info = xacc.aot(model, models.inputs(), "model.xacc", device="{device}")
+    print("built", info.frames, info.entries, info.kernels)
+    info = xacc.aot(models.pointwise, (torch.randn(64, 8), torch.randn(64, 8)), "fn.xacc", device="{device}")
+    print("built", info.frames, info.entries, info.kernels)
+    info = xacc.aot(models.with_break, (torch.randn(64, 8),), "brk.xacc", device="{device}")
+    print("break", info.frames, info.entries)
+"""
+
+
+_BUILT = {}
+
+
+@pytest.fixture(scope="module")
+def artifacts(tmp_path_factory):
+    """Builds the two artifacts once per device (in a subprocess) for the module."""
+
+    def get(device):
+        if device not in _BUILT:
+            d = tmp_path_factory.mktemp(f"build-{device}")
+            p = run_py(BUILD.format(device=device), d)
+            lines = [ln.split() for ln in p.stdout.splitlines() if ln.startswith("built")]
+            assert len(lines) == 2 and all(int(ln[2]) >= 1 for ln in lines), p.stdout + p.stderr
+            assert "break 2 2" in p.stdout, p.stdout  # the split frame and its resume function
+            if device == "xpu0":
+                assert all(int(ln[3]) >= 1 for ln in lines), p.stdout  # the kernels are in the artifact
+            _BUILT[device] = d
+        return _BUILT[device]
+
+    return get
+
+
+def build(tmp_path, device, artifacts):
+    """Copies the built artifacts into `tmp_path` (a fresh kernel cache there)."""
+    src = artifacts(device)
+    for name in ("model.xacc", "fn.xacc", "brk.xacc"):
+        shutil.copy(src / name, tmp_path / name)
+    return tmp_path / "model.xacc", tmp_path / "fn.xacc"
+
+
+LOAD = """
+    import torch, xacc, models
+    from xacc.jit import counters
+    model = models.make_model()
+    run = xacc.load("model.xacc", model)
+    x, = models.inputs()
+    with torch.no_grad():
+        want = model(x)
+    got = run(x)
+    got2 = run(x)
+    print("model equal", torch.allclose(got, want, rtol=1e-5, atol=1e-5), torch.equal(got, got2))
+    f = xacc.load("fn.xacc")
+    a, b = torch.randn(64, 8), torch.randn(64, 8)
+    print("fn equal", torch.allclose(f(a, b), models.pointwise(a, b), rtol=1e-5, atol=1e-5))
+    g = xacc.load("brk.xacc", models.with_break)
+    print("break equal", torch.allclose(g(a), models.with_break(a), rtol=1e-5, atol=1e-5))
+    c = counters()
+    print("frames", c["frames"], "graphs", c["graphs"], "hits", c["hook_hits"])
+"""
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_round_trip_in_a_fresh_process(tmp_path, device, artifacts):
+    build(tmp_path, device, artifacts)
+    p = run_py(LOAD, tmp_path, log="capture,aot,mlir,backend")
+    out, err = p.stdout, p.stderr
+    assert "model equal True True" in out, out + err
+    assert "fn equal True" in out, out + err
+    assert "break equal True" in out, out + err
+    # No capture: the translator never ran, no graph was prepared by the capture callback.
+    assert "frames 0 graphs 0" in out, out + err
+    assert "[xacc:capture]" not in err, err
+    assert "[xacc:backend]" not in err, err
+    assert err.count("stored entries installed") == 4, err  # model, fn, the split frame, its resume
+    if device == "xpu0":
+        assert "compiled kernel" not in err, err  # no MLIR compile
+        assert "kernel loaded from disk cache" in err, err
+
+
+def test_guard_mismatch_falls_back_to_the_jit(tmp_path, artifacts):
+    build(tmp_path, "cpu", artifacts)
+    p = run_py("""
+        import torch, xacc, models
+        from xacc.jit import counters
+        f = xacc.load("fn.xacc")
+        a, b = torch.randn(3, 5), torch.randn(3, 5)       # other shapes than the artifact's
+        print("equal", torch.allclose(f(a, b), models.pointwise(a, b), rtol=1e-5, atol=1e-5))
+        a, b = a.double(), b.double()                    # and another dtype
+        print("equal", torch.allclose(f(a, b), models.pointwise(a, b)))
+        print("frames", counters()["frames"])
+    """, tmp_path, log="aot,capture")
+    assert p.stdout.count("equal True") == 2, p.stdout + p.stderr
+    assert "guard mismatch" in p.stderr and "compiling with the JIT" in p.stderr, p.stderr
+    assert "size" in p.stderr  # the failing guard is named
+    assert "frames 2" in p.stdout, p.stdout + p.stderr  # the JIT compiled both calls
+    assert "[xacc:capture] captured pointwise" in p.stderr, p.stderr
+
+
+def _load_error(tmp_path, name, target=""):
+    p = run_py(f"""
+        import torch, xacc, models
+        try:
+            xacc.load({name!r}{target})
+        except xacc.ArtifactError as e:
+            print("refused:", e)
+    """, tmp_path)
+    assert "refused:" in p.stdout, p.stdout + p.stderr
+    return p.stdout
+
+
+def _rewrite_header(path, **changes):
+    """A well-formed artifact (hash recomputed) whose header fields differ."""
+    sys.path.insert(0, str(ROOT))
+    from xacc._src.aot import artifact
+
+    data = path.read_bytes()
+    (hlen,) = struct.unpack_from("<I", data, 8)
+    meta = json.loads(data[12:12 + hlen])
+    payload = data[12 + hlen:]
+    meta.update(changes)
+    meta["sha256"] = artifact._digest(meta, payload)
+    header = json.dumps(meta, sort_keys=True).encode()
+    path.write_bytes(data[:8] + struct.pack("<I", len(header)) + header + payload)
+
+
+@pytest.mark.parametrize("field,value,word", [("torch", "1.0.0", "torch 1.0.0"), ("xacc", "0.0.1", "xacc 0.0.1"),
+                                              ("python", "3.10.2", "Python 3.10.2")])
+def test_other_version_refused(tmp_path, artifacts, field, value, word):
+    build(tmp_path, "cpu", artifacts)
+    _rewrite_header(tmp_path / "fn.xacc", **{field: value})
+    out = _load_error(tmp_path, "fn.xacc")
+    assert word in out and "rebuild the artifact" in out, out
+
+
+def test_tampered_byte_refused(tmp_path, artifacts):
+    _, fn = build(tmp_path, "cpu", artifacts)
+    data = bytearray(fn.read_bytes())
+    for pos in (len(data) // 2, len(data) - 3, 30):  # payload middle, payload end, header
+        bad = bytearray(data)
+        bad[pos] ^= 0x01
+        fn.write_bytes(bytes(bad))
+        out = _load_error(tmp_path, "fn.xacc")
+        assert "fn.xacc" in out and ("hash mismatch" in out or "corrupted header" in out), out
+
+
+def test_truncated_file_refused(tmp_path, artifacts):
+    _, fn = build(tmp_path, "cpu", artifacts)
+    data = fn.read_bytes()
+    for n in (len(data) - 1, len(data) // 2, 10, 0):
+        fn.write_bytes(data[:n])
+        out = _load_error(tmp_path, "fn.xacc")
+        assert "truncated" in out or "not an xacc artifact" in out, out
+    fn.write_bytes(b"hello, not an artifact at all")
+    assert "bad magic" in _load_error(tmp_path, "fn.xacc")
+
+
+def test_module_artifact_needs_its_module(tmp_path, artifacts):
+    build(tmp_path, "cpu", artifacts)
+    assert "pass the module instance" in _load_error(tmp_path, "model.xacc")
+    assert "was built for a models.SmallMLP" in _load_error(tmp_path, "model.xacc", ", torch.nn.Linear(2, 2)")
+
+
+SCRIPT = """
+import torch
+import models
+
+def main():
+    model = models.make_model()
+    x, = models.inputs()
+    with torch.no_grad():
+        for _ in range(3):
+            y = model(x)
+        z = models.pointwise(y, y)
+    print("checksum %.6f" % float(z.sum()))
+
+main()
+"""
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_xjit_cache_second_run_does_not_compile(tmp_path, device, artifacts):
+    (tmp_path / "script.py").write_text(SCRIPT)
+    cmd = f"""
+        import sys
+        from xjit.__main__ import main
+        sys.exit(main(["--cache", "cache", "--device", "{device}", "script.py"]))
+    """
+    eager = run_py("exec(open('script.py').read())", tmp_path).stdout
+    first = run_py(cmd, tmp_path, log="capture,aot,mlir")
+    second = run_py(cmd, tmp_path, log="capture,aot,mlir")
+    assert first.stdout == eager == second.stdout, (eager, first.stdout, second.stdout)
+    assert "[xacc:capture] captured" in first.stderr
+    assert "entry" in first.stderr and "recorded" in first.stderr
+    err = second.stderr
+    assert "[xacc:capture]" not in err, err
+    assert "frames captured: 0" in err and "graphs: 0" in err, err
+    # forward and pointwise; SmallMLP.__init__ is stored as "runs in Python".
+    assert "stored entries: 2 installed for 3 frames, 0 guard mismatches" in err, err
+    if device == "xpu0":
+        assert "compiled kernel" in first.stderr
+        assert "compiled kernel" not in err and "kernel loaded from disk cache" in err, err
+
+
+def test_xjit_cache_ignores_a_corrupted_file(tmp_path, artifacts):
+    (tmp_path / "script.py").write_text(SCRIPT)
+    cmd = """
+        import sys
+        from xjit.__main__ import main
+        sys.exit(main(["--cache", "cache", "script.py"]))
+    """
+    first = run_py(cmd, tmp_path)
+    sys.path.insert(0, str(ROOT))
+    from xacc._src.aot import artifact
+
+    files = sorted((tmp_path / "cache" / "frames").glob("*.xacc"))
+    graphs = [f for f in files if b'"kind": "graph"' in artifact.read(str(f)).files["manifest.json"]]
+    assert len(graphs) == 2, files
+    graphs[0].write_bytes(graphs[0].read_bytes()[:-5])
+    second = run_py(cmd, tmp_path, log="aot,capture")
+    assert second.stdout == first.stdout
+    assert "cache file ignored" in second.stderr and "truncated" in second.stderr, second.stderr
+    assert "stored entries: 1 installed for 2 frames" in second.stderr, second.stderr
+    assert "[xacc:capture] captured" in second.stderr  # the frame whose file was bad compiles again
+    third = run_py(cmd, tmp_path, log="aot,capture")  # ... and its file was written again
+    assert "stored entries: 2 installed for 3 frames" in third.stderr, third.stderr

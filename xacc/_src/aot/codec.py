@@ -1,0 +1,159 @@
+"""Portable forms of the pieces of a cache entry (see docs/aot.md).
+
+A cache entry made by the capture callback holds live Python objects: the
+guard tree names types, functions and modules it checks by identity, the
+entry's constants may be tensors, the return template holds constants. Here
+they become bytes that another process of the same Python/torch/xacc versions
+turns back into equal objects:
+
+  * objects that have a name to import by (classes, functions, Python modules,
+    `torch.ops` overloads) are stored by that name and resolved at load time,
+    so an identity guard (`G['F'] is torch.nn.functional`) checks the object of
+    the loading process;
+  * everything else (numbers, strings, tuples, tensors, dtypes) is pickled by
+    value.
+
+An object that has neither form (a lambda, a closure, an instance without a
+pickle form) makes the entry unportable: `encode` raises `Unportable` and the
+caller keeps the entry in this process only.
+
+`code_key` names a code object across processes: file name (without its
+directory, so a moved checkout still matches), qualified name, first line and
+a hash of the bytecode, constants and names (nested code objects included).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib
+import io
+import os
+import pickle
+import types
+from typing import Any
+
+import torch
+
+
+class Unportable(Exception):
+    """An object of a cache entry cannot be written to an artifact."""
+
+
+class Unresolvable(Exception):
+    """An object named in an artifact does not exist in this process."""
+
+
+def code_key(code: types.CodeType) -> str:
+    """`file.py:Qual.name:line:hash`, stable across processes and checkouts."""
+    h = hashlib.sha256()
+    _digest(code, h)
+    return f"{os.path.basename(code.co_filename)}:{code.co_qualname}:{code.co_firstlineno}:{h.hexdigest()[:20]}"
+
+
+def _digest(code: types.CodeType, h: Any) -> None:
+    h.update(code.co_code)
+    h.update(repr((code.co_names, code.co_varnames, code.co_freevars, code.co_cellvars,
+                   code.co_argcount, code.co_kwonlyargcount, code.co_flags)).encode())
+    for c in code.co_consts:
+        if isinstance(c, types.CodeType):
+            h.update(b"<code>")
+            _digest(c, h)
+        else:
+            h.update(repr(c).encode())
+            h.update(b"\0")
+
+
+# -- objects by name ---------------------------------------------------------------
+
+
+def _op_name(obj: Any) -> str | None:
+    """`aten::add.Tensor` -> ("aten", "add", "Tensor") path of a torch.ops object."""
+    if isinstance(obj, torch._ops.OpOverload):
+        ns, name = obj._schema.name.split("::", 1)
+        return f"{ns}.{name}.{obj._overloadname}"
+    if isinstance(obj, torch._ops.OpOverloadPacket):
+        ns, name = obj._qualified_op_name.split("::", 1)
+        return f"{ns}.{name}"
+    return None
+
+
+class _Pickler(pickle.Pickler):
+    def persistent_id(self, obj: Any) -> Any:
+        if isinstance(obj, types.ModuleType):
+            return ("module", obj.__name__)
+        op = _op_name(obj)
+        if op is not None:
+            return ("op", op)
+        return None
+
+
+class _Unpickler(pickle.Unpickler):
+    def persistent_load(self, pid: Any) -> Any:
+        kind, name = pid
+        try:
+            if kind == "module":
+                return importlib.import_module(name)
+            if kind == "op":
+                obj: Any = torch.ops
+                for part in name.split("."):
+                    obj = getattr(obj, part)
+                return obj
+        except (ImportError, AttributeError) as e:
+            raise Unresolvable(f"{kind} {name}: {e}") from e
+        raise pickle.UnpicklingError(f"unknown persistent object kind {kind!r}")
+
+    def find_class(self, module: str, name: str) -> Any:
+        try:
+            return super().find_class(module, name)
+        except (ImportError, AttributeError) as e:
+            raise Unresolvable(f"{module}.{name} ({type(e).__name__}: {e})") from e
+
+
+def encode(obj: Any) -> bytes:
+    """Pickle with modules and torch ops by name; raises Unportable."""
+    buf = io.BytesIO()
+    try:
+        _Pickler(buf, protocol=pickle.HIGHEST_PROTOCOL).dump(obj)
+    except (pickle.PicklingError, TypeError, AttributeError) as e:
+        raise Unportable(str(e)) from e
+    return buf.getvalue()
+
+
+def decode(data: bytes) -> Any:
+    """Inverse of encode; raises Unresolvable when a named object is missing."""
+    return _Unpickler(io.BytesIO(data)).load()
+
+
+# -- guard trees ------------------------------------------------------------------
+
+
+def rebuild_tree(dump: tuple) -> Any:
+    """A C++ GuardTree from `GuardTree.dump()` output (objects already decoded)."""
+    from xacc._C import capture as C
+
+    local_names, grad_mode, nodes = dump
+    tree = C.GuardTree()
+    tree.set_local_names(list(local_names))
+    if grad_mode >= 0:
+        tree.set_grad_mode(bool(grad_mode))
+    for i, (parent, kind, index, key, leaves) in enumerate(nodes):
+        n = tree.node(parent, kind, index, key)
+        if n != i:
+            raise ValueError(f"guard node {i} rebuilt as {n}")
+        for leaf in leaves:
+            tag = leaf[0]
+            if tag == "type":
+                tree.leaf_type(n, leaf[1])
+            elif tag == "id":
+                tree.leaf_id(n, leaf[1])
+            elif tag == "eq":
+                tree.leaf_equals(n, leaf[1])
+            elif tag == "len":
+                tree.leaf_len(n, leaf[1])
+            elif tag == "not_tensor":
+                tree.leaf_not_tensor(n)
+            elif tag == "tensor":
+                tree.leaf_tensor_meta(n, *leaf[1:])
+            else:
+                raise ValueError(f"unknown guard leaf {tag!r}")
+    return tree
