@@ -77,10 +77,27 @@ def _op_name(obj: Any) -> str | None:
     return None
 
 
+# Process-wide objects that guards read state from (by identity, never copied).
+SINGLETONS: tuple[tuple[str, str], ...] = (("xacc._src.amp", "MODE"),)
+
+
+def _singleton(obj: Any) -> str | None:
+    import sys
+
+    for mod, name in SINGLETONS:
+        m = sys.modules.get(mod)
+        if m is not None and getattr(m, name, None) is obj:
+            return f"{mod}:{name}"
+    return None
+
+
 class _Pickler(pickle.Pickler):
     def persistent_id(self, obj: Any) -> Any:
         if isinstance(obj, types.ModuleType):
             return ("module", obj.__name__)
+        single = _singleton(obj)
+        if single is not None:
+            return ("singleton", single)
         op = _op_name(obj)
         if op is not None:
             return ("op", op)
@@ -93,6 +110,9 @@ class _Unpickler(pickle.Unpickler):
         try:
             if kind == "module":
                 return importlib.import_module(name)
+            if kind == "singleton":
+                mod, attr = name.split(":")
+                return getattr(importlib.import_module(mod), attr)
             if kind == "op":
                 obj: Any = torch.ops
                 for part in name.split("."):
