@@ -105,6 +105,7 @@ cap::Access accessFromName(const std::string& s) {
   if (s == "K") return cap::Access::Const;
   if (s == "A") return cap::Access::Attr;
   if (s == "I") return cap::Access::Item;
+  if (s == "T") return cap::Access::AsTensor;
   throw py::value_error("unknown source kind '" + s + "'");
 }
 
@@ -291,7 +292,9 @@ void bindCapture(py::module_& m) {
         // ("tensor", type, key_set, dtype, device_type, device_index, requires_grad,
         // contiguous, sizes, strides). Rebuilding with node()/leaf_*() in this order gives
         // the same tree.
-        static const char* kinds[] = {"L", "G", "C", "K", "A", "I"};
+        // Indexed by cap::Access; accessFromName() reads these names back.
+        static const char* kinds[] = {"L", "G", "C", "K", "A", "I", "T"};
+        static_assert(sizeof(kinds) / sizeof(kinds[0]) == static_cast<size_t>(cap::Access::AsTensor) + 1);
         py::list nodes;
         for (size_t i = 0; i < t.size(); ++i) {
           int id = static_cast<int>(i);

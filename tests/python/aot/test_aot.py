@@ -49,6 +49,8 @@ BUILD = """
     print("built", info.frames, info.entries, info.kernels)
     info = xacc.aot(models.with_break, (torch.randn(64, 8),), "brk.xacc", device="{device}")
     print("break", info.frames, info.entries)
+    import numpy as np
+    xacc.aot(models.with_numpy, (torch.randn(4, 8), np.ones((3, 8), np.float32)), "np.xacc", device="{device}")
 """
 
 
@@ -77,7 +79,7 @@ def artifacts(tmp_path_factory):
 def build(tmp_path, device, artifacts):
     """Copies the built artifacts into `tmp_path` (a fresh kernel cache there)."""
     src = artifacts(device)
-    for name in ("model.xacc", "fn.xacc", "brk.xacc"):
+    for name in ("model.xacc", "fn.xacc", "brk.xacc", "np.xacc"):
         shutil.copy(src / name, tmp_path / name)
     return tmp_path / "model.xacc", tmp_path / "fn.xacc"
 
@@ -98,6 +100,10 @@ LOAD = """
     print("fn equal", torch.allclose(f(a, b), models.pointwise(a, b), rtol=1e-5, atol=1e-5))
     g = xacc.load("brk.xacc", models.with_break)
     print("break equal", torch.allclose(g(a), models.with_break(a), rtol=1e-5, atol=1e-5))
+    import numpy as np
+    h = xacc.load("np.xacc")
+    x, w = torch.randn(4, 8), np.random.rand(3, 8).astype(np.float32)
+    print("numpy equal", torch.allclose(h(x, w), models.with_numpy(x, w), rtol=1e-5, atol=1e-5))
     c = counters()
     print("frames", c["frames"], "graphs", c["graphs"], "hits", c["hook_hits"])
 """
@@ -111,11 +117,13 @@ def test_round_trip_in_a_fresh_process(tmp_path, device, artifacts):
     assert "model equal True True" in out, out + err
     assert "fn equal True" in out, out + err
     assert "break equal True" in out, out + err
+    assert "numpy equal True" in out, out + err
     # No capture: the translator never ran, no graph was prepared by the capture callback.
     assert "frames 0 graphs 0" in out, out + err
     assert "[xacc:capture]" not in err, err
     assert "[xacc:backend]" not in err, err
-    assert err.count("stored entries installed") == 4, err  # model, fn, the split frame, its resume
+    # model, fn, the split frame, its resume function, the NumPy function
+    assert err.count("stored entries installed") == 5, err
     if device == "xpu0":
         assert "compiled kernel" not in err, err  # no MLIR compile
         assert "kernel loaded from disk cache" in err, err
