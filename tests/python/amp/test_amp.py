@@ -264,3 +264,22 @@ def test_xjit_cli_precision_auto(tmp_path):
     r = subprocess.run([sys.executable, "-m", "xjit", "--precision", "auto", "--tolerance", "-1", str(script)],
                        capture_output=True, text=True, env=env, timeout=300)
     assert r.returncode == 2 and "tolerance must be a finite number" in r.stderr
+
+
+def test_backward_matches_torch_autocast():
+    """The accuracy check covers forward outputs; gradients through bfloat16
+    regions are those of torch.autocast(bfloat16) for the same ops."""
+    torch.manual_seed(0)
+    m = torch.nn.Sequential(torch.nn.Linear(64, 128), torch.nn.ReLU(), torch.nn.Linear(128, 10))
+    x, t = torch.randn(32, 64), torch.randint(0, 10, (32,))
+    f = xacc.jit(m, precision="auto")
+    F.cross_entropy(f(x), t).backward()
+    ours = [p.grad.clone() for p in m.parameters()]
+    m.zero_grad()
+    with torch.autocast("cpu", dtype=torch.bfloat16):
+        out = m(x)
+    F.cross_entropy(out.float(), t).backward()
+    theirs = [p.grad.clone() for p in m.parameters()]
+    assert all(rel_error(b, a) <= 1e-6 for a, b in zip(ours, theirs))
+    (rep,) = xacc.precision_report(f)
+    assert len(rep.bf16_regions) == 2
