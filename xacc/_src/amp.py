@@ -110,13 +110,15 @@ class PrecisionReport:
         for r in self.regions:
             err = "not measured" if r.error is None else f"error {r.error:.3g}"
             extra = f"; backed out at error {r.error_at_back_out:.3g}" if r.backed_out else ""
-            lines.append(f"  region {r.id}: {r.precision:8s} {err}{extra}: {', '.join(_short(o) for o in r.ops)}"
+            ops = ", ".join(_short(o) for o in r.ops)
+            lines.append(f"  region {r.id}: {r.precision:8s} {err}{extra}: {ops}"
                          + (f" at {r.loc}" if r.loc else ""))
         if self.kept_f32:
             counts: dict[str, int] = {}
             for o in self.kept_f32:
                 counts[_short(o)] = counts.get(_short(o), 0) + 1
-            lines.append("  float32 by policy: " + ", ".join(f"{k} x{v}" if v > 1 else k for k, v in counts.items()))
+            lines.append("  float32 by policy: "
+                         + ", ".join(f"{k} x{v}" if v > 1 else k for k, v in counts.items()))
         return "\n".join(lines)
 
 
@@ -168,7 +170,6 @@ def compile_graph(builder: Any, device: str, tolerance: float, inputs: list | No
     passes), backs regions out until the error on `inputs` is within
     `tolerance`, and returns (the CompiledGraph for `device`, its report)."""
     from xacc import ir
-    from xacc._C import capture as C
     from xacc._src.debug.executors import graph_header
 
     t0 = time.perf_counter()
@@ -178,8 +179,8 @@ def compile_graph(builder: Any, device: str, tolerance: float, inputs: list | No
     info = ir.parse(text, verify=False)._impl.amp_regions(name)
     rep.kept_f32 = list(info["kept_f32"])
     regions = info["regions"]
-    rep.regions = [RegionReport(r["id"], list(r["ops"]), r["locs"][0] if r["locs"] else "", "bfloat16", None)
-                   for r in regions]
+    rep.regions = [RegionReport(r["id"], list(r["ops"]), r["locs"][0] if r["locs"] else "",
+                                "bfloat16", None) for r in regions]
     if not regions:
         rep.note = "no matmul/linear/conv region"
         return builder.compile(device=device), rep
@@ -196,6 +197,27 @@ def compile_graph(builder: Any, device: str, tolerance: float, inputs: list | No
         rep.note = reason
         return builder.compile(device=device), rep
 
+    try:
+        excluded = _measure(text, name, device, inputs, tolerance, regions, rep)
+    except Exception as e:  # noqa: BLE001 - a graph that cannot run mixed runs float32
+        for r in rep.regions:
+            r.precision, r.error, r.backed_out, r.error_at_back_out = "float32", None, False, None
+        rep.output_errors, rep.rounds = [], 0
+        first = str(e).splitlines()[0] if str(e) else ""
+        rep.note = f"mixed graph failed ({type(e).__name__}: {first}); kept float32"
+        rep.seconds = time.perf_counter() - t0
+        return builder.compile(device=device), rep
+    rep.checked = True
+    exclude = "+".join(str(i) for i in sorted(excluded))
+    builder.run_passes("amp", {"exclude": exclude} if exclude else {})
+    rep.seconds = time.perf_counter() - t0
+    return builder.compile(device=device), rep
+
+
+def _measure(text: str, name: str, device: str, inputs: list, tolerance: float, regions: list,
+             rep: PrecisionReport) -> set[int]:
+    """The back-out loop (module docstring); returns the region ids kept float32."""
+    from xacc._C import capture as C
     ref = list(C.compile_gir(_variant(text, "all", True), name, device=device)(*inputs))
     n_out = len(ref) - sum(r["num_outputs"] for r in regions)
     excluded: set[int] = set()
@@ -207,8 +229,8 @@ def compile_graph(builder: Any, device: str, tolerance: float, inputs: list | No
         errors: dict[int, float] = {}
         for r in regions:
             k = r["num_outputs"]
-            errors[r["id"]] = max((rel_error(a, b) for a, b in zip(ref[off:off + k], got[off:off + k])),
-                                  default=0.0)
+            pairs = zip(ref[off:off + k], got[off:off + k])
+            errors[r["id"]] = max((rel_error(a, b) for a, b in pairs), default=0.0)
             off += k
         for rr in rep.regions:
             if rr.id not in excluded:
@@ -223,17 +245,14 @@ def compile_graph(builder: Any, device: str, tolerance: float, inputs: list | No
         excluded.add(worst)
         rr = rep.regions[worst]
         rr.backed_out, rr.precision, rr.error_at_back_out = True, "float32", errors[worst]
-    rep.checked = True
-    builder.run_passes("amp", {"exclude": "+".join(str(i) for i in sorted(excluded))} if excluded else {})
-    rep.seconds = time.perf_counter() - t0
-    return builder.compile(device=device), rep
-
+    return excluded
 
 
 def check_options(precision: str, tolerance: float) -> None:
     """Raises ValueError for a precision or tolerance xacc.jit cannot use."""
     if precision not in PRECISIONS:
-        raise ValueError(f"xacc.jit: precision must be one of {', '.join(map(repr, PRECISIONS))}, not {precision!r}")
+        names = ", ".join(map(repr, PRECISIONS))
+        raise ValueError(f"xacc.jit: precision must be one of {names}, not {precision!r}")
     if isinstance(tolerance, bool) or not isinstance(tolerance, (int, float)) or not (tolerance >= 0.0) \
             or math.isinf(tolerance):
         raise ValueError(f"xacc.jit: tolerance must be a finite number >= 0, not {tolerance!r}")

@@ -225,7 +225,8 @@ AmpPlan planMixedPrecision(const ir::Graph& g) {
   return plan;
 }
 
-bool applyMixedPrecision(ir::Graph& g, const AmpOptions& opts, AmpStats& stats, std::string& error) {
+bool applyMixedPrecision(ir::Graph& g, const AmpOptions& opts, AmpStats& stats,
+                         std::string& error) {
   AmpPlan plan = planMixedPrecision(g);
   std::unordered_set<const Node*> low;
   std::vector<bool> regionLow(plan.regions.size());
@@ -260,7 +261,8 @@ bool applyMixedPrecision(ir::Graph& g, const AmpOptions& opts, AmpStats& stats, 
   for (Node* m : order) {
     if (low.count(m)) {
       for (size_t i = 0; i < m->numOperands(); ++i)
-        if (isTensorOf(m->operand(i), DType::F32)) m->setOperand(i, castTo(m->operand(i), DType::BF16, m));
+        if (isTensorOf(m->operand(i), DType::F32))
+          m->setOperand(i, castTo(m->operand(i), DType::BF16, m));
       std::vector<Type> operandTypes, results;
       for (Value* v : m->operands()) operandTypes.push_back(v ? v->type() : Type::any());
       std::string err;
@@ -347,8 +349,9 @@ public:
         int id = -1;
         auto [p, ec] = std::from_chars(item.data(), item.data() + item.size(), id);
         if (ec != std::errc() || p != item.data() + item.size() || id < 0) {
-          ctx.diag.error("E0304", {}, "amp: option exclude must be 'all' or region ids joined by '+' "
-                                      "(e.g. exclude=0+2), not '" + ex + "'");
+          ctx.diag.error("E0304", {},
+                         "amp: option exclude must be 'all' or region ids joined by '+' "
+                         "(e.g. exclude=0+2), not '" + ex + "'");
           return false;
         }
         opts.exclude.insert(id);
@@ -357,7 +360,8 @@ public:
     }
     std::string probe = ctx.option("probe", "false");
     if (probe != "true" && probe != "false") {
-      ctx.diag.error("E0304", {}, "amp: option probe must be 'true' or 'false', not '" + probe + "'");
+      ctx.diag.error("E0304", {},
+                     "amp: option probe must be 'true' or 'false', not '" + probe + "'");
       return false;
     }
     opts.probe = probe == "true";

@@ -283,3 +283,22 @@ def test_backward_matches_torch_autocast():
     assert all(rel_error(b, a) <= 1e-6 for a, b in zip(ours, theirs))
     (rep,) = xacc.precision_report(f)
     assert len(rep.bf16_regions) == 2
+
+
+def test_a_mixed_graph_that_fails_runs_float32(monkeypatch):
+    from xacc._src import amp
+
+    def broken(text, exclude, probe):
+        raise xacc.CompileError("no bfloat16 kernel for this op")
+
+    monkeypatch.setattr(amp, "_variant", broken)
+    model, x = mlp_and_input()
+    f = xacc.jit(model, precision="auto")
+    with torch.no_grad():
+        y = f(x)
+        ref = xacc.jit(model)(x)
+    assert torch.equal(y, ref)
+    (rep,) = xacc.precision_report(f)
+    assert not rep.checked and "mixed graph failed (CompileError" in rep.note
+    assert [r.precision for r in rep.regions] == ["float32"] * 3
+    assert convert.COUNTERS["internal_errors"] == 0
