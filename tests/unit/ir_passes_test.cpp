@@ -56,7 +56,7 @@ TEST_F(PassTest, RegistryListsEveryPassInDeclarationOrder) {
     EXPECT_EQ(p.create()->name(), p.name);
   }
   EXPECT_EQ(names, std::vector<std::string>({"dce", "const-fold", "cse", "canonicalize", "inline",
-                                             "erase-device-code", "sequence-effects", "grad"}));
+                                             "erase-device-code", "sequence-effects", "grad", "amp"}));
   EXPECT_EQ(xacc::passes::createPass("nope"), nullptr);
 }
 
