@@ -392,7 +392,7 @@ private:
     line(fmt::format("scf.if {} {{", cond));
     std::string c = fresh();
     line(fmt::format("  {} = arith.constant {} : i32", c, code));
-    line(fmt::format("  func.call @xacc_scalar_bail(%ctx, {}) : (!llvm.ptr, i32) -> ()", c));
+    line(fmt::format("  llvm.call @xacc_scalar_bail(%ctx, {}) : (!llvm.ptr, i32) -> ()", c));
     line("}");
   }
   std::string op2(const char* op, const std::string& a, const std::string& b, const char* type) {
@@ -886,13 +886,15 @@ ScalarPlan planScalarModule(const ir::Module& m) {
   if (plan.functions.empty()) return plan;
   plan.mlir = fmt::format("module attributes {{xacc.lowering = \"{}\"}} {{\n", kScalarLoweringVersion);
   plan.mlir +=
-      "  func.func private @longjmp(!llvm.ptr, i32)\n"
-      "  // Gives up on the whole native call: back to the entry's setjmp.\n"
-      "  func.func private @xacc_scalar_bail(%ctx: !llvm.ptr, %code: i32) {\n"
+      "  llvm.func @longjmp(!llvm.ptr, i32) attributes {passthrough = [\"noreturn\"]}\n"
+      "  // Gives up on the whole native call: back to the entry's setjmp. Cold\n"
+      "  // and noreturn: the code after a bail-out check is the only path on.\n"
+      "  llvm.func internal @xacc_scalar_bail(%ctx: !llvm.ptr, %code: i32)\n"
+      "      attributes {passthrough = [\"noreturn\", \"cold\", \"noinline\"]} {\n"
       "    %p = llvm.getelementptr %ctx[1] : (!llvm.ptr) -> !llvm.ptr, i64\n"
       "    %jb = llvm.load %p : !llvm.ptr -> !llvm.ptr\n"
-      "    func.call @longjmp(%jb, %code) : (!llvm.ptr, i32) -> ()\n"
-      "    return\n  }\n";
+      "    llvm.call @longjmp(%jb, %code) : (!llvm.ptr, i32) -> ()\n"
+      "    llvm.unreachable\n  }\n";
   plan.mlir += funcs;
   plan.mlir += dispatcher(plan.functions);
   plan.mlir += "}\n";
