@@ -5,7 +5,8 @@
   ``xacc.explain`` — what was captured, where it broke and why;
   ``xacc.precision_report`` — with ``precision="auto"``, what ran in bfloat16 and the measured error;
   ``xacc.export`` — every artifact of a capture written to a directory with an index.html;
-  ``xacc.debug.compare`` — plain Python vs ATen executor vs compiled target, first divergent node.
+  ``xacc.debug.compare`` — plain Python vs ATen executor vs compiled target, first divergent node;
+  ``xacc.pgo`` — profile-guided optimization (``xacc.jit(fn, pgo=True)``).
 * ``xacc.aot`` / ``xacc.load`` — one artifact file with a function's or module's compiled entries,
   loaded in another process with no capture or compile (docs/aot.md).
 * errors — ``XaccError`` and its subclasses; every user-visible failure is one.
@@ -16,7 +17,7 @@ The public API is the explicit list in ``__all__``; everything else is private.
 from __future__ import annotations
 
 from xacc.errors import ArtifactError, BackendError, CompileError, ExecutionError, Unsupported, XaccError
-from xacc import debug
+from xacc import debug, pgo
 from xacc._src.export import export
 from xacc.explain import explain
 from xacc.jit import jit
@@ -33,6 +34,7 @@ __all__ = [
     "debug",
     "aot",
     "load",
+    "pgo",
     "XaccError",
     "CompileError",
     "ExecutionError",

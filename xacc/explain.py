@@ -24,6 +24,7 @@ class ExplainOutput:
     compile_times: list[tuple[str, float]] = field(default_factory=list)
     frames: list[tuple[str, str]] = field(default_factory=list)  # (function, outcome)
     precision: list = field(default_factory=list)  # amp.PrecisionReport per graph (precision="auto")
+    pgo_decisions: list[str] = field(default_factory=list)  # "PGO: ..." lines (docs/pgo.md)
     result: Any = None
 
     def __str__(self) -> str:
@@ -33,6 +34,9 @@ class ExplainOutput:
             lines.append(f"  {i}. {b.code} {b.reason}: {b.detail}")
             lines.append(f"     at {b.filename}:{b.lineno} in {b.function}")
             lines.append(f"     hint: {b.hint}")
+        if self.pgo_decisions:
+            lines.append("PGO Decisions:")
+            lines.extend(f"  {d}" for d in self.pgo_decisions)
         lines.append("Frames:")
         for (name, outcome), (_, secs) in zip(self.frames, self.compile_times):
             lines.append(f"  {name}: {outcome} ({secs * 1e3:.2f} ms)")
@@ -46,22 +50,24 @@ class ExplainOutput:
 
 
 def explain(fn: Callable, *, device: str = "cpu", precision: str = "float32",
-            tolerance: float = 1e-2) -> Callable[..., ExplainOutput]:
+            tolerance: float = 1e-2, pgo: Any = None) -> Callable[..., ExplainOutput]:
     """Returns a callable that runs `fn(*args)` under capture and explains it
-    (with precision="auto", also what ran in bfloat16: `ExplainOutput.precision`)."""
+    (with precision="auto", also what ran in bfloat16: `ExplainOutput.precision`;
+    `pgo`: as for xacc.jit, its decisions are listed)."""
     from xacc.jit import jit, reset
 
     def run(*args: Any, **kwargs: Any) -> ExplainOutput:
         reset()
         start = len(_convert.EVENTS)
         target = getattr(fn, "_xacc_fn", fn)
-        compiled = jit(target, device=device, precision=precision, tolerance=tolerance)
+        compiled = jit(target, device=device, precision=precision, tolerance=tolerance, pgo=pgo)
         result = compiled(*args, **kwargs)
         out = ExplainOutput(result=result)
         for ev in _convert.EVENTS[start:]:
             out.frames.append((ev.function, ev.outcome))
             out.compile_times.append((ev.function, ev.seconds))
             out.break_reasons.extend(ev.breaks)
+            out.pgo_decisions.extend(ev.pgo)
             if ev.graph:
                 out.graphs.append(ev.graph)
                 out.ops_per_graph.append(dict(ev.op_counts))

@@ -85,21 +85,25 @@ def check_device(device: str) -> None:
 
 
 def jit(fn: Any = None, *, device: str = "cpu", backend: str | None = None, fullgraph: bool = False,
-        dynamic: bool | None = None, precision: str = "float32", tolerance: float = 1e-2) -> Any:
+        dynamic: bool | None = None, precision: str = "float32", tolerance: float = 1e-2,
+        pgo: Any = None) -> Any:
     """Captures `fn` (a function or an nn.Module); usable as `@jit` or `@jit(...)`.
 
     precision="auto" runs matmul/linear/conv regions in bfloat16 where the error
     against float32, measured on the first call's inputs, stays within
-    `tolerance` (docs/mixed-precision.md; `xacc.precision_report(fn)`)."""
+    `tolerance` (docs/mixed-precision.md; `xacc.precision_report(fn)`).
+    `pgo`: True, a profile path or xacc.pgo.Config: profile-guided optimization
+    (record a profile, or compile with one; docs/pgo.md)."""
     if fn is None:
         return lambda f: jit(f, device=device, backend=backend, fullgraph=fullgraph, dynamic=dynamic,
-                             precision=precision, tolerance=tolerance)
+                             precision=precision, tolerance=tolerance, pgo=pgo)
     from xacc._src.amp import check_options
+    from xacc._src.pgo.session import resolve as _resolve_pgo
     check_options(precision, tolerance)
     check_device(device)
     _ensure_installed()
     opts = _convert.Options(device=device, backend=backend, fullgraph=fullgraph, dynamic=dynamic,
-                            precision=precision, tolerance=float(tolerance))
+                            precision=precision, tolerance=float(tolerance), pgo=_resolve_pgo(pgo))
     if isinstance(fn, torch.nn.Module):
         return CompiledModule(fn, opts)
     if not callable(fn):

@@ -77,6 +77,8 @@ def _at_exit(t0: float, ns: argparse.Namespace, rec: object) -> None:
                        + (f"; worst {worst}" if worst else "") + (f"; error {g.error}" if g.error else ""))
             if g.first_divergent is not None:
                 out.append(f"    first divergent {g.first_divergent}")
+    if ns.pgo_session is not None:
+        out.append(_pgo_summary(ns.pgo_session, events))
     if ns.export:
         from xacc._src.export.writer import write_export
         m = write_export(events, ns.export, rec, title=f"xjit export of {ns.script}",
@@ -84,6 +86,19 @@ def _at_exit(t0: float, ns: argparse.Namespace, rec: object) -> None:
         out.append(f"export: {len(m['frames'])} frame(s), {m['graph_count']} graph(s) -> "
                    f"{os.path.join(ns.export, 'index.html')}")
     print("\n".join(out), file=sys.stderr)
+
+
+def _pgo_summary(sess: object, events: list) -> str:
+    if sess.mode == "record":
+        sess.write()
+        frames = sess.frames()
+        return (f"pgo: recorded {sum(len(f['graphs']) for f in frames.values())} graph(s) of {len(frames)} frame(s), "
+                f"{sum(f['calls'] for f in frames.values())} call(s) -> {sess.path}")
+    if sess.error:
+        return f"pgo: profile not used: {sess.error}"
+    notes = [n for ev in events for n in ev.pgo]
+    return "\n".join([f"pgo: compiled with the profile {sess.path}: {len(notes)} decision(s)"]
+                     + [f"  {ev.function}: {n}" for ev in events for n in ev.pgo])
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -105,6 +120,13 @@ def main(argv: list[str] | None = None) -> int:
                         "(docs/aot.md)")
     p.add_argument("--atol", type=float, default=1e-5, help="absolute tolerance of --compare")
     p.add_argument("--rtol", type=float, default=1e-4, help="relative tolerance of --compare")
+    p.add_argument("--pgo", action="store_true",
+                   help="profile-guided optimization: record a profile when the file does not exist, "
+                        "else compile with it (docs/pgo.md)")
+    p.add_argument("--pgo-profile", metavar="FILE", default=None,
+                   help="the profile file (implies --pgo; default $XACC_PGO_PROFILE, else ./xacc_pgo.json)")
+    p.add_argument("--pgo-mode", choices=("auto", "record", "use"), default=None,
+                   help="record, use, or auto (the default: use when the file exists; implies --pgo)")
     p.add_argument("script")
     p.add_argument("args", nargs=argparse.REMAINDER)
     ns = p.parse_args(argv)
@@ -131,8 +153,12 @@ def main(argv: list[str] | None = None) -> int:
     except ValueError as e:
         print(f"xjit: {e}", file=sys.stderr)
         return 2
+    ns.pgo_session = None
+    if ns.pgo or ns.pgo_profile or ns.pgo_mode:
+        from xacc._src.pgo import Config, resolve
+        ns.pgo_session = resolve(Config(ns.pgo_profile, ns.pgo_mode or "auto"))
     opts = convert.Options(device=ns.device, backend=ns.backend, fullgraph=ns.fullgraph,
-                           precision=ns.precision, tolerance=ns.tolerance)
+                           precision=ns.precision, tolerance=ns.tolerance, pgo=ns.pgo_session)
     _ensure_installed()
     if ns.cache:
         from xacc._src.aot.api import use_cache_dir
@@ -142,6 +168,11 @@ def main(argv: list[str] | None = None) -> int:
     rec = Recorder(keep=1 if (ns.export or ns.compare) else 0)
     if ns.explain or ns.export or ns.compare:
         rec.__enter__()  # the graph tap costs a Python call per graph run: only when asked for
+        from xacc._src.pgo.session import chain_tap
+        C_tap = chain_tap(rec.tap)
+        if C_tap is not rec.tap:  # a recording PGO session sees graph calls too
+            from xacc._C import capture as C0
+            C0.set_graph_tap(C_tap)
     atexit.register(_at_exit, t0, ns, rec)
     sys.argv = [ns.script] + ns.args
     sys.path.insert(0, os.path.dirname(os.path.abspath(ns.script)))

@@ -151,6 +151,8 @@ void bindCapture(py::module_& m) {
       .def_property_readonly("has_effects", &cap::CompiledGraph::hasEffects)
       .def_property_readonly("device", &cap::CompiledGraph::device)
       .def("describe", &cap::CompiledGraph::describe)
+      .def("profile_json", &cap::CompiledGraph::profileJson,
+           "What the device runner measured when compiled with options={'profile': '1'} (JSON; docs/pgo.md).")
       .def("op_names", [](const cap::CompiledGraph& g) {
         std::vector<std::string> names;
         for (ir::Node* n : g.graph()) names.push_back(n->opName());
@@ -200,13 +202,13 @@ void bindCapture(py::module_& m) {
           py::arg("pipeline"), py::arg("options") = std::map<std::string, std::string>{})
       .def(
           "compile",
-          [](cap::GraphBuilder& b, const std::string& device) {
+          [](cap::GraphBuilder& b, const std::string& device, const std::map<std::string, std::string>& options) {
             std::string error;
-            auto g = b.compile(error, device);
+            auto g = b.compile(error, device, options);
             if (!g) throw py::value_error(error);
             return g;
           },
-          py::arg("device") = "cpu");
+          py::arg("device") = "cpu", py::arg("options") = std::map<std::string, std::string>{});
 
   py::class_<cap::GuardTree, std::shared_ptr<cap::GuardTree>>(c, "GuardTree")
       .def(py::init<>())

@@ -174,6 +174,7 @@ public:
   }
 
   std::string describe() const override { return exe_->describe(); }
+  std::string profileJson() const override { return exe_->profileJson(); }
 
 private:
   std::unique_ptr<xm::Executable> exe_;
@@ -195,11 +196,25 @@ void bindMlir(py::module_& m) {
 
 #ifdef XACC_CAPTURE_AVAILABLE
   xacc::capture::registerDeviceRunner(
-      "xpu", [](const ir::Graph& g, const std::string& device, std::string& error)
-                 -> std::unique_ptr<xacc::capture::DeviceRunner> {
+      "xpu", [](const ir::Graph& g, const std::string& device, const xacc::capture::DeviceOptions& options,
+                std::string& error) -> std::unique_ptr<xacc::capture::DeviceRunner> {
         xm::CompileOptions opts;
         opts.device = device;
         opts.cacheDir = captureCacheDir();
+        // Profile-guided optimization (docs/pgo.md): "profile" "1" times regions;
+        // "aten_regions" lists region keys, one a line, to leave to ATen.
+        if (auto it = options.find("profile"); it != options.end()) opts.profile = it->second == "1";
+        if (auto it = options.find("aten_regions"); it != options.end()) {
+          std::string cur;
+          for (char ch : it->second + "\n") {
+            if (ch != '\n') {
+              cur += ch;
+            } else if (!cur.empty()) {
+              opts.atenRegions.push_back(cur);
+              cur.clear();
+            }
+          }
+        }
         support::DiagnosticEngine diag;
         auto exe = xm::compileGraph(g, opts, diag);
         if (!exe) {

@@ -71,6 +71,8 @@ ENV: tuple[EnvVar, ...] = (
     EnvVar("XACC_CACHE_DIR", "", "directory of the MLIR backend's kernel disk cache (object files); also where "
                                  "`xacc.load` puts an artifact's kernels (default there: `~/.cache/xacc`); "
                                  "`xjit --cache DIR` uses `DIR/kernels` (docs/aot.md)"),
+    EnvVar("XACC_PGO_PROFILE", "", "the profile file of `xacc.jit(pgo=True)` and `python -m xjit --pgo` "
+                                   "(default `xacc_pgo.json` in the current directory; docs/pgo.md)"),
     EnvVar("XACC_TEST_FAULT_OP", "", "TEST ONLY: the ATen executor and the MLIR lowering add 1 to the first "
                                      "result of every node of this op (e.g. `aten.relu.default`) so that "
                                      "`xacc.debug.compare` must find it; read when a graph is prepared"),

@@ -123,7 +123,7 @@ PyObject* ivalueToPython(const c10::IValue& v) {
 
 std::shared_ptr<CompiledGraph> CompiledGraph::create(std::unique_ptr<ir::Module> module,
                                                      ir::Graph* graph, std::string& error,
-                                                     const std::string& device) {
+                                                     const std::string& device, const DeviceOptions& options) {
   auto cg = std::shared_ptr<CompiledGraph>(new CompiledGraph());
   cg->device_ = device;
   if (device == "cpu") {
@@ -136,7 +136,7 @@ std::shared_ptr<CompiledGraph> CompiledGraph::create(std::unique_ptr<ir::Module>
               std::string(targetOf(device)) + "')";
       return nullptr;
     }
-    cg->runner_ = f(*graph, device, error);
+    cg->runner_ = f(*graph, device, options, error);
     if (!cg->runner_) return nullptr;
   }
   for (size_t i = 0; i < graph->numParams(); ++i) {

@@ -92,10 +92,11 @@ bool GraphBuilder::runPasses(std::string_view pipeline, std::string& error,
   return true;
 }
 
-std::shared_ptr<CompiledGraph> GraphBuilder::compile(std::string& error, const std::string& device) {
+std::shared_ptr<CompiledGraph> GraphBuilder::compile(std::string& error, const std::string& device,
+                                                     const std::map<std::string, std::string>& options) {
   values_.clear();
   ir::Graph* g = graph_;
-  return CompiledGraph::create(std::move(module_), g, error, device);
+  return CompiledGraph::create(std::move(module_), g, error, device, options);
 }
 
 }  // namespace xacc::capture

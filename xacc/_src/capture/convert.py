@@ -49,6 +49,7 @@ class Options:
     tolerance: float = 1e-2
     # Precision reports of the graphs compiled under these options (precision="auto").
     reports: list = field(default_factory=list, compare=False, repr=False)
+    pgo: Any = None  # xacc._src.pgo.Session, or None (no profile-guided optimization)
 
     @property
     def mode_key(self) -> str:
@@ -82,11 +83,12 @@ class CompileEvent:
     device: str = "cpu"  # target the frame was captured for
     entry: int = 0  # index of this compile's cache entry on the code object
     precision: Any = None  # amp.PrecisionReport when compiled with precision="auto"
+    pgo: list = field(default_factory=list)  # "PGO: ..." lines: what the profile changed (docs/pgo.md)
 
 
 EVENTS: list[CompileEvent] = []
 COUNTERS: dict[str, int] = {"frames": 0, "graphs": 0, "breaks": 0, "recompiles": 0, "skipped": 0,
-                            "internal_errors": 0, "capture_seconds_us": 0}
+                            "internal_errors": 0, "capture_seconds_us": 0, "pgo_decisions": 0}
 _tls = threading.local()
 _lock = threading.RLock()
 _label_count: dict[types.CodeType, int] = {}
@@ -169,7 +171,11 @@ def callback(func: types.FunctionType, args: tuple, failures: list[str]) -> Any:
             debug("recompiles", "%s already has %d cache entries", code.co_qualname, ev.entry)
         debug("bytecode", "original bytecode of %s:\n%s", code.co_qualname, _dis(code))
         try:
-            compile_frame(func, args, opts, ev)
+            dec = opts.pgo.decisions(code, opts.device) if opts.pgo is not None and not resume else None
+            if dec is not None and dec.eager:
+                _pgo_eager(func, ev, dec)
+            else:
+                compile_frame(func, args, opts, ev, dec)
         except GraphBreak as gb:  # fullgraph=True
             from xacc.errors import Unsupported
             ev.outcome = "error"
@@ -216,23 +222,68 @@ def _label(code: types.CodeType) -> str:
     return f"{code.co_name}#{n}"
 
 
-def compile_frame(func: types.FunctionType, args: tuple, opts: Options, ev: CompileEvent) -> None:
+def _pgo_eager(func: types.FunctionType, ev: CompileEvent, dec: Any) -> None:
+    """A profile said this frame is cold and tiny: it runs in plain Python with
+    capture off inside it (so its callees are not compiled either), through a
+    cache entry without guards. Frames with *args, keyword-only arguments or
+    closures (whose slots a plain call cannot pass on) are only marked skip."""
+    code = func.__code__
+    if code.co_flags & 0x0C or code.co_kwonlyargcount or code.co_freevars:
+        C.mark_skip(code)
+    else:
+        set_state = C.set_state
+
+        def eager(*args: Any) -> Any:
+            prev = set_state(0)
+            try:
+                return func(*args)
+            finally:
+                set_state(prev)
+
+        C.add_entry(code, C.code_entry(C.GuardTree(), (), eager, _label(code)))
+    COUNTERS["skipped"] += 1
+    COUNTERS["pgo_decisions"] += 1
+    ev.outcome = "skip"
+    ev.pgo.extend(n for n in dec.notes if "eagerly" in n)
+    log("capture", "%s (%s:%d): %s", code.co_qualname, code.co_filename, code.co_firstlineno, ev.pgo[-1])
+
+
+def _pgo_apply_shapes(code: types.CodeType, st: "dynamic.State", dec: Any, ev: CompileEvent) -> None:
+    """First compile of a frame under a profile: its dynamic dims (or a static compile)."""
+    if dec is None or st.seen or st.dyn or st.failed:
+        return
+    if dec.static:
+        st.failed = True
+    for name, dims in dec.dynamic.items():
+        st.dyn.setdefault(name, set()).update(dims)
+    notes = [n for n in dec.notes if " dim " in n]
+    if notes:
+        ev.pgo.extend(notes)
+        COUNTERS["pgo_decisions"] += 1
+        for n in notes:
+            log("recompiles", "%s: %s", code.co_qualname, n)
+
+
+def compile_frame(func: types.FunctionType, args: tuple, opts: Options, ev: CompileEvent,
+                  dec: Any = None) -> None:
     """Translates `func`'s frame and installs the outcome. Dynamic dims follow
     dynamic.py: a shadow run with doubled sizes first, then the real run
     compared against it; any disagreement compiles static."""
     code = func.__code__
     t_start = time.perf_counter()
     try:
-        _compile_frame(func, args, opts, ev)
+        _compile_frame(func, args, opts, ev, dec)
     finally:
         # Tracing is what remains of the compile time after the later stages.
         later = sum(v for k, v in ev.stage_seconds.items() if k != "trace")
         ev.stage_seconds["trace"] = max(0.0, time.perf_counter() - t_start - later)
 
 
-def _compile_frame(func: types.FunctionType, args: tuple, opts: Options, ev: CompileEvent) -> None:
+def _compile_frame(func: types.FunctionType, args: tuple, opts: Options, ev: CompileEvent,
+                   dec: Any = None) -> None:
     code = func.__code__
     st = dynamic.state(code)
+    _pgo_apply_shapes(code, st, dec, ev)
     plan = dynamic.Plan(st, opts.dynamic is True)
     shadow = None
     if opts.dynamic is not False and not st.failed and plan.any_candidates():
@@ -386,15 +437,23 @@ def _finish_graph(ctx: State, outs: list[int], ev: CompileEvent) -> Any:
     # (cpu: ATen; xpuN: the MLIR backend, with ATen for what it does not lower).
     opts = current_options()
     device = opts.device
+    options, regions = _pgo_device_options(opts, ev)
     if opts.precision == "auto":
         graph = _compile_mixed(ctx, ev, opts)
     else:
-        graph = b.compile(device=device)
+        graph = b.compile(device=device, options=options)
     t2 = time.perf_counter()
+    if regions:  # the regions of this graph the profile left to ATen (the executable's plan names them)
+        plan = graph.describe()
+        applied = [note for key, note in regions.items() if f"left to ATen: {key}" in plan]
+        ev.pgo.extend(applied)
+        COUNTERS["pgo_decisions"] += bool(applied)
     ev.stage_seconds["passes"] = t1 - t0
     ev.stage_seconds["prepare"] = t2 - t1
     ev.graph_id = graph.id
     ev.graph_inputs = [ctx.tree.path(n) for n in ctx.inputs]
+    if opts.pgo is not None:
+        opts.pgo.note_graph(ev, graph)
     log("backend", "%s: prepared for %s: %d nodes, %d inputs (%.2f ms)", ev.function,
         "the ATen executor" if device == "cpu" else device, graph.num_nodes, graph.num_inputs, (t2 - t1) * 1e3)
     return graph
@@ -416,6 +475,19 @@ def _compile_mixed(ctx: State, ev: CompileEvent, opts: Options) -> Any:
     opts.reports.append(report)
     log("amp", "%s", report)
     return graph
+
+
+def _pgo_device_options(opts: Options, ev: CompileEvent) -> tuple[dict, dict]:
+    """Options for CompiledGraph (profile=1 when recording; the regions to leave
+    to ATen) and those regions' explain notes."""
+    if opts.pgo is None or opts.device == "cpu" or ev.code is None:
+        return {}, {}
+    options = dict(opts.pgo.device_options())
+    dec = opts.pgo.decisions(ev.code, opts.device)
+    regions = dict(dec.aten_regions) if dec is not None else {}
+    if regions:
+        options["aten_regions"] = "\n".join(regions)
+    return options, regions
 
 
 def _install_graph_entry(ctx: State, func: types.FunctionType, tmpl: tuple, outs: list[int],

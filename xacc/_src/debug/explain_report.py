@@ -45,6 +45,8 @@ def explain_report(events: list, *, run_seconds: float | None = None, graph_call
             if ev.op_counts:
                 top = ", ".join(f"{k} x{v}" for k, v in sorted(ev.op_counts.items(), key=lambda kv: -kv[1])[:8])
                 lines.append(f"    ops: {top}")
+            for note in getattr(ev, "pgo", ()):
+                lines.append(f"    {note}")
             for r in ev.recompile_reasons:
                 lines.append(f"    recompile: guard failed: {r}")
             for b in ev.breaks:

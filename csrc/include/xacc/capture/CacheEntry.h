@@ -18,6 +18,7 @@
 
 #include <atomic>
 #include <functional>
+#include <map>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -40,13 +41,21 @@ public:
                    std::string& error) const = 0;
   /// Human-readable plan (which nodes the device runs, which fall back).
   virtual std::string describe() const { return {}; }
+  /// Profile-guided optimization: what the runner measured when it was prepared
+  /// with option `profile=1`, as a JSON array (one object per region or
+  /// fallback op; see docs/pgo.md). Empty when not profiling.
+  virtual std::string profileJson() const { return {}; }
 };
+
+/// Per-compile options of a device runner ("profile" -> "1", "aten_regions" ->
+/// region keys one a line; see docs/pgo.md). Unknown keys are ignored.
+using DeviceOptions = std::map<std::string, std::string>;
 
 /// Prepares `graph` (which outlives the runner) for `device` ("xpu0"); null
 /// with `error` set when it cannot run there.
 using DeviceRunnerFactory =
     std::function<std::unique_ptr<DeviceRunner>(const ir::Graph& graph, const std::string& device,
-                                                 std::string& error)>;
+                                                 const DeviceOptions& options, std::string& error)>;
 
 /// Registers the factory for a device target: `target` "xpu" serves the
 /// devices "xpu" and "xpuN". Thread-safe; a later registration replaces one.
@@ -64,7 +73,8 @@ public:
   /// `device` "cpu" runs the graph with the ATen executor; any other device
   /// through its registered DeviceRunner.
   static std::shared_ptr<CompiledGraph> create(std::unique_ptr<ir::Module> module, ir::Graph* graph,
-                                               std::string& error, const std::string& device = "cpu");
+                                               std::string& error, const std::string& device = "cpu",
+                                               const DeviceOptions& options = {});
 
   /// Runs the graph. Returns a new tuple of the non-token results, or null with
   /// a Python exception set. Releases the GIL while ATen runs.
@@ -80,6 +90,8 @@ public:
   const std::string& device() const { return device_; }
   /// The device runner's plan; empty for the ATen executor.
   std::string describe() const { return runner_ ? runner_->describe() : std::string(); }
+  /// The device runner's profile (DeviceRunner::profileJson); empty for the ATen executor.
+  std::string profileJson() const { return runner_ ? runner_->profileJson() : std::string(); }
   /// Stable identity for the graph tap (the object's address).
   uintptr_t id() const { return reinterpret_cast<uintptr_t>(this); }
 

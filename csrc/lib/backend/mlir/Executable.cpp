@@ -21,6 +21,7 @@
 #include <malloc.h>
 #endif
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstdio>
@@ -108,7 +109,41 @@ struct RegionState {
   std::mutex mu;
   std::map<std::string, std::shared_ptr<Variant>> variants;
   int index = 0;
+  std::string key;  ///< regionKey, for profiles
 };
+
+/// Times of one thing measured while profiling (seconds): all runs are
+/// counted, the first `kKeep` are kept for the median.
+struct Samples {
+  static constexpr size_t kKeep = 1024;
+  int64_t runs = 0;
+  double total = 0;
+  std::vector<double> kept;
+  void add(double s) {
+    ++runs;
+    total += s;
+    if (kept.size() < kKeep) kept.push_back(s);
+  }
+  std::string json() const {
+    std::vector<double> v = kept;
+    std::sort(v.begin(), v.end());
+    double med = v.empty() ? 0 : (v.size() % 2 ? v[v.size() / 2] : (v[v.size() / 2 - 1] + v[v.size() / 2]) / 2);
+    char buf[160];
+    std::snprintf(buf, sizeof buf, "{\"runs\": %lld, \"total_s\": %.9g, \"median_s\": %.9g, \"min_s\": %.9g}",
+                  static_cast<long long>(runs), total, med, v.empty() ? 0.0 : v.front());
+    return buf;
+  }
+};
+
+std::string jsonString(const std::string& s) {
+  std::string o = "\"";
+  for (char c : s) {
+    if (c == '"' || c == '\\') o += '\\';
+    if (static_cast<unsigned char>(c) < 0x20) continue;
+    o += c;
+  }
+  return o + "\"";
+}
 
 struct Step {
   const ir::Node* node = nullptr;
@@ -173,8 +208,9 @@ public:
   }
 
   bool build(support::DiagnosticEngine& diag) {
-    Partition p = partitionGraph(*graph_, !opts_.disableLowering);
+    Partition p = partitionGraph(*graph_, !opts_.disableLowering, opts_.atenRegions);
     stats_.fallbackReasons = p.reasons;
+    leftToAten_ = p.leftToAten;
     for (size_t i = 0; i < graph_->numParams(); ++i) slotOf(graph_->param(i));
     for (auto& ps : p.steps) {
       Step s;
@@ -182,6 +218,7 @@ public:
         auto rs = std::make_unique<RegionState>();
         rs->region = std::move(ps.region);
         rs->index = stats_.regions++;
+        rs->key = ps.key;
         stats_.loweredNodes += static_cast<int>(rs->region.nodes.size());
         for (ir::Value* v : rs->region.inputs) rs->inSlots.push_back(slotOf(v));
         for (ir::Value* v : rs->region.outputs) rs->outSlots.push_back(slotOf(v));
@@ -227,6 +264,13 @@ public:
     std::vector<Datum> slots(numSlots_);
     for (size_t i = 0; i < inputs.size(); ++i) slots[i] = inputs[i];
     std::unique_ptr<ir::Interpreter> interp;
+    if (opts_.profile) {
+      if (!interp) interp = std::make_unique<ir::Interpreter>(diag);
+      if (!runProfiled(*interp, slots)) return false;
+      outputs.clear();
+      for (int r : resultSlots_) outputs.push_back(slots[r]);
+      return true;
+    }
     for (auto& s : steps_) {
       if (s.region) {
         if (runRegion(*s.region, slots)) {
@@ -255,8 +299,38 @@ public:
     return snapshot_;
   }
 
+  std::string profileJson() const override {
+    if (!opts_.profile) return "{}";
+    std::lock_guard<std::mutex> lock(profMu_);
+    std::string o = "{\"regions\": [";
+    bool first = true;
+    for (size_t i = 0; i < steps_.size(); ++i) {
+      const Step& s = steps_[i];
+      if (!s.region) continue;
+      o += first ? "" : ", ";
+      first = false;
+      o += "{\"key\": " + jsonString(s.region->key) + ", \"index\": " + std::to_string(s.region->index) +
+           ", \"ops\": [";
+      for (size_t j = 0; j < s.region->region.nodes.size(); ++j)
+        o += (j ? ", " : "") + jsonString(s.region->region.nodes[j]->opName());
+      auto it = regionProf_.find(i);
+      o += "], \"kernel\": " + (it == regionProf_.end() ? Samples().json() : it->second.first.json()) +
+           ", \"aten\": " + (it == regionProf_.end() ? Samples().json() : it->second.second.json()) + "}";
+    }
+    o += "], \"fallback_ops\": [";
+    first = true;
+    for (const auto& [op, smp] : fallbackProf_) {
+      o += (first ? "" : ", ") + std::string("{\"op\": ") + jsonString(op) + ", \"time\": " + smp.json() + "}";
+      first = false;
+    }
+    o += "], \"aten_regions\": [";
+    for (size_t j = 0; j < opts_.atenRegions.size(); ++j) o += (j ? ", " : "") + jsonString(opts_.atenRegions[j]);
+    return o + "]}";
+  }
+
   std::string describe() const override {
     std::ostringstream os;
+    for (const auto& k : leftToAten_) os << "left to ATen: " << k << "\n";
     for (const auto& s : steps_) {
       if (s.region) {
         os << "region " << s.region->index << " (" << s.region->region.nodes.size() << " nodes):";
@@ -276,6 +350,36 @@ private:
     int s = static_cast<int>(numSlots_++);
     slots_[v] = s;
     return s;
+  }
+
+  /// run() with profiling on: each region step runs as its ATen ops and then
+  /// as its kernel (whose results overwrite the ATen ones), each timed; each
+  /// fallback node is timed under its op name.
+  bool runProfiled(ir::Interpreter& interp, std::vector<Datum>& slots) {
+    using clock = std::chrono::steady_clock;
+    auto secs = [](clock::time_point a, clock::time_point b) { return std::chrono::duration<double>(b - a).count(); };
+    for (size_t i = 0; i < steps_.size(); ++i) {
+      Step& s = steps_[i];
+      if (s.region) {
+        auto t0 = clock::now();
+        if (!runNodes(interp, s.region->region.nodes, slots)) return false;
+        auto t1 = clock::now();
+        bool kernel = runRegion(*s.region, slots);
+        auto t2 = clock::now();
+        ++(kernel ? kernelLaunches_ : regionFallbackRuns_);
+        std::lock_guard<std::mutex> lock(profMu_);
+        auto& prof = regionProf_[i];
+        prof.second.add(secs(t0, t1));
+        if (kernel) prof.first.add(secs(t1, t2));
+        continue;
+      }
+      auto t0 = clock::now();
+      if (!runNodes(interp, {s.node}, slots)) return false;
+      double d = secs(t0, clock::now());
+      std::lock_guard<std::mutex> lock(profMu_);
+      fallbackProf_[s.node->opName()].add(d);
+    }
+    return true;
   }
 
   bool runNodes(ir::Interpreter& interp, const std::vector<const ir::Node*>& nodes, std::vector<Datum>& slots) {
@@ -462,6 +566,12 @@ private:
   std::atomic<int64_t> kernelLaunches_{0}, regionFallbackRuns_{0};
   mutable std::mutex statsMu_;
   mutable CompileStats snapshot_;
+  // Profiling (opts_.profile): per region step index (kernel, ATen) times;
+  // per fallback op name.
+  mutable std::mutex profMu_;
+  std::map<size_t, std::pair<Samples, Samples>> regionProf_;
+  std::map<std::string, Samples> fallbackProf_;
+  std::vector<std::string> leftToAten_;  ///< region keys the profile left to ATen
 };
 
 /// Note [Keeping freed memory]: a model call allocates and frees the same

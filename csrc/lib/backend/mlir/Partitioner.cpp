@@ -3,6 +3,8 @@
 // and is not in it closes it, so no path leaves a region and re-enters it.
 #include "Partitioner.h"
 
+#include <algorithm>
+#include <cstdio>
 #include <string_view>
 #include <unordered_map>
 #include <unordered_set>
@@ -67,7 +69,18 @@ void finishRegion(const ir::Graph& g, Region& r) {
 
 }  // namespace
 
-Partition partitionGraph(const ir::Graph& g, bool lower) {
+std::string regionKey(int index, const Region& r) {
+  uint64_t h = 1469598103934665603ull;  // FNV-1a over the op names
+  for (const ir::Node* n : r.nodes) {
+    for (char c : n->opName()) h = (h ^ static_cast<unsigned char>(c)) * 1099511628211ull;
+    h = (h ^ ',') * 1099511628211ull;
+  }
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%08x", static_cast<unsigned>(h ^ (h >> 32)));
+  return "r" + std::to_string(index) + ":" + buf;
+}
+
+Partition partitionGraph(const ir::Graph& g, bool lower, const std::vector<std::string>& atenRegions) {
   Partition p;
   PlanStep open;
   open.isRegion = true;
@@ -99,6 +112,26 @@ Partition partitionGraph(const ir::Graph& g, bool lower) {
     p.steps.push_back(std::move(s));
   }
   close();
+  int index = 0;
+  for (auto& s : p.steps)
+    if (s.isRegion) s.key = regionKey(index++, s.region);
+  if (atenRegions.empty()) return p;
+  std::vector<PlanStep> steps;
+  for (auto& s : p.steps) {
+    if (!s.isRegion || std::find(atenRegions.begin(), atenRegions.end(), s.key) == atenRegions.end()) {
+      steps.push_back(std::move(s));
+      continue;
+    }
+    p.reasons.push_back("region " + s.key + " (" + std::to_string(s.region.nodes.size()) +
+                        " nodes): left to ATen by the profile");
+    p.leftToAten.push_back(s.key);
+    for (const ir::Node* n : s.region.nodes) {
+      PlanStep f;
+      f.node = n;
+      steps.push_back(std::move(f));
+    }
+  }
+  p.steps = std::move(steps);
   return p;
 }
 

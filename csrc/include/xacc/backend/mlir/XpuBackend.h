@@ -42,6 +42,13 @@ struct CompileOptions {
   std::string cacheDir;
   /// Lower nothing: every node runs through the ATen path (for comparison).
   bool disableLowering = false;
+  /// Profile-guided optimization (docs/pgo.md). `profile`: time every region
+  /// step both as its kernel and as its ATen ops (the kernel's results are the
+  /// ones kept) and every fallback op; `Executable::profileJson()` reports it.
+  /// Off, runs pay nothing for it.
+  bool profile = false;
+  /// Keys (regionKey, "r<index>:<hash>") of regions to leave to ATen.
+  std::vector<std::string> atenRegions;
 };
 
 /// What a compilation did, for tests, logs and benchmarks.
@@ -85,6 +92,10 @@ public:
   virtual const CompileStats& stats() const = 0;
   /// Human-readable plan: the steps in order, which nodes each region holds.
   virtual std::string describe() const = 0;
+  /// With CompileOptions::profile: a JSON object {"regions": [...],
+  /// "fallback_ops": [...], "aten_regions": [...]} of the times measured so far
+  /// (schema in docs/pgo.md); "{}" otherwise.
+  virtual std::string profileJson() const { return "{}"; }
 };
 
 /// True when the backend was built with MLIR and can JIT for the host.
