@@ -4,9 +4,10 @@
                   dynamic from the first compile (no recompile when it changes);
                   a frame whose dynamic compile failed in the profiling run
                   (sizes read by Python, ...) is compiled static without trying;
-  eager         - a frame that is cold (at most `cold_calls` calls) and tiny (the
-                  graph time of all its calls is below what compiling it cost)
-                  runs in plain Python, with capture off inside it;
+  eager         - a frame that is cold (at most `cold_calls` calls) and tiny (at
+                  most `tiny_ops` ops, or the graph time of all its calls below
+                  what compiling it cost) runs in plain Python, with capture off
+                  inside it;
   ATen regions  - on xpu devices, a region whose MLIR kernel's median time
                   exceeded its ATen ops' median by `region_margin` (and by at
                   least `region_min_gap_s`, over `region_min_runs` runs or more)
@@ -22,6 +23,7 @@ from dataclasses import dataclass, field
 @dataclass
 class Thresholds:
     cold_calls: int = 3
+    tiny_ops: int = 16
     region_margin: float = 1.10
     region_min_runs: int = 3
     region_min_gap_s: float = 2e-6
@@ -82,10 +84,11 @@ def decide(frame: dict, device: str, th: Thresholds = THRESHOLDS) -> FrameDecisi
     compile_s = sum(float(g.get("compile_s", 0.0)) for g in graphs)
     work_s = sum(g.get("calls", 0) * g.get("run", {}).get("median_s", 0.0) for g in graphs)
     ops = max((int(g.get("ops", 0)) for g in graphs), default=0)
-    if graphs and 0 < calls <= th.cold_calls and work_s < compile_s and all(g.get("outcome") == "graph"
-                                                                              for g in graphs):
+    tiny = ops <= th.tiny_ops or work_s < compile_s
+    if graphs and 0 < calls <= th.cold_calls and tiny and all(g.get("outcome") == "graph" for g in graphs):
         d.eager = True
-        d.notes.append(f"PGO: runs eagerly: cold and tiny ({calls} call(s), {ops} ops; {_ms(work_s)} of graph "
+        why = "cold and tiny" if ops <= th.tiny_ops else "cold, compiling costs more than it runs"
+        d.notes.append(f"PGO: runs eagerly: {why} ({calls} call(s), {ops} ops; {_ms(work_s)} of graph "
                        f"time in the profile vs {_ms(compile_s)} to compile)")
     # Regions whose kernel was slower than ATen.
     if device != "cpu":

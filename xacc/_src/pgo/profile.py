@@ -33,9 +33,16 @@ class ProfileError(XaccError):
     documented schema. The message starts with the file name."""
 
 
+def code_file(code: types.CodeType) -> str:
+    """The code's file as a real absolute path (the same whatever the working
+    directory or the spelling of the path it was run by); "<...>" names unchanged."""
+    f = code.co_filename
+    return f if f.startswith("<") else os.path.realpath(f)
+
+
 def code_key(code: types.CodeType) -> str:
-    """The stable key of a frame: "<file>:<qualname>:<firstlineno>"."""
-    return f"{code.co_filename}:{code.co_qualname}:{code.co_firstlineno}"
+    """The stable key of a frame: "<file>:<qualname>:<firstlineno>" (file: code_file)."""
+    return f"{code_file(code)}:{code.co_qualname}:{code.co_firstlineno}"
 
 
 def graph_hash(gir: str) -> str:

@@ -273,7 +273,7 @@ class Session:
                 evs = [e for e in convert.EVENTS if e.code is code]
                 st = dynamic._STATES.get(code)
                 fr = frames[rec.frame_key] = {
-                    "file": code.co_filename, "qualname": code.co_qualname, "firstlineno": code.co_firstlineno,
+                    "file": _profile.code_file(code), "qualname": code.co_qualname, "firstlineno": code.co_firstlineno,
                     "calls": 0, "compiles": len(evs), "recompiles": sum(1 for e in evs if e.recompile_reasons),
                     "dynamic_failed": bool(st and st.failed),
                     "dynamic_dims": {k: sorted(v) for k, v in (st.dyn.items() if st else ())},
