@@ -209,3 +209,18 @@ def test_bad_pgo_argument():
         xacc.jit(lambda x: x, pgo=3)
     with pytest.raises(ValueError, match="pgo mode"):
         xacc.jit(lambda x: x, pgo=xacc.pgo.Config("x.json", mode="sometimes"))
+
+
+def test_explain_lists_pgo_decisions(tmp_path):
+    prof = str(tmp_path / "e.json")
+    f = xacc.jit(_double, pgo=xacc.pgo.Config(prof, "record"))
+    for n in (3, 4, 5, 6):
+        f(torch.randn(n, 4))
+    xacc.pgo.flush()
+    x = torch.randn(7, 4)
+    out = xacc.explain(_double, pgo=xacc.pgo.Config(prof, "use"))(x)
+    assert torch.equal(out.result, _double(x))
+    assert out.pgo_decisions == ["PGO: dim 0 of L['x'] dynamic (seen 4 sizes: 3, 4, 5, 6)"]
+    assert "PGO Decisions:\n  PGO: dim 0 of L['x'] dynamic" in str(out)
+    assert out.graph_count == 1
+    assert "[s0, 4]" in out.graphs[0]
