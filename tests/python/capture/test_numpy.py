@@ -413,3 +413,28 @@ def test_table_methods(call, kind):
 ])
 def test_table_functions(call):
     check_or_break(call, lambda i: (rng(i).standard_normal((4, 4)), rng(i + 9).standard_normal((4, 2))))
+
+
+def test_dynamic_batch_dim_after_one_recompile():
+    def f(a, t):
+        return np.tanh(a).sum(axis=1) * 0.5, t * 2
+
+    jf = jit(f)
+    for n in (32, 64, 128, 256):
+        args = (rng(n).standard_normal((n, 8)), torch.randn(n))
+        same(f(*copy_args(args)), jf(*copy_args(args)))
+    c = counters()
+    assert c["graphs"] == 2 and c["recompiles"] == 1 and c["breaks"] == 0, c
+
+
+def test_helpers_in_a_module_named_like_numpy_are_inlined(tmp_path, monkeypatch):
+    """`numpy_helpers` is user code (not NumPy's), so it is inlined, not a break."""
+    (tmp_path / "numpy_helpers.py").write_text(
+        "import numpy as np\n\ndef center(a):\n    return a - a.mean(axis=0)\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    import numpy_helpers
+
+    def f(a):
+        return numpy_helpers.center(a) * 2
+
+    check(f, f64(4, 3))

@@ -101,8 +101,12 @@ bool isUserFunction(PyObject* fn) {
   static const char* kLibs[] = {"torch",  "xacc",        "xjit",    "numpy",     "typing",
                                 "functools", "abc",      "collections", "dataclasses", "contextlib",
                                 "inspect", "logging",    "threading", "copy"};
+  // A library's own modules (`numpy`, `numpy.linalg`), not every module whose
+  // name starts alike (a user's `numpy_utils`); torch's prefix also covers
+  // torchvision and friends.
+  if (startsWith(mod, "torch")) return false;
   for (const char* l : kLibs)
-    if (startsWith(mod, l)) return false;
+    if (startsWith(mod, l) && (mod.size() == strlen(l) || mod[strlen(l)] == '.')) return false;
   return true;
 }
 
