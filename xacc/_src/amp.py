@@ -37,14 +37,15 @@ _RANDOM_OPS = ("aten.rand", "aten.randn", "aten.randint", "aten.bernoulli", "ate
 
 
 class _Mode:
-    """The precision of the innermost active xacc.jit call (set by
-    convert.push_options). Once any precision="auto" jit exists, every new
-    cache entry is guarded on it (`K[..].precision == 'auto:0.01'`: the
-    precision and, for auto, the tolerance), so entries compiled under other
-    settings never stand in for each other. Entries
-    compiled before that carry no such guard; they are float32, so an auto
-    call that reuses one runs float32 (never the other way round). Process-wide,
-    not per thread."""
+    """The mode key of the innermost active xacc.jit call (set by
+    convert.push_options; Options.mode_key): the device when it is not cpu, the
+    precision and, for auto, the tolerance. Once options other than the defaults
+    exist (a precision="auto" or non-cpu jit), every new cache entry is guarded
+    on it (`K[..].precision == 'xpu0/auto:0.01'`), so entries compiled under
+    other settings never stand in for each other. Entries compiled before that
+    carry no such guard; they are cpu float32 entries, so a later call under
+    other options that reuses one runs as cpu float32 (results stay correct).
+    Process-wide, not per thread."""
 
     __slots__ = ("precision", "used")
 

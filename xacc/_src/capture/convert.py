@@ -51,10 +51,20 @@ class Options:
     reports: list = field(default_factory=list, compare=False, repr=False)
     pgo: Any = None  # xacc._src.pgo.Session, or None (no profile-guided optimization)
 
+    def __post_init__(self) -> None:
+        # Once options other than the defaults exist, every new entry is guarded on
+        # mode_key (amp._Mode), so that an entry compiled for one device or precision
+        # never stands in for another (the same function under xacc.jit(device="cpu")
+        # and xacc.jit(device="xpu0") gets an entry per device).
+        if self.mode_key != "float32":
+            _MODE.used = True
+
     @property
     def mode_key(self) -> str:
-        """What cache entries are guarded on (amp._Mode): precision and tolerance."""
-        return "float32" if self.precision == "float32" else f"{self.precision}:{self.tolerance!r}"
+        """What cache entries are guarded on (amp._Mode): the device (when not
+        cpu), the precision and, for precision="auto", the tolerance."""
+        key = "float32" if self.precision == "float32" else f"{self.precision}:{self.tolerance!r}"
+        return key if self.device == "cpu" else f"{self.device}/{key}"
 
 
 @dataclass

@@ -1,0 +1,38 @@
+"""The same function jitted for two devices gets one cache entry per device: an
+entry compiled for one device never stands in for the other."""
+
+import pytest
+import torch
+
+import xacc
+from xacc._C import capture as _C
+
+import sys
+
+J = sys.modules["xacc.jit"]
+
+pytestmark = pytest.mark.skipif(not _C.device_available("xpu0"), reason="no MLIR backend in this build")
+
+
+def _f(x):
+    return torch.relu(x * 2 + 1).sum(1)
+
+
+def test_cpu_then_xpu_compiles_per_device():
+    J.reset()
+    on_cpu = xacc.jit(_f, device="cpu")
+    on_xpu = xacc.jit(_f, device="xpu0")
+    x = torch.randn(16, 8)
+    torch.testing.assert_close(on_cpu(x), _f(x))
+    after_cpu = J.counters()
+    torch.testing.assert_close(on_xpu(x), _f(x))
+    after_xpu = J.counters()
+    assert after_xpu["hook_hits"] == after_cpu["hook_hits"], "xpu0 call reused the cpu entry"
+    assert after_xpu["frames"] == after_cpu["frames"] + 1
+    # Each wrapper now hits its own entry.
+    on_cpu(x)
+    on_xpu(x)
+    again = J.counters()
+    assert again["frames"] == after_xpu["frames"]
+    assert again["hook_hits"] == after_xpu["hook_hits"] + 2
+    J.reset()
