@@ -21,6 +21,25 @@ namespace ir = xacc::ir;
 
 namespace {
 
+// A frame as guard trees read it, built from Python values (check/resolve from
+// Python); `storage` holds the argument pointers and must outlive the view.
+cap::FrameView frameViewOf(py::tuple args, py::dict globals, py::handle builtins, py::handle closure,
+                           py::tuple consts, std::vector<PyObject*>& storage) {
+  cap::FrameView v;
+  storage.clear();
+  for (py::handle h : args) storage.push_back(h.ptr());
+  v.args = storage.data();
+  v.nargs = storage.size();
+  v.globals = globals.ptr();
+  v.builtins = builtins.is_none() ? nullptr : builtins.ptr();
+  v.closure = closure.is_none() ? nullptr : closure.ptr();
+  if (consts.size()) {
+    v.consts = &PyTuple_GET_ITEM(consts.ptr(), 0);
+    v.nconsts = consts.size();
+  }
+  return v;
+}
+
 ir::Type typeFromSpec(py::handle spec) {
   if (py::isinstance<py::str>(spec)) {
     std::string s = spec.cast<std::string>();
@@ -332,18 +351,8 @@ void bindCapture(py::module_& m) {
       .def_property_readonly("num_nodes", &cap::GuardTree::size)
       .def("check", [](cap::GuardTree& t, py::tuple args, py::dict globals, py::handle builtins,
                        py::handle closure, py::tuple consts) {
-        cap::FrameView v;
         std::vector<PyObject*> a;
-        for (py::handle h : args) a.push_back(h.ptr());
-        v.args = a.data();
-        v.nargs = a.size();
-        v.globals = globals.ptr();
-        v.builtins = builtins.is_none() ? nullptr : builtins.ptr();
-        v.closure = closure.is_none() ? nullptr : closure.ptr();
-        if (consts.size()) {
-          v.consts = &PyTuple_GET_ITEM(consts.ptr(), 0);
-          v.nconsts = consts.size();
-        }
+        cap::FrameView v = frameViewOf(args, globals, builtins, closure, consts, a);
         std::vector<PyObject*> r(t.size());
         std::string why;
         bool ok = t.check(v, r.data(), &why);
@@ -356,18 +365,8 @@ void bindCapture(py::module_& m) {
   // on the inputs it is being compiled for (xacc._src.amp).
   c.def("resolve", [](cap::GuardTree& t, py::tuple args, py::dict globals, py::handle builtins,
                       py::handle closure, py::tuple consts, const std::vector<int>& nodes) -> py::object {
-    cap::FrameView v;
     std::vector<PyObject*> a;
-    for (py::handle h : args) a.push_back(h.ptr());
-    v.args = a.data();
-    v.nargs = a.size();
-    v.globals = globals.ptr();
-    v.builtins = builtins.is_none() ? nullptr : builtins.ptr();
-    v.closure = closure.is_none() ? nullptr : closure.ptr();
-    if (consts.size()) {
-      v.consts = &PyTuple_GET_ITEM(consts.ptr(), 0);
-      v.nconsts = consts.size();
-    }
+    cap::FrameView v = frameViewOf(args, globals, builtins, closure, consts, a);
     std::vector<PyObject*> r(t.size());
     std::string why;
     py::object out = py::none();
