@@ -2,6 +2,7 @@
 #include "xacc/camel/Interop.h"
 
 #include "xacc/camel/Compiler.h"
+#include "stdlib/StdlibImpl.h"
 
 namespace xacc::camel {
 
@@ -10,27 +11,9 @@ using ir::DKind;
 using ir::Type;
 using ir::TypeKind;
 
-const char* datumKindName(const Datum& d) {
-  switch (d.kind()) {
-    case DKind::Null: return "null";
-    case DKind::Int: return "int";
-    case DKind::Float: return "float";
-    case DKind::Bool: return "bool";
-    case DKind::Str: return "string";
-    case DKind::List: return "array";
-    case DKind::Tuple: return "tuple";
-    case DKind::Struct: return "struct";
-    case DKind::Func: return "function";
-    case DKind::Tensor: return "Tensor";
-    case DKind::PyObj: return "PyObject";
-    case DKind::Token: return "token";
-  }
-  return "value";
-}
-
 static bool mismatch(const std::string& path, Type t, const Datum& d, std::string& error) {
   error = (path.empty() ? std::string() : path + ": ") + "expected " + camelTypeName(t) + ", got " +
-          datumKindName(d);
+          stdlib::kindName(d);
   return false;
 }
 

@@ -22,7 +22,4 @@ namespace xacc::camel {
 /// `error` set ("<path>: expected <type>, got <kind>") when it cannot.
 bool conformDatum(ir::Datum& d, ir::Type t, std::string& error);
 
-/// "int", "float", "string", "array", "tuple", "struct", "Tensor", ... for messages.
-const char* datumKindName(const ir::Datum& d);
-
 }  // namespace xacc::camel

@@ -205,7 +205,7 @@ const char* kindName(const Datum& d) {
     case DKind::Tuple: return "tuple";
     case DKind::Struct: return "struct";
     case DKind::Func: return "function";
-    case DKind::Tensor: return "tensor";
+    case DKind::Tensor: return "Tensor";
     case DKind::PyObj: return "PyObject";
     case DKind::Token: return "token";
   }

@@ -115,7 +115,8 @@ bool fnSig(Type t, size_t arity, std::string_view what, FnSig& out, std::string&
 
 // ---- Datums (fn bodies) -------------------------------------------------------
 
-/// "int", "float", "string", "array", ... for messages.
+/// The Camel name of a value's kind for messages: "int", "float", "string", "array",
+/// "tuple", "struct", "function", "Tensor", ... (the spelling of Camel's types).
 const char* kindName(const Datum& d);
 
 /// Reports `d` with `args` at `n`; returns false.
