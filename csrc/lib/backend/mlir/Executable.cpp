@@ -431,12 +431,13 @@ private:
       auto t0 = std::chrono::steady_clock::now();
       KernelSource src = KernelSource::Compiled;
       v->fn = compileKernel(text, "kernel", jit_, src, v->error);
+      double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
       {
         std::lock_guard<std::mutex> sl(statsMu_);
-        stats_.compileSeconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+        stats_.compileSeconds += seconds;
         if (v->fn) ++(src == KernelSource::DiskCache ? stats_.diskCacheHits : stats_.kernelsCompiled);
         std::lock_guard<std::mutex> tl(Totals::get().mu);
-        Totals::get().t.compileSeconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+        Totals::get().t.compileSeconds += seconds;
         if (v->fn) ++(src == KernelSource::DiskCache ? Totals::get().t.diskHits : Totals::get().t.compiled);
       }
       if (!v->fn) {
