@@ -14,24 +14,19 @@ none exists.
 
 from __future__ import annotations
 
-import os
 import re
-import shutil
 import subprocess
 from pathlib import Path
 
 import pytest
+
+from buildtree import camel_binary
 
 REPO = Path(__file__).resolve().parents[2]
 PROGRAMS = REPO / "tests" / "camel" / "programs"
 TIMEOUT_S = 60
 
 
-def camel_binary() -> str | None:
-    for d in (os.environ.get("XACC_BUILD_DIR"), str(REPO / "build")):
-        if d and (Path(d) / "bin" / "camel").is_file():
-            return str((Path(d) / "bin" / "camel").resolve())
-    return shutil.which("camel")
 
 
 CAMEL = camel_binary()

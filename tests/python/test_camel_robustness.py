@@ -18,11 +18,12 @@ import json
 import os
 import random
 import re
-import shutil
 import subprocess
 from pathlib import Path
 
 import pytest
+
+from buildtree import camel_binary
 
 REPO = Path(__file__).resolve().parents[2]
 CORPUS = REPO / "tests" / "camel" / "programs"
@@ -44,15 +45,6 @@ TOKEN = re.compile(
 NESTERS = ["(", "[", "{", "if c then ", "-(", "f(", "x->", "<", "match x { case "]
 
 
-def find_camel() -> Path | None:
-    candidates = []
-    if os.environ.get("XACC_BUILD_DIR"):
-        candidates.append(Path(os.environ["XACC_BUILD_DIR"]) / "bin" / "camel")
-    candidates.append(REPO / "build" / "bin" / "camel")
-    found = shutil.which("camel")
-    if found:
-        candidates.append(Path(found))
-    return next((c for c in candidates if c.is_file() and os.access(c, os.X_OK)), None)
 
 
 def token_spans(text: str) -> list[tuple[int, int]]:
@@ -133,10 +125,10 @@ def culprit(camel: Path, directory: Path) -> str:
 
 @pytest.fixture(scope="module")
 def camel() -> Path:
-    path = find_camel()
+    path = camel_binary()
     if path is None:
         pytest.skip("camel executable not built")
-    return path
+    return Path(path)
 
 
 def test_corpus_parses_cleanly(camel: Path) -> None:

@@ -8,23 +8,17 @@ must match torch.autograd.grad (allclose)."""
 from __future__ import annotations
 
 import math
-import os
 import random
-import shutil
 import subprocess
 from pathlib import Path
 
 import pytest
+
+from buildtree import camel_binary
 import torch
 
-REPO = Path(__file__).resolve().parents[3]
 
 
-def camel_binary() -> str | None:
-    for d in (os.environ.get("XACC_BUILD_DIR"), str(REPO / "build")):
-        if d and (Path(d) / "bin" / "camel").is_file():
-            return str((Path(d) / "bin" / "camel").resolve())
-    return shutil.which("camel")
 
 
 CAMEL = camel_binary()

@@ -5,19 +5,18 @@ reproduces what the camel run printed (allclose); the random tensor the program
 makes at run time is the model's input, fed with the values the run printed."""
 import ast
 import os
-import shutil
 import subprocess
 
 import numpy as np
 import pytest
 
+from buildtree import build_dir, camel_binary
+
 onnx = pytest.importorskip("onnx")
 ort = pytest.importorskip("onnxruntime")
 
-BUILD = os.environ.get("XACC_BUILD_DIR", os.path.join(os.path.dirname(__file__), "..", "..", "..", "build"))
-CAMEL = os.path.join(BUILD, "bin", "camel")
-if not os.path.exists(CAMEL):
-    CAMEL = shutil.which("camel")
+BUILD = str(build_dir())
+CAMEL = camel_binary()
 HAVE_ATEN = os.path.exists(os.path.join(BUILD, "lib", "xacc", "executors", "libxacc_exec_aten.so"))
 pytestmark = pytest.mark.skipif(not HAVE_ATEN, reason="the aten executor (tensor module) is not built")
 
