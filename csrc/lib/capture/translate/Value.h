@@ -24,35 +24,11 @@
 #include <vector>
 
 #include "xacc/capture/Guards.h"
+#include "xacc/support/PyRef.h"
 
 namespace xacc::capture::translate {
 
-/// An owned reference to a Python object (null allowed).
-class PyRef {
-public:
-  PyRef() = default;
-  /// Takes ownership of a new reference.
-  static PyRef steal(PyObject* o) { return PyRef(o); }
-  /// Adds a reference to a borrowed one.
-  static PyRef borrow(PyObject* o) {
-    Py_XINCREF(o);
-    return PyRef(o);
-  }
-  PyRef(const PyRef& o) : p_(o.p_) { Py_XINCREF(p_); }
-  PyRef(PyRef&& o) noexcept : p_(std::exchange(o.p_, nullptr)) {}
-  PyRef& operator=(PyRef o) noexcept {
-    std::swap(p_, o.p_);
-    return *this;
-  }
-  ~PyRef() { Py_XDECREF(p_); }
-  PyObject* get() const { return p_; }
-  PyObject* release() { return std::exchange(p_, nullptr); }
-  explicit operator bool() const { return p_ != nullptr; }
-
-private:
-  explicit PyRef(PyObject* o) : p_(o) {}
-  PyObject* p_ = nullptr;
-};
+using support::PyRef;
 
 struct Source;
 using SourceRef = std::shared_ptr<const Source>;

@@ -25,6 +25,7 @@
 #include "xacc/ir/Datum.h"
 #include "xacc/ir/Interpreter.h"
 #include "xacc/ir/Type.h"
+#include "xacc/support/PyRef.h"
 
 namespace xacc::executors::python {
 
@@ -40,39 +41,7 @@ private:
   PyGILState_STATE state_;
 };
 
-/// A strong reference (Py_XDECREF on destruction; GIL held by the owner).
-class PyRef {
-public:
-  PyRef() = default;
-  static PyRef steal(PyObject* o) { return PyRef(o); }
-  static PyRef borrow(PyObject* o) {
-    Py_XINCREF(o);
-    return PyRef(o);
-  }
-  PyRef(PyRef&& o) noexcept : o_(o.o_) { o.o_ = nullptr; }
-  PyRef& operator=(PyRef&& o) noexcept {
-    if (this != &o) {
-      Py_XDECREF(o_);
-      o_ = o.o_;
-      o.o_ = nullptr;
-    }
-    return *this;
-  }
-  PyRef(const PyRef&) = delete;
-  PyRef& operator=(const PyRef&) = delete;
-  ~PyRef() { Py_XDECREF(o_); }
-  PyObject* get() const { return o_; }
-  PyObject* release() {
-    PyObject* o = o_;
-    o_ = nullptr;
-    return o;
-  }
-  explicit operator bool() const { return o_ != nullptr; }
-
-private:
-  explicit PyRef(PyObject* o) : o_(o) {}
-  PyObject* o_ = nullptr;
-};
+using support::PyRef;
 
 /// A Python object as a Camel value.
 struct PyObjectBox : ir::OpaqueObject {
