@@ -23,8 +23,8 @@ MAX_BREAKS = {
     "lenet": 0,
     "encoder_block": 0,
     "small_resnet": 1,
-    "bert": 13,
-    "vit": 5,
+    "bert": 35,
+    "vit": 15,
 }
 
 

@@ -125,6 +125,7 @@ def pop_options() -> None:
 
 
 def _skip_dirs() -> tuple[str, ...]:
+    """The standard library, torch, xacc and xjit: never translated as frames."""
     dirs = {sysconfig.get_paths()["stdlib"], sysconfig.get_paths()["platstdlib"],
             os.path.dirname(torch.__file__), os.path.dirname(os.path.dirname(os.path.abspath(__file__)))}
     try:
@@ -132,22 +133,69 @@ def _skip_dirs() -> tuple[str, ...]:
         dirs.add(os.path.dirname(os.path.abspath(xjit.__file__)))
     except ImportError:
         pass
-    for k in ("purelib", "platlib"):
-        dirs.add(sysconfig.get_paths()[k])
     return tuple(sorted(d + os.sep for d in dirs))
 
 
+def _site_dirs() -> tuple[str, ...]:
+    dirs = {sysconfig.get_paths()[k] for k in ("purelib", "platlib")}
+    try:
+        import site
+        dirs.update(site.getsitepackages())
+        dirs.add(site.getusersitepackages())
+    except (AttributeError, ImportError):
+        pass
+    return tuple(sorted(d.rstrip(os.sep) + os.sep for d in dirs if d))
+
+
+# Third-party packages that are infrastructure rather than model code: their
+# frames run in Python (as Dynamo's skip list does). Any other installed
+# package (transformers, timm, torchvision's models, ...) is translated like
+# user code. transformers' utilities (logging, import checks, the output
+# dataclasses' pytree registration) are infrastructure too.
+_INFRA_PACKAGES = frozenset({
+    "torch", "torchgen", "functorch", "xacc", "xjit", "numpy", "scipy", "pandas", "sympy", "mpmath",
+    "networkx", "jinja2", "markupsafe", "filelock", "fsspec", "typing_extensions", "packaging", "six",
+    "setuptools", "pkg_resources", "_distutils_hack", "pip", "wheel", "importlib_metadata", "zipp",
+    "pytest", "_pytest", "pluggy", "iniconfig", "tqdm", "requests", "urllib3", "certifi", "idna",
+    "charset_normalizer", "yaml", "regex", "safetensors", "tokenizers", "huggingface_hub", "hf_xet",
+    "onnx", "onnxruntime", "onnxscript", "google", "protobuf", "coloredlogs", "humanfriendly",
+    "flatbuffers", "triton", "IPython", "ipykernel", "traitlets", "tornado", "zmq", "jupyter_client",
+    "rich", "click", "attr", "attrs", "psutil", "pygments", "dill", "cloudpickle", "lit",
+})
+_INFRA_MODULES = ("transformers/utils/", "transformers/integrations/", "transformers/dynamic_module_utils",
+                  "transformers/configuration_utils", "transformers/modeling_utils.py")
 _SKIP = _skip_dirs()
+_SITE = _site_dirs()
 _ALLOW = (os.path.join(os.path.dirname(torch.__file__), "nn", "modules") + os.sep,)
 
 
 def should_skip(code: types.CodeType) -> bool:
+    """Whether a frame runs in Python without translation: module bodies and
+    other unoptimized frames, the standard library, torch (except the forward
+    of torch.nn.modules classes), xacc, xjit, frozen modules, and third-party
+    infrastructure packages. Third-party model code (transformers' models,
+    ...) is translated like the user's own."""
     if not (code.co_flags & 0x01) or code.co_name == "<module>":  # not CO_OPTIMIZED
         return True
     fn = code.co_filename
     if fn.startswith(_ALLOW):
         return code.co_name != "forward"  # built-in modules' forward, not Module.__call__
+    infra = _third_party_infra(fn)  # site-packages lies inside the stdlib directory
+    if infra is not None:
+        return infra
     return fn.startswith(_SKIP) or fn.startswith("<frozen")
+
+
+def _third_party_infra(filename: str) -> bool | None:
+    """None outside site-packages; else whether the file is infrastructure."""
+    for d in _SITE:
+        if filename.startswith(d):
+            rel = filename[len(d):]
+            top = rel.split(os.sep, 1)[0]
+            top = top[:-3] if top.endswith(".py") else top
+            return top in _INFRA_PACKAGES or top.endswith((".dist-info", ".egg-info")) or \
+                rel.replace(os.sep, "/").startswith(_INFRA_MODULES)
+    return None
 
 
 def callback(func: types.FunctionType, args: tuple, failures: list[str]) -> Any:
