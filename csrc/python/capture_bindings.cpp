@@ -205,6 +205,30 @@ void bindCapture(py::module_& m) {
       .def("add_const", [](cap::GraphBuilder& b, py::handle v, py::handle spec) {
         return b.addConst(attrFromPython(v), typeFromSpec(spec));
       })
+      .def("begin_region", [](cap::GraphBuilder& b, const std::string& label, py::list inputs) {
+        std::vector<ir::Type> ts;
+        for (py::handle t : inputs) ts.push_back(typeFromSpec(t));
+        std::vector<int> ids;
+        b.beginRegion(label, ts, ids);
+        return ids;
+      })
+      .def("end_region", &cap::GraphBuilder::endRegion)
+      .def("abandon_region", &cap::GraphBuilder::abandonRegion)
+      .def_property_readonly("region_depth", &cap::GraphBuilder::regionDepth)
+      .def("add_if", [](cap::GraphBuilder& b, int cond, int a, int e, const std::vector<int>& ta,
+                        const std::vector<int>& te) {
+        std::vector<int> results;
+        std::string error;
+        if (!b.addIf(cond, a, e, ta, te, results, error)) throw py::value_error(error);
+        return results;
+      })
+      .def("add_loop", [](cap::GraphBuilder& b, const std::vector<int>& init, int c, int body, int condId,
+                          const std::vector<int>& bodyIds) {
+        std::vector<int> results;
+        std::string error;
+        if (!b.addLoop(init, c, body, condId, bodyIds, results, error)) throw py::value_error(error);
+        return results;
+      })
       .def("set_outputs", &cap::GraphBuilder::setOutputs)
       .def("set_loc", &cap::GraphBuilder::setLoc)
       .def("type_of", [](const cap::GraphBuilder& b, int id) { return b.typeOf(id).str(); })

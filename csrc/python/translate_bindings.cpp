@@ -128,6 +128,13 @@ public:
     if (!r) takeError(code, detail);
     return tr::PyRef::steal(r);
   }
+  tr::PyRef call(const char* method, PyObject* args, std::string& code, std::string& detail) override {
+    PyObject* fn = PyObject_GetAttrString(host_.ptr(), method);
+    PyObject* r = fn ? PyObject_CallObject(fn, args) : nullptr;
+    Py_XDECREF(fn);
+    if (!r) takeError(code, detail);
+    return tr::PyRef::steal(r);
+  }
   void setLoc(PyObject* file, int line) override {
     file_ = file;
     line_ = line;

@@ -18,7 +18,7 @@ namespace xacc::capture {
 namespace aten = xacc::backend::aten;
 
 struct AtenExecutable::Step {
-  enum class Kind : uint8_t { Aten, Const, ListGet, TupleGet, Generic } kind = Kind::Generic;
+  enum class Kind : uint8_t { Aten, Const, ListGet, TupleGet, If, Loop, Generic } kind = Kind::Generic;
   const aten::AtenOp* op = nullptr;
   const ir::Node* node = nullptr;
   // Aten: the argument stack with constants in place, and where operands go.
@@ -34,6 +34,8 @@ struct AtenExecutable::Step {
   c10::IValue constant;       ///< Const
   int64_t index = 0;          ///< TupleGet
   bool fault = false;         ///< See Note [Test fault injection]
+  /// If: the ^then and ^else arms; Loop: ^cond and ^body (prepared once, run on demand).
+  std::vector<std::unique_ptr<AtenExecutable>> regions;
 };
 
 AtenExecutable::~AtenExecutable() = default;
@@ -95,10 +97,21 @@ std::unique_ptr<AtenExecutable> AtenExecutable::create(const ir::Graph& g, std::
       s.results.push_back(next++);
     }
     if (n->numRegions() > 0) {
-      error = "the ATen executor does not run ops with regions ('" + name + "') yet";
-      return nullptr;
-    }
-    if (name.rfind("aten.", 0) == 0) {
+      if (!n->op().is(ir::CoreOp::If) && !n->op().is(ir::CoreOp::Loop)) {
+        error = "the ATen executor does not run '" + name + "' (an op with regions)";
+        return nullptr;
+      }
+      s.kind = n->op().is(ir::CoreOp::If) ? Step::Kind::If : Step::Kind::Loop;
+      s.operands = ops;
+      for (const auto& r : n->regions()) {
+        auto sub = create(*r, error);
+        if (!sub) {
+          error = name + " region ^" + r->label() + ": " + error;
+          return nullptr;
+        }
+        s.regions.push_back(std::move(sub));
+      }
+    } else if (name.rfind("aten.", 0) == 0) {
       const aten::AtenOp* op = aten::resolveAtenOp(name, error);
       if (!op) return nullptr;
       s.kind = Step::Kind::Aten;
@@ -245,6 +258,38 @@ bool AtenExecutable::run(std::vector<c10::IValue>& inputs, std::vector<c10::IVal
       case Step::Kind::Generic:
         if (!runGeneric(*s.node, slots, s.operands, s.results, error)) return false;
         break;
+      case Step::Kind::If: {
+        const c10::IValue& c = slots[s.operands[0]];
+        if (!c.isBool()) {
+          error = "ctrl.if: the condition is not a bool";
+          return false;
+        }
+        std::vector<c10::IValue> in, out;
+        in.reserve(s.operands.size() - 1);
+        for (size_t i = 1; i < s.operands.size(); ++i) in.push_back(slots[s.operands[i]]);
+        if (!s.regions[c.toBool() ? 0 : 1]->run(in, out, error)) return false;
+        for (size_t r = 0; r < s.results.size() && r < out.size(); ++r) slots[s.results[r]] = std::move(out[r]);
+        break;
+      }
+      case Step::Kind::Loop: {
+        std::vector<c10::IValue> vals, c, next;
+        vals.reserve(s.operands.size());
+        for (int o : s.operands) vals.push_back(slots[o]);
+        for (;;) {
+          std::vector<c10::IValue> in = vals;
+          if (!s.regions[0]->run(in, c, error)) return false;
+          if (c.empty() || !c[0].isBool()) {
+            error = "ctrl.loop: the condition is not a bool";
+            return false;
+          }
+          if (!c[0].toBool()) break;
+          in = vals;
+          if (!s.regions[1]->run(in, next, error)) return false;
+          vals = std::move(next);
+        }
+        for (size_t r = 0; r < s.results.size() && r < vals.size(); ++r) slots[s.results[r]] = std::move(vals[r]);
+        break;
+      }
       case Step::Kind::Aten: {
         stack.assign(s.tmpl.begin(), s.tmpl.end());
         for (const Step::Fill& f : s.fills) {

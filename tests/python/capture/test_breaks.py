@@ -40,6 +40,15 @@ def data_branch_then_more(x):
     return y.cos()
 
 
+def data_branch_shapes(x):
+    # Arms that leave tensors of different shapes cannot be one ctrl.if: the
+    # frame is split at the jump, one resume function per side.
+    y = x.sin()
+    if y.sum() > 0:
+        y = y[:2]
+    return y.cos()
+
+
 def global_write(x):
     global COUNTER
     COUNTER += 1
@@ -120,8 +129,9 @@ CASES = {
     # name: (fn, make_args, min graphs, breaks)
     "print": (print_mid, r(3), 2, 1),
     "item": (item_read, r(3), 2, 1),
-    "data_branch": (data_branch, r(4), 1, 1),
-    "data_branch_then_more": (data_branch_then_more, r(4), 2, 1),
+    "data_branch": (data_branch, r(4), 1, 0),  # one ctrl.if (test_control.py)
+    "data_branch_then_more": (data_branch_then_more, r(4), 1, 0),
+    "data_branch_shapes": (data_branch_shapes, r(4), 2, 1),
     "object_attr_write": (object_attr_write, r(2), 2, 1),
     "generator_sum": (gen_fn, r(2), 0, None),
     "try_except": (try_except, r(2), 0, None),
@@ -139,7 +149,7 @@ def test_break(name, capsys):
     # Values read back to Python (.item(), .tolist(), a data-dependent branch)
     # reach the resume function as Python numbers or a different branch,
     # which are specialized: at most one recompile per call.
-    allowed = 2 if name in ("data_branch", "item", "tolist") else 0
+    allowed = 2 if name in ("data_branch_shapes", "item", "tolist") else 0
     check(fn, make, min_graphs=min_graphs, breaks=breaks, max_recompiles=allowed)
 
 
@@ -186,10 +196,11 @@ def test_recursion_correct():
 
 
 def test_data_branch_both_sides():
-    j = jit(data_branch)
-    for v in (1.0, -1.0, 2.0, -3.0):
-        x = torch.full((3,), v)
-        assert torch.allclose(j(x), data_branch(x))
+    for fn in (data_branch, data_branch_shapes):
+        j = jit(fn)
+        for v in (1.0, -1.0, 2.0, -3.0):
+            x = torch.full((3,), v)
+            assert torch.allclose(j(x), fn(x))
 
 
 def test_explain_reports_codes_reasons_and_lines():

@@ -461,3 +461,202 @@ def test_global_rebinding_is_seen():
         assert torch.allclose(j(x), x * 5.0)
     finally:
         SCALE = 3.0
+
+
+# -- data-dependent branches: one ctrl.if ------------------------------------
+# Inputs alternate in sign so every case runs both arms across the calls of
+# one compiled entry (check() also compares with eager on each call).
+
+def signs(*shape: int):
+    return lambda i: (torch.randn(*shape).abs() * (1 if i % 2 == 0 else -1),)
+
+
+def signs2(*shape: int):
+    return lambda i: (torch.randn(*shape).abs() * (1 if i % 2 == 0 else -1), torch.randn(*shape))
+
+
+def if_else(x):
+    if x.sum() > 0:
+        y = x * 2
+    else:
+        y = x - 1
+    return y + 1
+
+
+def if_without_else(x, y):
+    z = x * y
+    if x.mean() > 0:
+        z = z + x.exp()
+    return z.sin()
+
+
+def ternary(x):
+    y = x.cos() if x.sum() > 0 else x.sin() * 3
+    return y * x
+
+
+def returns_in_arms(x, y):
+    if (x * y).sum() < 0:
+        return x - y, y
+    return x + y, y * 2
+
+
+def nested_if(x):
+    s = x.sum()
+    if s > 0:
+        if x.max() > 1.0:
+            x = x * 3
+        else:
+            x = x * 4
+    else:
+        x = -x
+    return x
+
+
+def bool_of_tensor(x):
+    flag = x.min() < 0
+    if flag:
+        return x.relu()
+    return x.tanh()
+
+
+def branch_in_loop(x):
+    for i in range(3):
+        if x.sum() > 0:
+            x = x - 1.5
+        else:
+            x = x + 1.0
+    return x
+
+
+def helper_with_branch(x):
+    if x.sum() > 0:
+        return x * 2
+    return x * 3
+
+
+def branch_in_callee(x):
+    return helper_with_branch(x) + helper_with_branch(-x)
+
+
+class Gate(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.a = torch.nn.Linear(4, 4)
+        self.b = torch.nn.Linear(4, 4)
+
+    def forward(self, x):
+        h = self.a(x)
+        if h.mean() > 0:
+            h = self.b(h)
+        else:
+            h = h.relu()
+        return h
+
+
+def in_place_in_arm(x, y):
+    y = y.clone()
+    if x.sum() > 0:
+        y.add_(x)
+    else:
+        y.mul_(2)
+    return y
+
+
+def branch_on_item(x):
+    if x.sum().item() > 0:
+        return x * 2
+    return x * 3
+
+
+CTRL_IF_CASES = {
+    "if_else": (if_else, signs(4)),
+    "if_without_else": (if_without_else, signs2(3)),
+    "ternary": (ternary, signs(5)),
+    "returns_in_arms": (returns_in_arms, signs2(4)),
+    "nested_if": (nested_if, lambda i: (torch.randn(4).abs() * [2.0, 0.1, -1.0][i % 3],)),
+    "bool_of_tensor": (bool_of_tensor, lambda i: (torch.randn(4).abs() + (-1.0 if i % 2 else 1.0),)),
+    "branch_in_loop": (branch_in_loop, signs(3)),
+    "branch_in_callee": (branch_in_callee, signs(3)),
+    "in_place_in_arm": (in_place_in_arm, signs2(3)),
+}
+
+
+def _ctrl_nodes(fn, *args, op="ctrl.if"):
+    from xacc import explain
+
+    out = explain(fn)(*args)
+    return sum(g.count(op + "(") for g in out.graphs), out
+
+
+@pytest.mark.parametrize("name", sorted(CTRL_IF_CASES))
+def test_data_dependent_branch_is_one_graph(name):
+    fn, make = CTRL_IF_CASES[name]
+    c = check(fn, make, calls=4, graphs=1, breaks=0)
+    assert c["frames"] == 1
+    n, out = _ctrl_nodes(fn, *make(0))
+    assert n >= 1 and out.graph_break_count == 0, out.graphs
+
+
+def test_module_branch_is_one_graph_and_trains():
+    torch.manual_seed(0)
+    m1 = Gate()
+    m2 = Gate()
+    m2.load_state_dict(m1.state_dict())
+    jm = jit(m2)
+    for i in range(4):
+        x = torch.randn(2, 4) * (1 if i % 2 == 0 else -1) + (0.5 if i % 2 == 0 else -0.5)
+        e = m1(x)
+        g = jm(x)
+        same(e, g)
+        e.pow(2).sum().backward()
+        g.pow(2).sum().backward()
+    for p1, p2 in zip(m1.parameters(), m2.parameters()):
+        same(p1.grad, p2.grad)
+    c = counters()
+    assert c["graphs"] == 1 and c["breaks"] == 0, c
+
+
+def test_branch_condition_with_many_elements_raises_like_eager():
+    def f(x):
+        if x > 0:
+            return x + 1
+        return x - 1
+
+    x = torch.randn(3)
+    with pytest.raises(RuntimeError):
+        f(x)
+    with pytest.raises(Exception):
+        jit(f)(x)
+
+
+def print_in_arm(x):
+    if x.sum() > 0:
+        print("positive")
+        x = x + 1
+    return x * 2
+
+
+def test_branch_with_print_in_an_arm_still_runs_both_sides(capsys):
+    # An arm that cannot be captured: the old split at the jump (a break).
+    check(print_in_arm, signs(3), calls=4)
+    c = counters()
+    assert c["breaks"] >= 1
+    assert "positive" in capsys.readouterr().out
+
+
+def shape_differs(x):
+    if x.sum() > 0:
+        y = x[:2]
+    else:
+        y = x
+    return y * 2
+
+
+def test_arms_with_different_shapes_break_with_a_reason():
+    from xacc import explain
+
+    check(shape_differs, signs(4), calls=4)
+    out = explain(shape_differs)(torch.ones(4))
+    assert any("not captured as ctrl.if" in b.detail and "float32[2]" in b.detail for b in out.break_reasons), \
+        [str(b) for b in out.break_reasons]

@@ -122,6 +122,13 @@ def data_branch(x):
     return x - 2
 
 
+def data_branch_shapes(x):
+    # Arms of different shapes: not one ctrl.if, a break at the jump.
+    if x.sum() > 0:
+        return x[:2] * 2
+    return x - 2
+
+
 # Scalar-only graphs: Camel can express these.
 def int_math(x, a, b):
     c = a * 2 + b
@@ -165,6 +172,7 @@ CASES: dict[str, tuple] = {
     "module_call": (module_call, lambda: (_r(2, 4),), False),
     "gelu_chain": (gelu_chain, lambda: (_r(6),), False),
     "data_branch": (data_branch, lambda: (_r(4),), False),
+    "data_branch_shapes": (data_branch_shapes, lambda: (_r(4),), False),
     "int_math": (int_math, lambda: (_r(2), 7, 5), True),
     "float_math": (float_math, lambda: (_r(2), 3.5, 2.0), True),
     "mixed_math": (mixed_math, lambda: (_r(2), 4, 0.25), True),

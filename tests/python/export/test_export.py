@@ -87,7 +87,7 @@ def test_every_artifact_written(exported, name):
     assert m["graph_count"] >= 1
 
 
-@pytest.mark.parametrize("name", ["break_print", "break_item", "break_twice", "global_write", "data_branch"])
+@pytest.mark.parametrize("name", ["break_print", "break_item", "break_twice", "global_write", "data_branch_shapes"])
 def test_break_report(exported, name):
     r = exported[name]
     breaks = json.load(open(os.path.join(r.dir, "breaks.json")))
@@ -99,6 +99,15 @@ def test_break_report(exported, name):
     if name == "break_print":  # the print is in an inlined helper: the stack shows both frames
         stack = [s["function"] for s in breaks[0]["user_stack"]]
         assert stack[0] == "helper_print" and stack[-1] == "break_print", stack
+
+
+def test_data_branch_exports_one_graph_with_ctrl_if(exported):
+    r = exported["data_branch"]
+    assert json.load(open(os.path.join(r.dir, "breaks.json"))) == []
+    frames = [f for f in r.manifest["frames"] if f["graph"]]
+    assert len(frames) == 1 and r.manifest["break_count"] == 0, r.manifest
+    text = open(os.path.join(r.dir, frames[0]["artifacts"]["gir"])).read()
+    assert "ctrl.if(" in text and "aten.is_nonzero.default" in text, text
 
 
 def _reload_and_rerun(gir_path, values_path):

@@ -49,6 +49,7 @@ class State:
         self.tree.set_grad_mode(self.entry_grad)
         self.consts: list[Any] = []
         self.inputs: list[int] = []  # guard-tree node per graph input, in parameter order
+        self.input_vids: set[int] = set()  # their value ids (kept across ctrl.if arms)
         self.rec = Recorder(self.builder, device, self.const_tensor)
         if shadow is not None:
             self.rec.shadow = shadow.ops
@@ -75,6 +76,7 @@ class State:
         dyn = {d: self.plan.symbol(int(t.shape[d])) for d in dims}
         vid = self.builder.add_input(tensor_type(t, self.device, dyn), f"in{len(self.inputs)}")
         self.inputs.append(node)
+        self.input_vids.add(vid)
         return vid
 
     def set_grad(self, enabled: bool) -> None:
@@ -142,6 +144,80 @@ class Host:
     def set_grad(self, enabled: bool) -> None:
         self.ctx.set_grad(bool(enabled))
 
+    # -- captured control flow (TranslateControl.cpp) ---------------------------
+    def condition(self, meta: torch.Tensor, file: str, line: int) -> int | str:
+        """The bool a tensor branch tests: `aten.is_nonzero` (what bool(t)
+        dispatches), or a reason why it cannot be one."""
+        if meta.numel() != 1:
+            return f"the condition has {meta.numel()} elements"
+        rec = self.ctx.rec
+        rec.loc = (file, line)
+        vid = rec.operand(meta)
+        self.ctx.builder.set_loc(file, line)
+        (c,) = self.ctx.builder.add_op("aten.is_nonzero.default", [vid], {}, ["bool"])
+        return c
+
+    def begin_region(self, label: str) -> list[int]:
+        return self.ctx.builder.begin_region(label, [])
+
+    def end_region(self) -> int:
+        return self.ctx.builder.end_region()
+
+    def save_binds(self) -> tuple:
+        rec = self.ctx.rec
+        return (dict(rec.vids), dict(rec._detached))
+
+    def restore_binds(self, snap: tuple) -> None:
+        rec = self.ctx.rec
+        vids = dict(snap[0])
+        # Graph inputs made inside an arm stay bound (they live outside regions).
+        for k, v in rec.vids.items():
+            if k not in vids and v in self.ctx.input_vids:
+                vids[k] = v
+        rec.vids = vids
+        rec._detached = dict(snap[1])
+
+    def merge_metas(self, a: torch.Tensor, b: torch.Tensor, s1: tuple, s2: tuple) -> tuple | str:
+        """Value ids of one tensor the two arms leave (from their bindings), or
+        why they cannot be one value."""
+        if a.dtype != b.dtype or a.shape != b.shape:
+            return f"a tensor is {_meta_str(a)} in one arm and {_meta_str(b)} in the other"
+        if a.stride() != b.stride():
+            return f"a tensor has strides {a.stride()} in one arm and {b.stride()} in the other"
+        if a.requires_grad != b.requires_grad:
+            return "a tensor requires grad in one arm only"
+        va, vb = s1[0].get(id(a)), s2[0].get(id(b))
+        if va is None or vb is None:
+            return "a tensor that is not a traced value"
+        return (va, vb)
+
+    def rebound(self, pre: tuple, s1: tuple, s2: tuple) -> list:
+        """(meta, id1, id2) for metas an arm rebound (in-place ops)."""
+        rec = self.ctx.rec
+        alive = {id(m): m for m in rec._alive}
+        out = []
+        for k, v in pre[0].items():
+            v1, v2 = s1[0].get(k, v), s2[0].get(k, v)
+            if (v1 != v or v2 != v) and k in alive:
+                out.append((alive[k], v1, v2))
+        return out
+
+    def add_if(self, cond: int, a: int, b: int, ids_a: list[int], ids_b: list[int], file: str,
+               line: int) -> list[int] | str:
+        self.ctx.builder.set_loc(file, line)
+        try:
+            return self.ctx.builder.add_if(cond, a, b, ids_a, ids_b)
+        except ValueError as e:
+            return str(e)
+
+    def bind_fresh(self, like: torch.Tensor, vid: int) -> torch.Tensor:
+        m = meta_like(like)
+        self.ctx.rec.bind(m, vid)
+        return m
+
+    def bind(self, meta: torch.Tensor, vid: int) -> None:
+        self.ctx.rec.bind(meta, vid)
+
     # -- symbolic numbers (see scalars.py) --------------------------------------
     def scalar_input(self, node: int, is_int: bool) -> int:
         ctx = self.ctx
@@ -173,6 +249,10 @@ class Host:
             return self._note(rec.call(fn, _subst(args, sentinels), _subst(kwargs, sentinels)))
         finally:
             rec.sym = {}
+
+
+def _meta_str(t: torch.Tensor) -> str:
+    return f"{str(t.dtype).replace('torch.', '')}{list(t.shape)}"
 
 
 class _Marker:

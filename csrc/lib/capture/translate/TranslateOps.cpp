@@ -485,10 +485,13 @@ bool Frame::step(const Instr& ins, bool& done, VarRef& result) {
     case Op::POP_JUMP_FORWARD_IF_FALSE:
     case Op::POP_JUMP_BACKWARD_IF_FALSE: {
       if (!need(1)) return false;
+      bool want = ins.op == Op::POP_JUMP_FORWARD_IF_TRUE || ins.op == Op::POP_JUMP_BACKWARD_IF_TRUE;
+      if (stack.back()->is(Var::Kind::Tensor) && !stack.back()->isNumpy() &&
+          bc->indexOf(ins.target) > static_cast<int>(ip))
+        return t.branch(*this, ins, want, done, result);  // a ctrl.if, or GB004
       int b = t.truth(stack.back());  // fails (GB004) before popping a tensor
       if (b < 0) return false;
       stack.pop_back();
-      bool want = ins.op == Op::POP_JUMP_FORWARD_IF_TRUE || ins.op == Op::POP_JUMP_BACKWARD_IF_TRUE;
       if ((b != 0) == want) ip = static_cast<size_t>(bc->indexOf(ins.target));
       return true;
     }

@@ -10,7 +10,6 @@ namespace xacc::capture::translate {
 
 namespace {
 
-constexpr size_t kMaxSteps = 200000;
 
 enum GuardKind { kGuardType, kGuardId, kGuardEquals, kGuardLen };
 

@@ -71,7 +71,13 @@ public:
   /// Enters or leaves a grad-mode region (`with torch.no_grad():`); false +
   /// `detail` when the mode cannot be expressed in the graph.
   virtual bool setGrad(bool enabled, std::string& code, std::string& detail) = 0;
+  /// Calls host method `method(*args)` (captured control flow: regions, the
+  /// recorder's bindings; see TranslateControl.cpp). Null + code/detail on error.
+  virtual PyRef call(const char* method, PyObject* args, std::string& code, std::string& detail) = 0;
 };
+
+/// Instructions one translation may execute (unrolled loops included).
+inline constexpr size_t kMaxSteps = 200000;
 
 /// Where and why translation stopped.
 struct Failure {
@@ -146,6 +152,9 @@ public:
                     std::vector<std::pair<PyRef, VarRef>> kwargs, const SourceRef& source,
                     const std::string& name);
   bool runFrame(Frame& f, VarRef& result);
+  /// A conditional jump on a tensor: both sides traced as the arms of one
+  /// ctrl.if (TranslateControl.cpp); on failure a GB004 break at the jump.
+  bool branch(Frame& f, const Instr& ins, bool jumpIfTrue, bool& done, VarRef& result);
 
   // Grad-mode regions (see Host::setGrad).
   bool gradEnabled() const { return gradEnabled_; }
@@ -226,6 +235,16 @@ private:
   bool gradEnabled_ = true;
   const std::vector<VarRef>* markSyms_ = nullptr;  ///< pythonValue: numbers given as markers
   bool numpyArgs_ = false;  ///< pythonValue: building a NumPy call (flagged tensors only)
+  int branchDepth_ = 0;     ///< nested ctrl.if arms being traced
+  // TranslateControl.cpp helpers.
+  struct Snapshot;
+  struct ArmEnd;
+  struct MergeCtx;
+  PyRef hostCall(const char* method, PyObject* args);  ///< steals `args`; failure -> GB004
+  void save(Frame& f, Snapshot& s);
+  void restore(Frame& f, const Snapshot& s);
+  bool runArm(Frame& f, size_t start, const std::function<bool(size_t)>& stop, ArmEnd& end);
+  VarRef mergeVar(const VarRef& a, const VarRef& b, MergeCtx& m);
   friend struct Frame;
 };
 

@@ -1,0 +1,372 @@
+// Data-dependent branches captured as ctrl.if (see Note [Captured control
+// flow] in GraphBuilder.cpp for the graph side).
+//
+// A forward conditional jump on a tensor does not break the graph: the
+// condition becomes `aten.is_nonzero` (what `bool(t)` dispatches: an error for
+// more than one element, as in eager), and both sides are traced one after
+// the other from the same translator state, each into its own region:
+//   * the fall-through side runs until it leaves [fall, target): it joins at
+//     the offset it reaches, or returns;
+//   * the jump side runs from the target until it reaches that offset (or
+//     returns, when the first side returned).
+// The translator state (the frame's slots and stack, every tracker reachable
+// from the frames, the recorder's meta -> value bindings) is saved before the
+// first side and restored before the second. The two end states are merged:
+// trackers equal in both stay, tensors that differ become results of the
+// ctrl.if (metadata must agree), as do tensors an arm changed in place;
+// anything else that differs (a Python value, a container's shape) gives up.
+// Giving up, or any break inside an arm, is a GB004 break at the jump, which
+// the break machinery handles as before (one resume function per side).
+#include <algorithm>
+#include <set>
+#include <unordered_map>
+
+#include "PyTypes.h"
+#include "Translator.h"
+
+namespace xacc::capture::translate {
+
+namespace {
+constexpr int kMaxBranchDepth = 8;
+
+std::string str(PyObject* o) {
+  PyObject* s = PyObject_Str(o);
+  const char* u = s ? PyUnicode_AsUTF8(s) : nullptr;
+  std::string out = u ? u : "?";
+  Py_XDECREF(s);
+  if (PyErr_Occurred()) PyErr_Clear();
+  return out;
+}
+}
+
+struct Translator::Snapshot {
+  std::vector<VarRef> slots, stack;
+  size_t ip = 0;
+  bool grad = true;
+  std::vector<std::pair<VarRef, Var>> heap;  ///< contents of every reachable tracker
+  PyRef binds;                               ///< the recorder's bindings (host.save_binds)
+};
+
+struct Translator::ArmEnd {
+  bool returned = false;
+  size_t ip = 0;
+  VarRef result;
+};
+
+/// One ctrl.if being merged: the values each arm yields, and what to bind
+/// to the results.
+struct Translator::MergeCtx {
+  PyObject* binds1 = nullptr;  ///< bindings at the end of the first arm
+  PyObject* binds2 = nullptr;  ///< ... and of the second (current)
+  std::vector<int> ids1, ids2;
+  /// Per result: the tracker whose meta gets a fresh twin bound to it, or
+  /// the meta rebound in place (an in-place op in an arm).
+  std::vector<VarRef> fresh;
+  std::vector<PyRef> rebind;
+  std::string why;
+};
+
+namespace {
+
+void collect(const VarRef& v, std::set<Var*>& seen, std::vector<VarRef>& out) {
+  if (!v || !seen.insert(v.get()).second) return;
+  out.push_back(v);
+  for (const VarRef& i : v->items) collect(i, seen, out);
+  for (const VarRef& i : v->kwItems) collect(i, seen, out);
+  for (const VarRef& i : v->cells) collect(i, seen, out);
+  collect(v->self, seen, out);
+}
+
+}  // namespace
+
+PyRef Translator::hostCall(const char* method, PyObject* args) {
+  if (!args) {
+    failPy("GB004", method);
+    return {};
+  }
+  std::string code, detail;
+  PyRef r = host_.call(method, args, code, detail);
+  Py_DECREF(args);
+  if (!r) fail("GB004", std::string(method) + ": " + detail);
+  return r;
+}
+
+void Translator::save(Frame& f, Snapshot& s) {
+  s.slots = f.slots;
+  s.stack = f.stack;
+  s.ip = f.ip;
+  s.grad = gradEnabled_;
+  std::set<Var*> seen;
+  std::vector<VarRef> all;
+  for (Frame* fr = &f; fr; fr = fr->parent) {
+    for (const VarRef& v : fr->slots) collect(v, seen, all);
+    for (const VarRef& v : fr->stack) collect(v, seen, all);
+  }
+  s.heap.clear();
+  for (const VarRef& v : all) s.heap.emplace_back(v, *v);
+  s.binds = hostCall("save_binds", PyTuple_New(0));
+}
+
+void Translator::restore(Frame& f, const Snapshot& s) {
+  f.slots = s.slots;
+  f.stack = s.stack;
+  f.ip = s.ip;
+  for (const auto& [v, content] : s.heap) *v = content;
+  if (gradEnabled_ != s.grad) setGrad(s.grad);
+  if (s.binds) hostCall("restore_binds", Py_BuildValue("(O)", s.binds.get()));
+}
+
+bool Translator::runArm(Frame& f, size_t start, const std::function<bool(size_t)>& stop, ArmEnd& end) {
+  const auto& instrs = f.bc->instrs();
+  f.ip = start;
+  bool done = false;
+  while (!stop(f.ip)) {
+    if (f.ip >= instrs.size()) return fail("GB020", "ran past the end of the code");
+    const Instr& ins = instrs[f.ip];
+    f.line = ins.line > 0 ? ins.line : f.line;
+    f.offset = ins.offset;
+    if (++steps > kMaxSteps) return fail("GB016", "too many instructions (unbounded loop?)");
+    f.ip++;
+    host_.setLoc(f.code->co_filename, f.line);
+    VarRef result;
+    if (!f.step(ins, done, result)) {
+      if (!failed()) fail("GB020", std::string("internal: ") + ins.name() + " failed without a reason");
+      return false;
+    }
+    if (done) {
+      end.returned = true;
+      end.result = std::move(result);
+      return true;
+    }
+  }
+  end.ip = f.ip;
+  return true;
+}
+
+VarRef Translator::mergeVar(const VarRef& a, const VarRef& b, MergeCtx& m) {
+  if (a == b) return a;
+  if (!a || !b || a->kind != b->kind) {
+    m.why = "the arms leave different kinds of values";
+    return nullptr;
+  }
+  switch (a->kind) {
+    case Var::Kind::Tensor: {
+      if (a->obj.get() == b->obj.get()) return a;  // in-place changes: see the rebound bindings
+      if (a->np != b->np) {
+        m.why = "a NumPy array in one arm and a tensor in the other";
+        return nullptr;
+      }
+      PyRef r = hostCall("merge_metas", Py_BuildValue("(OOOO)", a->obj.get(), b->obj.get(), m.binds1, m.binds2));
+      if (!r) return nullptr;
+      if (PyUnicode_Check(r.get())) {
+        m.why = str(r.get());
+        return nullptr;
+      }
+      m.ids1.push_back(static_cast<int>(PyLong_AsLong(PyTuple_GET_ITEM(r.get(), 0))));
+      m.ids2.push_back(static_cast<int>(PyLong_AsLong(PyTuple_GET_ITEM(r.get(), 1))));
+      auto v = std::make_shared<Var>(*a);
+      v->source = nullptr;
+      m.fresh.push_back(v);
+      m.rebind.emplace_back();
+      return v;
+    }
+    case Var::Kind::Const: {
+      if (Py_TYPE(a->obj.get()) == Py_TYPE(b->obj.get())) {
+        int eq = PyObject_RichCompareBool(a->obj.get(), b->obj.get(), Py_EQ);
+        if (eq < 0) PyErr_Clear();
+        if (eq == 1) return a;
+      }
+      m.why = "the arms leave different Python values (" + str(a->obj.get()) + " and " + str(b->obj.get()) + ")";
+      return nullptr;
+    }
+    case Var::Kind::Tuple:
+    case Var::Kind::List:
+    case Var::Kind::Dict: {
+      if (a->items.size() != b->items.size() || a->keys.size() != b->keys.size()) {
+        m.why = "the arms leave containers of different lengths";
+        return nullptr;
+      }
+      for (size_t i = 0; i < a->keys.size(); ++i) {
+        int eq = PyObject_RichCompareBool(a->keys[i].get(), b->keys[i].get(), Py_EQ);
+        if (eq != 1) {
+          if (eq < 0) PyErr_Clear();
+          m.why = "the arms leave dicts with different keys";
+          return nullptr;
+        }
+      }
+      auto v = std::make_shared<Var>(*a);
+      for (size_t i = 0; i < a->items.size(); ++i) {
+        v->items[i] = mergeVar(a->items[i], b->items[i], m);
+        if (!v->items[i]) return nullptr;
+      }
+      return v;
+    }
+    default:
+      m.why = std::string("the arms leave different ") + (a->is(Var::Kind::SymScalar) ? "numbers" : "objects");
+      return nullptr;
+  }
+}
+
+bool Translator::branch(Frame& f, const Instr& ins, bool jumpIfTrue, bool& done, VarRef& result) {
+  const size_t fallIp = f.ip;
+  const size_t jumpIp = static_cast<size_t>(f.bc->indexOf(ins.target));
+  const int line = f.line, offset = f.offset;
+  // Any failure from here on is a GB004 break at the jump (the frame is then
+  // split there as before); internal errors stay what they are.
+  auto giveUp = [&](const std::string& why) {
+    Failure inner = failure_;
+    failure_ = Failure();
+    f.line = line;
+    f.offset = offset;
+    if (top_ == &f) f.offset = offset;
+    if (inner.internal) {
+      failure_ = inner;
+      return false;
+    }
+    std::string d = "branch on a tensor";
+    if (!why.empty()) d += " (not captured as ctrl.if: " + why + ")";
+    else if (!inner.code.empty())
+      d += " (not captured as ctrl.if: " + inner.code + " " + inner.detail +
+           (inner.line ? " at line " + std::to_string(inner.line) : "") + ")";
+    Frame* saved = current_;
+    current_ = &f;
+    fail("GB004", d);
+    current_ = saved;
+    return false;
+  };
+  if (f.yields) return giveUp("inside a generator");
+  if (branchDepth_ >= kMaxBranchDepth) return giveUp("branches nested too deeply");
+  VarRef c = f.stack.back();
+  PyRef cv = hostCall("condition", Py_BuildValue("(OOi)", c->obj.get(), f.code->co_filename, line));
+  if (!cv) return giveUp("");
+  if (PyUnicode_Check(cv.get())) return giveUp(str(cv.get()));
+  int cond = static_cast<int>(PyLong_AsLong(cv.get()));
+  f.pop();
+
+  Snapshot pre;
+  save(f, pre);
+  if (failed()) return giveUp("");
+  ++branchDepth_;
+  struct DepthGuard {
+    int& d;
+    ~DepthGuard() { --d; }
+  } depthGuard{branchDepth_};
+
+  // The fall-through side first: its end tells where the sides join.
+  PyRef h = hostCall("begin_region", Py_BuildValue("(s)", "arm"));
+  if (!h) return giveUp("");
+  ArmEnd e1;
+  bool ok = runArm(f, fallIp, [&](size_t ip) { return ip < fallIp || ip >= jumpIp; }, e1);
+  if (!ok) return giveUp("");
+  PyRef h1 = hostCall("end_region", PyTuple_New(0));
+  if (!h1) return giveUp("");
+  Snapshot s1;
+  save(f, s1);
+  if (failed()) return giveUp("");
+  restore(f, pre);
+  if (failed()) return giveUp("");
+
+  h = hostCall("begin_region", Py_BuildValue("(s)", "arm"));
+  if (!h) return giveUp("");
+  ArmEnd e2;
+  const size_t join = e1.ip;
+  const bool returns = e1.returned;
+  ok = runArm(f, jumpIp, [&](size_t ip) { return !returns && ip == join; }, e2);
+  if (!ok) return giveUp("");
+  if (e2.returned != e1.returned) return giveUp("one side returns and the other does not");
+  PyRef h2 = hostCall("end_region", PyTuple_New(0));
+  if (!h2) return giveUp("");
+  if (gradEnabled_ != s1.grad) return giveUp("the sides leave different grad modes");
+  if (f.stack.size() != s1.stack.size()) return giveUp("the sides leave different stack depths");
+
+  // Merge the two end states (the second is the current one).
+  PyRef binds2 = hostCall("save_binds", PyTuple_New(0));
+  if (!binds2) return giveUp("");
+  MergeCtx m;
+  m.binds1 = s1.binds.get();
+  m.binds2 = binds2.get();
+  std::vector<VarRef> slots(f.slots.size()), stack(f.stack.size());
+  for (size_t i = 0; i < f.slots.size(); ++i) {
+    if (!s1.slots[i] && !f.slots[i]) continue;
+    slots[i] = mergeVar(s1.slots[i], f.slots[i], m);
+    if (!slots[i]) return giveUp(m.why.empty() ? "a local differs between the sides" : m.why);
+  }
+  for (size_t i = 0; i < f.stack.size(); ++i) {
+    stack[i] = mergeVar(s1.stack[i], f.stack[i], m);
+    if (!stack[i]) return giveUp(m.why);
+  }
+  VarRef ret;
+  if (returns) {
+    ret = mergeVar(e1.result, e2.result, m);
+    if (!ret) return giveUp(m.why);
+  }
+  // Trackers that existed before the branch: their contents after each side.
+  std::unordered_map<Var*, const Var*> after1;
+  for (const auto& [v, content] : s1.heap) after1[v.get()] = &content;
+  std::vector<std::pair<VarRef, Var>> merged;
+  for (const auto& [v, before] : pre.heap) {
+    auto it = after1.find(v.get());
+    if (it == after1.end()) continue;
+    const Var& a = *it->second;
+    const Var& b = *v;
+    if (a.kind != b.kind || a.items.size() != b.items.size() || a.keys.size() != b.keys.size() ||
+        a.pos != b.pos || a.kwItems.size() != b.kwItems.size() || a.cells.size() != b.cells.size() ||
+        a.obj.get() != b.obj.get())
+      return giveUp("the sides change a container or iterator differently");
+    Var out = b;
+    for (size_t i = 0; i < a.items.size(); ++i) {
+      out.items[i] = mergeVar(a.items[i], b.items[i], m);
+      if (!out.items[i]) return giveUp(m.why);
+    }
+    if (a.self || b.self) {
+      out.self = mergeVar(a.self, b.self, m);
+      if (!out.self) return giveUp(m.why);
+    }
+    if (a.vid != b.vid) out.vid = before.vid;
+    merged.emplace_back(v, std::move(out));
+  }
+  // Tensors changed in place by either side: rebound to the ctrl.if's results.
+  PyRef rebound = hostCall("rebound", Py_BuildValue("(OOO)", pre.binds.get(), s1.binds.get(), binds2.get()));
+  if (!rebound) return giveUp("");
+  for (Py_ssize_t i = 0; i < PyList_GET_SIZE(rebound.get()); ++i) {
+    PyObject* t = PyList_GET_ITEM(rebound.get(), i);
+    m.ids1.push_back(static_cast<int>(PyLong_AsLong(PyTuple_GET_ITEM(t, 1))));
+    m.ids2.push_back(static_cast<int>(PyLong_AsLong(PyTuple_GET_ITEM(t, 2))));
+    m.fresh.emplace_back();
+    m.rebind.push_back(PyRef::borrow(PyTuple_GET_ITEM(t, 0)));
+  }
+  PyObject* l1 = PyList_New(0);
+  PyObject* l2 = PyList_New(0);
+  for (int id : m.ids1) PyList_Append(l1, PyRef::steal(PyLong_FromLong(id)).get());
+  for (int id : m.ids2) PyList_Append(l2, PyRef::steal(PyLong_FromLong(id)).get());
+  f.line = line;
+  f.offset = offset;
+  host_.setLoc(f.code->co_filename, line);
+  PyRef res = hostCall("add_if", Py_BuildValue("(iOONNOi)", cond, h1.get(), h2.get(), l1, l2, f.code->co_filename, line));
+  if (!res) return giveUp("");
+  if (PyUnicode_Check(res.get())) return giveUp(str(res.get()));
+  // The joined state: arm metas bound to the results.
+  for (size_t k = 0; k < m.fresh.size(); ++k) {
+    long id = PyLong_AsLong(PyList_GET_ITEM(res.get(), static_cast<Py_ssize_t>(k)));
+    if (m.fresh[k]) {
+      PyRef meta = hostCall("bind_fresh", Py_BuildValue("(Ol)", m.fresh[k]->obj.get(), id));
+      if (!meta) return giveUp("");
+      m.fresh[k]->obj = meta;
+    } else {
+      PyRef r = hostCall("bind", Py_BuildValue("(Ol)", m.rebind[k].get(), id));
+      if (!r) return giveUp("");
+    }
+  }
+  for (auto& [v, content] : merged) *v = std::move(content);
+  f.slots = std::move(slots);
+  f.stack = std::move(stack);
+  if (returns) {
+    done = true;
+    result = std::move(ret);
+  } else {
+    f.ip = join;
+  }
+  return true;
+}
+
+}  // namespace xacc::capture::translate
