@@ -154,6 +154,48 @@ def test_errors_overflow_and_depth_match_the_runtime(tmp_path: Path, cache: Path
     assert "native code bailed out (native stack low)" in xpu.stderr
 
 
+ACCUMULATE = """
+func up(n: int): int {
+    return up(n + 1) + 1
+}
+func sumdown(n: int): int {
+    return if n < 1 then 0 else n + sumdown(n - 1)
+}
+func sumeq(n: int): int {
+    return if n == 0 then 0 else n + sumeq(n - 1)
+}
+func main(): int {
+    println(sumdown(1000000))
+    println(sumeq(1000000))
+    println(%s)
+    return 0
+}
+"""
+
+
+@pytest.mark.parametrize("call, bail", [("up(0)", True), ("sumeq(-1)", True), ("sumdown(20000000)", True),
+                                        ("sumeq(20000000)", True), ("sumdown(5)", False)],
+                         ids=["diverges", "diverges-past-the-base", "too-deep-proven", "too-deep-counted", "fine"])
+def test_accumulator_recursion_has_the_runtime_depth_limit(tmp_path: Path, cache: Path, call: str,
+                                                          bail: bool) -> None:
+    # `n + f(..)` runs as a native loop; it stands for nested calls, which the
+    # runtime limits. A loop whose steps are proven to end (sumdown: n - 1
+    # under n >= 1) checks its trip count once on entry; the others count
+    # steps. Either way native code must end with the runtime's diagnostic,
+    # not loop forever or answer where the runtime reports a stack overflow.
+    (tmp_path / "acc.cml").write_text(ACCUMULATE % call)
+    xpu = camel(tmp_path, "acc.cml", cache)
+    assert {"acc::up", "acc::sumdown", "acc::sumeq"} <= compiled_graphs(xpu.stderr), xpu.stderr
+    assert xpu.stdout.splitlines()[:2] == ["500000500000"] * 2
+    if bail:
+        assert xpu.returncode == 1, xpu.stdout
+        assert "error[E0417]: stack overflow: more than 10000000 nested calls" in xpu.stderr
+        assert "native code bailed out (more nested calls than the runtime allows)" in xpu.stderr
+    else:
+        assert xpu.returncode == 0 and xpu.stdout.splitlines()[2] == "15"
+        assert "bailed out" not in xpu.stderr
+
+
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="stack limits through setrlimit")
 @pytest.mark.parametrize("stack_kib", [1024, 8192, None], ids=["1MiB", "8MiB", "unlimited"])
 def test_native_stack_limit_follows_the_stack_rlimit(tmp_path: Path, cache: Path, stack_kib: int | None) -> None:

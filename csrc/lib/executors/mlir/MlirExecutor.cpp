@@ -63,6 +63,7 @@ const char* bailReason(int code) {
     case xm::ScalarAbi::DivByZero: return "division by zero";
     case xm::ScalarAbi::BadConversion: return "float does not fit an integer";
     case xm::ScalarAbi::NegativeExponent: return "negative exponent";
+    case xm::ScalarAbi::TooDeep: return "more nested calls than the runtime allows";
   }
   return "unknown";
 }

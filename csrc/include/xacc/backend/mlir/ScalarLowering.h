@@ -35,7 +35,7 @@
 namespace xacc::backend::mlir {
 
 /// Bumped whenever the generated code changes meaning: part of the disk-cache key.
-inline constexpr const char* kScalarLoweringVersion = "xacc-scalar-6";
+inline constexpr const char* kScalarLoweringVersion = "xacc-scalar-7";
 
 enum class ScalarKind : uint8_t { I64, F64, Bool };
 
@@ -46,7 +46,14 @@ struct Context {
   void* jmpBuf;
 };
 /// The value longjmp delivers (why native code gave up).
-enum Bail : int { StackLow = 1, DivByZero = 2, BadConversion = 3, NegativeExponent = 4 };
+enum Bail : int { StackLow = 1, DivByZero = 2, BadConversion = 3, NegativeExponent = 4, TooDeep = 5 };
+/// A recursion that native code runs as a loop (an integer accumulator,
+/// `f(n) = x + f(..)`) counts the calls it stands for and bails out (TooDeep)
+/// past this many: the runtime's own limit on nested calls (Runtime's
+/// maxFrames default), so the rerun reports the same stack overflow
+/// diagnostic instead of native code looping forever. Tail calls proper are
+/// not counted: the runtime does not nest them either.
+inline constexpr uint64_t kMaxNestedCalls = 10'000'000;
 inline constexpr const char* kDispatch = "xacc_scalar_dispatch";
 }  // namespace ScalarAbi
 
