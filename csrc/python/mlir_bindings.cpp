@@ -139,6 +139,7 @@ py::dict statsDict(const xm::CompileStats& s) {
   d["fallback_reasons"] = s.fallbackReasons;
   d["kernel_launches"] = s.kernelLaunches;
   d["region_fallback_runs"] = s.regionFallbackRuns;
+  d["split_runs"] = s.splitRuns;
   return d;
 }
 

@@ -24,6 +24,7 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -101,6 +102,7 @@ struct Variant {
   std::string error;  ///< non-empty: this signature falls back
   size_t numPacked = 0;
   bool parallel = false;  ///< may be split over dim 0
+  int64_t grainRows = 1;  ///< parallel: fewest rows worth a thread of their own
 };
 
 struct RegionState {
@@ -184,6 +186,53 @@ bool splittableOverDim0(const KernelIR& k) {
   }
   return true;
 }
+
+/// Estimated floating-point work of one element of a Map op, in vector-lane
+/// operations after fastMath lowering (MathApprox.cpp's uop counts for exp,
+/// tanh, erf and sigmoid's divide; MLIR's polynomial approximations for the
+/// other functions; a divide or square root without the fast form occupies
+/// the divider for several cycles).
+int64_t bytesOf(DType d) {
+  switch (d) {
+    case DType::Bool: case DType::I8: case DType::U8: return 1;
+    case DType::F16: case DType::BF16: case DType::I16: return 2;
+    case DType::F32: case DType::I32: return 4;
+    case DType::C128: return 16;
+    default: return 8;
+  }
+}
+
+double mapOpCost(const std::string& op) {
+  static const std::unordered_map<std::string, double> cost = {
+      {"exp", 14},   {"exp2", 14},  {"expm1", 20}, {"tanh", 18},  {"erf", 19},   {"erfc", 24},
+      {"log", 20},   {"log1p", 24}, {"log2", 20},  {"log10", 20}, {"sin", 24},   {"cos", 24},
+      {"tan", 30},   {"atan", 24},  {"asin", 30},  {"acos", 30},  {"atan2", 30}, {"sinh", 30},
+      {"cosh", 30},  {"pow", 40},   {"div", 8},    {"sqrt", 8},   {"rsqrt", 8},  {"fmod", 10},
+      {"floordiv", 10}};
+  auto it = cost.find(op);
+  return it == cost.end() ? 1.0 : it->second;
+}
+
+}  // namespace
+
+KernelWork estimateKernelWork(const KernelIR& k) {
+  KernelWork w;
+  if (k.outputs.empty()) return w;
+  double outElems = static_cast<double>(std::max<int64_t>(1, numelOf(k.at(k.outputs[0]).shape)));
+  for (const KInput& in : k.inputs) w.bytesPerElement += numelOf(in.shape) * bytesOf(in.dtype) / outElems;
+  for (int o : k.outputs) w.bytesPerElement += numelOf(k.at(o).shape) * bytesOf(k.at(o).dtype) / outElems;
+  for (const KNode& n : k.nodes) {
+    if (n.kind == KNode::Map) w.opsPerElement += mapOpCost(n.op) * numelOf(n.shape) / outElems;
+    if (n.kind == KNode::Reduce) w.opsPerElement += numelOf(k.at(n.args[0]).shape) / outElems;
+  }
+  // One element of a plain f32 copy moves 8 bytes; measured on this
+  // machine's AVX-512 cores (one thread, pointwise.py), that takes about as
+  // long as 12 lane-operations of a fused body (0.33 ns vs 0.025 ns each).
+  w.copyElements = numelOf(k.at(k.outputs[0]).shape) * (w.bytesPerElement / 8.0 + w.opsPerElement / 12.0);
+  return w;
+}
+
+namespace {
 
 /// Memref descriptor fields, packed one pointer per LLVM argument. `args`
 /// points into `storage`, so storage must never move: a deque keeps element
@@ -296,6 +345,7 @@ public:
     snapshot_ = stats_;
     snapshot_.kernelLaunches = kernelLaunches_.load();
     snapshot_.regionFallbackRuns = regionFallbackRuns_.load();
+    snapshot_.splitRuns = splitRuns_.load();
     return snapshot_;
   }
 
@@ -405,11 +455,34 @@ private:
     }
     // Kernels big enough to be worth threads get a dynamic row dim, so the
     // same code runs on any row range (and any row count).
+    // Note [Splitting kernels over rows]: a kernel is split when its
+    // estimated work (estimateKernelWork: bytes moved and FP operations per
+    // element, in f32-copy elements) reaches `parallelThreshold`, so a chain
+    // of transcendental functions is split at fewer elements than a plain
+    // add. Each thread gets at least half the threshold's work (the grain),
+    // so a kernel at the threshold runs as two chunks; at::parallel_for
+    // (OpenMP) gives each thread one contiguous range of rows.
     const KernelIR& k = v->kernel;
-    if (opts_.parallel && at::get_num_threads() > 1 && splittableOverDim0(k) &&
-        numelOf(k.at(k.outputs[0]).shape) >= opts_.parallelThreshold) {
-      v->parallel = true;
-      v->kernel.dynRows = k.at(k.outputs[0]).shape[0];
+    int threads = at::get_num_threads();
+    if (opts_.parallel && threads > 1 && splittableOverDim0(k)) {
+      KernelWork w = estimateKernelWork(k);
+      int64_t rows = k.at(k.outputs[0]).shape[0];
+      if (w.copyElements >= static_cast<double>(opts_.parallelThreshold)) {
+        v->parallel = true;
+        v->kernel.dynRows = rows;
+        double perRow = std::max(w.copyElements / rows, 1e-9);
+        v->grainRows = std::clamp<int64_t>(
+            static_cast<int64_t>(std::ceil(opts_.parallelThreshold / 2.0 / perRow)), 1, rows);
+      }
+      char buf[240];
+      std::snprintf(buf, sizeof buf,
+                    "region %d: %s over dim 0 (%lld rows, %.1f bytes + %.1f FP ops per element = %.0f "
+                    "copy-elements of work, threshold %lld, %d threads, grain %lld rows)",
+                    r.index, v->parallel ? "split" : "not split", static_cast<long long>(rows),
+                    w.bytesPerElement, w.opsPerElement, w.copyElements,
+                    static_cast<long long>(opts_.parallelThreshold), threads,
+                    static_cast<long long>(v->grainRows));
+      logLine(buf);
     }
     std::string text = emitKernelMlir(v->kernel);
     // The cache directory is part of the key: a kernel first needed under a
@@ -543,10 +616,12 @@ private:
       v->fn->call(p.args.data());
     };
     if (v->parallel) {
-      const auto& shape = k.at(k.outputs[0]).shape;
-      int64_t rowElems = std::max<int64_t>(1, numelOf(shape) / shape[0]);
-      int64_t grain = std::max<int64_t>(1, opts_.parallelThreshold / 4 / rowElems);
-      at::parallel_for(0, shape[0], grain, [&](int64_t begin, int64_t end) { launch(begin, end, true); });
+      std::atomic<int> chunks{0};
+      at::parallel_for(0, k.at(k.outputs[0]).shape[0], v->grainRows, [&](int64_t begin, int64_t end) {
+        chunks.fetch_add(1, std::memory_order_relaxed);
+        launch(begin, end, true);
+      });
+      if (chunks.load() > 1) ++splitRuns_;
     } else {
       launch(0, 0, false);
     }
@@ -564,7 +639,7 @@ private:
   std::vector<int> resultSlots_;
   std::vector<std::pair<int, std::string>> regionFailures_;
   bool built_ = false;
-  std::atomic<int64_t> kernelLaunches_{0}, regionFallbackRuns_{0};
+  std::atomic<int64_t> kernelLaunches_{0}, regionFallbackRuns_{0}, splitRuns_{0};
   mutable std::mutex statsMu_;
   mutable CompileStats snapshot_;
   // Profiling (opts_.profile): per region step index (kernel, ATen) times;

@@ -90,4 +90,15 @@ std::string emitKernelMlir(const KernelIR& k, const EmitOptions& opts = {});
 /// numel of a shape.
 int64_t numelOf(const std::vector<int64_t>& shape);
 
+/// Estimated cost of a kernel (Executable.cpp), for the decision to split it
+/// across threads: per output element, the bytes its inputs and outputs move
+/// and its floating-point lane-operations after fastMath lowering; in all,
+/// the work in elements of a plain f32 copy (8 bytes moved each).
+struct KernelWork {
+  double bytesPerElement = 0;
+  double opsPerElement = 0;
+  double copyElements = 0;
+};
+KernelWork estimateKernelWork(const KernelIR& k);
+
 }  // namespace xacc::backend::mlir

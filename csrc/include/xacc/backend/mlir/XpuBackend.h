@@ -34,7 +34,8 @@ struct CompileOptions {
   /// approximations that vectorise (a few ulp of error, as in most DL compilers).
   bool fastMath = true;
   /// Split kernels over the outermost dimension across the ATen thread pool
-  /// when they touch at least `parallelThreshold` elements.
+  /// when their estimated work (bytes moved and FP operations per element)
+  /// is at least that of copying `parallelThreshold` f32 elements.
   bool parallel = true;
   int64_t parallelThreshold = 1 << 16;
   /// Directory of the on-disk kernel cache; empty: `$XACC_CACHE_DIR`, and no
@@ -66,6 +67,9 @@ struct CompileStats {
   /// (their input signature did not lower, or autograd needed the ATen path).
   int64_t kernelLaunches = 0;
   int64_t regionFallbackRuns = 0;
+  /// Kernel launches that ran as more than one chunk across the ATen thread
+  /// pool (split over dim 0: the decision is logged under XACC_LOG=mlir).
+  int64_t splitRuns = 0;
   /// One line per node or region that fell back, with the reason (including
   /// regions whose kernel for a run-time input signature failed to build).
   std::vector<std::string> fallbackReasons;
