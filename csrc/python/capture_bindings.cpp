@@ -207,7 +207,8 @@ void bindCapture(py::module_& m) {
       })
       .def("begin_region", [](cap::GraphBuilder& b, const std::string& label, py::list inputs) {
         std::vector<ir::Type> ts;
-        for (py::handle t : inputs) ts.push_back(typeFromSpec(t));
+        for (py::handle t : inputs)  // a type spec, or the id of a value of that type
+          ts.push_back(py::isinstance<py::int_>(t) ? b.typeOf(t.cast<int>()) : typeFromSpec(t));
         std::vector<int> ids;
         b.beginRegion(label, ts, ids);
         return ids;

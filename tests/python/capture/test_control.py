@@ -660,3 +660,79 @@ def test_arms_with_different_shapes_break_with_a_reason():
     out = explain(shape_differs)(torch.ones(4))
     assert any("not captured as ctrl.if" in b.detail and "float32[2]" in b.detail for b in out.break_reasons), \
         [str(b) for b in out.break_reasons]
+
+
+# -- while <tensor>: one ctrl.loop --------------------------------------------
+
+def halve_until(x, eps):
+    steps = torch.zeros(())
+    while x.abs().max() > eps:
+        x = x * 0.5
+        steps = steps + 1
+    return x, steps
+
+
+def while_with_branch(x):
+    while x.sum() > 1.0:
+        if x.max() > 2.0:
+            x = x - 1.0
+        else:
+            x = x * 0.5
+    return x.exp()
+
+
+def while_temp_local(x):
+    while x.norm() > 1.0:
+        y = x * 0.75
+        x = y.sin()
+    return x
+
+
+WHILE_CASES = {
+    "halve_until": (halve_until, lambda i: (torch.randn(4) * [10.0, 0.01, 1000.0, 3.0][i % 4], 0.1)),
+    "while_with_branch": (while_with_branch, lambda i: (torch.rand(3) * [4.0, 0.1, 2.0, 1.0][i % 4],)),
+    "while_temp_local": (while_temp_local, lambda i: (torch.randn(5) * [3.0, 0.1, 1.0, 10.0][i % 4],)),
+}
+
+
+@pytest.mark.parametrize("name", sorted(WHILE_CASES))
+def test_while_on_a_tensor_is_one_loop(name):
+    fn, make = WHILE_CASES[name]
+    c = check(fn, make, calls=4, graphs=1, breaks=0)
+    assert c["frames"] == 1
+    n, out = _ctrl_nodes(fn, *make(0), op="ctrl.loop")
+    assert n == 1 and out.graph_break_count == 0, out.graphs
+
+
+def test_while_loop_gradients_match_eager():
+    def f(w, x):
+        x = x * w.exp()  # carried tensors keep requires_grad through the loop
+        while x.abs().sum() > 0.5:
+            x = x * torch.sigmoid(w)
+        return x.sum()
+
+    w1 = torch.randn(3, requires_grad=True)
+    w2 = w1.detach().clone().requires_grad_(True)
+    x = torch.randn(3) * 4
+    f(w1, x).backward()
+    jit(f)(w2, x).backward()
+    same(w1.grad, w2.grad)
+    assert counters()["graphs"] == 1 and counters()["breaks"] == 0
+
+
+def while_python_counter(x):
+    n = 0
+    while x.sum() > 1.0:
+        x = x * 0.5
+        n += 1
+    return x, n
+
+
+def test_while_changing_a_python_value_breaks_with_a_reason():
+    # The trip count is not known: a Python counter cannot be carried.
+    from xacc import explain
+
+    check(while_python_counter, lambda i: (torch.rand(3) * [4.0, 0.1][i % 2],), calls=2)
+    out = explain(while_python_counter)(torch.ones(3) * 4)
+    assert any("changes a Python value" in b.detail for b in out.break_reasons), \
+        [str(b) for b in out.break_reasons]

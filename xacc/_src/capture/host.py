@@ -157,8 +157,10 @@ class Host:
         (c,) = self.ctx.builder.add_op("aten.is_nonzero.default", [vid], {}, ["bool"])
         return c
 
-    def begin_region(self, label: str) -> list[int]:
-        return self.ctx.builder.begin_region(label, [])
+    def begin_region(self, label: str, inputs: list = ()) -> list[int]:
+        """Opens a region; `inputs`: type specs or value ids (their types) of
+        its leading parameters (a loop's carried values)."""
+        return self.ctx.builder.begin_region(label, list(inputs))
 
     def end_region(self) -> int:
         return self.ctx.builder.end_region()
@@ -209,6 +211,23 @@ class Host:
             return self.ctx.builder.add_if(cond, a, b, ids_a, ids_b)
         except ValueError as e:
             return str(e)
+
+    def add_loop(self, init: list[int], hc: int, hb: int, cond: int, body: list[int], file: str,
+                 line: int) -> list[int] | str:
+        self.ctx.builder.set_loc(file, line)
+        try:
+            return self.ctx.builder.add_loop(init, hc, hb, cond, body)
+        except ValueError as e:
+            return str(e)
+
+    def carried(self, a: torch.Tensor, b: torch.Tensor) -> int | str:
+        """Value id of `b`, the value a loop body leaves for a carried tensor
+        that entered as `a`, or why it cannot be carried."""
+        if a.dtype != b.dtype or a.shape != b.shape or a.stride() != b.stride():
+            return f"a loop-carried tensor changes from {_meta_str(a)} to {_meta_str(b)}"
+        if a.requires_grad != b.requires_grad:
+            return "a loop-carried tensor changes requires_grad"
+        return self.ctx.rec.vid_of(b)
 
     def bind_fresh(self, like: torch.Tensor, vid: int) -> torch.Tensor:
         m = meta_like(like)

@@ -207,35 +207,40 @@ VarRef Translator::mergeVar(const VarRef& a, const VarRef& b, MergeCtx& m) {
   }
 }
 
+bool Translator::notCaptured(Frame& f, int line, int offset, const std::string& why) {
+  // Any failure inside an arm or loop body is a GB004 break at the jump (the
+  // frame is then split there as before); internal errors stay what they are.
+  Failure inner = failure_;
+  failure_ = Failure();
+  f.line = line;
+  f.offset = offset;
+  if (inner.internal) {
+    failure_ = inner;
+    return false;
+  }
+  std::string d = "branch on a tensor";
+  if (!why.empty()) d += " (not captured as ctrl.if/ctrl.loop: " + why + ")";
+  else if (!inner.code.empty())
+    d += " (not captured as ctrl.if/ctrl.loop: " + inner.code + " " + inner.detail +
+         (inner.line ? " at line " + std::to_string(inner.line) : "") + ")";
+  Frame* saved = current_;
+  current_ = &f;
+  fail("GB004", d);
+  current_ = saved;
+  return false;
+}
+
 bool Translator::branch(Frame& f, const Instr& ins, bool jumpIfTrue, bool& done, VarRef& result) {
   const size_t fallIp = f.ip;
   const size_t jumpIp = static_cast<size_t>(f.bc->indexOf(ins.target));
   const int line = f.line, offset = f.offset;
-  // Any failure from here on is a GB004 break at the jump (the frame is then
-  // split there as before); internal errors stay what they are.
-  auto giveUp = [&](const std::string& why) {
-    Failure inner = failure_;
-    failure_ = Failure();
-    f.line = line;
-    f.offset = offset;
-    if (top_ == &f) f.offset = offset;
-    if (inner.internal) {
-      failure_ = inner;
-      return false;
-    }
-    std::string d = "branch on a tensor";
-    if (!why.empty()) d += " (not captured as ctrl.if: " + why + ")";
-    else if (!inner.code.empty())
-      d += " (not captured as ctrl.if: " + inner.code + " " + inner.detail +
-           (inner.line ? " at line " + std::to_string(inner.line) : "") + ")";
-    Frame* saved = current_;
-    current_ = &f;
-    fail("GB004", d);
-    current_ = saved;
-    return false;
-  };
+  auto giveUp = [&](const std::string& why) { return notCaptured(f, line, offset, why); };
   if (f.yields) return giveUp("inside a generator");
   if (branchDepth_ >= kMaxBranchDepth) return giveUp("branches nested too deeply");
+  const auto& instrs = f.bc->instrs();
+  if (!jumpIfTrue && jumpIp > fallIp && instrs[jumpIp - 1].op == Op::POP_JUMP_BACKWARD_IF_TRUE &&
+      static_cast<size_t>(f.bc->indexOf(instrs[jumpIp - 1].target)) == fallIp)
+    return whileLoop(f, fallIp, jumpIp, line, offset);  // `while <tensor>:`
   VarRef c = f.stack.back();
   PyRef cv = hostCall("condition", Py_BuildValue("(OOi)", c->obj.get(), f.code->co_filename, line));
   if (!cv) return giveUp("");
@@ -366,6 +371,158 @@ bool Translator::branch(Frame& f, const Instr& ins, bool jumpIfTrue, bool& done,
   } else {
     f.ip = join;
   }
+  return true;
+}
+
+// `while <tensor>: body` (3.11: a forward jump to the exit, the body, the
+// condition again and a backward jump to the body) as one ctrl.loop. The
+// carried values are the condition (as a bool) and every tensor local; the
+// body is traced once, from parameters standing for them, up to the backward
+// jump, whose condition the body region yields with the new tensors. Python
+// state must not change in the body (the trip count is unknown): locals that
+// are not tensors stay the same trackers, containers keep their contents,
+// tensors keep their metadata; locals first bound in the body are unbound
+// after the loop. In-place ops in the body are not captured yet.
+bool Translator::whileLoop(Frame& f, size_t bodyIp, size_t exitIp, int line, int offset) {
+  auto giveUp = [&](const std::string& why) { return notCaptured(f, line, offset, why); };
+  VarRef c = f.stack.back();
+  PyRef cv = hostCall("condition", Py_BuildValue("(OOi)", c->obj.get(), f.code->co_filename, line));
+  if (!cv) return giveUp("");
+  if (PyUnicode_Check(cv.get())) return giveUp(str(cv.get()));
+  const int cond0 = static_cast<int>(PyLong_AsLong(cv.get()));
+  f.pop();
+  Snapshot pre;
+  save(f, pre);
+  if (failed()) return giveUp("");
+  ++branchDepth_;
+  struct DepthGuard {
+    int& d;
+    ~DepthGuard() { --d; }
+  } depthGuard{branchDepth_};
+
+  // The carried tensors: locals of this frame.
+  const size_t nlocals = static_cast<size_t>(f.code->co_nlocals);
+  std::vector<size_t> carried;
+  std::vector<int> init{cond0};
+  for (size_t i = 0; i < nlocals && i < f.slots.size(); ++i) {
+    const VarRef& v = f.slots[i];
+    if (!v || !v->is(Var::Kind::Tensor)) continue;
+    if (v->isNumpy()) return giveUp("a NumPy array in a loop");
+    int vid = valueOf(v);
+    if (vid < 0) return giveUp("");
+    carried.push_back(i);
+    init.push_back(vid);
+  }
+  auto idList = [](const std::vector<int>& ids, size_t from = 0) {
+    PyObject* l = PyList_New(0);
+    for (size_t k = from; k < ids.size(); ++k) PyList_Append(l, PyRef::steal(PyLong_FromLong(ids[k])).get());
+    return l;
+  };
+  auto toInts = [](PyObject* list, std::vector<int>& out) {
+    for (Py_ssize_t k = 0; k < PyList_GET_SIZE(list); ++k)
+      out.push_back(static_cast<int>(PyLong_AsLong(PyList_GET_ITEM(list, k))));
+  };
+  // ^cond(c, ts...) -> c
+  PyObject* specs = PyList_New(0);
+  PyList_Append(specs, PyRef::steal(PyUnicode_FromString("bool")).get());
+  for (size_t k = 1; k < init.size(); ++k) PyList_Append(specs, PyRef::steal(PyLong_FromLong(init[k])).get());
+  PyRef condIds = hostCall("begin_region", Py_BuildValue("(sO)", "cond", specs));
+  if (!condIds) {
+    Py_DECREF(specs);
+    return giveUp("");
+  }
+  PyRef hc = hostCall("end_region", PyTuple_New(0));
+  if (!hc) {
+    Py_DECREF(specs);
+    return giveUp("");
+  }
+  // ^body(c, ts...) -> (c', ts'...)
+  PyRef bodyIds = hostCall("begin_region", Py_BuildValue("(sN)", "body", specs));
+  if (!bodyIds) return giveUp("");
+  std::vector<int> bin;
+  toInts(bodyIds.get(), bin);
+  for (size_t k = 0; k < carried.size(); ++k) {
+    const VarRef& v = f.slots[carried[k]];
+    PyRef meta = hostCall("bind_fresh", Py_BuildValue("(Oi)", v->obj.get(), bin[k + 1]));
+    if (!meta) return giveUp("");
+    auto nv = std::make_shared<Var>(*v);
+    nv->source = nullptr;
+    nv->obj = meta;
+    f.slots[carried[k]] = nv;
+  }
+  std::vector<VarRef> entry = f.slots;
+  const size_t backIp = exitIp - 1;
+  ArmEnd e;
+  if (!runArm(f, bodyIp, [&](size_t ip) { return ip < bodyIp || ip >= backIp; }, e)) return giveUp("");
+  if (e.returned) return giveUp("a return inside the loop");
+  if (e.ip != backIp) return giveUp("a break out of the loop");
+  if (f.stack.empty() || !f.stack.back()->is(Var::Kind::Tensor)) return giveUp("the loop condition is not a tensor");
+  PyRef cv2 = hostCall("condition", Py_BuildValue("(OOi)", f.stack.back()->obj.get(), f.code->co_filename, line));
+  if (!cv2) return giveUp("");
+  if (PyUnicode_Check(cv2.get())) return giveUp(str(cv2.get()));
+  f.pop();
+  std::vector<int> out{static_cast<int>(PyLong_AsLong(cv2.get()))};
+  // The Python state must be what it was on entry.
+  if (f.stack.size() != pre.stack.size()) return giveUp("the loop body changes the stack");
+  for (size_t i = 0; i < f.stack.size(); ++i)
+    if (f.stack[i] != pre.stack[i]) return giveUp("the loop body changes the stack");
+  std::vector<bool> isCarried(f.slots.size(), false);
+  for (size_t k = 0; k < carried.size(); ++k) {
+    size_t i = carried[k];
+    isCarried[i] = true;
+    const VarRef& v = f.slots[i];
+    if (!v || !v->is(Var::Kind::Tensor) || v->isNumpy())
+      return giveUp("a loop-carried tensor becomes another kind of value");
+    PyRef r = hostCall("carried", Py_BuildValue("(OO)", entry[i]->obj.get(), v->obj.get()));
+    if (!r) return giveUp("");
+    if (PyUnicode_Check(r.get())) return giveUp(str(r.get()));
+    out.push_back(static_cast<int>(PyLong_AsLong(r.get())));
+  }
+  for (size_t i = 0; i < f.slots.size(); ++i) {
+    if (isCarried[i] || !pre.slots[i] || f.slots[i] == pre.slots[i]) continue;
+    const VarRef& a = pre.slots[i];
+    const VarRef& b = f.slots[i];
+    bool same = a->is(Var::Kind::Const) && b->is(Var::Kind::Const) &&
+                Py_TYPE(a->obj.get()) == Py_TYPE(b->obj.get()) &&
+                PyObject_RichCompareBool(a->obj.get(), b->obj.get(), Py_EQ) == 1;
+    if (PyErr_Occurred()) PyErr_Clear();
+    if (!same) return giveUp("the loop body changes a Python value (a local that is not a tensor)");
+  }
+  for (const auto& [v, before] : pre.heap) {
+    const Var& now = *v;
+    bool same = now.kind == before.kind && now.items == before.items && now.pos == before.pos &&
+                now.self == before.self && now.obj.get() == before.obj.get() && now.keys.size() == before.keys.size();
+    if (!same) return giveUp("the loop body changes a container, iterator or object");
+  }
+  PyRef binds = hostCall("save_binds", PyTuple_New(0));
+  if (!binds) return giveUp("");
+  PyRef rebound = hostCall("rebound", Py_BuildValue("(OOO)", pre.binds.get(), binds.get(), binds.get()));
+  if (!rebound) return giveUp("");
+  if (PyList_GET_SIZE(rebound.get()) > 0) return giveUp("in-place ops on tensors from outside the loop body");
+  PyRef hb = hostCall("end_region", PyTuple_New(0));
+  if (!hb) return giveUp("");
+  std::vector<int> cids;
+  toInts(condIds.get(), cids);
+  f.line = line;
+  f.offset = offset;
+  PyRef res = hostCall("add_loop", Py_BuildValue("(NOOiNOi)", idList(init), hc.get(), hb.get(), cids[0], idList(out),
+                                                 f.code->co_filename, line));
+  if (!res) return giveUp("");
+  if (PyUnicode_Check(res.get())) return giveUp(str(res.get()));
+  // After the loop: the entry state with the carried tensors bound to the results.
+  restore(f, pre);
+  if (failed()) return giveUp("");
+  for (size_t k = 0; k < carried.size(); ++k) {
+    long id = PyLong_AsLong(PyList_GET_ITEM(res.get(), static_cast<Py_ssize_t>(k + 1)));
+    const VarRef& v = f.slots[carried[k]];
+    PyRef meta = hostCall("bind_fresh", Py_BuildValue("(Ol)", v->obj.get(), id));
+    if (!meta) return giveUp("");
+    auto nv = std::make_shared<Var>(*v);
+    nv->source = nullptr;
+    nv->obj = meta;
+    f.slots[carried[k]] = nv;
+  }
+  f.ip = exitIp;
   return true;
 }
 

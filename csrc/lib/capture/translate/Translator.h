@@ -245,6 +245,8 @@ private:
   void restore(Frame& f, const Snapshot& s);
   bool runArm(Frame& f, size_t start, const std::function<bool(size_t)>& stop, ArmEnd& end);
   VarRef mergeVar(const VarRef& a, const VarRef& b, MergeCtx& m);
+  bool notCaptured(Frame& f, int line, int offset, const std::string& why);
+  bool whileLoop(Frame& f, size_t bodyIp, size_t exitIp, int line, int offset);
   friend struct Frame;
 };
 
