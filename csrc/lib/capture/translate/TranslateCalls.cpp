@@ -4,6 +4,7 @@
 // Device-moving Tensor methods are erased: every captured tensor lives on the
 // capture target, so `.cuda()`, `.cpu()` and device-only `.to()` are
 // identities and a dtype-changing `.to()` keeps only its dtype.
+#include <algorithm>
 #include <cstring>
 
 #include "PyTypes.h"
@@ -13,7 +14,12 @@ namespace xacc::capture::translate {
 
 namespace {
 
-constexpr size_t kMaxInlineDepth = 24;
+constexpr size_t kMaxInlineDepth = 32;
+/// How often one code object may be on the inline stack at once: a container
+/// nests the same forward (nn.Sequential inside nn.Sequential, a model's
+/// layer wrapper around each stage and each block), which is not recursion
+/// without end; real recursion stops here or at kMaxInlineDepth.
+constexpr long kMaxSameCode = 4;
 
 bool isA(PyObject* o, PyObject* type) {
   return PyObject_TypeCheck(o, reinterpret_cast<PyTypeObject*>(type));
@@ -88,6 +94,44 @@ bool isDeviceLike(const VarRef& v) {
     return true;
   }
   return PyLong_CheckExact(o);  // .cuda(0) / .to(0)
+}
+
+/// Whether `o` is a method of an immutable builtin type bound to (or, as a
+/// method descriptor, called on) a value of that type: `name.startswith(p)`,
+/// `str.lower(s)`, `(1, 2).index(2)`. On constant arguments such a call
+/// depends on nothing but them, so it runs at capture time.
+bool immutableBuiltinMethod(PyObject* o) {
+  PyTypeObject* cls = nullptr;
+  if (PyCFunction_Check(o)) {
+    PyObject* self = PyCFunction_GET_SELF(o);
+    if (!self || PyType_Check(self) || PyModule_Check(self)) return false;
+    cls = Py_TYPE(self);
+  } else if (Py_IS_TYPE(o, &PyMethodDescr_Type)) {
+    cls = PyDescr_TYPE(o);
+  } else {
+    return false;
+  }
+  return cls == &PyUnicode_Type || cls == &PyBytes_Type || cls == &PyLong_Type || cls == &PyFloat_Type ||
+         cls == &PyBool_Type || cls == &PyTuple_Type || cls == &PyFrozenSet_Type || cls == &PyComplex_Type;
+}
+
+/// A result that is a plain constant (None, bool, int, float, str, bytes, or
+/// a tuple or fresh list of those: `name.split("|")`).
+bool plainConstant(PyObject* v) {
+  if (v == Py_None || PyBool_Check(v) || PyLong_CheckExact(v) || PyFloat_CheckExact(v) || PyUnicode_CheckExact(v) ||
+      PyBytes_CheckExact(v))
+    return true;
+  if (PyTuple_CheckExact(v)) {
+    for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(v); ++i)
+      if (!plainConstant(PyTuple_GET_ITEM(v, i))) return false;
+    return true;
+  }
+  if (PyList_CheckExact(v)) {
+    for (Py_ssize_t i = 0; i < PyList_GET_SIZE(v); ++i)
+      if (!plainConstant(PyList_GET_ITEM(v, i))) return false;
+    return true;
+  }
+  return false;
 }
 
 }  // namespace
@@ -520,6 +564,7 @@ VarRef Translator::callObject(Frame& f, const VarRef& fn, std::vector<VarRef>& a
   }
   if (isTorchOp(o)) return record(o, args, kwargs);
   if (PyFunction_Check(o) && isUserFunction(o)) return inlineFunction(o, std::move(args), std::move(kwargs), fn->source);
+  if (immutableBuiltinMethod(o)) return foldBuiltinMethod(o, args, kwargs);
   fail("GB002", nameOf(o));
   return nullptr;
 }
@@ -577,7 +622,7 @@ VarRef Translator::inlineCode(PyCodeObject* code, PyObject* globals, const std::
   }
   bool generator = code->co_flags & CO_GENERATOR;
   if (inlineStack_.size() >= kMaxInlineDepth ||
-      std::find(inlineStack_.begin(), inlineStack_.end(), code) != inlineStack_.end()) {
+      std::count(inlineStack_.begin(), inlineStack_.end(), code) >= kMaxSameCode) {
     fail("GB016", "inlining " + name);
     return nullptr;
   }
@@ -754,6 +799,50 @@ VarRef Translator::superAttr(const VarRef& sv, PyObject* name) {
   }
   fail("GB010", std::string("super().") + PyUnicode_AsUTF8(name) + ": no such attribute");
   return nullptr;
+}
+
+}  // namespace xacc::capture::translate
+
+namespace xacc::capture::translate {
+
+VarRef Translator::foldBuiltinMethod(PyObject* o, std::vector<VarRef>& args,
+                                     std::vector<std::pair<PyRef, VarRef>>& kwargs) {
+  // The receiver is a constant already (guarded by value where it came from
+  // an input); the arguments must be constants too.
+  PyRef tuple = PyRef::steal(PyTuple_New(static_cast<Py_ssize_t>(args.size())));
+  for (size_t i = 0; i < args.size(); ++i) {
+    if (!isConst(args[i])) {
+      fail("GB002", nameOf(o) + " on a value that is not a constant");
+      return nullptr;
+    }
+    PyRef a = constOf(args[i]);
+    if (!a) return nullptr;
+    PyTuple_SET_ITEM(tuple.get(), static_cast<Py_ssize_t>(i), a.release());
+  }
+  PyRef kw;
+  if (!kwargs.empty()) {
+    kw = PyRef::steal(PyDict_New());
+    for (auto& [k, v] : kwargs) {
+      if (!isConst(v)) {
+        fail("GB002", nameOf(o) + " on a value that is not a constant");
+        return nullptr;
+      }
+      PyRef a = constOf(v);
+      if (!a) return nullptr;
+      PyDict_SetItem(kw.get(), k.get(), a.get());
+    }
+  }
+  PyObject* r = PyObject_Call(o, tuple.get(), kw.get());
+  if (!r) {
+    failPy("GB002", nameOf(o));
+    return nullptr;
+  }
+  PyRef result = PyRef::steal(r);
+  if (!plainConstant(r)) {
+    fail("GB002", nameOf(o) + " returned a value that is not a plain constant");
+    return nullptr;
+  }
+  return fromConst(r);
 }
 
 }  // namespace xacc::capture::translate

@@ -364,6 +364,16 @@ VarRef Translator::subscr(const VarRef& obj, const VarRef& idx) {
     VarRef c = moduleChild(obj, k.get(), found);
     if (found) return c;
   }
+  if (obj->is(Var::Kind::Object) && !failed()) {
+    // An object whose class defines __getitem__ in Python (a library's
+    // registry or mapping class): its __getitem__ is inlined like any call.
+    static PyObject* getitemName = PyUnicode_InternFromString("__getitem__");
+    PyObject* gi = _PyType_Lookup(Py_TYPE(obj->obj.get()), getitemName);  // borrowed
+    if (gi && PyFunction_Check(gi) && isUserFunction(gi)) {
+      PyRef keep = PyRef::borrow(gi);
+      return inlineFunction(gi, {obj, idx}, {}, nullptr);
+    }
+  }
   if (!failed()) fail("GB011", "subscript of an unsupported value");
   return nullptr;
 }

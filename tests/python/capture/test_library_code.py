@@ -1,0 +1,82 @@
+"""Constructs of third-party model code (transformers and friends) that the
+translator captures: nested containers running the same forward, methods of
+constant strings, registry objects with a Python __getitem__."""
+
+import pytest
+import torch
+import torch.nn as nn
+
+from harness import check, r
+from xacc.jit import jit
+
+
+class Block(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.body = nn.Sequential(nn.Linear(8, 8), nn.ReLU())
+        self.skip = nn.Sequential(nn.Linear(8, 8))
+
+    def forward(self, x):
+        return self.body(x) + self.skip(x)
+
+
+def test_same_forward_nested_in_itself_is_not_recursion():
+    # Sequential.forward -> Block.forward -> Sequential.forward: inlined.
+    model = nn.Sequential(Block(), nn.Sequential(Block(), nn.Sequential(Block())))
+    check(model, r(2, 8), graphs=1, breaks=0)
+
+
+class Configured(nn.Module):
+    def __init__(self, impl):
+        super().__init__()
+        self.impl = impl
+        self.fc = nn.Linear(8, 8)
+
+    def forward(self, x):
+        impl = self.impl
+        if impl.startswith("paged|") and impl != "paged|eager":
+            impl = impl.removeprefix("paged|")
+        scale = 2.0 if impl.upper() == "SDPA" else 3.0
+        return self.fc(x) * scale + len(impl.split("|"))
+
+
+@pytest.mark.parametrize("impl", ["sdpa", "paged|sdpa", "paged|eager"])
+def test_methods_of_constant_strings_run_at_capture_time(impl):
+    check(Configured(impl), r(2, 8), graphs=1, breaks=0)
+
+
+def test_string_method_on_a_bad_argument_is_a_break_not_an_error():
+    def f(x, s):
+        return x + s.index("z")  # ValueError at capture: the frame breaks, Python raises
+
+    jf = jit(f)
+    try:
+        jf(torch.ones(2), "abc")
+    except ValueError:
+        pass
+    else:
+        raise AssertionError("expected ValueError")
+
+
+class Registry:
+    """A mapping class of a library: __getitem__ in Python, local overrides."""
+
+    _global = {"double": lambda t: t * 2, "square": lambda t: t * t}
+
+    def __init__(self):
+        self._local = {}
+
+    def __getitem__(self, key):
+        if key in self._local:
+            return self._local[key]
+        return self._global[key]
+
+
+REGISTRY = Registry()
+
+
+def test_object_with_python_getitem_is_inlined():
+    def f(x):
+        return REGISTRY["double"](x) + REGISTRY["square"](x)
+
+    check(f, r(3), graphs=1, breaks=0)
