@@ -2,6 +2,8 @@
 translator captures: nested containers running the same forward, methods of
 constant strings, registry objects with a Python __getitem__."""
 
+import inspect
+
 import pytest
 import torch
 import torch.nn as nn
@@ -80,3 +82,38 @@ def test_object_with_python_getitem_is_inlined():
         return REGISTRY["double"](x) + REGISTRY["square"](x)
 
     check(f, r(3), graphs=1, breaks=0)
+
+
+def apply_chunked(fn, *tensors):
+    """transformers.pytorch_utils.apply_chunking_to_forward's argument check."""
+    n = len(inspect.signature(fn).parameters)
+    if n != len(tensors):
+        raise ValueError(f"{n} != {len(tensors)}")
+    return fn(*tensors)
+
+
+class Chunked(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(8, 8)
+
+    def chunk(self, x):
+        return self.fc(x).relu()
+
+    def forward(self, x):
+        return apply_chunked(self.chunk, x)
+
+
+def test_inspect_signature_of_a_known_function_is_a_constant():
+    check(Chunked(), r(2, 8), graphs=1, breaks=0)
+
+
+def test_inspect_signature_mismatch_still_raises():
+    def g(x, y):
+        return x + y
+
+    def f(x):
+        return apply_chunked(g, x)
+
+    with pytest.raises(ValueError):
+        jit(f)(torch.ones(2))

@@ -538,6 +538,14 @@ VarRef Translator::callObject(Frame& f, const VarRef& fn, std::vector<VarRef>& a
     }
     return makeSet(items, o == T->frozenset);
   }
+  static PyObject* inspectSignature = [] {
+    PyObject* m = PyImport_ImportModule("inspect");
+    PyObject* f = m ? PyObject_GetAttrString(m, "signature") : nullptr;
+    Py_XDECREF(m);
+    if (!f) PyErr_Clear();
+    return f;  // kept for the process
+  }();
+  if (o == inspectSignature && inspectSignature && args.size() == 1 && kwargs.empty()) return signatureOf(args[0]);
   bool handled = false;
   VarRef r = callBuiltin(o, args, kwargs, handled);
   if (handled) return r;
@@ -804,6 +812,32 @@ VarRef Translator::superAttr(const VarRef& sv, PyObject* name) {
 }  // namespace xacc::capture::translate
 
 namespace xacc::capture::translate {
+
+VarRef Translator::signatureOf(const VarRef& v) {
+  // inspect.signature of a function known at capture time (its identity is
+  // guarded where it came from an input): an immutable inspect.Signature,
+  // read through constant attribute access (`len(sig.parameters)`).
+  PyRef target;
+  if (v->is(Var::Kind::BoundMethod) && PyFunction_Check(v->obj.get())) {
+    // Bound to a tracked object: the signature without the first parameter,
+    // as for any bound method (the receiver itself does not matter).
+    target = PyRef::steal(PyMethod_New(v->obj.get(), Py_None));
+  } else if (v->is(Var::Kind::Object) && (PyFunction_Check(v->obj.get()) || PyMethod_Check(v->obj.get()))) {
+    target = v->obj;
+  }
+  if (!target) {
+    fail("GB002", "inspect.signature of a value that is not a known function");
+    return nullptr;
+  }
+  PyObject* m = PyImport_ImportModule("inspect");
+  PyObject* sig = m ? PyObject_CallMethod(m, "signature", "O", target.get()) : nullptr;
+  Py_XDECREF(m);
+  if (!sig) {
+    failPy("GB002", "inspect.signature");
+    return nullptr;
+  }
+  return makeConst(PyRef::steal(sig));
+}
 
 VarRef Translator::foldBuiltinMethod(PyObject* o, std::vector<VarRef>& args,
                                      std::vector<std::pair<PyRef, VarRef>>& kwargs) {

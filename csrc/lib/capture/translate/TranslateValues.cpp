@@ -2,6 +2,8 @@
 // user objects, tensors, constants), operators and subscripts. Tensor
 // operations are recorded through the host; operations on constants run in
 // Python on the constant values; anything else is a break.
+#include <cstring>
+
 #include "PyTypes.h"
 #include "Translator.h"
 
@@ -157,8 +159,20 @@ VarRef Translator::getattr(const VarRef& obj, PyObject* name) {
     }
     case Var::Kind::Const: {
       PyObject* v = obj->obj.get();
+      // inspect.Signature/Parameter (immutable; see signatureOf) and their
+      // read-only mappings answer attribute reads too.
+      const char* tn = Py_TYPE(v)->tp_name;
+      bool inspectValue = (std::strcmp(tn, "Signature") == 0 || std::strcmp(tn, "Parameter") == 0) &&
+                          PyObject_HasAttrString(reinterpret_cast<PyObject*>(Py_TYPE(v)), "__module__");
+      if (inspectValue) {
+        PyObject* mod = PyObject_GetAttrString(reinterpret_cast<PyObject*>(Py_TYPE(v)), "__module__");
+        inspectValue = mod && PyUnicode_Check(mod) && PyUnicode_CompareWithASCIIString(mod, "inspect") == 0;
+        Py_XDECREF(mod);
+        PyErr_Clear();
+      }
       if (isA(v, T->dtype) || isA(v, T->device) || isA(v, T->size) || PyTuple_Check(v) || PyLong_Check(v) ||
-          PyFloat_Check(v) || PyUnicode_Check(v) || PyComplex_Check(v)) {
+          PyFloat_Check(v) || PyUnicode_Check(v) || PyComplex_Check(v) || inspectValue ||
+          Py_IS_TYPE(v, &PyDictProxy_Type)) {
         PyObject* a = PyObject_GetAttr(v, name);
         if (!a) {
           failPy("GB010", std::string(".") + PyUnicode_AsUTF8(name));

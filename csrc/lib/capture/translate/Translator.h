@@ -207,6 +207,8 @@ private:
   void guardEquals(const SourceRef& s, PyObject* value);
   void guardLen(const SourceRef& s, Py_ssize_t n);
   bool guardOnce(const SourceRef& s, int kind);
+  /// inspect.signature(f) of a function known at capture time: a constant.
+  VarRef signatureOf(const VarRef& v);
   /// A method of an immutable builtin value on constant arguments, run now.
   VarRef foldBuiltinMethod(PyObject* o, std::vector<VarRef>& args, std::vector<std::pair<PyRef, VarRef>>& kwargs);
   VarRef callObject(Frame& f, const VarRef& fn, std::vector<VarRef>& args,
