@@ -569,6 +569,19 @@ def branch_on_item(x):
     return x * 3
 
 
+def branch_on_item_truth(x):
+    if (x > 0).sum().item():
+        return x + 1
+    return x - 1
+
+
+def int_item_compared(x):
+    # An int64 count compared with an int: exact in int64.
+    if (x > 0).sum().item() >= 2:
+        return x.cumsum(0)
+    return x.flip(0)
+
+
 CTRL_IF_CASES = {
     "if_else": (if_else, signs(4)),
     "if_without_else": (if_without_else, signs2(3)),
@@ -579,6 +592,9 @@ CTRL_IF_CASES = {
     "branch_in_loop": (branch_in_loop, signs(3)),
     "branch_in_callee": (branch_in_callee, signs(3)),
     "in_place_in_arm": (in_place_in_arm, signs2(3)),
+    "branch_on_item": (branch_on_item, signs(3)),
+    "branch_on_item_truth": (branch_on_item_truth, signs(3)),
+    "int_item_compared": (int_item_compared, signs(3)),
 }
 
 
@@ -736,3 +752,28 @@ def test_while_changing_a_python_value_breaks_with_a_reason():
     out = explain(while_python_counter)(torch.ones(3) * 4)
     assert any("changes a Python value" in b.detail for b in out.break_reasons), \
         [str(b) for b in out.break_reasons]
+
+
+def while_item_vs_argument(x, eps):
+    while x.abs().max().item() > eps:
+        x = x / 2
+    return x
+
+
+def test_while_on_item_compared_with_a_number_argument():
+    # eps stays a graph input (no recompile when it changes).
+    c = check(while_item_vs_argument, lambda i: (torch.randn(3) * [10.0, 0.1, 100.0][i % 3], [0.5, 0.25, 2.0][i % 3]),
+              calls=3, graphs=1, breaks=0)
+    assert c["recompiles"] == 0
+    n, out = _ctrl_nodes(while_item_vs_argument, torch.randn(3) * 10, 0.5, op="ctrl.loop")
+    assert n == 1
+
+
+def item_used_as_number(x):
+    v = x.sum().item()
+    return x * v
+
+
+def test_item_used_otherwise_is_still_a_break():
+    check(item_used_as_number, lambda i: (torch.randn(3),), calls=2, max_recompiles=2)
+    assert counters()["breaks"] >= 1

@@ -211,6 +211,10 @@ VarRef Translator::tensorMethod(const VarRef& tm, std::vector<VarRef>& args,
     args = std::move(rest);
     kwargs = std::move(kw);
   }
+  if (name == "item" && args.empty() && kwargs.empty()) {
+    VarRef v = itemForBranch(t);  // `if t.item() > c:` -> a ctrl.if on the tensor
+    if (v || failed()) return v;
+  }
   static const char* kReadBack[] = {"item", "tolist", "numpy", "__bool__", "__int__", "__float__"};
   for (const char* r : kReadBack)
     if (name == r) {

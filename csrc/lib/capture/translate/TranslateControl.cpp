@@ -456,6 +456,7 @@ bool Translator::whileLoop(Frame& f, size_t bodyIp, size_t exitIp, int line, int
   if (!runArm(f, bodyIp, [&](size_t ip) { return ip < bodyIp || ip >= backIp; }, e)) return giveUp("");
   if (e.returned) return giveUp("a return inside the loop");
   if (e.ip != backIp) return giveUp("a break out of the loop");
+  if (!f.stack.empty() && f.stack.back()->is(Var::Kind::ItemOf)) f.stack.back() = f.stack.back()->self;
   if (f.stack.empty() || !f.stack.back()->is(Var::Kind::Tensor)) return giveUp("the loop condition is not a tensor");
   PyRef cv2 = hostCall("condition", Py_BuildValue("(OOi)", f.stack.back()->obj.get(), f.code->co_filename, line));
   if (!cv2) return giveUp("");
@@ -524,6 +525,83 @@ bool Translator::whileLoop(Frame& f, size_t bodyIp, size_t exitIp, int line, int
   }
   f.ip = exitIp;
   return true;
+}
+
+// `t.item()` tested right away (`if t.item() > c:`, `while t.item() < c:`,
+// `if t.item():`): the Python number never exists at capture time; the
+// comparison runs on the tensor, in float64 (or int64 for an integer tensor
+// compared with an int), which is exact for what Python compares, and the
+// jump becomes a ctrl.if/ctrl.loop on it. Any other use of `.item()` stays a
+// GB005 break.
+VarRef Translator::itemForBranch(const VarRef& t) {
+  Frame* f = current_;
+  if (!f || t->isNumpy()) return nullptr;
+  const auto& instrs = f->bc->instrs();
+  auto isJump = [](Op op) {
+    return op == Op::POP_JUMP_FORWARD_IF_FALSE || op == Op::POP_JUMP_FORWARD_IF_TRUE ||
+           op == Op::POP_JUMP_BACKWARD_IF_FALSE || op == Op::POP_JUMP_BACKWARD_IF_TRUE;
+  };
+  size_t i = f->ip;
+  bool ok = false;
+  if (i < instrs.size() && isJump(instrs[i].op)) {
+    ok = true;
+  } else if (i + 2 < instrs.size() && instrs[i].op == Op::LOAD_CONST && instrs[i + 1].op == Op::COMPARE_OP &&
+             isJump(instrs[i + 2].op)) {
+    PyObject* c = PyTuple_GetItem(f->code->co_consts, instrs[i].arg);
+    if (!c) PyErr_Clear();
+    ok = c && (PyLong_CheckExact(c) || PyFloat_CheckExact(c) || PyBool_Check(c));
+  } else if (i + 2 < instrs.size() && instrs[i].op == Op::LOAD_FAST && instrs[i + 1].op == Op::COMPARE_OP &&
+             isJump(instrs[i + 2].op)) {
+    // A local number (a constant or a symbolic argument): checked in itemCompare.
+    size_t slot = static_cast<size_t>(instrs[i].arg);
+    const VarRef& v = slot < f->slots.size() ? f->slots[slot] : VarRef();
+    ok = v && (v->is(Var::Kind::Const) || v->is(Var::Kind::SymScalar));
+  }
+  if (!ok) return nullptr;
+  PyObject* meta = t->obj.get();
+  PyObject* n = PyObject_CallMethod(meta, "numel", nullptr);
+  long numel = n ? PyLong_AsLong(n) : -1;
+  Py_XDECREF(n);
+  PyObject* cplx = PyObject_CallMethod(meta, "is_complex", nullptr);
+  bool isComplex = cplx == Py_True;
+  Py_XDECREF(cplx);
+  if (PyErr_Occurred()) PyErr_Clear();
+  if (numel != 1 || isComplex) return nullptr;
+  auto v = makeVar(Var::Kind::ItemOf);
+  v->self = t;
+  return v;
+}
+
+VarRef Translator::itemCompare(PyObject* op, const VarRef& a, const VarRef& b) {
+  const bool itemFirst = a->is(Var::Kind::ItemOf);
+  const VarRef& item = itemFirst ? a : b;
+  const VarRef& other = itemFirst ? b : a;
+  PyObject* cmp[] = {operatorFn("lt"), operatorFn("le"), operatorFn("eq"),
+                     operatorFn("ne"), operatorFn("gt"), operatorFn("ge")};
+  bool isCmp = std::find(std::begin(cmp), std::end(cmp), op) != std::end(cmp);
+  PyObject* c = other->is(Var::Kind::Const) || other->is(Var::Kind::SymScalar) ? other->obj.get() : nullptr;
+  if (!isCmp || !c || !(PyLong_CheckExact(c) || PyFloat_CheckExact(c) || PyBool_Check(c))) {
+    fail("GB005", "Tensor.item() used other than in a comparison with a constant");
+    return nullptr;
+  }
+  PyObject* meta = item->self->obj.get();
+  PyObject* fp = PyObject_CallMethod(meta, "is_floating_point", nullptr);
+  bool floating = fp == Py_True;
+  Py_XDECREF(fp);
+  if (PyErr_Occurred()) PyErr_Clear();
+  const char* conv = floating || PyFloat_CheckExact(c) ? "double" : "long";
+  PyRef method = PyRef::steal(PyObject_GetAttrString(pyTypes()->tensor, conv));
+  if (!method) {
+    failPy("GB020", conv);
+    return nullptr;
+  }
+  VarRef wide = record(method.get(), {item->self}, {});
+  if (!wide) return nullptr;
+  VarRef r = itemFirst ? record(op, {wide, other}, {}) : record(op, {other, wide}, {});
+  if (!r) return nullptr;
+  auto v = makeVar(Var::Kind::ItemOf);
+  v->self = r;
+  return v;
 }
 
 }  // namespace xacc::capture::translate

@@ -486,6 +486,7 @@ bool Frame::step(const Instr& ins, bool& done, VarRef& result) {
     case Op::POP_JUMP_BACKWARD_IF_FALSE: {
       if (!need(1)) return false;
       bool want = ins.op == Op::POP_JUMP_FORWARD_IF_TRUE || ins.op == Op::POP_JUMP_BACKWARD_IF_TRUE;
+      if (stack.back()->is(Var::Kind::ItemOf)) stack.back() = stack.back()->self;  // its tensor
       if (stack.back()->is(Var::Kind::Tensor) && !stack.back()->isNumpy() &&
           bc->indexOf(ins.target) > static_cast<int>(ip))
         return t.branch(*this, ins, want, done, result);  // a ctrl.if, or GB004

@@ -215,6 +215,7 @@ VarRef Translator::binary(PyObject* op, const VarRef& a, const VarRef& b) {
     }
     return numpyRun("op", op, {a, b}, {});
   }
+  if (a->is(Var::Kind::ItemOf) || b->is(Var::Kind::ItemOf)) return itemCompare(op, a, b);
   if (a->is(Var::Kind::Tensor) || b->is(Var::Kind::Tensor)) return record(op, {a, b}, {});
   if (a->is(Var::Kind::SymScalar) || b->is(Var::Kind::SymScalar)) {
     bool handled = false;

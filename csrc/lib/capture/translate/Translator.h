@@ -155,6 +155,11 @@ public:
   /// A conditional jump on a tensor: both sides traced as the arms of one
   /// ctrl.if (TranslateControl.cpp); on failure a GB004 break at the jump.
   bool branch(Frame& f, const Instr& ins, bool jumpIfTrue, bool& done, VarRef& result);
+  /// `t.item()` when the code only compares it with a constant and jumps on
+  /// the result: an ItemOf tracker; null (no failure) otherwise.
+  VarRef itemForBranch(const VarRef& t);
+  /// A comparison with an ItemOf operand (the other a constant number).
+  VarRef itemCompare(PyObject* op, const VarRef& a, const VarRef& b);
 
   // Grad-mode regions (see Host::setGrad).
   bool gradEnabled() const { return gradEnabled_; }

@@ -106,6 +106,9 @@ struct Var {
     GradExit,      ///< the `__exit__` BEFORE_WITH pushed; pos: the mode to restore
     Super,         ///< obj: the class, self: the bound tracker
     NoOp,          ///< a call that does nothing (`object.__init__` via super())
+    ItemOf,        ///< a Python number read back from a 1-element tensor (`t.item()`, or a
+                   ///< comparison of one with a constant): self = the tensor. Only made
+                   ///< when the code tests it right away (see TranslateControl.cpp).
     SymScalar,     ///< a Python int/float that is a graph value: obj = the value seen at
                    ///< capture, vid = its graph value (-1 until used), items = the
                    ///< argument trackers it was computed from (empty: it is one)
