@@ -258,7 +258,7 @@ bool makeTemplate(tr::Translator& t, const tr::VarRef& v, std::vector<int>& outs
       return true;
     }
     case K::Dict: {
-      if (v->source) return false;
+      if (v->source || v->obj) return false;  // obj: a ModelOutput, rebuilt by bytecode
       py::list keys, items;
       for (size_t i = 0; i < v->keys.size(); ++i) {
         py::object s;

@@ -166,6 +166,7 @@ _INFRA_MODULES = ("transformers/utils/", "transformers/integrations/", "transfor
                   "transformers/configuration_utils", "transformers/modeling_utils.py")
 _SKIP = _skip_dirs()
 _SITE = _site_dirs()
+_DATACLASS_METHODS = frozenset({"__init__", "__repr__", "__eq__", "__hash__", "__setattr__", "__delattr__"})
 _ALLOW = (os.path.join(os.path.dirname(torch.__file__), "nn", "modules") + os.sep,)
 
 
@@ -180,6 +181,11 @@ def should_skip(code: types.CodeType) -> bool:
     fn = code.co_filename
     if fn.startswith(_ALLOW):
         return code.co_name != "forward"  # built-in modules' forward, not Module.__call__
+    if fn == "<string>" and code.co_name in _DATACLASS_METHODS:
+        # Methods dataclasses generate (exec'd from a string): a ModelOutput's
+        # __init__ reached from Python only stores attributes (the translator
+        # models ModelOutput itself, TranslateDataclass.cpp).
+        return True
     infra = _third_party_infra(fn)  # site-packages lies inside the stdlib directory
     if infra is not None:
         return infra

@@ -456,11 +456,19 @@ struct Emitter {
         asm_.op(v->is(K::Tuple) ? Op::BUILD_TUPLE : Op::BUILD_LIST, static_cast<int>(v->items.size()));
         return true;
       case K::Dict:
+        if (v->obj) {  // a ModelOutput: cls(**{...})
+          asm_.op(Op::PUSH_NULL);
+          asm_.op(Op::LOAD_CONST, constant(v->obj.get()));
+          asm_.op(Op::BUILD_TUPLE, 0);
+          maxDepth += 3;
+        }
+        maxDepth += static_cast<int>(v->keys.size());
         for (size_t i = 0; i < v->keys.size(); ++i) {
           asm_.op(Op::LOAD_CONST, constant(v->keys[i].get()));
           if (!rebuild(v->items[i])) return false;
         }
         asm_.op(Op::BUILD_MAP, static_cast<int>(v->keys.size()));
+        if (v->obj) asm_.op(Op::CALL_FUNCTION_EX, 1);
         return true;
       case K::Set: {
         if (PyFrozenSet_CheckExact(v->obj.get())) {

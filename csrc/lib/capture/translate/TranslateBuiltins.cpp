@@ -59,7 +59,23 @@ VarRef Translator::callBuiltin(PyObject* f, std::vector<VarRef>& args,
   }
   if (f == T->isinstance) {
     if (args.size() != 2) return bad("isinstance() arguments");
-    PyRef cls = constOf(args[1]);
+    PyRef cls;
+    if (args[1]->is(Var::Kind::Tuple)) {
+      // A tuple of classes (torch.Tensor, a library's own class, ...):
+      // classes are constants tracked as objects.
+      cls = PyRef::steal(PyTuple_New(static_cast<Py_ssize_t>(args[1]->items.size())));
+      for (size_t i = 0; i < args[1]->items.size(); ++i) {
+        const VarRef& c = args[1]->items[i];
+        if (!c->is(Var::Kind::Const) && !(c->is(Var::Kind::Object) && PyType_Check(c->obj.get())) &&
+            !c->is(Var::Kind::Tuple))
+          return bad("isinstance() with a class that is not a constant");
+        PyRef e = constOf(c);
+        if (!e) return nullptr;
+        PyTuple_SET_ITEM(cls.get(), static_cast<Py_ssize_t>(i), e.release());
+      }
+    } else {
+      cls = constOf(args[1]);
+    }
     if (!cls) return nullptr;
     const VarRef& v = args[0];
     int r;
@@ -85,8 +101,9 @@ VarRef Translator::callBuiltin(PyObject* f, std::vector<VarRef>& args,
   if (f == T->getattr && (args.size() == 2 || args.size() == 3)) {
     PyRef name = constOf(args[1]);
     if (!name || !PyUnicode_Check(name.get())) return failed() ? nullptr : bad("getattr() name");
-    if (args.size() == 3 && args[0]->is(Var::Kind::Object) && !PyObject_HasAttr(args[0]->obj.get(), name.get()))
-      return args[2];
+    if (args.size() == 3 && (args[0]->is(Var::Kind::Object) || args[0]->is(Var::Kind::Const)) &&
+        !PyObject_HasAttr(args[0]->obj.get(), name.get()))
+      return args[2];  // getattr(None, "x", default), getattr(obj, "missing", default)
     return getattr(args[0], name.get());
   }
   if (f == T->hasattr && args.size() == 2) {
@@ -264,6 +281,16 @@ VarRef Translator::callBuiltin(PyObject* f, std::vector<VarRef>& args,
   if ((f == T->intFn || f == T->floatFn || f == T->boolFn) && !args.empty() && args[0]->is(Var::Kind::Tensor)) {
     fail("GB005", "int()/float()/bool() of a tensor");
     return nullptr;
+  }
+  if ((f == T->str || f == T->repr) && args.size() == 1 && kwargs.empty() && args[0]->is(Var::Kind::Object) &&
+      PyType_CheckExact(args[0]->obj.get())) {
+    // str(cls): "<class 'module.Name'>", fixed for a class (guarded by id).
+    PyObject* r = PyObject_Repr(args[0]->obj.get());
+    if (!r) {
+      failPy("GB011", "str() of a class");
+      return nullptr;
+    }
+    return makeConst(PyRef::steal(r));
   }
   // Pure functions on constant arguments: evaluated now.
   bool pure = f == T->intFn || f == T->floatFn || f == T->boolFn || f == T->str || f == T->round ||

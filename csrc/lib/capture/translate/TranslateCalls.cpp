@@ -134,7 +134,93 @@ bool plainConstant(PyObject* v) {
   return false;
 }
 
+/// Answers of "am I being traced?" queries as a tracer gives them while a
+/// frame is translated (the graph only ever runs as that trace): compiling
+/// yes; TorchScript tracing, scripting, export and stream capture no. Null
+/// when `fn` is not such a query. The functions are looked up in modules that
+/// are already imported, never imported here.
+PyObject* tracerQuery(PyObject* fn) {
+  struct Q {
+    const char* module;
+    const char* name;
+    bool answer;
+  };
+  static const Q kQueries[] = {
+      {"torch.compiler", "is_compiling", true},        {"torch.compiler", "is_dynamo_compiling", true},
+      {"torch._dynamo", "is_compiling", true},         {"torch._dynamo.external_utils", "is_compiling", true},
+      {"torch._utils", "is_compiling", true},          {"torch.compiler", "is_exporting", false},
+      {"torch.jit", "is_tracing", false},              {"torch.jit", "is_scripting", false},
+      {"torch._jit_internal", "is_scripting", false},  {"torch.cuda", "is_current_stream_capturing", false},
+      {"torch.xpu", "is_current_stream_capturing", false},
+  };
+  if (!PyCallable_Check(fn)) return nullptr;
+  PyObject* modules = PyImport_GetModuleDict();
+  for (const Q& q : kQueries) {
+    PyObject* m = PyDict_GetItemString(modules, q.module);  // borrowed
+    if (!m) continue;
+    PyObject* f = PyObject_GetAttrString(m, q.name);
+    if (!f) {
+      PyErr_Clear();
+      continue;
+    }
+    bool same = f == fn;
+    Py_DECREF(f);
+    if (same) return q.answer ? Py_True : Py_False;
+  }
+  return nullptr;
+}
+
+/// A function marked as a trace-time constant (`torch._dynamo.
+/// assume_constant_result`, transformers' `_make_compile_constant`, possibly
+/// under `functools.lru_cache`): called once at capture time on constant
+/// arguments, its result becomes a constant of the graph.
+bool markedConstant(PyObject* fn) {
+  PyObject* f = fn;
+  PyRef wrapped;
+  for (int i = 0; i < 2 && f; ++i) {
+    if (PyFunction_Check(f)) {
+      PyObject* d = reinterpret_cast<PyFunctionObject*>(f)->func_dict;  // borrowed, may be null
+      if (!d) return false;
+      PyObject* m = PyDict_GetItemString(d, "_dynamo_marked_constant");
+      return m == Py_True;
+    }
+    PyObject* w = PyObject_GetAttrString(f, "__wrapped__");
+    if (!w) {
+      PyErr_Clear();
+      return false;
+    }
+    wrapped = PyRef::steal(w);
+    f = w;
+  }
+  return false;
+}
+
 }  // namespace
+
+const char* mappingMixin(PyObject* fn) {
+  static PyObject* get = nullptr;
+  static PyObject* contains = nullptr;
+  if (!get) {
+    PyObject* m = PyImport_ImportModule("collections.abc");
+    if (!m) {
+      PyErr_Clear();
+      return nullptr;
+    }
+    PyObject* mapping = PyObject_GetAttrString(m, "Mapping");
+    Py_DECREF(m);
+    if (!mapping) {
+      PyErr_Clear();
+      return nullptr;
+    }
+    get = PyObject_GetAttrString(mapping, "get");  // kept for the process lifetime
+    contains = PyObject_GetAttrString(mapping, "__contains__");
+    Py_DECREF(mapping);
+    if (!get || !contains) PyErr_Clear();
+  }
+  if (fn && fn == get) return "get";
+  if (fn && fn == contains) return "__contains__";
+  return nullptr;
+}
 
 /// Whether a Python function is user code to inline (torch.nn modules'
 /// Python code counts as user code; the rest of torch and the standard
@@ -313,6 +399,13 @@ VarRef Translator::containerMethod(const VarRef& obj, const std::string& name, s
     }
     return makeConst(PyRef::steal(r));
   }
+  if (isModelOutputVar(obj)) {
+    if (name == "to_tuple" && args.empty()) return makeSeq(Var::Kind::Tuple, obj->items);
+    if (name != "get" && name != "keys" && name != "values" && name != "items") {
+      fail("GB011", "." + name + " of a " + reinterpret_cast<PyTypeObject*>(obj->obj.get())->tp_name);
+      return nullptr;
+    }
+  }
   if (obj->is(Var::Kind::Dict)) {
     if (name == "get") {
       if (!needArgs(1)) return nullptr;
@@ -456,6 +549,25 @@ VarRef Translator::call(Frame& f, const VarRef& fn, std::vector<VarRef> args,
     case Var::Kind::TensorMethod:
       return tensorMethod(fn, args, kwargs);
     case Var::Kind::BoundMethod: {
+      if (const char* mix = mappingMixin(fn->obj.get())) {
+        // Mapping.get(k, d=None) / Mapping.__contains__(k) are `try: self[k]
+        // except KeyError`: a lookup that would raise KeyError answers d / False.
+        if (args.empty() || args.size() > (std::strcmp(mix, "get") == 0 ? 2u : 1u) || !kwargs.empty()) {
+          fail("GB002", std::string("Mapping.") + mix + " arguments");
+          return nullptr;
+        }
+        Failure before = failure_;
+        VarRef r = subscr(fn->self, args[0]);
+        bool get = std::strcmp(mix, "get") == 0;
+        if (!r && failure_.code == "GB011" && failure_.detail == "missing key (raises KeyError)" &&
+            before.code.empty()) {
+          failure_ = before;
+          if (get) return args.size() > 1 ? args[1] : makeConst(PyRef::borrow(Py_None));
+          return makeConst(PyRef::borrow(Py_False));
+        }
+        if (!r) return nullptr;
+        return get ? r : makeConst(PyRef::borrow(Py_True));
+      }
       std::vector<VarRef> all{fn->self};
       all.insert(all.end(), args.begin(), args.end());
       return inlineFunction(fn->obj.get(), std::move(all), std::move(kwargs), nullptr);
@@ -550,6 +662,7 @@ VarRef Translator::callObject(Frame& f, const VarRef& fn, std::vector<VarRef>& a
     return f;  // kept for the process
   }();
   if (o == inspectSignature && inspectSignature && args.size() == 1 && kwargs.empty()) return signatureOf(args[0]);
+  if (PyType_Check(o) && isModelOutputClass(o)) return modelOutput(o, args, kwargs);
   bool handled = false;
   VarRef r = callBuiltin(o, args, kwargs, handled);
   if (handled) return r;
@@ -573,6 +686,49 @@ VarRef Translator::callObject(Frame& f, const VarRef& fn, std::vector<VarRef>& a
       all.insert(all.end(), args.begin(), args.end());
       return inlineFunction(func, std::move(all), std::move(kwargs), nullptr);
     }
+  }
+  if (PyObject* answer = tracerQuery(o)) {
+    if (!args.empty() || !kwargs.empty()) {
+      fail("GB002", nameOf(o) + " with arguments");
+      return nullptr;
+    }
+    return makeConst(PyRef::borrow(answer));
+  }
+  if (markedConstant(o)) {
+    PyRef tuple = PyRef::steal(PyTuple_New(static_cast<Py_ssize_t>(args.size())));
+    for (size_t i = 0; i < args.size(); ++i) {
+      if (!isConst(args[i])) {
+        fail("GB002", nameOf(o) + " (a trace-time constant) on a non-constant argument");
+        return nullptr;
+      }
+      PyRef a = constOf(args[i]);
+      if (!a) return nullptr;
+      PyTuple_SET_ITEM(tuple.get(), static_cast<Py_ssize_t>(i), a.release());
+    }
+    PyRef kw = PyRef::steal(PyDict_New());
+    for (auto& [k, v] : kwargs) {
+      if (!isConst(v)) {
+        fail("GB002", nameOf(o) + " (a trace-time constant) on a non-constant argument");
+        return nullptr;
+      }
+      PyRef a = constOf(v);
+      if (!a) return nullptr;
+      PyDict_SetItem(kw.get(), k.get(), a.get());
+    }
+    PyObject* r = PyObject_Call(o, tuple.get(), kw.get());
+    if (!r) {
+      failPy("GB002", nameOf(o));
+      return nullptr;
+    }
+    PyRef rr = PyRef::steal(r);
+    PyObject* rv = rr.get();
+    bool plain = rv == Py_None || PyBool_Check(rv) || PyLong_CheckExact(rv) || PyFloat_CheckExact(rv) ||
+                 PyUnicode_CheckExact(rv);
+    if (!plain) {
+      fail("GB002", nameOf(o) + " returned a non-constant value");
+      return nullptr;
+    }
+    return fromConst(rr.get());
   }
   if (isTorchOp(o)) return record(o, args, kwargs);
   if (PyFunction_Check(o) && isUserFunction(o)) return inlineFunction(o, std::move(args), std::move(kwargs), fn->source);
@@ -806,6 +962,37 @@ VarRef Translator::superAttr(const VarRef& sv, PyObject* name) {
     }
     if (k == &PyBaseObject_Type && PyUnicode_CompareWithASCIIString(name, "__init__") == 0)
       return makeVar(Var::Kind::NoOp);
+    if (k == &PyDict_Type && sv->self->is(Var::Kind::Object) && sv->self->source &&
+        PyDict_Check(sv->self->obj.get())) {
+      // dict's own read methods on an instance of a dict subclass (a registry):
+      // the entries as a Dict guarded through the instance's source.
+      const char* n = PyUnicode_AsUTF8(name);
+      bool read = false;
+      for (const char* ok : {"get", "keys", "values", "items"})
+        read = read || std::strcmp(n, ok) == 0;
+      if (read) {
+        PyObject* o = sv->self->obj.get();
+        const SourceRef& src = sv->self->source;
+        guardLen(src, PyDict_GET_SIZE(o));
+        auto d = makeVar(Var::Kind::Dict);
+        PyObject *key, *val;
+        Py_ssize_t pos = 0;
+        while (PyDict_Next(o, &pos, &key, &val)) {
+          if (!PyUnicode_CheckExact(key) && !PyLong_CheckExact(key)) {
+            fail("GB011", "dict subclass with non-constant keys");
+            return nullptr;
+          }
+          VarRef item = wrap(val, Source::item(src, key));
+          if (!item) return nullptr;
+          d->keys.push_back(PyRef::borrow(key));
+          d->items.push_back(std::move(item));
+        }
+        auto m = makeVar(Var::Kind::ContainerMethod);
+        m->self = d;
+        m->name = n;
+        return m;
+      }
+    }
     fail("GB010", std::string("super().") + PyUnicode_AsUTF8(name) + " is a " + Py_TYPE(attr)->tp_name);
     return nullptr;
   }

@@ -114,6 +114,65 @@ bool Frame::step(const Instr& ins, bool& done, VarRef& result) {
       push(std::move(v));
       return true;
     }
+    case Op::IMPORT_NAME: {
+      // `import m` / `from m import x` inside a function: a lookup in
+      // sys.modules when the module is already imported (no import side
+      // effects can happen then); a first import stays a break.
+      if (!need(2)) return false;
+      VarRef fromlist = pop(), level = pop();
+      PyObject* name = argName(code->co_names, ins.arg);
+      if (!level->is(Var::Kind::Const) || !PyLong_Check(level->obj.get()) || !t.isConst(fromlist))
+        return t.fail("GB001", "IMPORT_NAME with computed arguments");
+      PyRef from = t.constOf(fromlist);
+      if (!from) return false;
+      std::string mod = PyUnicode_AsUTF8(name);
+      long lvl = PyLong_AsLong(level->obj.get());
+      if (lvl > 0) {
+        PyObject* pkg = PyDict_GetItemString(globals, "__package__");  // borrowed
+        if (!pkg || !PyUnicode_Check(pkg)) return t.fail("GB001", "relative import without __package__");
+        std::string base = PyUnicode_AsUTF8(pkg);
+        for (long i = 1; i < lvl; ++i) {
+          size_t dot = base.rfind('.');
+          if (dot == std::string::npos) return t.fail("GB001", "relative import beyond the top package");
+          base.resize(dot);
+        }
+        mod = mod.empty() ? base : base + "." + mod;
+      }
+      PyObject* modules = PyImport_GetModuleDict();  // borrowed
+      PyObject* m = PyDict_GetItemString(modules, mod.c_str());  // borrowed
+      if (!m || !PyModule_Check(m)) return t.fail("GB001", "import of module '" + mod + "' not imported yet");
+      PyObject* pushed = m;
+      if (from.get() == Py_None || (PyTuple_Check(from.get()) && PyTuple_GET_SIZE(from.get()) == 0)) {
+        if (lvl == 0) {  // `import a.b` binds `a`
+          std::string top = mod.substr(0, mod.find('.'));
+          pushed = PyDict_GetItemString(modules, top.c_str());
+          if (!pushed || !PyModule_Check(pushed)) return t.fail("GB001", "import of module '" + top + "' not imported yet");
+        }
+      }
+      push(makeVar(Var::Kind::Object, PyRef::borrow(pushed)));
+      return true;
+    }
+    case Op::IMPORT_FROM: {
+      if (!need(1)) return false;
+      VarRef m = stack.back();
+      PyObject* name = argName(code->co_names, ins.arg);
+      if (!m->is(Var::Kind::Object) || !PyModule_Check(m->obj.get())) return t.fail("GB001", "IMPORT_FROM");
+      PyObject* v = PyObject_GetAttr(m->obj.get(), name);
+      if (!v) {
+        PyErr_Clear();
+        // `from pkg import sub` of a submodule that is imported but not yet
+        // bound as an attribute is left to Python.
+        return t.fail("GB001", std::string("from-import of '") + PyUnicode_AsUTF8(name) + "'");
+      }
+      PyRef vr = PyRef::steal(v);
+      // Only names that are fixed once a module is loaded: modules, functions
+      // and classes (a module-level flag may change between calls and has no
+      // source to guard it through).
+      if (!PyModule_Check(v) && !PyFunction_Check(v) && !PyCFunction_Check(v) && !PyType_Check(v))
+        return t.fail("GB001", std::string("from-import of the value '") + PyUnicode_AsUTF8(name) + "'");
+      push(makeVar(Var::Kind::Object, vr));
+      return true;
+    }
     case Op::STORE_GLOBAL:
       return t.fail("GB008", std::string("global ") + PyUnicode_AsUTF8(argName(code->co_names, ins.arg)));
     case Op::LOAD_DEREF:
@@ -618,7 +677,9 @@ bool Frame::step(const Instr& ins, bool& done, VarRef& result) {
           fn->cells.push_back(c->self);
         }
       }
-      if (ins.arg & 0x04) return t.fail("GB001", "function annotations");
+      // Annotations are dropped: the tracker has no attributes to read them
+      // through, and calling the function does not look at them.
+      if (ins.arg & 0x04) pop();
       if (ins.arg & 0x02) {
         VarRef kd = pop();
         fn->keys = kd->keys;

@@ -193,6 +193,7 @@ VarRef Translator::getattr(const VarRef& obj, PyObject* name) {
     case Var::Kind::List:
     case Var::Kind::Dict:
     case Var::Kind::Set: {
+      if (isModelOutputVar(obj)) return modelOutputAttr(obj, name);
       auto m = makeVar(Var::Kind::ContainerMethod);
       m->self = obj;
       m->name = PyUnicode_AsUTF8(name);
@@ -336,6 +337,8 @@ VarRef Translator::subscr(const VarRef& obj, const VarRef& idx) {
     }
     return obj->items[static_cast<size_t>(k)];
   }
+  if (isModelOutputVar(obj) && !(idx->is(Var::Kind::Const) && PyUnicode_Check(idx->obj.get())))
+    return subscr(makeSeq(Var::Kind::Tuple, obj->items), idx);  // ModelOutput: to_tuple()[i]
   if (obj->is(Var::Kind::Dict)) {
     PyRef k = constOf(idx);
     if (!k) return nullptr;

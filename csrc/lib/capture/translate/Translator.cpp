@@ -701,6 +701,20 @@ VarRef Translator::run(PyObject* func, PyObject* args) {
     if (!v) return nullptr;
     f.slots[static_cast<size_t>(i)] = std::move(v);
   }
+  if (code->co_flags & CO_VARKEYWORDS) {
+    // The `**kwargs` dict is made by CPython for this call and seen by no one
+    // else: the frame may mutate it (`kwargs.pop(...)`). Its items keep their
+    // sources (guards); the dict itself is rebuilt from them at a break.
+    Py_ssize_t slot = code->co_argcount + code->co_kwonlyargcount + ((code->co_flags & CO_VARARGS) ? 1 : 0);
+    if (slot < nargs) {
+      VarRef& kw = f.slots[static_cast<size_t>(slot)];
+      if (kw && kw->is(Var::Kind::Dict) && kw->source) {
+        auto own = std::make_shared<Var>(*kw);
+        own->source = nullptr;
+        kw = std::move(own);
+      }
+    }
+  }
   int nfree = code->co_nfreevars;
   for (int i = 0; i < nfree; ++i) {
     auto cell = makeVar(Var::Kind::Cell);
@@ -780,7 +794,7 @@ PyObject* Translator::typeOf(const VarRef& v) {
     case Var::Kind::Set: return reinterpret_cast<PyObject*>(Py_TYPE(v->obj.get()));
     case Var::Kind::Tuple: return reinterpret_cast<PyObject*>(&PyTuple_Type);
     case Var::Kind::List: return reinterpret_cast<PyObject*>(&PyList_Type);
-    case Var::Kind::Dict: return reinterpret_cast<PyObject*>(&PyDict_Type);
+    case Var::Kind::Dict: return v->obj ? v->obj.get() : reinterpret_cast<PyObject*>(&PyDict_Type);
     default: return nullptr;
   }
 }

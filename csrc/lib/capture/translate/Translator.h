@@ -164,6 +164,9 @@ public:
   // Grad-mode regions (see Host::setGrad).
   bool gradEnabled() const { return gradEnabled_; }
   bool setGrad(bool enabled);
+  // transformers' ModelOutput dataclasses (TranslateDataclass.cpp).
+  VarRef modelOutput(PyObject* cls, std::vector<VarRef>& args, std::vector<std::pair<PyRef, VarRef>>& kwargs);
+  VarRef modelOutputAttr(const VarRef& obj, PyObject* name);
   // Sets of constants (TranslateSets.cpp).
   PyRef setKey(const VarRef& v);
   VarRef makeSet(const std::vector<VarRef>& items, bool frozen);
@@ -293,6 +296,16 @@ struct Frame {
   /// Executes one instruction; `done` is set by RETURN_VALUE with `result`.
   bool step(const Instr& ins, bool& done, VarRef& result);
 };
+
+/// Whether a Python function is user code to inline (TranslateCalls.cpp).
+bool isUserFunction(PyObject* fn);
+/// `collections.abc.Mapping`'s `get` / `__contains__` (borrowed), null if not one.
+const char* mappingMixin(PyObject* fn);
+
+/// Whether `cls` is a ModelOutput dataclass the translator models.
+bool isModelOutputClass(PyObject* cls);
+/// A Dict tracker standing for a ModelOutput instance (obj: its class).
+inline bool isModelOutputVar(const VarRef& v) { return v->is(Var::Kind::Dict) && v->obj; }
 
 /// Name of the `operator` module function for BINARY_OP's argument.
 PyObject* binaryOperator(int arg);

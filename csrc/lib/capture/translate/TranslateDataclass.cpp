@@ -1,0 +1,169 @@
+// transformers' ModelOutput: an OrderedDict subclass that is also a dataclass
+// (every model's forward returns one). Tracked as a Dict whose `obj` is the
+// class and whose `fields` are all the dataclass's field names: the dict holds
+// the fields that are not None, in field order (what ModelOutput.__post_init__
+// stores); attributes read the fields (None when unset); an int or slice
+// index reads `to_tuple()`. At a break or as a return value it is rebuilt as
+// `cls(**dict)`, which gives the same object.
+//
+// Only the dataclass-generated `__init__` with ModelOutput's own
+// `__post_init__` is modelled; its "first field is an iterator of key/value
+// pairs" form, and the methods ModelOutput forbids (pop, update, ...), are
+// graph breaks.
+#include <cstring>
+
+#include "PyTypes.h"
+#include "Translator.h"
+
+namespace xacc::capture::translate {
+
+namespace {
+
+/// transformers.utils.generic.ModelOutput when transformers is imported.
+PyObject* modelOutputBase() {
+  PyObject* m = PyDict_GetItemString(PyImport_GetModuleDict(), "transformers.utils.generic");  // borrowed
+  if (!m) return nullptr;
+  PyObject* c = PyObject_GetAttrString(m, "ModelOutput");
+  if (!c) {
+    PyErr_Clear();
+    return nullptr;
+  }
+  Py_DECREF(c);  // the module keeps it alive
+  return PyType_Check(c) ? c : nullptr;
+}
+
+bool generatedInit(PyObject* cls) {
+  PyObject* init = PyObject_GetAttrString(cls, "__init__");
+  if (!init) {
+    PyErr_Clear();
+    return false;
+  }
+  PyRef i = PyRef::steal(init);
+  if (!PyFunction_Check(init)) return false;
+  PyObject* fn = reinterpret_cast<PyCodeObject*>(PyFunction_GET_CODE(init))->co_filename;
+  return PyUnicode_Check(fn) && PyUnicode_CompareWithASCIIString(fn, "<string>") == 0;
+}
+
+}  // namespace
+
+bool isModelOutputClass(PyObject* cls) {
+  PyObject* base = modelOutputBase();
+  if (!base || !PyType_Check(cls) || cls == base) return false;
+  if (!PyType_IsSubtype(reinterpret_cast<PyTypeObject*>(cls), reinterpret_cast<PyTypeObject*>(base))) return false;
+  PyObject* post = PyObject_GetAttrString(cls, "__post_init__");
+  PyObject* basePost = PyObject_GetAttrString(base, "__post_init__");
+  bool ok = post && basePost && post == basePost && generatedInit(cls) &&
+            PyObject_HasAttrString(cls, "__dataclass_fields__");
+  Py_XDECREF(post);
+  Py_XDECREF(basePost);
+  if (PyErr_Occurred()) PyErr_Clear();
+  return ok;
+}
+
+VarRef Translator::modelOutput(PyObject* cls, std::vector<VarRef>& args,
+                               std::vector<std::pair<PyRef, VarRef>>& kwargs) {
+  const PyTypes* T = pyTypes();
+  PyObject* dc = PyImport_ImportModule("dataclasses");
+  if (!dc) {
+    failPy("GB020", "import dataclasses");
+    return nullptr;
+  }
+  PyRef dcm = PyRef::steal(dc);
+  PyObject* fl = PyObject_CallMethod(dc, "fields", "O", cls);
+  if (!fl) {
+    failPy("GB002", "dataclasses.fields");
+    return nullptr;
+  }
+  PyRef fields = PyRef::steal(fl);
+  PyRef missing = PyRef::steal(PyObject_GetAttrString(dc, "MISSING"));
+  Py_ssize_t n = PyTuple_GET_SIZE(fl);
+  if (n == 0 || static_cast<Py_ssize_t>(args.size()) > n) {
+    fail("GB002", std::string(reinterpret_cast<PyTypeObject*>(cls)->tp_name) + " with unexpected arguments");
+    return nullptr;
+  }
+  std::vector<VarRef> values(static_cast<size_t>(n));
+  PyRef names = PyRef::steal(PyTuple_New(n));
+  for (Py_ssize_t i = 0; i < n; ++i) {
+    PyObject* f = PyTuple_GET_ITEM(fl, i);
+    PyObject* name = PyObject_GetAttrString(f, "name");
+    if (!name) {
+      failPy("GB020", "dataclass field name");
+      return nullptr;
+    }
+    PyTuple_SET_ITEM(names.get(), i, name);
+    if (i < static_cast<Py_ssize_t>(args.size())) values[static_cast<size_t>(i)] = args[static_cast<size_t>(i)];
+  }
+  for (auto& [k, v] : kwargs) {
+    bool found = false;
+    for (Py_ssize_t i = 0; i < n && !found; ++i) {
+      if (PyUnicode_Compare(PyTuple_GET_ITEM(names.get(), i), k.get()) != 0) continue;
+      if (values[static_cast<size_t>(i)]) {
+        fail("GB002", std::string("argument '") + PyUnicode_AsUTF8(k.get()) + "' given twice");
+        return nullptr;
+      }
+      values[static_cast<size_t>(i)] = v;
+      found = true;
+    }
+    if (!found) {
+      fail("GB002", std::string("unexpected argument '") + PyUnicode_AsUTF8(k.get()) + "'");
+      return nullptr;
+    }
+  }
+  for (Py_ssize_t i = 0; i < n; ++i) {
+    if (values[static_cast<size_t>(i)]) continue;
+    PyObject* def = PyObject_GetAttrString(PyTuple_GET_ITEM(fl, i), "default");
+    if (!def) {
+      failPy("GB020", "dataclass field default");
+      return nullptr;
+    }
+    PyRef d = PyRef::steal(def);
+    if (def == missing.get()) {  // a required field not given, or a default_factory
+      fail("GB002", std::string(reinterpret_cast<PyTypeObject*>(cls)->tp_name) + " field without a value");
+      return nullptr;
+    }
+    if (def != Py_None && !PyLong_CheckExact(def) && !PyFloat_CheckExact(def) && !PyBool_Check(def) &&
+        !PyUnicode_CheckExact(def)) {
+      fail("GB002", std::string(reinterpret_cast<PyTypeObject*>(cls)->tp_name) + " field default of another type");
+      return nullptr;
+    }
+    values[static_cast<size_t>(i)] = makeConst(d);
+  }
+  auto isNone = [](const VarRef& v) { return v->is(Var::Kind::Const) && v->obj.get() == Py_None; };
+  bool othersNone = true;
+  for (Py_ssize_t i = 1; i < n; ++i) othersNone = othersNone && isNone(values[static_cast<size_t>(i)]);
+  const VarRef& first = values[0];
+  if (othersNone && !isNone(first) && !(first->is(Var::Kind::Tensor) && !first->isNumpy())) {
+    // __post_init__ would try to read the first field as key/value pairs.
+    fail("GB002", std::string(reinterpret_cast<PyTypeObject*>(cls)->tp_name) + " built from one non-tensor value");
+    return nullptr;
+  }
+  (void)T;
+  auto d = makeVar(Var::Kind::Dict, PyRef::borrow(cls));
+  d->fields = names;
+  for (Py_ssize_t i = 0; i < n; ++i) {
+    if (isNone(values[static_cast<size_t>(i)])) continue;
+    d->keys.push_back(PyRef::borrow(PyTuple_GET_ITEM(names.get(), i)));
+    d->items.push_back(values[static_cast<size_t>(i)]);
+  }
+  return d;
+}
+
+VarRef Translator::modelOutputAttr(const VarRef& obj, PyObject* name) {
+  for (size_t j = 0; j < obj->keys.size(); ++j)
+    if (PyUnicode_Compare(obj->keys[j].get(), name) == 0) return obj->items[j];
+  PyObject* f = obj->fields.get();
+  for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(f); ++i)
+    if (PyUnicode_Compare(PyTuple_GET_ITEM(f, i), name) == 0) return makeConst(PyRef::borrow(Py_None));
+  const char* n = PyUnicode_AsUTF8(name);
+  for (const char* ok : {"to_tuple", "keys", "values", "items", "get"})
+    if (std::strcmp(n, ok) == 0) {
+      auto m = makeVar(Var::Kind::ContainerMethod);
+      m->self = obj;
+      m->name = n;
+      return m;
+    }
+  fail("GB010", std::string(".") + n + " of a " + reinterpret_cast<PyTypeObject*>(obj->obj.get())->tp_name);
+  return nullptr;
+}
+
+}  // namespace xacc::capture::translate
