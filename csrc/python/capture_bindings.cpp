@@ -368,6 +368,8 @@ void bindCapture(py::module_& m) {
         }
         return py::make_tuple(t.localNames(), t.gradMode(), nodes);
       })
+      .def("dims_equal", &cap::GuardTree::addDimEquality, py::arg("a"), py::arg("dim_a"), py::arg("b"),
+           py::arg("dim_b"), py::arg("symbol"))
       .def("set_grad_mode", &cap::GuardTree::setGradMode)
       .def("set_local_names", &cap::GuardTree::setLocalNames)
       .def("path", &cap::GuardTree::path)

@@ -109,6 +109,7 @@ public:
     Py_DECREF(ids);
     return r;
   }
+  int sizeConcrete(int vid) override { return callInt("size_concrete", "i", vid); }
   int scalarConst(PyObject* value, const char* type) override { return callInt("scalar_const", "Os", value, type); }
   tr::PyRef marker(int i) override {
     PyObject* r = PyObject_CallMethod(host_.ptr(), "marker", "i", i);

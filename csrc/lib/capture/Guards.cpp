@@ -62,6 +62,7 @@ void GuardTree::addLeaf(int id, Leaf leaf) { nodes_[id].leaves.push_back(std::mo
 size_t GuardTree::numLeaves() const {
   size_t n = gradMode_ >= 0 ? 1 : 0;
   for (const Node& node : nodes_) n += node.leaves.size();
+  n += dimEqs_.size();
   return n;
 }
 
@@ -255,7 +256,22 @@ bool GuardTree::check(const FrameView& view, PyObject** resolved, std::string* w
       }
     }
   }
+  for (const DimEq& e : dimEqs_) {
+    // Both nodes carry tensor leaves, checked above: plain tensors of enough rank.
+    PyObject* a = resolved[e.a];
+    PyObject* b = resolved[e.b];
+    if (!THPVariable_Check(a) || !THPVariable_Check(b) ||
+        THPVariable_Unpack(a).size(e.dimA) != THPVariable_Unpack(b).size(e.dimB)) {
+      if (why) *why = dimEqText(e);
+      return false;
+    }
+  }
   return true;
+}
+
+std::string GuardTree::dimEqText(const DimEq& e) const {
+  return path(e.a) + ".size(" + std::to_string(e.dimA) + ") == " + path(e.b) + ".size(" + std::to_string(e.dimB) +
+         ") (both are " + e.symbol + ")";
 }
 
 void GuardTree::release(PyObject** resolved) const {
@@ -267,6 +283,7 @@ std::vector<std::string> GuardTree::describe() const {
   if (gradMode_ >= 0) out.push_back(std::string("grad mode ") + (gradMode_ ? "enabled" : "disabled"));
   for (size_t i = 0; i < nodes_.size(); ++i)
     for (const Leaf& l : nodes_[i].leaves) out.push_back(path(static_cast<int>(i)) + ": " + leafText(l));
+  for (const DimEq& e : dimEqs_) out.push_back(dimEqText(e));
   return out;
 }
 

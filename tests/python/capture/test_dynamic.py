@@ -52,11 +52,13 @@ def view_batch(x):
     return x.view(x.shape[0], 2, -1).sum(1)
 
 
-def test_size_feeding_view_specializes():
-    # The view's sizes come from a dynamic dim: the frame stays static (correct,
-    # one graph per size, bounded by the recompile limit).
-    c = check(view_batch, batches(2, 3, 5, 7), calls=4, max_recompiles=3)
-    assert c["graphs"] == 4
+def test_size_feeding_view_is_symbolic():
+    # The view's sizes come from a dynamic dim: a symbolic size of the graph
+    # (aten.sym_size.int), so one recompile covers every batch size.
+    c = check(view_batch, batches(2, 3, 5, 7), calls=4, max_recompiles=1)
+    assert c["graphs"] == 2, c
+    g = [e for e in convert.EVENTS if e.outcome == "graph"][-1]
+    assert "aten.sym_size.int" in g.graph and "list.make" in g.graph, g.graph
 
 
 def branch_on_size(x):
@@ -93,3 +95,117 @@ def test_non_contiguous_input_recompiles_correctly():
 def test_dynamic_false_never_dynamic():
     c = check(mlp, batches(2, 3, 5, 7), calls=4, max_recompiles=3, dynamic=False)
     assert c["graphs"] == 4
+
+
+# -- symbolic sizes: sizes read by Python flow into ATen int arguments ----------------------------
+
+class Attention(torch.nn.Module):
+    """Written like transformers' attention: sizes from x.shape, view/transpose/reshape."""
+
+    def __init__(self, c=16, h=4):
+        super().__init__()
+        self.h, self.d = h, c // h
+        self.qkv = torch.nn.Linear(c, 3 * c)
+        self.o = torch.nn.Linear(c, c)
+
+    def forward(self, x):
+        b, t, c = x.shape
+        q, k, v = self.qkv(x).split(c, dim=-1)
+        q = q.view(b, t, self.h, self.d).transpose(1, 2)
+        k = k.view(b, t, self.h, self.d).transpose(1, 2)
+        v = v.view(b, t, self.h, self.d).transpose(1, 2)
+        att = (q @ k.transpose(-2, -1)) * self.d ** -0.5
+        mask = torch.ones(t, t, dtype=torch.bool).tril()
+        att = att.masked_fill(~mask, float("-inf")).softmax(-1)
+        y = (att @ v).transpose(1, 2).reshape(b, t, c)
+        return self.o(y)
+
+
+def test_attention_batch_sizes_one_recompile():
+    torch.manual_seed(0)
+    m = Attention().eval()
+    c = check(m, lambda i: (torch.randn((2, 3, 4, 5)[i], 6, 16),), calls=4, max_recompiles=1)
+    assert c["graphs"] == 2, c
+
+
+def test_attention_batch_and_sequence_one_recompile():
+    torch.manual_seed(0)
+    m = Attention().eval()
+    shapes = [(2, 6), (3, 7), (4, 5), (2, 9), (5, 3)]
+    c = check(m, lambda i: (torch.randn(*shapes[i], 16),), calls=5, max_recompiles=1)
+    assert c["graphs"] == 2, c
+    g = [e for e in convert.EVENTS if e.outcome == "graph"][-1]
+    assert "tensor<f32, [s0, s1, 16], cpu>" in g.graph, g.graph
+
+
+def test_attention_dynamic_true_no_recompile():
+    torch.manual_seed(0)
+    m = Attention().eval()
+    shapes = [(2, 6), (3, 7), (4, 5)]
+    c = check(m, lambda i: (torch.randn(*shapes[i], 16),), calls=3, max_recompiles=0, dynamic=True)
+    assert c["graphs"] == 1, c
+
+
+def factories(x):
+    b, t = x.shape[0], x.size(1)
+    pos = torch.arange(t).expand(b, -1)
+    z = x.new_zeros(b, t) + torch.full((b, 1), 2.0)
+    return x + pos + z + torch.ones(len(x), t) * (t - 1)
+
+
+def test_sizes_in_factories_and_expand():
+    c = check(factories, lambda i: (torch.randn(2 + i, 3 + 2 * i),), calls=4, max_recompiles=1)
+    assert c["graphs"] == 2, c
+
+
+def flatten_heads(x):
+    # reshape of a non-viewable tensor: ATen gets the product b*t, which no
+    # Python code computed: it becomes -1 of the view.
+    y = x.transpose(0, 1).reshape(-1, x.shape[-1])
+    return y * 2, y.shape[0] * 1.0
+
+
+def test_reshape_with_computed_product():
+    c = check(flatten_heads, lambda i: (torch.randn(2 + i, 3 + i, 4),), calls=4, max_recompiles=1)
+    assert c["graphs"] == 2, c
+
+
+def size_arith(x):
+    n = x.shape[0]
+    return x.view(n // 2, 2 * x.shape[1]), n * 3 - 1
+
+
+def test_size_arithmetic_and_size_outputs():
+    # n // 2, 2 * t and a size returned to Python are computed at run time.
+    c = check(size_arith, lambda i: (torch.randn(2 * (2 + i), 3),), calls=4, max_recompiles=1)
+    assert c["graphs"] == 2, c
+
+
+def loop_over_size(x):
+    out = x
+    for _ in range(x.shape[0]):
+        out = out + 1
+    return out
+
+
+def test_size_used_as_python_number_stays_static():
+    # range(size) unrolls per size: the frame compiles static, and explain says why.
+    c = check(loop_over_size, batches(2, 3, 5, 7), calls=4, max_recompiles=3)
+    assert c["graphs"] == 4, c
+
+
+def shared(x, y):
+    return torch.cat([x.sum(1), y * y.shape[0]])
+
+
+def test_dims_sharing_a_symbol_are_guarded_equal():
+    jf = jit(shared)
+    for n in (2, 3, 4):
+        x, y = torch.randn(n, 4), torch.randn(n)
+        torch.testing.assert_close(jf(x, y), shared(x, y))
+    assert counters()["recompiles"] == 1
+    g = [e for e in convert.EVENTS if e.outcome == "graph"][-1]
+    assert any("size(0) == " in s and "(both are s0)" in s for s in g.guards), g.guards
+    x, y = torch.randn(5, 4), torch.randn(3)  # no longer equal: another graph
+    torch.testing.assert_close(jf(x, y), shared(x, y))
+    assert counters()["recompiles"] == 2

@@ -31,6 +31,8 @@ BREAKS: dict[str, tuple[str, str]] = {
     "GB019": ("raise statement", "raise outside the captured region"),
     "GB020": ("internal translator error: the frame runs in Python", "please report it with XACC_LOG=capture output"),
     "GB021": ("NumPy operation the capture cannot reproduce exactly", "move it out of the captured function or write it with torch"),
+    "GB022": ("a size that depends on a dynamic dim used as a plain Python number (branch, range, builtin)",
+              "the frame compiles with static shapes; keep sizes in tensor ops, or pass dynamic=False"),
 }
 
 

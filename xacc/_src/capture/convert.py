@@ -352,10 +352,12 @@ def _compile_frame(func: types.FunctionType, args: tuple, opts: Options, ev: Com
     shadow = None
     if opts.dynamic is not False and not st.failed and plan.any_candidates():
         shadow = _shadow_cpp(func, args, opts, plan)
-        if shadow is None and plan.all == "all":
+        for fallback in ("lead", "dim0"):
+            if shadow is not None or plan.all not in ("all", "lead"):
+                break
             st.failed = False
             plan = dynamic.Plan(st, True)
-            plan.all = "dim0"
+            plan.all = fallback
             shadow = _shadow_cpp(func, args, opts, plan)
     break_at: dict[int, tuple] = {}
     try:

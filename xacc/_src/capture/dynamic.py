@@ -7,7 +7,7 @@ dynamic from the first compile. Dims of size 0 or 1 never are (broadcasting
 and empty tensors trace differently), nor are dims of non-contiguous tensors.
 
 A frame with dynamic dims is translated twice. The *shadow* run uses meta
-tensors whose dynamic dims are doubled; the real run records the graph and
+tensors whose dynamic dims are multiplied by a prime per symbol (2, 3, 5, ...); the real run records the graph and
 compares itself against the shadow op by op (`Recorder.dispatch`): the same
 ATen ops with the same attributes, and the same values read by Python code
 (`x.shape`, `x.size(0)`, `len(x)`, ...). When both agree, nothing the trace
@@ -60,7 +60,8 @@ class Plan:
 
     def __init__(self, st: State, all_dims: bool) -> None:
         self.state = st
-        # "all" (dynamic=True), "dim0" (its fallback: leading dims only) or False
+        # "all" (dynamic=True), its fallbacks "lead" (all but the last dim, which
+        # usually meets a weight) and "dim0" (leading dims only), or False
         self.all: Any = "all" if all_dims else False
         self.symbols: dict[int, str] = {}  # size -> symbol
         self.seen: dict[tuple, tuple[int, ...]] = {}
@@ -74,8 +75,9 @@ class Plan:
         cand = set(self.state.dyn.get(ident, ()))
         if prev is not None and len(prev) == len(sizes):
             cand |= {i for i, (a, b) in enumerate(zip(prev, sizes)) if a != b}
-        if self.all:
-            cand = set(range(len(sizes))) if self.all == "all" else {0} & set(range(len(sizes)))
+        if self.all and not _is_state(ident):
+            n = len(sizes)
+            cand = set(range(n)) if self.all == "all" else set(range(n - 1)) if self.all == "lead" else {0} & set(range(n))
         self.dims[ident] = cand
         if not value.is_contiguous():
             return []
@@ -91,8 +93,15 @@ class Plan:
             s = self.symbols[size] = f"s{len(self.symbols)}"
         return s
 
+    def perturb(self, size: int) -> int:
+        """The shadow run's size for a dim of capture-time `size`: the size
+        times a prime of its own per symbol, so that sizes computed from
+        different symbols (`2 * s0` and `s1`) differ in the shadow run even
+        when they are equal at capture time (see `resolve` in recorder.py)."""
+        return size * _PRIMES[int(self.symbols[size][1:]) % len(_PRIMES)]
+
     def pairs(self) -> dict[tuple[int, int], str]:
-        return {(a, perturb(a)): s for a, s in self.symbols.items()}
+        return {(a, self.perturb(a)): s for a, s in self.symbols.items()}
 
     def commit(self) -> None:
         """Records this compile's sizes and dynamic dims for the next recompile."""
@@ -106,12 +115,17 @@ class Plan:
             st.seen[ident] = sizes
 
 
-def perturb(size: int) -> int:
-    return 2 * size
+_PRIMES = (2, 3, 5, 7, 11, 13, 17, 19, 23, 29)
 
 
-def shadow_meta(t: torch.Tensor, dims: list[int]) -> torch.Tensor:
-    sizes = [perturb(int(s)) if i in dims else int(s) for i, s in enumerate(t.shape)]
+def _is_state(ident: Any) -> bool:
+    """A module's parameter or buffer (`L['self']._parameters['w']`): dynamic=True
+    leaves its dims static; only a size seen changing makes them dynamic."""
+    return isinstance(ident, str) and ("._parameters[" in ident or "._buffers[" in ident)
+
+
+def shadow_meta(t: torch.Tensor, dims: list[int], plan: Plan) -> torch.Tensor:
+    sizes = [plan.perturb(int(s)) if i in dims else int(s) for i, s in enumerate(t.shape)]
     m = torch.empty(sizes, dtype=t.dtype, device="meta")
     if t.requires_grad:
         m.requires_grad_(True)

@@ -51,9 +51,18 @@ class State:
         self.inputs: list[int] = []  # guard-tree node per graph input, in parameter order
         self.input_vids: set[int] = set()  # their value ids (kept across ctrl.if arms)
         self.rec = Recorder(self.builder, device, self.const_tensor)
+        # Symbolic sizes (Note [Symbolic sizes] in translate/TranslateScalars.cpp):
+        # graph values computed from dynamic dims, with their (real, shadow) values.
+        self.shadow_reads: list | None = None
+        self.symvals: dict[int, tuple] = {}
+        self.constvals: dict[int, Any] = {}
+        self.sym_dims: dict[str, tuple[int, int, int]] = {}  # symbol -> (input value id, dim, guard node)
+        self._size_nodes: dict[tuple, int] = {}
         if shadow is not None:
             self.rec.shadow = shadow.ops
             self.rec.pairs = plan.pairs()
+            self.shadow_reads = shadow.reads
+            self.rec.resolver = self.resolve_size
 
     def const_index(self, obj: Any) -> int:
         for i, c in enumerate(self.consts):
@@ -77,7 +86,47 @@ class State:
         vid = self.builder.add_input(tensor_type(t, self.device, dyn), f"in{len(self.inputs)}")
         self.inputs.append(node)
         self.input_vids.add(vid)
+        for d, sym in dyn.items():
+            first = self.sym_dims.setdefault(sym, (vid, d, node))
+            if guard and first[0] != vid:
+                # Symbolic sizes of one symbol are used interchangeably: guard them equal.
+                self.tree.dims_equal(first[2], first[1], node, d, sym)
+            elif guard and first[1] != d:
+                self.tree.dims_equal(node, first[1], node, d, sym)
         return vid
+
+    # -- symbolic sizes -------------------------------------------------------
+    def size_node(self, vid: int, dim: int, real: int, shadow: int) -> int:
+        """`aten.sym_size.int` of graph value `vid` (one node per tensor and dim)."""
+        n = self._size_nodes.get((vid, dim))
+        if n is None:
+            (n,) = self.builder.add_op("aten.sym_size.int", [vid], {"dim": dim}, ["i64"])
+            self._size_nodes[(vid, dim)] = n
+            self.symvals[n] = (real, shadow)
+        return n
+
+    def resolve_size(self, real: int, shadow: int) -> int | None:
+        """The graph value of an ATen int argument that is `real` here and
+        `shadow` in the shadow run: a symbolic size computed by the code with
+        the same pair of values, else a dynamic input dim or a product of two."""
+        for vid, pair in self.symvals.items():
+            if pair == (real, shadow):
+                return vid
+        pairs = self.plan.pairs()
+        sym = pairs.get((real, shadow))
+        if sym is not None and sym in self.sym_dims:
+            v, d, _ = self.sym_dims[sym]
+            return self.size_node(v, d, real, shadow)
+        items = [(p, self.sym_dims[s]) for p, s in pairs.items() if s in self.sym_dims]
+        for i, (pa, (va, da, _)) in enumerate(items):
+            for pb, (vb, db, _) in items[i:]:
+                if (pa[0] * pb[0], pa[1] * pb[1]) == (real, shadow):
+                    a = self.size_node(va, da, *pa)
+                    b = self.size_node(vb, db, *pb)
+                    (n,) = self.builder.add_op("arith.mul", [a, b], {}, ["i64"])
+                    self.symvals[n] = (real, shadow)
+                    return n
+        return None
 
     def set_grad(self, enabled: bool) -> None:
         """Enters or leaves a grad-mode region. Inside a `no_grad` region of a
@@ -115,25 +164,71 @@ class Host:
             if not ctx.dyn_active:
                 dims = []
         vid = ctx.add_tensor_input(t, node, guard, dims)
-        meta = dynamic.shadow_meta(t, dims) if ctx.shadow_run else meta_like(t)
+        meta = dynamic.shadow_meta(t, dims, ctx.plan) if ctx.shadow_run else meta_like(t)
         ctx.rec.bind(meta, vid)
         return meta
 
     def record(self, fn: Any, args: tuple, kwargs: dict | None, file: str | None, line: int) -> Any:
         rec = self.ctx.rec
         rec.loc = (file or "<unknown>", line)
-        return self._note(rec.call(fn, args, kwargs or {}))
+        return self._note(rec.call(fn, args, kwargs or {}), fn, args, kwargs)
 
-    def _note(self, r: Any) -> Any:
+    def _note(self, r: Any, fn: Any = None, args: tuple = (), kwargs: dict | None = None) -> Any:
         """Notes values Python reads from tensor metadata (sizes, ...) for the
-        dynamic-shape comparison with the shadow run (dynamic.py)."""
+        dynamic-shape comparison with the shadow run (dynamic.py). In the real
+        run, a size read that differs from the shadow run's becomes a symbolic
+        size (SymSize) when it is a dim of a traced tensor."""
+        ctx = self.ctx
         if isinstance(r, torch.device):
-            self.ctx.reads.append(torch.device(self.ctx.device))
-        elif isinstance(r, CONST_TYPES) or type(r) is torch.Size:
-            self.ctx.reads.append(r)
-        elif type(r) is tuple and all(isinstance(e, CONST_TYPES) for e in r):
-            self.ctx.reads.append(r)
+            ctx.reads.append(torch.device(ctx.device))
+            return r
+        if isinstance(r, CONST_TYPES) or type(r) is torch.Size or (
+                type(r) is tuple and all(isinstance(e, CONST_TYPES) for e in r)):
+            ctx.reads.append(r)
+            i = len(ctx.reads) - 1
+            if ctx.shadow_reads is not None and i < len(ctx.shadow_reads) and fn is not None:
+                s = ctx.shadow_reads[i]
+                if s != r:
+                    sym = self._size_read(r, s, fn, args, kwargs or {})
+                    if sym is not None:
+                        ctx.reads[i] = s
+                        return sym
         return r
+
+    def _size_read(self, r: Any, s: Any, fn: Any, args: tuple, kwargs: dict) -> Any:
+        ctx = self.ctx
+        t = args[0] if args and isinstance(args[0], torch.Tensor) else None
+        if t is None or id(t) not in ctx.rec.vids:
+            return None
+        vid = ctx.rec.vids[id(t)]
+        shape = tuple(int(d) for d in t.shape)
+        if type(r) is torch.Size and type(s) is torch.Size and len(r) == len(s) and tuple(r) == shape and (
+                (fn is getattr and args[1:] == ("shape",)) or (fn is torch.Tensor.size and len(args) == 1)):
+            return tuple(SymSize(a, ctx.size_node(vid, d, a, b)) if a != b else a
+                         for d, (a, b) in enumerate(zip(r, s)))
+        if type(r) is not int or type(s) is not int:
+            return None
+        if fn is len:
+            d = 0
+        elif fn is torch.Tensor.size:
+            d = args[1] if len(args) > 1 else kwargs.get("dim")
+            if type(d) is not int or not -len(shape) <= d < len(shape):
+                return None
+            d %= len(shape)
+        elif fn in (torch.Tensor.numel, torch.Tensor.nelement) and len(args) == 1:
+            (n,) = ctx.builder.add_op("aten.sym_numel.default", [vid], {}, ["i64"])
+            ctx.symvals[n] = (r, s)
+            return SymSize(r, n)
+        else:
+            return None
+        if shape[d] != r:
+            return None
+        return SymSize(r, ctx.size_node(vid, d, r, s))
+
+    def size_concrete(self, vid: int) -> int:
+        """Whether symbolic size `vid` has the same value in the shadow run."""
+        pair = self.ctx.symvals.get(vid)
+        return int(pair is not None and pair[0] == pair[1])
 
     def value_of(self, meta: torch.Tensor) -> int:
         return self.ctx.rec.vid_of(meta)
@@ -245,11 +340,23 @@ class Host:
         return vid
 
     def arith(self, op: str, operands: list[int], rtype: str) -> int:
-        (vid,) = self.ctx.builder.add_op(op, operands, {}, [rtype])
+        ctx = self.ctx
+        (vid,) = ctx.builder.add_op(op, operands, {}, [rtype])
+        if ctx.symvals and any(o in ctx.symvals for o in operands):
+            # A symbolic size: its values in both runs (see resolve_size).
+            vals = [ctx.symvals.get(o) or ((ctx.constvals[o],) * 2 if o in ctx.constvals else None)
+                    for o in operands]
+            if all(v is not None for v in vals):
+                try:
+                    ctx.symvals[vid] = tuple(_ARITH[op](*(v[k] for v in vals)) for k in (0, 1))
+                except (KeyError, ArithmeticError):
+                    pass
         return vid
 
     def scalar_const(self, value: Any, rtype: str) -> int:
-        return self.ctx.builder.add_const(value, rtype)
+        vid = self.ctx.builder.add_const(value, rtype)
+        self.ctx.constvals[vid] = value
+        return vid
 
     def marker(self, i: int) -> "_Marker":
         while len(_MARKERS) <= i:
@@ -263,6 +370,11 @@ class Host:
                    file: str | None, line: int) -> Any:
         rec = self.ctx.rec
         rec.loc = (file or "<unknown>", line)
+        if type(sentinels) is tuple:
+            # Symbolic sizes: called with their values; the recorder matches
+            # ATen arguments against the shadow run (resolve_size).
+            a, k = _subst(args, list(sentinels)), _subst(kwargs, list(sentinels))
+            return self._note(rec.call(fn, a, k), fn, a, k)
         rec.sym = {(type(s), s): v for s, v in zip(sentinels, vids)}
         try:
             return self._note(rec.call(fn, _subst(args, sentinels), _subst(kwargs, sentinels)))
@@ -272,6 +384,24 @@ class Host:
 
 def _meta_str(t: torch.Tensor) -> str:
     return f"{str(t.dtype).replace('torch.', '')}{list(t.shape)}"
+
+
+class SymSize:
+    """A size read from a dynamic dim, handed to the C++ translator, which makes
+    it a symbolic number (Note [Symbolic sizes] in TranslateScalars.cpp)."""
+
+    __slots__ = ("value", "vid")
+
+    def __init__(self, value: int, vid: int) -> None:
+        self.value = value
+        self.vid = vid
+
+
+_ARITH = {
+    "arith.add": lambda a, b: a + b, "arith.sub": lambda a, b: a - b, "arith.mul": lambda a, b: a * b,
+    "arith.div": lambda a, b: a / b, "arith.floordiv": lambda a, b: a // b, "arith.mod": lambda a, b: a % b,
+    "arith.neg": lambda a: -a, "arith.cast": float,
+}
 
 
 class _Marker:
@@ -293,4 +423,6 @@ def _subst(v: Any, values: list) -> Any:
         return type(v)(_subst(e, values) for e in v)
     if type(v) is dict:
         return {k: _subst(e, values) for k, e in v.items()}
+    if type(v) is slice:
+        return slice(_subst(v.start, values), _subst(v.stop, values), _subst(v.step, values))
     return v

@@ -37,6 +37,8 @@ MEMORY_FORMATS = {
     torch.channels_last: "channels_last", torch.channels_last_3d: "channels_last_3d",
 }
 # Ops that read tensor data back to Python cannot be recorded on meta tensors.
+# ATen ops whose size argument may say -1 for one dim (inferred from numel).
+_INFER_ONE = {"view", "_unsafe_view", "reshape"}
 _DATA_DEPENDENT = {"_local_scalar_dense", "item", "is_nonzero", "equal", "nonzero", "unique",
                    "masked_select", "_unique2", "allclose"}
 
@@ -90,6 +92,7 @@ class Recorder:
         self.trace: list = []
         self.shadow: list | None = None
         self.pairs: dict = {}
+        self.resolver: Callable[[int, int], int | None] | None = None
         # Inside a no_grad region (Ctx.set_grad): metas run under no_grad and
         # operands that require grad are read through one `aten.detach` each.
         self.no_grad = False
@@ -174,7 +177,8 @@ class Recorder:
                 exec_args = exec_args[:i] + (torch.device("meta"),) + exec_args[i + 1:]
         out = func(*exec_args, **exec_kwargs)
 
-        operands: list[int] = []
+        # Per schema argument, in order: operand ids, an attribute, or absent.
+        parts: list[Any] = []
         attrs: dict[str, Any] = {}
         for i, a in enumerate(schema.arguments):
             if not a.kwarg_only and i < len(exec_args):
@@ -184,29 +188,38 @@ class Recorder:
             else:
                 if _is_tensor_type(a.type) and a.type.kind() == "OptionalType":
                     attrs[a.name] = None
+                    parts.append(None)
+                else:
+                    parts.append(a)  # absent: its default
                 continue
             if self.sym and type(v) in (int, float) and (type(v), v) in self.sym:
-                operands.append(self.sym[(type(v), v)])
+                parts.append([self.sym[(type(v), v)]])
             elif isinstance(v, torch.Tensor):
-                operands.append(self.operand(v))
+                parts.append([self.operand(v)])
             elif isinstance(v, (list, tuple)) and _is_tensor_list_type(a.type):
                 if len(v) == 0:
                     raise GraphBreak("GB018", f"empty tensor list for aten.{name}")
-                for e in v:
-                    operands.append(self.operand(e) if isinstance(e, torch.Tensor) else self.null())
+                parts.append([self.operand(e) if isinstance(e, torch.Tensor) else self.null() for e in v])
             else:
                 attrs[a.name] = self.encode(v, name)
+                parts.append(a.name)
+        nops = sum(len(p) for p in parts if isinstance(p, list))
 
         outs = tuple(out) if len(schema.returns) > 1 else (out,)
-        sig = (f"aten.{name}.{overload}", repr(attrs), len(operands))
+        sig = (f"aten.{name}.{overload}", repr(attrs), nops)
         sizes = [[int(d) for d in r.shape] if isinstance(r, torch.Tensor) else None for r in outs]
         k = len(self.trace)
-        self.trace.append((sig, sizes))
+        self.trace.append((sig, sizes, dict(attrs)))
         shadow_sizes = None
         if self.shadow is not None:
-            if k >= len(self.shadow) or self.shadow[k][0] != sig:
+            if k >= len(self.shadow):
                 raise dynamic.Mismatch(sig[0])
-            shadow_sizes = self.shadow[k][1]
+            ssig, shadow_sizes, sattrs = self.shadow[k]
+            if ssig != sig:
+                if ssig[0] != sig[0] or ssig[2] != sig[2] or set(sattrs) != set(attrs):
+                    raise dynamic.Mismatch(sig[0])
+                self._resolve_sizes(name, schema, parts, attrs, sattrs)
+        operands = [o for p in parts if isinstance(p, list) for o in p]
         types: list[Any] = []
         for j, r in enumerate(outs):
             if isinstance(r, torch.Tensor):
@@ -243,6 +256,48 @@ class Recorder:
                     (eid,) = self.b.add_op("list.get", [rid, kc], {}, [idx_types[k]])
                     self.bind(e, eid)
         return out
+
+    def _resolve_sizes(self, name: str, schema: Any, parts: list, attrs: dict, sattrs: dict) -> None:
+        """Turns the int arguments that differ from the shadow run's into graph
+        values (symbolic sizes, Note [Symbolic sizes] in TranslateScalars.cpp):
+        an int becomes an `i64` operand, an int list a `list.make` of constants
+        and sizes. One element of a view's size nobody computed (`reshape(-1,
+        n)` of a non-viewable tensor hands ATen the product) becomes -1."""
+        last = -1
+        for i, p in enumerate(parts):
+            if not isinstance(p, str) or attrs[p] == sattrs[p]:
+                continue
+            real, shadow = attrs[p], sattrs[p]
+            vid = None
+            if type(real) is int and type(shadow) is int and self.resolver is not None:
+                vid = self.resolver(real, shadow)
+            elif (isinstance(real, list) and isinstance(shadow, list) and len(real) == len(shadow)
+                  and all(type(e) is int for e in real + shadow) and self.resolver is not None):
+                # ("c", constant) or ("v", graph value) per element
+                elems: list[Any] = []
+                for a, b in zip(real, shadow):
+                    r = self.resolver(a, b) if a != b else None
+                    elems.append(("c", a) if a == b else (None if r is None else ("v", r)))
+                missing = [j for j, e in enumerate(elems) if e is None]
+                if len(missing) == 1 and name in _INFER_ONE and -1 not in real:
+                    elems[missing[0]] = ("c", -1)
+                if None not in elems:
+                    self.b.set_loc(*self.loc)
+                    ids = [self.b.add_const(e, "i64") if kind == "c" else e for kind, e in elems]
+                    (vid,) = self.b.add_op("list.make", ids, {}, [("list", "i64")])
+            if vid is None:
+                raise dynamic.Mismatch(f"aten.{name}: argument '{p}' depends on a dynamic size")
+            parts[i] = [vid]
+            del attrs[p]
+            last = i
+        # Operands bind in schema order to the arguments without an attribute:
+        # earlier absent arguments get their defaults as attributes.
+        for i in range(last):
+            p = parts[i]
+            if p is not None and not isinstance(p, (list, str)):  # an absent schema argument
+                if p.default_value is None and p.type.kind() != "OptionalType":
+                    raise dynamic.Mismatch(f"aten.{name}: argument '{p.name}' has no default")
+                attrs[p.name] = self.encode(p.default_value, name)
 
     def encode(self, v: Any, op: str) -> Any:
         if v is None or isinstance(v, (bool, int, float, str)):

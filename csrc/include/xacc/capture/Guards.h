@@ -72,6 +72,11 @@ public:
   void addLeaf(int id, Leaf leaf);
   /// Requires torch's grad mode to equal `enabled` when checked.
   void setGradMode(bool enabled) { gradMode_ = enabled ? 1 : 0; }
+  /// Guards that dim `dimA` of the tensor at node `a` equals dim `dimB` of the
+  /// tensor at node `b` (dynamic dims sharing a symbol; checked after the leaves).
+  void addDimEquality(int a, int dimA, int b, int dimB, std::string symbol) {
+    dimEqs_.push_back({a, dimA, b, dimB, std::move(symbol)});
+  }
 
   size_t size() const { return nodes_.size(); }
   /// Human-readable source path of node `id`, e.g. `L['x'].weight`.
@@ -115,7 +120,14 @@ private:
   bool runLeaf(const Leaf& l, PyObject* v) const;
   std::string leafText(const Leaf& l) const;
 
+  struct DimEq {
+    int a, dimA, b, dimB;
+    std::string symbol;
+  };
+  std::string dimEqText(const DimEq& e) const;
+
   std::vector<Node> nodes_;
+  std::vector<DimEq> dimEqs_;
   std::vector<std::string> localNames_;
   int gradMode_ = -1;  ///< -1: not guarded
 };

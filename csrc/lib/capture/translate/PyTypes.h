@@ -48,6 +48,7 @@ struct PyTypes {
   PyObject* torchAsarray = nullptr;  ///< torch.asarray
   PyObject* torchTensor = nullptr;   ///< torch.tensor
   PyObject* mathModule = nullptr;
+  PyObject* symSize = nullptr;  ///< xacc._src.capture.host.SymSize (a dynamic size read by Python)
   PyObject* operatorModule = nullptr;
 };
 

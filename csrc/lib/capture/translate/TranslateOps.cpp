@@ -408,11 +408,23 @@ bool Frame::step(const Instr& ins, bool& done, VarRef& result) {
       if (!need(static_cast<size_t>(ins.arg))) return false;
       auto parts = popn(ins.arg);
       PyRef p[3];
-      for (size_t i = 0; i < parts.size(); ++i)
-        if (!(p[i] = t.constOf(parts[i]))) return false;
+      bool sym = false;
+      for (size_t i = 0; i < parts.size(); ++i) {
+        if (isSizeSym(parts[i])) {
+          p[i] = parts[i]->obj;  // See Note [Symbolic sizes]: a slice of a tensor keeps it symbolic
+          sym = true;
+        } else if (!(p[i] = t.constOf(parts[i]))) {
+          return false;
+        }
+      }
       PyObject* s = PySlice_New(p[0].get(), p[1].get(), parts.size() == 3 ? p[2].get() : nullptr);
       if (!s) return t.failPy("GB011", "slice");
-      push(makeConst(PyRef::steal(s)));
+      VarRef v = makeConst(PyRef::steal(s));
+      if (sym) {
+        v->name = "symslice";
+        v->items = std::move(parts);
+      }
+      push(std::move(v));
       return true;
     }
     case Op::BUILD_STRING: {

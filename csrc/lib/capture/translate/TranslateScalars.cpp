@@ -5,6 +5,8 @@
 // that pass it straight to an ATen Scalar/float argument, which the host
 // probes with sentinel values; every other use needs the concrete value and
 // specializes it (an equality guard on each argument it came from).
+#include <algorithm>
+
 #include "PyTypes.h"
 #include "Translator.h"
 
@@ -31,15 +33,39 @@ bool isNumber(PyObject* o) { return PyLong_CheckExact(o) || PyFloat_CheckExact(o
 void collectSyms(const VarRef& v, std::vector<VarRef>& out) {
   if (v->is(Var::Kind::SymScalar)) {
     if (std::find(out.begin(), out.end(), v) == out.end()) out.push_back(v);
-  } else if (v->is(Var::Kind::Tuple) || v->is(Var::Kind::List) || v->is(Var::Kind::Dict)) {
+  } else if (v->is(Var::Kind::Tuple) || v->is(Var::Kind::List) || v->is(Var::Kind::Dict) ||
+             (v->is(Var::Kind::Const) && v->name == "symslice")) {
     for (const VarRef& i : v->items) collectSyms(i, out);
   }
 }
 
 }  // namespace
 
+// Note [Symbolic sizes]: under dynamic shapes (xacc/_src/capture/dynamic.py)
+// a size Python reads from a tensor (`x.shape`, `x.size(1)`, `len(x)`) that
+// differs from the shadow run's is a SymScalar named "size" whose graph value
+// is `aten.sym_size.int` of that tensor. Arithmetic on it is `arith.*` nodes
+// like any symbolic number; torch calls receive the capture-time values and
+// the recorder turns every ATen int argument that differs from the shadow
+// run's into the graph value with the same (real, shadow) pair. Using such a
+// size as a plain number (a branch, `range`, a builtin) is only allowed when
+// its value does not depend on a dynamic dim; otherwise the compile falls
+// back to static shapes.
+bool isSizeSym(const VarRef& v) {
+  if (!v->is(Var::Kind::SymScalar)) return false;
+  if (v->name == "size") return true;
+  for (const VarRef& r : v->items)
+    if (r->name == "size") return true;
+  return false;
+}
+
 VarRef Translator::concrete(const VarRef& v) {
   if (!v->is(Var::Kind::SymScalar)) return v;
+  if (isSizeSym(v)) {
+    int ok = host_.sizeConcrete(v->vid);
+    if (ok < 0) failPy("GB020", "symbolic size");
+    else if (ok == 0) fail("GB022", "a size that depends on a dynamic dim used as a plain number");
+  }
   if (v->items.empty()) {
     guardEquals(v->source, v->obj.get());
   } else {
@@ -141,6 +167,11 @@ VarRef Translator::recordSym(PyObject* fn, const std::vector<VarRef>& args,
   for (const VarRef& a : args) collectSyms(a, syms);
   for (const auto& kv : kwargs) collectSyms(kv.second, syms);
   if (syms.empty()) return nullptr;
+  // Symbolic sizes (Note [Symbolic sizes]) go in as their values and are
+  // matched at the ATen level; other numbers then specialize.
+  bool sizes = std::any_of(syms.begin(), syms.end(), isSizeSym);
+  if (sizes) syms.erase(std::remove_if(syms.begin(), syms.end(), [](const VarRef& v) { return !isSizeSym(v); }),
+                        syms.end());
   handled = true;
   markSyms_ = &syms;
   PyRef tuple = PyRef::steal(PyTuple_New(static_cast<Py_ssize_t>(args.size())));
@@ -164,7 +195,8 @@ VarRef Translator::recordSym(PyObject* fn, const std::vector<VarRef>& args,
     Py_INCREF(syms[i]->obj.get());
     PyList_SET_ITEM(values.get(), static_cast<Py_ssize_t>(i), syms[i]->obj.get());
   }
-  PyRef sent = host_.probe(fn, tuple.get(), kw.get(), values.get());
+  // Sizes: the values themselves, as a tuple (the host's cue for size mode).
+  PyRef sent = sizes ? PyRef::steal(PyList_AsTuple(values.get())) : host_.probe(fn, tuple.get(), kw.get(), values.get());
   if (!sent) {
     failPy("GB020", "probing symbolic numbers");
     return nullptr;

@@ -62,6 +62,7 @@ const PyTypes* pyTypes() {
     t->isGradEnabled = attrOf("torch", "is_grad_enabled");
     t->moduleModule = PyImport_ImportModule("torch.nn.modules.module");
     t->mathModule = PyImport_ImportModule("math");
+    t->symSize = attrOf("xacc._src.capture.host", "SymSize");
     t->operatorModule = PyImport_ImportModule("operator");
     PyObject* b = PyEval_GetBuiltins();  // borrowed
     auto bi = [&](const char* n) {
@@ -330,6 +331,9 @@ PyRef Translator::constOf(const VarRef& v) {
     case Var::Kind::SymScalar:
       return concrete(v)->obj;
     case Var::Kind::Const:
+      if (v->name == "symslice")
+        for (const VarRef& p : v->items) concrete(p);  // a plain slice: its sizes specialize
+      return v->obj;
     case Var::Kind::Object:
       return v->obj;
     case Var::Kind::Set:  // a snapshot: the tracked set may change later
@@ -376,6 +380,22 @@ VarRef Translator::fromConst(PyObject* value) {
 
 VarRef Translator::fromPython(PyObject* value) {
   const PyTypes* T = pyTypes();
+  if (T->symSize && Py_TYPE(value) == reinterpret_cast<PyTypeObject*>(T->symSize)) {
+    // A size that depends on a dynamic dim (see Note [Symbolic sizes] in
+    // TranslateScalars.cpp): a graph value computed from the tensor at run time.
+    PyObject* val = PyObject_GetAttrString(value, "value");
+    PyObject* vid = val ? PyObject_GetAttrString(value, "vid") : nullptr;
+    if (!vid) {
+      Py_XDECREF(val);
+      failPy("GB020", "symbolic size");
+      return nullptr;
+    }
+    auto s = makeVar(Var::Kind::SymScalar, PyRef::steal(val));
+    s->vid = static_cast<int>(PyLong_AsLong(vid));
+    s->name = "size";
+    Py_DECREF(vid);
+    return s;
+  }
   if (PyObject_TypeCheck(value, reinterpret_cast<PyTypeObject*>(T->tensor)))
     return makeVar(Var::Kind::Tensor, PyRef::borrow(value));
   if (PyObject_TypeCheck(value, reinterpret_cast<PyTypeObject*>(T->device))) {
@@ -451,6 +471,15 @@ PyRef Translator::pythonValue(const VarRef& v) {
       }
       return v->obj;
     case Var::Kind::Const:
+      if (v->name == "symslice") {
+        // A slice with symbolic sizes: markers where they are probed, else plain values.
+        PyRef p[3];
+        for (size_t i = 0; i < v->items.size() && i < 3; ++i)
+          if (!(p[i] = pythonValue(v->items[i]))) return {};
+        PyObject* s = PySlice_New(p[0].get(), p[1].get(), v->items.size() == 3 ? p[2].get() : nullptr);
+        if (!s) failPy("GB011", "slice");
+        return PyRef::steal(s);
+      }
       return v->obj;
     case Var::Kind::Tuple:
     case Var::Kind::List: {

@@ -36,6 +36,10 @@ namespace xacc::capture::translate {
 /// What the translator asks of the Python side: tensor inputs, torch calls on
 /// metas, and the graph values bound to metas. Implemented by the bindings
 /// over the recorder (xacc/_src/capture/recorder.py).
+/// A symbolic number computed from a dynamic size (Note [Symbolic sizes] in
+/// TranslateScalars.cpp).
+bool isSizeSym(const VarRef& v);
+
 class Host {
 public:
   virtual ~Host() = default;
@@ -74,6 +78,10 @@ public:
   /// Calls host method `method(*args)` (captured control flow: regions, the
   /// recorder's bindings; see TranslateControl.cpp). Null + code/detail on error.
   virtual PyRef call(const char* method, PyObject* args, std::string& code, std::string& detail) = 0;
+  /// Whether the symbolic size `vid` may be used as a plain number: true when it
+  /// does not depend on a dynamic dim (same value in the shadow run), false
+  /// (the compile falls back to static shapes) otherwise, -1 on error.
+  virtual int sizeConcrete(int vid) = 0;
 };
 
 /// Instructions one translation may execute (unrolled loops included).
