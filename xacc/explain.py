@@ -1,7 +1,9 @@
 """`xacc.explain(fn)(*args)`: run `fn` once under capture from a clean cache and
 report what XJIT did: the captured graphs (GIR text), graph and break counts,
 every break with its stable code, reason, hint and user file:line, the guards
-of each cache entry, ATen op counts and capture times."""
+of each cache entry, ATen op counts and capture times. `xacc.explain(fn).again(
+*args)` calls again keeping the caches: recompiles (the guard that failed) and
+dynamic-shape decisions (which dims became symbolic, or why not)."""
 
 from __future__ import annotations
 
@@ -25,6 +27,8 @@ class ExplainOutput:
     frames: list[tuple[str, str]] = field(default_factory=list)  # (function, outcome)
     precision: list = field(default_factory=list)  # amp.PrecisionReport per graph (precision="auto")
     pgo_decisions: list[str] = field(default_factory=list)  # "PGO: ..." lines (docs/pgo.md)
+    recompiles: list[str] = field(default_factory=list)  # "<function>: <guard that failed>"
+    dynamic: list[str] = field(default_factory=list)  # "<function>: dynamic dims: L['x'][0]=s0" ...
     result: Any = None
 
     def __str__(self) -> str:
@@ -37,6 +41,12 @@ class ExplainOutput:
         if self.pgo_decisions:
             lines.append("PGO Decisions:")
             lines.extend(f"  {d}" for d in self.pgo_decisions)
+        if self.recompiles:
+            lines.append("Recompiles:")
+            lines.extend(f"  {r}" for r in self.recompiles)
+        if self.dynamic:
+            lines.append("Dynamic Shapes:")
+            lines.extend(f"  {d}" for d in self.dynamic)
         lines.append("Frames:")
         for (name, outcome), (_, secs) in zip(self.frames, self.compile_times):
             lines.append(f"  {name}: {outcome} ({secs * 1e3:.2f} ms)")
@@ -56,14 +66,25 @@ def explain(fn: Callable, *, device: str = "cpu", precision: str = "float32",
     `pgo`: as for xacc.jit, its decisions are listed)."""
     from xacc.jit import jit, reset
 
+    compiled: list = []
+
     def run(*args: Any, **kwargs: Any) -> ExplainOutput:
         reset()
-        start = len(_convert.EVENTS)
         target = getattr(fn, "_xacc_fn", fn)
-        compiled = jit(target, device=device, precision=precision, tolerance=tolerance, pgo=pgo)
-        result = compiled(*args, **kwargs)
+        compiled[:] = [jit(target, device=device, precision=precision, tolerance=tolerance, pgo=pgo)]
+        return again(*args, **kwargs)
+
+    def again(*args: Any, **kwargs: Any) -> ExplainOutput:
+        """Calls again with the caches of the previous call kept: what compiled
+        now (a recompile, with the guard that failed and the dynamic-shape decision)."""
+        if not compiled:
+            return run(*args, **kwargs)
+        start = len(_convert.EVENTS)
+        result = compiled[0](*args, **kwargs)
         out = ExplainOutput(result=result)
         for ev in _convert.EVENTS[start:]:
+            out.recompiles.extend(f"{ev.function}: {r}" for r in ev.recompile_reasons)
+            out.dynamic.extend(f"{ev.function}: {d}" for d in ev.dynamic)
             out.frames.append((ev.function, ev.outcome))
             out.compile_times.append((ev.function, ev.seconds))
             out.break_reasons.extend(ev.breaks)
@@ -79,6 +100,7 @@ def explain(fn: Callable, *, device: str = "cpu", precision: str = "float32",
         out.op_count = sum(sum(d.values()) for d in out.ops_per_graph)
         return out
 
+    run.again = again  # type: ignore[attr-defined]
     return run
 
 

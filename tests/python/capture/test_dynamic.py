@@ -4,6 +4,7 @@ the changing dims become symbolic; dynamic=True makes dims symbolic at once."""
 import torch
 import torch.nn.functional as F
 
+import xacc
 from harness import check
 from xacc._src.capture import convert
 from xacc.jit import counters, jit
@@ -192,6 +193,12 @@ def test_size_used_as_python_number_stays_static():
     # range(size) unrolls per size: the frame compiles static, and explain says why.
     c = check(loop_over_size, batches(2, 3, 5, 7), calls=4, max_recompiles=3)
     assert c["graphs"] == 4, c
+    ex = xacc.explain(loop_over_size)
+    ex(torch.randn(2, 4))
+    out = ex.again(torch.randn(3, 4))
+    assert out.recompiles and "size=[2, 4]" in out.recompiles[0], out.recompiles
+    assert len(out.dynamic) == 1 and "dynamic shapes not used: GB022" in out.dynamic[0], out.dynamic
+    assert "test_dynamic.py:" in out.dynamic[0] and "Dynamic Shapes:" in str(out)
 
 
 def shared(x, y):
@@ -209,3 +216,8 @@ def test_dims_sharing_a_symbol_are_guarded_equal():
     x, y = torch.randn(5, 4), torch.randn(3)  # no longer equal: another graph
     torch.testing.assert_close(jf(x, y), shared(x, y))
     assert counters()["recompiles"] == 2
+    ex = xacc.explain(shared)
+    ex(torch.randn(2, 4), torch.randn(2))
+    assert ex.again(torch.randn(3, 4), torch.randn(3)).dynamic == ["shared: dynamic dims: L['x'][0]=s0, L['y'][0]=s0"]
+    out = ex.again(torch.randn(5, 4), torch.randn(3))
+    assert any(r.endswith(": L['x'].size(0) == L['y'].size(0) (both are s0)") for r in out.recompiles), out.recompiles

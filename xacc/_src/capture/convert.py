@@ -81,6 +81,7 @@ class CompileEvent:
     guards: list = field(default_factory=list)
     seconds: float = 0.0
     recompile_reasons: list = field(default_factory=list)
+    dynamic: list = field(default_factory=list)  # dynamic-shape decisions (dynamic.py), for explain
     # -- The export record: what xacc.export, xacc.debug.compare and `xjit --explain`
     # read (xacc/_src/export, xacc/_src/debug). Nothing else of the translator is
     # read from outside; keep filling these. --
@@ -349,28 +350,40 @@ def _compile_frame(func: types.FunctionType, args: tuple, opts: Options, ev: Com
     st = dynamic.state(code)
     _pgo_apply_shapes(code, st, dec, ev)
     plan = dynamic.Plan(st, opts.dynamic is True)
+    use_dyn = opts.dynamic is not False and not st.failed and plan.any_candidates()
     shadow = None
-    if opts.dynamic is not False and not st.failed and plan.any_candidates():
-        shadow = _shadow_cpp(func, args, opts, plan)
-        for fallback in ("lead", "dim0"):
-            if shadow is not None or plan.all not in ("all", "lead"):
-                break
-            st.failed = False
-            plan = dynamic.Plan(st, True)
-            plan.all = fallback
-            shadow = _shadow_cpp(func, args, opts, plan)
     break_at: dict[int, tuple] = {}
     try:
-        for _ in range(8):
+        for _ in range(12):
+            if use_dyn:
+                # The shadow run stops at the same recorded breaks as the real run.
+                plan, shadow = _shadow_plan(func, args, opts, st, plan, break_at)
+                use_dyn = shadow is not None
             ctx = State(code.co_name, _gir_device(opts.device), opts.dynamic, plan, shadow=shadow)
             ctx.frame = (func, args)  # the call being compiled: amp measures on its inputs
             host = Host(ctx, lambda outs, ctx=ctx: _prefix_graph(ctx, func, outs, ev))
             r = C.translate(func, args, host, ctx.tree, ctx.device, opts.dynamic is not False, break_at)
-            if shadow is not None and (r[0] != "graph" or ctx.reads != shadow.reads):
-                log("recompiles", "%s: dynamic shapes not used (%s)", code.co_qualname,
-                    r[2] if r[0] != "graph" else "metadata read by Python depends on a dynamic size")
+            if shadow is not None and (ctx.rec.mismatch or r[0] != shadow.kind or ctx.reads != shadow.reads or (
+                    r[0] == "break" and r[6] != shadow.offset)):
+                why = (f"{ctx.rec.mismatch} differs in the run with other sizes" if ctx.rec.mismatch
+                       else "metadata read by Python depends on a dynamic size" if r[0] == shadow.kind
+                       else f"{r[1]}: {r[2]} at {r[3]}:{r[4]}" if r[0] == "break"
+                       else f"{r[2]}: {r[3]} at {r[4]}:{r[5]}" if r[0] == "code"
+                       else "the run with other sizes took another path")
+                if plan.all in ("all", "lead"):
+                    # dynamic=True: try again with fewer dynamic dims (see _shadow_plan).
+                    log("recompiles", "%s: dynamic dims (%s) not used (%s)", code.co_qualname, plan.all, why)
+                    fewer = "lead" if plan.all == "all" else "dim0"
+                    plan = dynamic.Plan(st, True)
+                    plan.all = fewer
+                    break_at.clear()
+                    continue
+                log("recompiles", "%s: dynamic shapes not used (%s)", code.co_qualname, why)
+                ev.dynamic.append(f"dynamic shapes not used: {why}")
                 st.failed = True
                 shadow = None
+                use_dyn = False
+                break_at.clear()
                 continue
             if r[0] == "break" and not r[7] and r[6] >= 0 and not opts.fullgraph:
                 # Restart with the break recorded, so the prefix is traced
@@ -378,6 +391,11 @@ def _compile_frame(func: types.FunctionType, args: tuple, opts: Options, ev: Com
                 _, bcode, detail, filename, lineno, function, offset, _internal = r
                 break_at[offset] = (bcode, detail, filename, lineno, function)
                 continue
+            if shadow is not None:
+                ev.dynamic.append("dynamic dims: " + ", ".join(
+                    f"{ident}[{d}]={plan.symbols.get(plan.seen[ident][d], '?')}"
+                    for ident, dims in plan.dims.items() for d in sorted(dims)
+                    if ident in plan.seen and plan.seen[ident][d] in plan.symbols))
             break
         else:
             raise RuntimeError("translation did not settle after restarts")
@@ -465,18 +483,40 @@ def _prefix_graph(ctx: State, func: types.FunctionType, outs: list[int], ev: Com
                            _builtins_dict(func), func.__closure__)
 
 
-def _shadow_cpp(func: types.FunctionType, args: tuple, opts: Options, plan: "dynamic.Plan") -> Any:
-    """The C++ translator with dynamic dims doubled; None when it cannot be used."""
+_SHADOW_GRAPH = object()
+
+
+def _shadow_plan(func: types.FunctionType, args: tuple, opts: Options, st: "dynamic.State",
+                 plan: "dynamic.Plan", break_at: dict) -> tuple:
+    """The shadow run for `plan` (with dynamic=True, falling back to all dims
+    but the last, then leading dims): (plan, Shadow), or (plan, None)."""
+    shadow = _shadow_cpp(func, args, opts, plan, break_at)
+    for fallback in ("lead", "dim0"):
+        if shadow is not None or plan.all not in ("all", "lead"):
+            break
+        st.failed = False
+        plan = dynamic.Plan(st, True)
+        plan.all = fallback
+        shadow = _shadow_cpp(func, args, opts, plan, break_at)
+    return plan, shadow
+
+
+def _shadow_cpp(func: types.FunctionType, args: tuple, opts: Options, plan: "dynamic.Plan",
+                break_at: dict) -> Any:
+    """The C++ translator with dynamic dims scaled (dynamic.py); None when it cannot be used."""
     code = func.__code__
+    plan.symbols.clear()
     ctx = State(code.co_name, _gir_device(opts.device), opts.dynamic, plan, shadow_run=True)
-    r = C.translate(func, args, Host(ctx), ctx.tree, ctx.device, opts.dynamic is not False)
-    if r[0] != "graph":
-        log("recompiles", "%s: dynamic shapes not used (%s: %s)", code.co_qualname, r[1], r[2])
+    # A split frame's break function is emitted and dropped: any object stands for its graph.
+    host = Host(ctx, lambda outs: _SHADOW_GRAPH)
+    r = C.translate(func, args, host, ctx.tree, ctx.device, opts.dynamic is not False, break_at)
+    if r[0] not in ("graph", "code", "break") or (r[0] == "break" and (r[7] or r[6] < 0)):
+        log("recompiles", "%s: dynamic shapes not used (%s)", code.co_qualname, r[1:3])
         plan.state.failed = True
         return None
     if not plan.symbols:
         return None
-    return dynamic.Shadow(ctx.rec.trace, ctx.reads)
+    return dynamic.Shadow(ctx.rec.trace, ctx.reads, r[0], r[6] if r[0] == "break" else -1)
 
 
 def _gir_device(device: str) -> str:

@@ -136,9 +136,11 @@ class Shadow:
     """What the shadow run recorded: per ATen op (name, attributes, result sizes),
     and the values Python read from tensor metadata."""
 
-    def __init__(self, ops: list, reads: list) -> None:
+    def __init__(self, ops: list, reads: list, kind: str = "graph", offset: int = -1) -> None:
         self.ops = ops
         self.reads = reads
+        self.kind = kind  # the translation's outcome ("graph", "code", "break")
+        self.offset = offset  # "break": the offset of the break
 
 
 def result_dims(a_sizes: list[int], b_sizes: list[int], pairs: dict) -> list:

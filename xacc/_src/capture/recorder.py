@@ -93,6 +93,7 @@ class Recorder:
         self.shadow: list | None = None
         self.pairs: dict = {}
         self.resolver: Callable[[int, int], int | None] | None = None
+        self.mismatch = ""  # the op where this run diverged from the shadow run
         # Inside a no_grad region (Ctx.set_grad): metas run under no_grad and
         # operands that require grad are read through one `aten.detach` each.
         self.no_grad = False
@@ -213,11 +214,11 @@ class Recorder:
         shadow_sizes = None
         if self.shadow is not None:
             if k >= len(self.shadow):
-                raise dynamic.Mismatch(sig[0])
+                raise self._mismatch(sig[0])
             ssig, shadow_sizes, sattrs = self.shadow[k]
             if ssig != sig:
                 if ssig[0] != sig[0] or ssig[2] != sig[2] or set(sattrs) != set(attrs):
-                    raise dynamic.Mismatch(sig[0])
+                    raise self._mismatch(sig[0])
                 self._resolve_sizes(name, schema, parts, attrs, sattrs)
         operands = [o for p in parts if isinstance(p, list) for o in p]
         types: list[Any] = []
@@ -257,6 +258,11 @@ class Recorder:
                     self.bind(e, eid)
         return out
 
+    def _mismatch(self, what: str) -> "dynamic.Mismatch":
+        if not self.mismatch:
+            self.mismatch = what
+        return dynamic.Mismatch(what)
+
     def _resolve_sizes(self, name: str, schema: Any, parts: list, attrs: dict, sattrs: dict) -> None:
         """Turns the int arguments that differ from the shadow run's into graph
         values (symbolic sizes, Note [Symbolic sizes] in TranslateScalars.cpp):
@@ -286,7 +292,7 @@ class Recorder:
                     ids = [self.b.add_const(e, "i64") if kind == "c" else e for kind, e in elems]
                     (vid,) = self.b.add_op("list.make", ids, {}, [("list", "i64")])
             if vid is None:
-                raise dynamic.Mismatch(f"aten.{name}: argument '{p}' depends on a dynamic size")
+                raise self._mismatch(f"aten.{name}: argument '{p}' depends on a dynamic size")
             parts[i] = [vid]
             del attrs[p]
             last = i
@@ -296,7 +302,7 @@ class Recorder:
             p = parts[i]
             if p is not None and not isinstance(p, (list, str)):  # an absent schema argument
                 if p.default_value is None and p.type.kind() != "OptionalType":
-                    raise dynamic.Mismatch(f"aten.{name}: argument '{p.name}' has no default")
+                    raise self._mismatch(f"aten.{name}: argument '{p.name}' has no default")
                 attrs[p.name] = self.encode(p.default_value, name)
 
     def encode(self, v: Any, op: str) -> Any:
