@@ -4,8 +4,11 @@ the changing dims become symbolic; dynamic=True makes dims symbolic at once."""
 import torch
 import torch.nn.functional as F
 
+import pytest
+
 import xacc
 from harness import check
+from xacc._C import capture as xacc_C
 from xacc._src.capture import convert
 from xacc.jit import counters, jit
 
@@ -221,3 +224,31 @@ def test_dims_sharing_a_symbol_are_guarded_equal():
     assert ex.again(torch.randn(3, 4), torch.randn(3)).dynamic == ["shared: dynamic dims: L['x'][0]=s0, L['y'][0]=s0"]
     out = ex.again(torch.randn(5, 4), torch.randn(3))
     assert any(r.endswith(": L['x'].size(0) == L['y'].size(0) (both are s0)") for r in out.recompiles), out.recompiles
+
+
+def test_parameters_stay_static_across_module_instances():
+    # Two Linear modules of different shapes share Linear.forward: their
+    # weights' and inputs' feature sizes differ between calls, which is no size
+    # changing; each module's batch dim becomes dynamic on its own.
+    torch.manual_seed(0)
+    a, b = torch.nn.Linear(4, 6), torch.nn.Linear(6, 3)
+    ja, jb = jit(a), jit(b)
+    with torch.no_grad():
+        for n in (2, 3, 4, 5, 7):
+            x = torch.randn(n, 4)
+            torch.testing.assert_close(jb(ja(x)), b(a(x)))
+    # b's first compile, then one recompile per module when the batch changes
+    assert counters()["recompiles"] == 3, counters()
+    dyn = [d for e in convert.EVENTS for d in e.dynamic]
+    assert dyn == ["dynamic dims: L['input'][0]=s0"] * 2, dyn
+
+
+@pytest.mark.skipif(not xacc_C.device_available("xpu0"), reason="no xpu0 target")
+def test_attention_symbolic_sizes_on_xpu0():
+    torch.manual_seed(0)
+    m = Attention().eval()
+    shapes = [(2, 6), (3, 6), (4, 6), (3, 7), (5, 9)]
+    with torch.no_grad():
+        c = check(m, lambda i: (torch.randn(*shapes[i], 16),), calls=5, max_recompiles=2, device="xpu0",
+                  atol=1e-4)
+    assert c["graphs"] == 3, c

@@ -347,7 +347,7 @@ def compile_frame(func: types.FunctionType, args: tuple, opts: Options, ev: Comp
 def _compile_frame(func: types.FunctionType, args: tuple, opts: Options, ev: CompileEvent,
                    dec: Any = None) -> None:
     code = func.__code__
-    st = dynamic.state(code)
+    st = dynamic.state(code, args)
     _pgo_apply_shapes(code, st, dec, ev)
     plan = dynamic.Plan(st, opts.dynamic is True)
     use_dyn = opts.dynamic is not False and not st.failed and plan.any_candidates()

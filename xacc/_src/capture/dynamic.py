@@ -38,16 +38,37 @@ class Mismatch(Exception):
 class State:
     """What past compiles of one code object saw."""
 
-    def __init__(self) -> None:
+    def __init__(self, parent: "State | None" = None) -> None:
         self.seen: dict[tuple, tuple[int, ...]] = {}
         self.dyn: dict[tuple, set[int]] = {}
-        self.failed = False
+        self._failed = False
+        # A method of a module (Linear.forward) keeps one history per module
+        # instance (`instances`): modules of different shapes share the code
+        # object, and their sizes differing is no size changing. The code's
+        # own state (`parent`) sums them up for PGO profiles.
+        self.parent = parent
+        self.instances: dict[int, State] = {}
+
+    @property
+    def failed(self) -> bool:
+        return self._failed
+
+    @failed.setter
+    def failed(self, v: bool) -> None:
+        self._failed = v
+        if v and self.parent is not None:
+            self.parent._failed = True
 
 
-def state(code: types.CodeType) -> State:
+def state(code: types.CodeType, args: tuple = ()) -> State:
     s = _STATES.get(code)
     if s is None:
         s = _STATES[code] = State()
+    if args and isinstance(args[0], torch.nn.Module):
+        inst = s.instances.get(id(args[0]))
+        if inst is None:
+            inst = s.instances[id(args[0])] = State(s)
+        return inst
     return s
 
 
@@ -70,12 +91,17 @@ class Plan:
     def dims_for(self, value: torch.Tensor, ident: Any) -> list[int]:
         """Dynamic dims of an argument-rooted tensor known by `ident`."""
         sizes = tuple(int(s) for s in value.shape)
+        if _is_state(ident):
+            # Module state keeps static dims: one code object (Linear.forward)
+            # serves modules of several shapes, which is no size changing.
+            self.dims[ident] = set()
+            return []
         self.seen[ident] = sizes
         prev = self.state.seen.get(ident)
         cand = set(self.state.dyn.get(ident, ()))
         if prev is not None and len(prev) == len(sizes):
             cand |= {i for i, (a, b) in enumerate(zip(prev, sizes)) if a != b}
-        if self.all and not _is_state(ident):
+        if self.all:
             n = len(sizes)
             cand = set(range(n)) if self.all == "all" else set(range(n - 1)) if self.all == "lead" else {0} & set(range(n))
         self.dims[ident] = cand
@@ -112,6 +138,8 @@ class Plan:
                 changed = {i for i, (a, b) in enumerate(zip(prev, sizes)) if a != b}
                 if changed:
                     st.dyn.setdefault(ident, set()).update(changed)
+                    if st.parent is not None:
+                        st.parent.dyn.setdefault(ident, set()).update(changed)
             st.seen[ident] = sizes
 
 
@@ -119,8 +147,7 @@ _PRIMES = (2, 3, 5, 7, 11, 13, 17, 19, 23, 29)
 
 
 def _is_state(ident: Any) -> bool:
-    """A module's parameter or buffer (`L['self']._parameters['w']`): dynamic=True
-    leaves its dims static; only a size seen changing makes them dynamic."""
+    """A module's parameter or buffer (`L['self']._parameters['w']`): its dims stay static."""
     return isinstance(ident, str) and ("._parameters[" in ident or "._buffers[" in ident)
 
 
