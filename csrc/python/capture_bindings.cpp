@@ -304,8 +304,13 @@ void bindCapture(py::module_& m) {
         l.strides.assign(x.strides().begin(), x.strides().end());
         for (int d : dynamicDims)
           if (d >= 0 && d < static_cast<int>(l.sizes.size())) l.sizes[d] = -2;
-        // A dynamic dim makes the strides depend on it: require contiguity instead.
-        if (!dynamicDims.empty()) {
+        // A dynamic dim makes the strides depend on it: require contiguity
+        // instead, unless every dynamic dim is a broadcast one (stride 0, as
+        // `expand` makes), which no other stride depends on.
+        bool broadcastOnly = !dynamicDims.empty() && !x.is_contiguous();
+        for (int d : dynamicDims)
+          broadcastOnly = broadcastOnly && d >= 0 && d < static_cast<int>(l.strides.size()) && l.strides[d] == 0;
+        if (!dynamicDims.empty() && !broadcastOnly) {
           l.contiguous = true;
           l.strides.clear();
         }

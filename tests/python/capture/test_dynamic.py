@@ -252,3 +252,19 @@ def test_attention_symbolic_sizes_on_xpu0():
         c = check(m, lambda i: (torch.randn(*shapes[i], 16),), calls=5, max_recompiles=2, device="xpu0",
                   atol=1e-4)
     assert c["graphs"] == 3, c
+
+
+def with_expanded(x, ids):
+    return x + ids.float().sum(-1, keepdim=True)
+
+
+def test_expanded_input_batch_dim_is_dynamic():
+    # transformers passes token_type_ids as a buffer expanded to (batch, seq): stride 0.
+    base = torch.arange(5)
+    jf = jit(with_expanded)
+    for n in (2, 3, 4, 6):
+        x, ids = torch.randn(n, 5), base.expand(n, 5)
+        torch.testing.assert_close(jf(x, ids), with_expanded(x, ids))
+    assert counters()["recompiles"] == 1 and counters()["graphs"] == 2, counters()
+    g = [e for e in convert.EVENTS if e.outcome == "graph"][-1]
+    assert any("size=[>=2, 5], stride=[0, 1]" in x for x in g.guards), g.guards

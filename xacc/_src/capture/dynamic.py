@@ -4,7 +4,8 @@ Per code object we remember the sizes of every tensor argument (sources rooted
 at the frame's arguments) seen by past compiles. When a recompile sees a size
 that changed, those dims become *dynamic*; `dynamic=True` makes every dim
 dynamic from the first compile. Dims of size 0 or 1 never are (broadcasting
-and empty tensors trace differently), nor are dims of non-contiguous tensors.
+and empty tensors trace differently), nor are dims of non-contiguous tensors
+other than broadcast ones (stride 0, as `expand` makes).
 
 A frame with dynamic dims is translated twice. The *shadow* run uses meta
 tensors whose dynamic dims are multiplied by a prime per symbol (2, 3, 5, ...); the real run records the graph and
@@ -106,7 +107,9 @@ class Plan:
             cand = set(range(n)) if self.all == "all" else set(range(n - 1)) if self.all == "lead" else {0} & set(range(n))
         self.dims[ident] = cand
         if not value.is_contiguous():
-            return []
+            # Only broadcast dims (stride 0, from `expand`): no other stride depends on them.
+            strides = value.stride()
+            return sorted(i for i in cand if sizes[i] >= 2 and strides[i] == 0)
         return sorted(i for i in cand if sizes[i] >= 2)
 
     def any_candidates(self) -> bool:
@@ -153,7 +156,10 @@ def _is_state(ident: Any) -> bool:
 
 def shadow_meta(t: torch.Tensor, dims: list[int], plan: Plan) -> torch.Tensor:
     sizes = [plan.perturb(int(s)) if i in dims else int(s) for i, s in enumerate(t.shape)]
-    m = torch.empty(sizes, dtype=t.dtype, device="meta")
+    if t.is_contiguous():
+        m = torch.empty(sizes, dtype=t.dtype, device="meta")
+    else:  # dynamic dims are broadcast ones (Plan.dims_for): the strides stay
+        m = torch.empty_strided(sizes, tuple(t.stride()), dtype=t.dtype, device="meta")
     if t.requires_grad:
         m.requires_grad_(True)
     return m
