@@ -141,12 +141,17 @@ def reset() -> None:
     _convert.aot_store.forget()
     for k in _convert.COUNTERS:
         _convert.COUNTERS[k] = 0
+    for k in _convert.training.COUNTERS:
+        _convert.training.COUNTERS[k] = 0
+    _convert.training.FALLBACKS.clear()
 
 
 def counters() -> dict[str, int]:
     """Frames compiled, graphs, breaks, recompiles, skipped frames, internal errors,
-    capture time (µs), plus the hook's cache hits and misses."""
+    capture time (µs), training graphs (compiled backward) and their runs, plus
+    the hook's cache hits and misses."""
     out = dict(_convert.COUNTERS)
+    out.update(_convert.training.COUNTERS)
     out.update({f"hook_{k}": v for k, v in _C.stats().items()})
     return out
 

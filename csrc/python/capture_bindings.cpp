@@ -14,6 +14,7 @@
 #include "xacc/capture/GraphBuilder.h"
 #include "xacc/ir/Parser.h"
 #include "xacc/ir/Verifier.h"
+#include "xacc/passes/Autodiff.h"
 
 namespace cap = xacc::capture;
 namespace support = xacc::support;
@@ -422,9 +423,10 @@ void bindCapture(py::module_& m) {
 
   c.def("graph_entry", [](std::shared_ptr<cap::GuardTree> tree, py::tuple consts,
                           std::shared_ptr<cap::CompiledGraph> graph, std::vector<int> inputs,
-                          py::handle ret, std::string label) {
+                          py::handle ret, std::string label, py::handle runner) {
     auto e = std::make_shared<cap::CacheEntry>();
     e->kind = cap::CacheEntry::Kind::Graph;
+    if (!runner.is_none()) e->runner = runner.inc_ref().ptr();
     e->guards = std::move(tree);
     e->consts = consts.inc_ref().ptr();
     e->graph = std::move(graph);
@@ -432,7 +434,8 @@ void bindCapture(py::module_& m) {
     e->ret = templateFromSpec(ret);
     e->label = std::move(label);
     return e;
-  });
+  }, py::arg("tree"), py::arg("consts"), py::arg("graph"), py::arg("inputs"), py::arg("ret"), py::arg("label"),
+     py::arg("runner") = py::none());
   c.def("code_entry", [](std::shared_ptr<cap::GuardTree> tree, py::tuple consts, py::handle fn,
                          std::string label) {
     auto e = std::make_shared<cap::CacheEntry>();
@@ -455,8 +458,9 @@ void bindCapture(py::module_& m) {
   py::class_<cap::GraphFunction, std::shared_ptr<cap::GraphFunction>>(c, "GraphFunction")
       .def(py::init([](std::shared_ptr<cap::CompiledGraph> graph, std::shared_ptr<cap::GuardTree> tree,
                        std::vector<int> inputs, py::tuple consts, py::dict globals, py::handle builtins,
-                       py::handle closure) {
+                       py::handle closure, py::handle runner) {
         auto f = std::make_shared<cap::GraphFunction>();
+        if (!runner.is_none()) f->runner = runner.inc_ref().ptr();
         f->graph = std::move(graph);
         f->sources = std::move(tree);
         f->inputNodes = std::move(inputs);
@@ -465,7 +469,8 @@ void bindCapture(py::module_& m) {
         f->builtins = retained(builtins);
         f->closure = retained(closure);
         return f;
-      }))
+      }), py::arg("graph"), py::arg("tree"), py::arg("inputs"), py::arg("consts"), py::arg("globals"),
+           py::arg("builtins"), py::arg("closure"), py::arg("runner") = py::none())
       .def_property_readonly("graph", [](const cap::GraphFunction& f) { return f.graph; })
       .def_property_readonly("inputs", [](const cap::GraphFunction& f) { return f.inputNodes; })
       .def("__call__", [](const cap::GraphFunction& f, py::args args) {
@@ -498,6 +503,31 @@ void bindCapture(py::module_& m) {
       },
       py::arg("text"), py::arg("graph") = "", py::arg("filename") = "<gir>", py::arg("device") = "cpu",
       py::arg("verify") = true);
+  // Note [Training graphs]: the compiled forward and backward graphs of the
+  // captured graph `text` differentiated with respect to its inputs `wrt`;
+  // raises xacc.CompileError (E0303, naming the op) when some op has no rule.
+  c.def(
+      "training_graphs",
+      [](const std::string& text, const std::vector<size_t>& wrt, const std::string& device) {
+        support::DiagnosticEngine diag;
+        std::unique_ptr<ir::Module> m = ir::parseModule(text, "<captured>", diag);
+        if (!m || m->graphs().empty()) xacc::python::raiseDiagnostics(diag);
+        xacc::passes::TrainingGraphs tg;
+        if (!xacc::passes::buildTrainingGraphs(*m->graphs().front(), wrt, tg, diag)) xacc::python::raiseDiagnostics(diag);
+        auto prepare = [&](std::unique_ptr<ir::Graph> g) {
+          auto mod = std::make_unique<ir::Module>();
+          ir::Graph* gp = mod->add(std::move(g));
+          std::string error;
+          auto cg = cap::CompiledGraph::create(std::move(mod), gp, error, device);
+          if (!cg) throw py::value_error(error);
+          return cg;
+        };
+        auto fwd = prepare(std::move(tg.forward));
+        auto bwd = prepare(std::move(tg.backward));
+        std::vector<bool> cot(tg.cotangent.begin(), tg.cotangent.end());
+        return py::make_tuple(fwd, bwd, tg.numResults, tg.numResiduals, tg.savedParams, cot);
+      },
+      py::arg("text"), py::arg("wrt"), py::arg("device") = "cpu");
   c.def("install", &cap::installHook);
   c.def("uninstall", &cap::uninstallHook);
   c.def("installed", &cap::hookInstalled);

@@ -40,6 +40,9 @@ CHANNELS: tuple[Channel, ...] = (
             "the GIR before the pass pipeline"),
     Channel("passes", "the pass pipeline run on each captured graph with node counts before and after",
             "the pass options (target device) of each run"),
+    Channel("training", "graphs whose inputs require grad: compiled forward/backward built (residual count) or "
+            "the reason the graph replays with eager autograd instead",
+            "nothing more"),
     Channel("backend", "graphs prepared for execution: executor, node and step counts, preparation time",
             "each bisection step of xacc.debug.compare (the graph prefix it runs)"),
     Channel("aot", "AOT artifacts and `xjit --cache`: entries recorded, artifacts written and loaded, stored "

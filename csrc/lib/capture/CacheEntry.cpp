@@ -288,6 +288,7 @@ CacheEntry::~CacheEntry() {
   PyGILState_STATE g = PyGILState_Ensure();
   Py_XDECREF(consts);
   Py_XDECREF(fn);
+  Py_XDECREF(runner);
   ret.clear();
   PyGILState_Release(g);
 }
@@ -307,6 +308,29 @@ FrameView CacheEntry::view(PyObject* const* args, size_t nargs, PyObject* global
   return v;
 }
 
+namespace {
+/// Calls a training runner (Note [Training runner]) with `n` inputs; a new
+/// tuple of outputs, or null with an exception set.
+PyObject* callRunner(PyObject* runner, PyObject* const* inputs, size_t n) {
+  PyObject* args = PyTuple_New(static_cast<Py_ssize_t>(n));
+  if (!args) return nullptr;
+  for (size_t i = 0; i < n; ++i) {
+    Py_INCREF(inputs[i]);
+    PyTuple_SET_ITEM(args, i, inputs[i]);
+  }
+  CaptureState prev = setState(CaptureState::Off);  // its Python frames are ours and torch's
+  PyObject* r = PyObject_Call(runner, args, nullptr);
+  setState(prev);
+  Py_DECREF(args);
+  if (r && !PyTuple_Check(r)) {
+    Py_DECREF(r);
+    PyErr_SetString(PyExc_TypeError, "xacc: a training runner must return a tuple");
+    return nullptr;
+  }
+  return r;
+}
+}  // namespace
+
 PyObject* CacheEntry::runGraph(PyObject** resolved) const {
   PyObject* small[16];
   std::vector<PyObject*> big;
@@ -318,6 +342,20 @@ PyObject* CacheEntry::runGraph(PyObject** resolved) const {
   for (size_t i = 0; i < inputNodes.size(); ++i) inputs[i] = resolved[inputNodes[i]];
   std::vector<c10::IValue> outs;
   std::string error;
+  if (runner) {
+    PyObject* r = callRunner(runner, inputs, inputNodes.size());
+    if (!r) return nullptr;
+    bool ok = true;
+    Py_ssize_t n = PyTuple_GET_SIZE(r);
+    outs.resize(static_cast<size_t>(n));
+    for (Py_ssize_t i = 0; i < n && ok; ++i) ok = pythonToIValue(PyTuple_GET_ITEM(r, i), outs[i], error);
+    Py_DECREF(r);
+    if (!ok) {
+      PyErr_SetString(PyExc_RuntimeError, error.c_str());
+      return nullptr;
+    }
+    return ret.build(outs);
+  }
   if (!graph->run(inputs, inputNodes.size(), outs, error)) {
     PyErr_SetString(PyExc_RuntimeError, error.c_str());
     return nullptr;
@@ -332,6 +370,7 @@ GraphFunction::~GraphFunction() {
   Py_XDECREF(globals);
   Py_XDECREF(builtins);
   Py_XDECREF(closure);
+  Py_XDECREF(runner);
   PyGILState_Release(g);
 }
 
@@ -355,7 +394,7 @@ PyObject* GraphFunction::call(PyObject* const* args, size_t nargs) const {
   std::vector<PyObject*> inputs;
   inputs.reserve(inputNodes.size());
   for (int id : inputNodes) inputs.push_back(resolved[id]);
-  PyObject* r = graph->call(inputs.data(), inputs.size());
+  PyObject* r = runner ? callRunner(runner, inputs.data(), inputs.size()) : graph->call(inputs.data(), inputs.size());
   sources->release(resolved.data());
   return r;
 }

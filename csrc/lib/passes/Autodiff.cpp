@@ -1182,4 +1182,131 @@ std::unique_ptr<ir::Graph> buildGradGraph(const ir::Graph& fwd, const GradOption
   return gp->clone();
 }
 
+namespace {
+
+/// `copy` is a clone of `orig`: maps each value of `orig` (parameters and node
+/// results, top level) to its copy.
+std::unordered_map<const Value*, Value*> cloneMap(const ir::Graph& orig, const ir::Graph& copy) {
+  std::unordered_map<const Value*, Value*> m;
+  for (size_t i = 0; i < orig.numParams(); ++i) m[orig.param(i)] = copy.param(i);
+  for (Node *a = orig.front(), *b = copy.front(); a && b; a = a->next(), b = b->next())
+    for (size_t i = 0; i < a->numResults(); ++i) m[a->result(i)] = b->result(i);
+  return m;
+}
+
+bool cleanup(std::unique_ptr<ir::Graph>& g, support::DiagnosticEngine& diag) {
+  ir::Module tmp;
+  ir::Graph* gp = tmp.add(std::move(g));
+  Statistics stats;
+  PassContext ctx{diag, stats};
+  if (!createPass("dce")->run(tmp, ctx)) return false;
+  g = gp->clone();
+  return true;
+}
+
+}  // namespace
+
+bool buildTrainingGraphs(const ir::Graph& fwd, const std::vector<size_t>& wrt, TrainingGraphs& out,
+                         support::DiagnosticEngine& diag,
+                         const std::function<support::SourceLoc(const ir::Node&)>& locOf) {
+  for (size_t i = 0; i < fwd.numParams(); ++i)
+    if (fwd.param(i)->type().isToken()) {
+      diag.error("E0303", {}, "cannot build a backward graph for @" + fwd.name() + ": it has effects");
+      return false;
+    }
+  GradOptions go;
+  go.wrt = wrt;
+  go.seedParams = true;
+  go.locOf = locOf;
+  go.name = fwd.name() + "_joint";
+  std::unique_ptr<ir::Graph> joint = buildGradGraph(fwd, go, diag);
+  if (!joint) return false;
+  const size_t n0 = fwd.numParams(), m = fwd.results().size(), nw = wrt.size();
+  if (joint->results().size() != m + nw) {
+    diag.error("E0303", {}, "internal: the joint graph of @" + fwd.name() + " has an unexpected result count");
+    return false;
+  }
+  out.numResults = m;
+  out.cotangent.clear();
+  for (Value* r : fwd.results()) out.cotangent.push_back(r && isDifferentiableType(r->type()));
+  // Backward values: those depending on a cotangent parameter.
+  std::unordered_set<const Value*> bw;
+  for (size_t i = n0; i < joint->numParams(); ++i) bw.insert(joint->param(i));
+  std::vector<Value*> residuals;
+  std::unordered_set<const Value*> isResidual;
+  auto save = [&](Value* v) {
+    if (v && !v->isParam() && !bw.count(v) && isResidual.insert(v).second) residuals.push_back(v);
+  };
+  for (Node* n : *joint) {
+    bool any = false;
+    for (Value* v : n->operands())
+      if (v && bw.count(v)) any = true;
+    if (!any) continue;
+    for (size_t i = 0; i < n->numResults(); ++i) bw.insert(n->result(i));
+    for (Value* v : n->operands()) save(v);
+  }
+  for (size_t j = 0; j < nw; ++j) save(joint->results()[m + j]);
+  for (size_t i = 0; i < m; ++i)
+    if (bw.count(joint->results()[i])) {
+      diag.error("E0303", {}, "internal: a result of @" + fwd.name() + " depends on a cotangent");
+      return false;
+    }
+  out.numResiduals = residuals.size();
+
+  // Forward: the results, then the residuals; the backward nodes and the
+  // cotangent parameters dropped.
+  {
+    auto f = joint->clone();
+    auto map = cloneMap(*joint, *f);
+    std::vector<Value*> rs;
+    std::vector<Type> ts;
+    for (size_t i = 0; i < m; ++i) rs.push_back(map.at(joint->results()[i]));
+    for (Value* r : residuals) rs.push_back(map.at(r));
+    for (Value* r : rs) ts.push_back(r->type());
+    f->setResults(rs);
+    f->setResultTypes(ts);
+    f->setName(fwd.name() + "_forward");
+    if (!cleanup(f, diag)) return false;
+    for (size_t i = f->numParams(); i-- > n0;) {
+      if (f->param(i)->hasUses()) {
+        diag.error("E0303", {}, "internal: the forward graph of @" + fwd.name() + " reads a cotangent");
+        return false;
+      }
+      f->eraseParam(i);
+    }
+    out.forward = std::move(f);
+  }
+  // Backward: residuals become parameters; the forward parameters it does not
+  // read are dropped.
+  {
+    auto b = joint->clone();
+    auto map = cloneMap(*joint, *b);
+    std::unordered_map<const Value*, Value*> param;
+    for (Value* r : residuals) {
+      Value* p = b->addParam(r->type(), "");
+      map.at(r)->replaceAllUsesWith(p);
+      param[r] = p;
+    }
+    std::vector<Value*> rs;
+    std::vector<Type> ts;
+    for (size_t j = 0; j < nw; ++j) {
+      Value* d = joint->results()[m + j];
+      auto it = param.find(d);
+      rs.push_back(it != param.end() ? it->second : map.at(d));
+      ts.push_back(rs.back()->type());
+    }
+    b->setResults(rs);
+    b->setResultTypes(ts);
+    b->setName(fwd.name() + "_backward");
+    if (!cleanup(b, diag)) return false;
+    out.savedParams.clear();
+    for (size_t i = n0; i-- > 0;) {
+      if (b->param(i)->hasUses()) out.savedParams.insert(out.savedParams.begin(), i);
+      else b->eraseParam(i);
+    }
+    out.backward = std::move(b);
+  }
+  return true;
+}
+
 }  // namespace xacc::passes

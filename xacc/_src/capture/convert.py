@@ -32,7 +32,7 @@ import torch
 
 from xacc._C import capture as C
 from xacc._src.aot import store as aot_store
-from xacc._src.capture import dynamic
+from xacc._src.capture import dynamic, training
 from xacc._src.capture.breaks import BreakInfo, GraphBreak
 from xacc._src.capture.config import RECOMPILE_LIMIT, debug, log
 from xacc._src.capture.host import Host, State
@@ -480,7 +480,7 @@ def _prefix_graph(ctx: State, func: types.FunctionType, outs: list[int], ev: Com
     ev.graph = graph.text()
     ev.op_counts = dict(ctx.rec.op_counts)
     return C.GraphFunction(graph, ctx.tree, ctx.inputs, tuple(ctx.consts), func.__globals__,
-                           _builtins_dict(func), func.__closure__)
+                           _builtins_dict(func), func.__closure__, ctx.runner)
 
 
 _SHADOW_GRAPH = object()
@@ -544,7 +544,15 @@ def _finish_graph(ctx: State, outs: list[int], ev: CompileEvent) -> Any:
     opts = current_options()
     device = opts.device
     options, regions = _pgo_device_options(opts, ev)
-    if opts.precision == "auto":
+    ctx.runner = None
+    built = None
+    if opts.precision != "auto" and torch.is_grad_enabled():
+        # Inputs that require grad: a compiled forward and backward (training.py).
+        built = training.build(b.text(), _frame_inputs(ctx), device, ev.function, b.has_effects)
+    if built is not None:
+        ctx.runner, graph = built
+        regions = {}
+    elif opts.precision == "auto":
         graph = _compile_mixed(ctx, ev, opts)
     else:
         graph = b.compile(device=device, options=options)
@@ -563,6 +571,17 @@ def _finish_graph(ctx: State, outs: list[int], ev: CompileEvent) -> Any:
     log("backend", "%s: prepared for %s: %d nodes, %d inputs (%.2f ms)", ev.function,
         "the ATen executor" if device == "cpu" else device, graph.num_nodes, graph.num_inputs, (t2 - t1) * 1e3)
     return graph
+
+
+def _frame_inputs(ctx: State) -> list | None:
+    """The values the graph's inputs have in the call being compiled (None when
+    they cannot be read)."""
+    frame = getattr(ctx, "frame", None)
+    if frame is None:
+        return None
+    func, args = frame
+    return C.resolve(ctx.tree, tuple(args), func.__globals__, _builtins_dict(func), func.__closure__,
+                     tuple(ctx.consts), list(ctx.inputs))
 
 
 def _compile_mixed(ctx: State, ev: CompileEvent, opts: Options) -> Any:
@@ -601,9 +620,9 @@ def _install_graph_entry(ctx: State, func: types.FunctionType, tmpl: tuple, outs
     code = func.__code__
     graph = _finish_graph(ctx, outs, ev)
     label = _label(code)
-    entry = C.graph_entry(ctx.tree, tuple(ctx.consts), graph, ctx.inputs, tmpl, label)
+    entry = C.graph_entry(ctx.tree, tuple(ctx.consts), graph, ctx.inputs, tmpl, label, ctx.runner)
     C.add_entry(code, entry)
-    if aot_store.SINKS:  # xacc.aot, xjit --cache
+    if aot_store.SINKS and ctx.runner is None:  # xacc.aot, xjit --cache (not training entries)
         aot_store.note_graph_entry(code, ctx.tree, ctx.consts, graph, ctx.inputs, tmpl, label,
                                    current_options().device)
     COUNTERS["graphs"] += 1

@@ -140,6 +140,11 @@ public:
   std::shared_ptr<CompiledGraph> graph;
   std::vector<int> inputNodes;  ///< guard-tree node of each graph input
   OutTemplate ret;
+  /// Note [Training runner]: when set (strong), the graph's inputs are passed to
+  /// this Python callable instead of running `graph`, and it returns the tuple of
+  /// outputs (xacc/_src/capture/training.py: the compiled forward wrapped in an
+  /// autograd.Function whose backward runs the compiled backward graph).
+  PyObject* runner = nullptr;
   // Code
   PyObject* fn = nullptr;  ///< strong
   std::string label;       ///< "fn#2" for logs
@@ -163,6 +168,7 @@ public:
   PyObject* globals = nullptr;   ///< strong
   PyObject* builtins = nullptr;  ///< strong
   PyObject* closure = nullptr;   ///< strong or null
+  PyObject* runner = nullptr;    ///< strong or null: see Note [Training runner]
   /// New tuple of outputs, or null with an exception set.
   PyObject* call(PyObject* const* args, size_t nargs) const;
 };

@@ -56,6 +56,33 @@ struct GradOptions {
 std::unique_ptr<ir::Graph> buildGradGraph(const ir::Graph& fwd, const GradOptions& opts,
                                           support::DiagnosticEngine& diag);
 
+/// Note [Training graphs]: the forward and backward graphs XJIT runs for a
+/// captured graph F(p0..pn) -> (r0..rm) whose inputs `wrt` require grad. The
+/// joint graph (buildGradGraph with cotangent parameters) is split at the
+/// cotangents: a node is *backward* when it depends on a cotangent parameter.
+///   forward(p0..pn) -> (r0..rm, s0..sk)
+///   backward(p_saved..., c..., s0..sk) -> (d_wrt0, ...)
+/// The residuals s are the forward nodes' values that backward nodes (or the
+/// gradients themselves) read; parameters are not residuals (the backward takes
+/// the forward parameters it reads, `savedParams`, as its first parameters).
+/// Every residual is saved, nothing is recomputed: the forward already computed
+/// it, and the captured graphs' residuals are few and mostly activations the
+/// eager autograd would save too.
+struct TrainingGraphs {
+  std::unique_ptr<ir::Graph> forward;
+  std::unique_ptr<ir::Graph> backward;
+  size_t numResults = 0;               ///< m + 1: forward results before the residuals
+  size_t numResiduals = 0;             ///< k + 1
+  std::vector<size_t> savedParams;     ///< forward parameters the backward takes, in order
+  std::vector<bool> cotangent;         ///< per forward result: the backward takes a cotangent for it
+};
+
+/// See Note [Training graphs]. False after reporting an error (an op without a
+/// rule, effects, ...).
+bool buildTrainingGraphs(const ir::Graph& fwd, const std::vector<size_t>& wrt, TrainingGraphs& out,
+                         support::DiagnosticEngine& diag,
+                         const std::function<support::SourceLoc(const ir::Node&)>& locOf = {});
+
 /// True when values of type `t` carry gradients (floats, floating tensors).
 bool isDifferentiableType(ir::Type t);
 

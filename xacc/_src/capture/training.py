@@ -1,0 +1,138 @@
+"""Training through captured graphs (Note [Training graphs] in
+csrc/include/xacc/passes/Autodiff.h, Note [Training runner] in CacheEntry.h).
+
+When a graph is captured with grad mode on and some of its floating tensor
+inputs require grad, the GIR autodiff builds a joint forward+backward graph,
+which is split at the cotangents into a forward graph (results, then the
+residuals the backward reads) and a backward graph (the saved inputs, one
+cotangent per differentiable result, the residuals -> one gradient per input
+that requires grad). Both are compiled for the capture's device (ATen executor
+on cpu, MLIR kernels on xpuN) and wrapped in a `torch.autograd.Function`: the
+cache entry calls it instead of its graph, so `loss.backward()` runs the
+compiled backward. Residuals are saved, never recomputed (see the Note).
+
+A graph with an op that has no derivative rule, effects (in-place ops) or a
+device that cannot compile the split graphs keeps the previous behaviour: the
+graph replays on ATen ops with eager autograd recording history (the xpu
+executable runs such graphs' regions on ATen too); the reason is logged on the
+`training` channel and counted (`training_fallbacks`).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import torch
+from torch.autograd.function import once_differentiable
+
+from xacc._C import capture as C
+from xacc._src.capture.config import log
+
+# Counters merged into xacc.jit.counters(): graphs compiled with a backward,
+# graphs that fell back to replay, runs of compiled forwards and backwards.
+COUNTERS: dict[str, int] = {"training_graphs": 0, "training_fallbacks": 0,
+                            "compiled_forward_runs": 0, "compiled_backward_runs": 0}
+# (function, reason) of every fallback, newest last (tests and explain read it).
+FALLBACKS: list[tuple[str, str]] = []
+
+
+def _wrt(inputs: list[Any] | None) -> list[int]:
+    if not inputs or not torch.is_grad_enabled():
+        return []
+    return [i for i, v in enumerate(inputs)
+            if isinstance(v, torch.Tensor) and v.requires_grad and (v.is_floating_point() or v.is_complex())]
+
+
+def build(text: str, inputs: list[Any] | None, device: str, name: str,
+          has_effects: bool) -> tuple[Any, Any] | None:
+    """(runner, forward CompiledGraph) for a graph whose inputs require grad
+    under grad mode; None when the graph needs no backward or cannot have a
+    compiled one (logged)."""
+    wrt = _wrt(inputs)
+    if not wrt:
+        return None
+    if has_effects:
+        return _fallback(name, "the graph has effects (in-place ops); it replays with eager autograd")
+    try:
+        fwd, bwd, n_results, n_res, saved, cot = C.training_graphs(text, wrt, device)
+    except Exception as e:  # noqa: BLE001 - CompileError (no rule), ValueError (device)
+        msg = str(e).strip().splitlines()
+        return _fallback(name, msg[0] if msg else type(e).__name__)
+    runner = _make_runner(fwd, bwd, len(inputs), wrt, n_results, n_res, saved, cot, name)
+    COUNTERS["training_graphs"] += 1
+    log("training", "%s: compiled forward (%d nodes, %d residuals) and backward (%d nodes) for %d of %d inputs on %s",
+        name, fwd.num_nodes, n_res, bwd.num_nodes, len(wrt), len(inputs), device)
+    return runner, fwd
+
+
+def _fallback(name: str, why: str) -> None:
+    COUNTERS["training_fallbacks"] += 1
+    FALLBACKS.append((name, why))
+    log("training", "%s: no compiled backward, the graph replays with eager autograd: %s", name, why)
+    return None
+
+
+def _make_runner(fwd: Any, bwd: Any, n_inputs: int, wrt: list[int], n_results: int, n_res: int,
+                 saved: list[int], cot: list[bool], name: str) -> Any:
+    wrt_t = tuple(wrt)
+    saved_t = tuple(saved)
+    cot_idx = tuple(i for i, c in enumerate(cot) if c)
+
+    class CompiledGraphFunction(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx: Any, *inputs: Any) -> tuple:
+            outs = fwd(*inputs)
+            COUNTERS["compiled_forward_runs"] += 1
+            results, residuals = outs[:n_results], outs[n_results:]
+            tensors, others, layout = [], [], []
+            for v in [inputs[i] for i in saved_t] + list(residuals):
+                if isinstance(v, torch.Tensor):
+                    layout.append((True, len(tensors)))
+                    tensors.append(v)
+                else:
+                    layout.append((False, len(others)))
+                    others.append(v)
+            ctx.save_for_backward(*tensors)
+            ctx.others = others
+            ctx.layout = layout
+            ctx.result_meta = [(r.shape, r.dtype, r.device) if isinstance(r, torch.Tensor) else None
+                               for r in results]
+            nondiff = [r for i, r in enumerate(results)
+                       if isinstance(r, torch.Tensor) and (not cot[i] or not r.is_floating_point())]
+            if nondiff:
+                ctx.mark_non_differentiable(*nondiff)
+            return tuple(results)
+
+        @staticmethod
+        @once_differentiable
+        def backward(ctx: Any, *grads: Any) -> tuple:
+            tensors = ctx.saved_tensors
+            vals = [tensors[k] if is_t else ctx.others[k] for is_t, k in ctx.layout]
+            n_saved = len(saved_t)
+            cots = []
+            for i in cot_idx:
+                g = grads[i]
+                if g is None:
+                    meta = ctx.result_meta[i]
+                    g = torch.zeros(meta[0], dtype=meta[1], device=meta[2]) if meta else 0.0
+                elif isinstance(g, torch.Tensor) and not g.is_contiguous():
+                    g = g.contiguous()
+                cots.append(g)
+            d = bwd(*vals[:n_saved], *cots, *vals[n_saved:])
+            COUNTERS["compiled_backward_runs"] += 1
+            out: list[Any] = [None] * n_inputs
+            for j, i in enumerate(wrt_t):
+                out[i] = d[j]
+            return tuple(out)
+
+    CompiledGraphFunction.__name__ = CompiledGraphFunction.__qualname__ = f"CompiledGraphFunction[{name}]"
+
+    def runner(*inputs: Any) -> tuple:
+        if not torch.is_grad_enabled():  # guards key entries on grad mode; kept for direct calls
+            r = fwd(*inputs)
+            return tuple(r[:n_results])
+        return CompiledGraphFunction.apply(*inputs)
+
+    runner.forward_graph = fwd
+    runner.backward_graph = bwd
+    return runner
