@@ -512,8 +512,33 @@ void bindCapture(py::module_& m) {
         support::DiagnosticEngine diag;
         std::unique_ptr<ir::Module> m = ir::parseModule(text, "<captured>", diag);
         if (!m || m->graphs().empty()) xacc::python::raiseDiagnostics(diag);
+        // `wrt`, savedParams and the result lists count graph inputs (what the
+        // executable takes and returns): token parameters and results are skipped.
+        const ir::Graph& g = *m->graphs().front();
+        std::vector<size_t> paramOf;
+        for (size_t i = 0; i < g.numParams(); ++i)
+          if (!g.param(i)->type().isToken()) paramOf.push_back(i);
+        std::vector<size_t> wrtParams;
+        for (size_t i : wrt) {
+          if (i >= paramOf.size()) throw py::value_error("training_graphs: no input #" + std::to_string(i));
+          wrtParams.push_back(paramOf[i]);
+        }
         xacc::passes::TrainingGraphs tg;
-        if (!xacc::passes::buildTrainingGraphs(*m->graphs().front(), wrt, tg, diag)) xacc::python::raiseDiagnostics(diag);
+        if (!xacc::passes::buildTrainingGraphs(g, wrtParams, tg, diag)) xacc::python::raiseDiagnostics(diag);
+        std::vector<size_t> saved;
+        for (size_t p : tg.savedParams) {
+          auto it = std::find(paramOf.begin(), paramOf.end(), p);
+          if (it == paramOf.end()) throw py::value_error("training_graphs: the backward reads a token");
+          saved.push_back(size_t(it - paramOf.begin()));
+        }
+        std::vector<bool> cot, req;
+        size_t numResults = 0;
+        for (size_t i = 0; i < tg.numResults; ++i) {
+          if (g.results()[i]->type().isToken()) continue;
+          ++numResults;
+          cot.push_back(tg.cotangent[i]);
+          req.push_back(tg.requiresGrad[i]);
+        }
         auto prepare = [&](std::unique_ptr<ir::Graph> g) {
           auto mod = std::make_unique<ir::Module>();
           ir::Graph* gp = mod->add(std::move(g));
@@ -524,8 +549,7 @@ void bindCapture(py::module_& m) {
         };
         auto fwd = prepare(std::move(tg.forward));
         auto bwd = prepare(std::move(tg.backward));
-        std::vector<bool> cot(tg.cotangent.begin(), tg.cotangent.end());
-        return py::make_tuple(fwd, bwd, tg.numResults, tg.numResiduals, tg.savedParams, cot);
+        return py::make_tuple(fwd, bwd, numResults, tg.numResiduals, saved, cot, req);
       },
       py::arg("text"), py::arg("wrt"), py::arg("device") = "cpu");
   c.def("install", &cap::installHook);

@@ -12,6 +12,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
+#include <numeric>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -151,6 +153,8 @@ struct RuleCtx {
   std::vector<Arg> args;
   Value* g;    ///< gradient of result 0 (may be null when only others have one)
   Value* out;  ///< result 0
+  /// For a list result: its elements' gradients (by index); g is then null.
+  std::map<int64_t, Value*>* elems = nullptr;
 
   int index(const char* name) const {
     for (size_t i = 0; i < spec.size(); ++i)
@@ -208,6 +212,16 @@ public:
       return nullptr;
     }
     return n->result(n->numResults() - 1);
+  }
+  /// A multi-result op (the `*_backward` ops returning one gradient per input).
+  Node* opNode(std::string_view name, const std::vector<Value*>& operands, AttrDict attrs = {}) {
+    for (Value* v : operands)
+      if (!v) return nullptr;
+    Node* n = b_.create(name, operands, std::move(attrs));
+    if (!n)
+      error("cannot differentiate '" + (cur_ ? cur_->opName() : std::string()) + "': building " +
+            std::string(name) + " failed: " + b_.error());
+    return n;
   }
   Value* core(ir::CoreOp o, const std::vector<Value*>& operands, Type t = Type()) {
     for (Value* v : operands)
@@ -374,6 +388,16 @@ public:
   }
 
   bool isActive(Value* v) const { return v && active_.count(v); }
+  /// Gradients of the elements taken out of a list value (`list.get` with a
+  /// constant index), keyed by list value and index.
+  std::unordered_map<Value*, std::map<int64_t, Value*>> listGrads_;
+  void accumulateElement(Value* list, int64_t index, Value* contrib) {
+    if (!list || !contrib) return;
+    auto& m = listGrads_[list];
+    auto it = m.find(index);
+    if (it == m.end()) m[index] = contrib;
+    else it->second = add(it->second, contrib);
+  }
   Value* gradOf(Value* v) const {
     auto it = grads_.find(v);
     return it == grads_.end() ? nullptr : it->second;
@@ -555,6 +579,61 @@ bool reduceRule(RuleCtx& c, bool mean) {
   }
   c.give("self", gx);
   return true;
+}
+
+/// Static shape of a tensor value (false when unranked or a dim is dynamic).
+bool staticShape(Value* v, std::vector<int64_t>& out) {
+  out.clear();
+  if (!v || !v->type().isTensor() || !v->type().ranked()) return false;
+  for (const ir::Dim& d : v->type().dims()) {
+    if (!d.isStatic()) return false;
+    out.push_back(d.size);
+  }
+  return true;
+}
+
+Attr boolArray(const std::vector<bool>& v) {
+  Attr::Array a;
+  for (bool x : v) a.push_back(Attr::boolean(x));
+  return Attr::array(std::move(a));
+}
+
+/// A new op's arguments, built from the rule node's own (Note [ATen operands
+/// and attributes]): operands in schema order, the rest as attributes.
+struct Call {
+  RuleCtx& c;
+  std::vector<Value*> ops;
+  AttrDict attrs;
+  Call(RuleCtx& c, std::vector<Value*> first) : c(c), ops(std::move(first)) {}
+  /// The node's argument `name` (operand or attribute), as argument `as`.
+  Call& pass(const char* name, const char* as = nullptr) {
+    const Arg& a = c.arg(name);
+    if (a.v) ops.push_back(a.v);
+    else attrs.set(as ? as : name, a.a);
+    return *this;
+  }
+  /// An optional tensor argument: its operand, or an explicit none.
+  Call& opt(const char* name) {
+    const Arg& a = c.arg(name);
+    if (a.v && a.v->type().isTensor()) ops.push_back(a.v);
+    else attrs.set(name, Attr::none());
+    return *this;
+  }
+  Call& set(const char* name, Attr v) {
+    attrs.set(name, std::move(v));
+    return *this;
+  }
+  Value* emit(std::string_view op) { return c.ad.op(op, ops, attrs); }
+  Node* emitNode(std::string_view op) { return c.ad.opNode(op, ops, attrs); }
+};
+
+/// Zeros shaped like `x` (from its static shape when known, so the backward
+/// does not keep `x` alive only for its shape).
+Value* zerosOf(RuleCtx& c, Value* x) {
+  std::vector<int64_t> shape;
+  if (c.g && staticShape(x, shape) && c.g->type().isTensor() && c.g->type().dtype() == x->type().dtype())
+    return c.ad.op("aten.new_zeros", {c.g}, ir::attrs({{"size", intArray(shape)}}));
+  return c.ad.zerosLike(x);
 }
 
 /// Gradient mask of maximum/minimum: 1 where `self` wins, 0.5 on ties, 0 else.
@@ -948,6 +1027,416 @@ const std::unordered_map<std::string, Rule>& rules() {
     });
     def({"math::exp"}, {A{"self", T}}, [](RuleCtx& c) { return c.give("self", c.ad.mul(c.g, c.out)), true; });
     def({"math::round", "math::floor", "math::ceil"}, {A{"self", T}}, [](RuleCtx&) { return true; });
+
+    // --- training ops (XJIT captured graphs; Note [Training graphs]) ----------
+    def({"_safe_softmax"}, {A{"self", T}, A{"dim", S}, A{"dtype", X}}, [](RuleCtx& c) {
+      Autodiff& ad = c.ad;
+      int64_t d;
+      if (!argInt(c.arg("dim"), d)) return c.fail("'dim' must be a constant");
+      Value* s = ad.op("aten.sum.dim_IntList", {ad.mul(c.g, c.out)},
+                       ir::attrs({{"dim", intArray({d})}, {"keepdim", Attr::boolean(true)}}));
+      return c.give("self", ad.mul(c.out, ad.sub(c.g, s))), true;
+    });
+    def({"expm1"}, {A{"self", T}}, [](RuleCtx& c) {
+      Value* e = c.ad.op("aten.add.Scalar", {c.out}, ir::attrs({{"other", Attr::real(1.0)}}));
+      return c.give("self", c.ad.mul(c.g, e)), true;
+    });
+    def({"log1p"}, {A{"self", T}}, [](RuleCtx& c) {
+      Value* e = c.ad.op("aten.add.Scalar", {c.val("self")}, ir::attrs({{"other", Attr::real(1.0)}}));
+      return c.give("self", c.ad.div(c.g, e)), true;
+    });
+    def({"reciprocal"}, {A{"self", T}}, [](RuleCtx& c) {
+      return c.give("self", c.ad.neg(c.ad.mul(c.g, c.ad.mul(c.out, c.out)))), true;
+    });
+    def({"erf"}, {A{"self", T}}, [](RuleCtx& c) {
+      Autodiff& ad = c.ad;
+      Value* x = c.val("self");
+      Value* e = ad.op("aten.exp", {ad.neg(ad.mul(x, x))});
+      return c.give("self", ad.mulc(ad.mul(c.g, e), 2.0 / std::sqrt(M_PI))), true;
+    });
+    def({"hardtanh"}, {A{"self", T}, A{"min_val", S, Attr::real(-1.0)}, A{"max_val", S, Attr::real(1.0)}},
+        [](RuleCtx& c) {
+          Call k(c, {c.g, c.val("self")});
+          k.pass("min_val").pass("max_val");
+          return c.give("self", k.emit("aten.hardtanh_backward")), true;
+        });
+    def({"leaky_relu"}, {A{"self", T}, A{"negative_slope", S, Attr::real(0.01)}}, [](RuleCtx& c) {
+      Call k(c, {c.g, c.val("self")});
+      k.pass("negative_slope").set("self_is_result", Attr::boolean(false));
+      return c.give("self", k.emit("aten.leaky_relu_backward")), true;
+    });
+    def({"elu"}, {A{"self", T}, A{"alpha", S, Attr::integer(1)}, A{"scale", S, Attr::integer(1)},
+                  A{"input_scale", S, Attr::integer(1)}},
+        [](RuleCtx& c) {
+          Call k(c, {c.g});
+          k.pass("alpha").pass("scale").pass("input_scale").set("is_result", Attr::boolean(false));
+          k.ops.push_back(c.val("self"));
+          return c.give("self", k.emit("aten.elu_backward")), true;
+        });
+    def({"softplus"}, {A{"self", T}, A{"beta", S, Attr::integer(1)}, A{"threshold", S, Attr::integer(20)}},
+        [](RuleCtx& c) {
+          Call k(c, {c.g, c.val("self")});
+          k.pass("beta").pass("threshold");
+          return c.give("self", k.emit("aten.softplus_backward")), true;
+        });
+    def({"masked_fill.Scalar", "masked_fill.Tensor"}, {A{"self", T}, A{"mask", T}, A{"value", T}}, [](RuleCtx& c) {
+      if (c.active("value")) return c.fail("the fill value must not require grad");
+      c.give("self", c.ad.op("aten.masked_fill.Scalar", {c.g, c.val("mask")}, ir::attrs({{"value", Attr::real(0.0)}})));
+      return true;
+    });
+    def({"cat", "stack"}, {}, [](RuleCtx& c) {
+      Autodiff& ad = c.ad;
+      bool stack = c.n->opName().find("stack") != std::string::npos;
+      int64_t d = 0;
+      if (const Attr* a = c.n->attr("dim")) {
+        if (a->kind() != Attr::Kind::Int) return c.fail("'dim' must be a constant");
+        d = a->getInt();
+      }
+      size_t rank = rankOf(c.out);
+      if (!c.out->type().ranked()) return c.fail("the result's rank must be known");
+      d = normDim(d, rank);
+      int64_t off = 0, i = 0;
+      for (Value* v : c.n->operands()) {
+        if (!v || !v->type().isTensor()) return c.fail("operands must be tensors");
+        if (stack) {
+          if (ad.isActive(v))
+            ad.accumulate(v, ad.op("aten.select.int", {c.g}, ir::attrs({{"dim", Attr::integer(d)}, {"index", Attr::integer(i)}})));
+          ++i;
+          continue;
+        }
+        Type t = v->type();
+        if (!t.ranked()) return c.fail("operands must have known shapes");
+        if (t.dims().size() == 1 && t.dims()[0].isStatic() && t.dims()[0].size == 0 && rank != 1) continue;  // legacy empty
+        if (size_t(d) >= t.dims().size() || !t.dims()[size_t(d)].isStatic())
+          return c.fail("operand sizes along the dim must be static");
+        int64_t sz = t.dims()[size_t(d)].size;
+        if (ad.isActive(v))
+          ad.accumulate(v, ad.op("aten.slice.Tensor", {c.g},
+                                 ir::attrs({{"dim", Attr::integer(d)}, {"start", Attr::integer(off)},
+                                            {"end", Attr::integer(off + sz)}, {"step", Attr::integer(1)}})));
+        off += sz;
+      }
+      return !ad.failed();
+    });
+    def({"select.int"}, {A{"self", T}, A{"dim", S}, A{"index", S}}, [](RuleCtx& c) {
+      std::vector<int64_t> shape;
+      if (!staticShape(c.val("self"), shape)) return c.fail("the input's shape must be static");
+      Call k(c, {c.g});
+      k.set("input_sizes", intArray(shape)).pass("dim").pass("index");
+      return c.give("self", k.emit("aten.select_backward")), true;
+    });
+    def({"slice.Tensor"}, {A{"self", T}, A{"dim", S, Attr::integer(0)}, A{"start", S}, A{"end", S},
+                           A{"step", S, Attr::integer(1)}},
+        [](RuleCtx& c) {
+          std::vector<int64_t> shape;
+          if (!staticShape(c.val("self"), shape)) return c.fail("the input's shape must be static");
+          Call k(c, {c.g});
+          k.set("input_sizes", intArray(shape)).pass("dim");
+          if (c.arg("start").isNone()) k.set("start", Attr::integer(0));
+          else k.pass("start");
+          if (c.arg("end").isNone()) k.set("end", Attr::integer(INT64_MAX));
+          else k.pass("end");
+          k.pass("step");
+          return c.give("self", k.emit("aten.slice_backward")), true;
+        });
+    def({"split.Tensor", "split_with_sizes", "unbind.int", "split.sizes", "chunk"},
+        {A{"self", T}, A{"split_size", S}, A{"dim", S, Attr::integer(0)}}, [](RuleCtx& c) {
+          Autodiff& ad = c.ad;
+          std::vector<int64_t> shape;
+          Value* x = c.val("self");
+          if (!staticShape(x, shape)) return c.fail("the input's shape must be static");
+          const std::string& name = c.n->opName();
+          int64_t d = 0;
+          if (const Attr* a = c.n->attr("dim")) {
+            if (a->kind() != Attr::Kind::Int) return c.fail("'dim' must be a constant");
+            d = a->getInt();
+          }
+          d = normDim(d, shape.size());
+          if (d < 0 || size_t(d) >= shape.size()) return c.fail("dim out of range");
+          int64_t size = shape[size_t(d)];
+          std::vector<int64_t> starts, lens;
+          bool unbind = name.find("unbind") != std::string::npos;
+          if (unbind) {
+            for (int64_t i = 0; i < size; ++i) starts.push_back(i), lens.push_back(1);
+          } else if (name.find("split_with_sizes") != std::string::npos || name.find("split.sizes") != std::string::npos) {
+            const Attr* a = c.n->attr("split_sizes");
+            if (!a) a = c.n->attr("split_size");
+            std::vector<int64_t> sizes;
+            bool none;
+            if (!a || !argIntList(Arg{nullptr, *a}, sizes, none) || none) return c.fail("'split_sizes' must be a constant");
+            int64_t off = 0;
+            for (int64_t s : sizes) starts.push_back(off), lens.push_back(s), off += s;
+          } else {
+            int64_t s;
+            if (!argInt(c.arg("split_size"), s) || s <= 0) return c.fail("'split_size' must be a constant");
+            if (name.find("chunk") != std::string::npos) s = (size + s - 1) / s;  // chunks -> chunk size
+            for (int64_t off = 0; off < size; off += s) starts.push_back(off), lens.push_back(std::min(s, size - off));
+          }
+          Value* acc = nullptr;
+          for (auto& [idx, g] : *c.elems) {
+            int64_t i = idx < 0 ? idx + int64_t(starts.size()) : idx;
+            if (i < 0 || size_t(i) >= starts.size()) return c.fail("element index out of range");
+            Value* gi = g;
+            if (unbind) gi = ad.op("aten.unsqueeze", {gi}, ir::attrs({{"dim", Attr::integer(d)}}));
+            std::vector<int64_t> pad(2 * (shape.size() - size_t(d)), 0);
+            // constant_pad_nd pads the last dim first: dim d is the last pair.
+            size_t p = 2 * (shape.size() - 1 - size_t(d));
+            pad[p] = starts[size_t(i)];
+            pad[p + 1] = size - starts[size_t(i)] - lens[size_t(i)];
+            Value* full = ad.op("aten.constant_pad_nd", {gi}, ir::attrs({{"pad", intArray(pad)}, {"value", Attr::integer(0)}}));
+            acc = acc ? ad.add(acc, full) : full;
+          }
+          if (acc) c.give("self", acc);
+          return !ad.failed();
+        });
+    def({"cumsum"}, {A{"self", T}, A{"dim", S}, A{"dtype", X}}, [](RuleCtx& c) {
+      Autodiff& ad = c.ad;
+      int64_t d;
+      if (!argInt(c.arg("dim"), d)) return c.fail("'dim' must be a constant");
+      AttrDict fa = ir::attrs({{"dims", intArray({d})}});
+      Value* f = ad.op("aten.flip", {c.g}, fa);
+      Value* cs = ad.op("aten.cumsum", {f}, ir::attrs({{"dim", Attr::integer(d)}}));
+      return c.give("self", ad.op("aten.flip", {cs}, fa)), true;
+    });
+    def({"triu", "tril"}, {A{"self", T}, A{"diagonal", S, Attr::integer(0)}}, [](RuleCtx& c) {
+      Call k(c, {c.g});
+      k.pass("diagonal");
+      return c.give("self", k.emit(c.n->opName().find("triu") != std::string::npos ? "aten.triu" : "aten.tril")), true;
+    });
+    def({"flip"}, {A{"self", T}, A{"dims", IL}}, [](RuleCtx& c) {
+      Call k(c, {c.g});
+      k.pass("dims");
+      return c.give("self", k.emit("aten.flip")), true;
+    });
+    def({"roll"}, {A{"self", T}, A{"shifts", IL}, A{"dims", IL}}, [](RuleCtx& c) {
+      std::vector<int64_t> sh;
+      bool none;
+      if (!argIntList(c.arg("shifts"), sh, none) || none) return c.fail("'shifts' must be a constant");
+      for (int64_t& v : sh) v = -v;
+      Call k(c, {c.g});
+      k.set("shifts", intArray(sh)).pass("dims");
+      return c.give("self", k.emit("aten.roll")), true;
+    });
+    def({"constant_pad_nd"}, {A{"self", T}, A{"pad", IL}, A{"value", S, Attr::integer(0)}}, [](RuleCtx& c) {
+      std::vector<int64_t> pad;
+      bool none;
+      if (!argIntList(c.arg("pad"), pad, none) || none) return c.fail("'pad' must be a constant");
+      for (int64_t& v : pad) v = -v;
+      return c.give("self", c.ad.op("aten.constant_pad_nd", {c.g}, ir::attrs({{"pad", intArray(pad)}, {"value", Attr::integer(0)}}))),
+             true;
+    });
+    def({"gather"}, {A{"self", T}, A{"dim", S}, A{"index", T}, A{"sparse_grad", S, Attr::boolean(false)}},
+        [](RuleCtx& c) {
+          Value* z = zerosOf(c, c.val("self"));
+          Call k(c, {z});
+          k.pass("dim");
+          k.ops.push_back(c.val("index"));
+          k.ops.push_back(c.g);
+          return c.give("self", k.emit("aten.scatter_add")), true;
+        });
+    def({"index_select"}, {A{"self", T}, A{"dim", S}, A{"index", T}}, [](RuleCtx& c) {
+      Value* z = zerosOf(c, c.val("self"));
+      Call k(c, {z});
+      k.pass("dim");
+      k.ops.push_back(c.val("index"));
+      k.ops.push_back(c.g);
+      return c.give("self", k.emit("aten.index_add")), true;
+    });
+    def({"index.Tensor"}, {A{"self", T}}, [](RuleCtx& c) {
+      // index_put(zeros, indices, g, accumulate=True): indices are the node's
+      // other operands (tensors or nulls), in order.
+      std::vector<Value*> ops{zerosOf(c, c.val("self"))};
+      for (size_t i = 1; i < c.n->numOperands(); ++i) {
+        Value* v = c.n->operand(i);
+        if (v && c.ad.isActive(v)) return c.fail("indices must not require grad");
+        ops.push_back(v);
+      }
+      ops.push_back(c.g);
+      return c.give("self", c.ad.op("aten.index_put", ops, ir::attrs({{"accumulate", Attr::boolean(true)}}))), true;
+    });
+    def({"amax", "amin"}, {A{"self", T}, A{"dim", IL}, A{"keepdim", S, Attr::boolean(false)}}, [](RuleCtx& c) {
+      Autodiff& ad = c.ad;
+      Value* x = c.val("self");
+      std::vector<int64_t> dims;
+      bool none;
+      if (!argIntList(c.arg("dim"), dims, none)) return c.fail("'dim' must be a constant");
+      bool all = none || dims.empty();
+      bool keep = argBool(c.arg("keepdim"), false);
+      if (all) for (size_t i = 0; i < rankOf(x); ++i) dims.push_back(int64_t(i));
+      Value* g = unsqueezeReduced(ad, c.g, x, dims, false, keep);
+      Value* o = unsqueezeReduced(ad, c.out, x, dims, false, keep);
+      Value* m = ad.op("aten.eq.Tensor", {x, o});
+      Value* mf = ad.op("aten._to_copy", {m}, ir::attrs({{"dtype", Attr::string(ir::dtypeName(x->type().dtype()))}}));
+      Value* cnt = ad.op("aten.sum.dim_IntList", {mf}, ir::attrs({{"dim", intArray(dims)}, {"keepdim", Attr::boolean(true)}}));
+      return c.give("self", ad.mul(ad.div(g, cnt), mf)), true;
+    });
+    def({"max.dim", "min.dim"}, {A{"self", T}, A{"dim", S}, A{"keepdim", S, Attr::boolean(false)}}, [](RuleCtx& c) {
+      std::vector<int64_t> shape;
+      if (!staticShape(c.val("self"), shape)) return c.fail("the input's shape must be static");
+      Call k(c, {c.g});
+      k.pass("dim");
+      k.ops.push_back(c.n->result(1));
+      k.set("sizes", intArray(shape)).pass("keepdim");
+      return c.give("self", k.emit("aten.value_selecting_reduction_backward")), true;
+    });
+    def({"var.correction", "std.correction", "var.dim", "std.dim"},
+        {A{"self", T}, A{"dim", IL}, A{"correction", S}, A{"keepdim", S, Attr::boolean(false)}}, [](RuleCtx& c) {
+          Autodiff& ad = c.ad;
+          Value* x = c.val("self");
+          std::vector<int64_t> dims;
+          bool none;
+          if (!argIntList(c.arg("dim"), dims, none)) return c.fail("'dim' must be a constant");
+          bool all = none || dims.empty();
+          if (all) for (size_t i = 0; i < rankOf(x); ++i) dims.push_back(int64_t(i));
+          double corr = 1.0;
+          const Arg& ca = c.arg("correction");
+          if (c.n->opName().find(".dim") != std::string::npos) {
+            if (const Attr* u = c.n->attr("unbiased")) corr = u->kind() == Attr::Kind::Bool && !u->getBool() ? 0.0 : 1.0;
+          } else if (!ca.isNone() && !argDouble(ca, corr)) {
+            return c.fail("'correction' must be a constant");
+          }
+          double count = 0;
+          if (!reducedCount(c, x, dims, false, count)) return c.fail("reduced sizes must be static");
+          bool keep = argBool(c.arg("keepdim"), false);
+          Value* g = unsqueezeReduced(ad, c.g, x, dims, false, keep);
+          Value* mean = ad.op("aten.mean.dim", {x}, ir::attrs({{"dim", intArray(dims)}, {"keepdim", Attr::boolean(true)}}));
+          Value* xc = ad.sub(x, mean);
+          if (c.n->opName().rfind("aten.var", 0) == 0)
+            return c.give("self", ad.mulc(ad.mul(g, xc), 2.0 / (count - corr))), true;
+          Value* o = unsqueezeReduced(ad, c.out, x, dims, false, keep);
+          return c.give("self", ad.mulc(ad.div(ad.mul(g, xc), o), 1.0 / (count - corr))), true;
+        });
+    def({"baddbmm"},
+        {A{"self", T}, A{"batch1", T}, A{"batch2", T}, A{"beta", S, Attr::integer(1)}, A{"alpha", S, Attr::integer(1)}},
+        [](RuleCtx& c) {
+          Autodiff& ad = c.ad;
+          c.give("self", ad.mulArg(c.g, c.arg("beta")));
+          Value* g = c.g;
+          c.g = ad.mulArg(g, c.arg("alpha"));
+          bool ok = matmulRule(c, "batch1", "batch2");
+          c.g = g;
+          return ok;
+        });
+    def({"embedding"}, {A{"weight", T}, A{"indices", T}, A{"padding_idx", S, Attr::integer(-1)},
+                        A{"scale_grad_by_freq", S, Attr::boolean(false)}, A{"sparse", S, Attr::boolean(false)}},
+        [](RuleCtx& c) {
+          std::vector<int64_t> shape;
+          if (!staticShape(c.val("weight"), shape) || shape.empty()) return c.fail("the weight's shape must be static");
+          Call k(c, {c.g, c.val("indices")});
+          k.set("num_weights", Attr::integer(shape[0])).pass("padding_idx").pass("scale_grad_by_freq");
+          return c.give("weight", k.emit("aten.embedding_dense_backward")), true;
+        });
+    def({"nll_loss_forward", "nll_loss2d_forward"},
+        {A{"self", T}, A{"target", T}, A{"weight", TO}, A{"reduction", S, Attr::integer(1)},
+         A{"ignore_index", S, Attr::integer(-100)}},
+        [](RuleCtx& c) {
+          Call k(c, {c.g, c.val("self"), c.val("target")});
+          k.opt("weight").pass("reduction").pass("ignore_index");
+          k.ops.push_back(c.n->result(1));
+          bool twod = c.n->opName().find("2d") != std::string::npos;
+          return c.give("self", k.emit(twod ? "aten.nll_loss2d_backward" : "aten.nll_loss_backward")), true;
+        });
+    def({"native_layer_norm"}, {A{"input", T}, A{"normalized_shape", IL}, A{"weight", TO}, A{"bias", TO}, A{"eps", S}},
+        [](RuleCtx& c) {
+          Call k(c, {c.g, c.val("input")});
+          k.pass("normalized_shape");
+          k.ops.push_back(c.n->result(1));
+          k.ops.push_back(c.n->result(2));
+          k.opt("weight").opt("bias");
+          k.set("output_mask", boolArray({true, !c.arg("weight").isNone(), !c.arg("bias").isNone()}));
+          Node* m = k.emitNode("aten.native_layer_norm_backward");
+          if (!m) return false;
+          c.give("input", m->result(0));
+          c.give("weight", m->result(1));
+          c.give("bias", m->result(2));
+          return true;
+        });
+    def({"native_group_norm"},
+        {A{"input", T}, A{"weight", TO}, A{"bias", TO}, A{"N", S}, A{"C", S}, A{"HxW", S}, A{"group", S}, A{"eps", S}},
+        [](RuleCtx& c) {
+          Call k(c, {c.g, c.val("input"), c.n->result(1), c.n->result(2)});
+          k.opt("weight").pass("N").pass("C").pass("HxW").pass("group");
+          k.set("output_mask", boolArray({true, !c.arg("weight").isNone(), !c.arg("bias").isNone()}));
+          Node* m = k.emitNode("aten.native_group_norm_backward");
+          if (!m) return false;
+          c.give("input", m->result(0));
+          c.give("weight", m->result(1));
+          c.give("bias", m->result(2));
+          return true;
+        });
+    def({"native_batch_norm", "_native_batch_norm_legit_no_training", "_native_batch_norm_legit.no_stats"},
+        {A{"input", T}, A{"weight", TO}, A{"bias", TO}, A{"running_mean", TO}, A{"running_var", TO},
+         A{"training", S, Attr::boolean(false)}, A{"momentum", S}, A{"eps", S}},
+        [](RuleCtx& c) {
+          const std::string& name = c.n->opName();
+          bool train = name.find("no_training") != std::string::npos ? false
+                       : name.find("no_stats") != std::string::npos  ? true
+                                                                     : argBool(c.arg("training"), false);
+          if (c.active("running_mean") || c.active("running_var")) return c.fail("running statistics must not require grad");
+          Call k(c, {c.g, c.val("input")});
+          k.opt("weight").opt("running_mean").opt("running_var");
+          k.ops.push_back(c.n->result(1));
+          k.ops.push_back(c.n->result(2));
+          k.set("train", Attr::boolean(train)).pass("eps");
+          k.set("output_mask", boolArray({true, !c.arg("weight").isNone(), !c.arg("bias").isNone()}));
+          Node* m = k.emitNode("aten.native_batch_norm_backward");
+          if (!m) return false;
+          c.give("input", m->result(0));
+          c.give("weight", m->result(1));
+          c.give("bias", m->result(2));
+          return true;
+        });
+    def({"convolution"},
+        {A{"input", T}, A{"weight", T}, A{"bias", TO}, A{"stride", IL}, A{"padding", IL}, A{"dilation", IL},
+         A{"transposed", S}, A{"output_padding", IL}, A{"groups", S}},
+        [](RuleCtx& c) {
+          Call k(c, {c.g, c.val("input"), c.val("weight")});
+          bool bias = !c.arg("bias").isNone();
+          if (bias) {
+            std::vector<int64_t> bs;
+            if (!staticShape(c.val("bias"), bs)) return c.fail("the bias's shape must be static");
+            k.set("bias_sizes", intArray(bs));
+          } else {
+            k.set("bias_sizes", Attr::none());
+          }
+          k.pass("stride").pass("padding").pass("dilation").pass("transposed").pass("output_padding").pass("groups");
+          k.set("output_mask", boolArray({true, true, bias}));
+          Node* m = k.emitNode("aten.convolution_backward");
+          if (!m) return false;
+          c.give("input", m->result(0));
+          c.give("weight", m->result(1));
+          c.give("bias", m->result(2));
+          return true;
+        });
+    def({"max_pool2d_with_indices"},
+        {A{"self", T}, A{"kernel_size", IL}, A{"stride", IL}, A{"padding", IL, Attr::integer(0)},
+         A{"dilation", IL, Attr::integer(1)}, A{"ceil_mode", S, Attr::boolean(false)}},
+        [](RuleCtx& c) {
+          Call k(c, {c.g, c.val("self")});
+          k.pass("kernel_size");
+          if (c.arg("stride").isNone()) k.set("stride", intArray({}));
+          else k.pass("stride");
+          k.pass("padding").pass("dilation").pass("ceil_mode");
+          k.ops.push_back(c.n->result(1));
+          return c.give("self", k.emit("aten.max_pool2d_with_indices_backward")), true;
+        });
+    def({"avg_pool2d"},
+        {A{"self", T}, A{"kernel_size", IL}, A{"stride", IL}, A{"padding", IL, Attr::integer(0)},
+         A{"ceil_mode", S, Attr::boolean(false)}, A{"count_include_pad", S, Attr::boolean(true)},
+         A{"divisor_override", S}},
+        [](RuleCtx& c) {
+          Call k(c, {c.g, c.val("self")});
+          k.pass("kernel_size");
+          if (c.arg("stride").isNone()) k.set("stride", intArray({}));
+          else k.pass("stride");
+          k.pass("padding").pass("ceil_mode").pass("count_include_pad");
+          if (c.arg("divisor_override").isNone()) k.set("divisor_override", Attr::none());
+          else k.pass("divisor_override");
+          return c.give("self", k.emit("aten.avg_pool2d_backward")), true;
+        });
+    def({"_adaptive_avg_pool2d", "adaptive_avg_pool2d"}, {A{"self", T}, A{"output_size", IL}}, [](RuleCtx& c) {
+      return c.give("self", c.ad.op("aten._adaptive_avg_pool2d_backward", {c.g, c.val("self")})), true;
+    });
     return r;
   }();
   return table;
@@ -1024,8 +1513,13 @@ bool Autodiff::run(const std::vector<size_t>& wrt, bool seedParams, const ir::Gr
     for (Value* v : n->operands())
       if (v && active_.count(v)) any = true;
     if (!any) continue;
-    for (size_t i = 0; i < n->numResults(); ++i)
-      if (isDifferentiableType(n->result(i)->type())) active_.insert(n->result(i));
+    for (size_t i = 0; i < n->numResults(); ++i) {
+      Type t = n->result(i)->type();
+      // A list of floating tensors (aten.split, unbind) carries gradients to
+      // its elements: active, so that the ops reading it need rules too.
+      bool list = t.kind() == ir::TypeKind::List && isDifferentiableType(t.elementType());
+      if (isDifferentiableType(t) || list) active_.insert(n->result(i));
+    }
   }
   // Seeds.
   Node* last = g_.back();
@@ -1048,9 +1542,17 @@ bool Autodiff::run(const std::vector<size_t>& wrt, bool seedParams, const ir::Gr
   for (Node* n = last; n; n = n->prev()) {
     bool hasGrad = false;
     for (size_t i = 0; i < n->numResults(); ++i)
-      if (grads_.count(n->result(i))) hasGrad = true;
+      if (grads_.count(n->result(i)) || listGrads_.count(n->result(i))) hasGrad = true;
     if (!hasGrad) continue;
     setCurrent(n, origOf.at(n));
+    if (n->op().is(ir::CoreOp::ListGet)) {
+      int64_t idx;
+      const Attr* c = n->numOperands() > 1 ? constOf(n->operand(1)) : nullptr;
+      if (!c || c->kind() != Attr::Kind::Int) return error("cannot differentiate 'list.get' with a non-constant index");
+      idx = c->getInt();
+      if (isActive(n->operand(0))) accumulateElement(n->operand(0), idx, gradOf(n->result(0)));
+      continue;
+    }
     if (n->op().is(ir::CoreOp::If) && !n->hasEffects()) {
       if (!diffIf(n)) return false;
       continue;
@@ -1082,10 +1584,16 @@ bool Autodiff::run(const std::vector<size_t>& wrt, bool seedParams, const ir::Gr
       return false;
     }
     Value* out = n->result(inplace ? 1 : 0);
+    // Rules differentiate their first result (the others are saved statistics,
+    // indices or tokens); a gradient on another one would be dropped.
+    for (size_t i = 0; i < n->numResults(); ++i)
+      if (n->result(i) != out && (grads_.count(n->result(i)) || listGrads_.count(n->result(i))))
+        return error("cannot differentiate '" + n->opName() + "' with respect to its result #" + std::to_string(i));
     RuleCtx c{*this, n, it->second.args, {}, grads_.count(out) ? grads_[out] : nullptr, out};
+    c.elems = listGrads_.count(out) ? &listGrads_[out] : nullptr;
     std::string err;
     if (!bindArgs(*n, it->second.args, c.args, err)) return error("cannot differentiate '" + n->opName() + "': " + err);
-    if (!c.g) continue;
+    if (!c.g && !c.elems) continue;
     if (!it->second.fn(c) || failed_) return false;
   }
   // Results: original results, then one gradient per wrt parameter.
@@ -1209,11 +1717,6 @@ bool cleanup(std::unique_ptr<ir::Graph>& g, support::DiagnosticEngine& diag) {
 bool buildTrainingGraphs(const ir::Graph& fwd, const std::vector<size_t>& wrt, TrainingGraphs& out,
                          support::DiagnosticEngine& diag,
                          const std::function<support::SourceLoc(const ir::Node&)>& locOf) {
-  for (size_t i = 0; i < fwd.numParams(); ++i)
-    if (fwd.param(i)->type().isToken()) {
-      diag.error("E0303", {}, "cannot build a backward graph for @" + fwd.name() + ": it has effects");
-      return false;
-    }
   GradOptions go;
   go.wrt = wrt;
   go.seedParams = true;
@@ -1229,6 +1732,28 @@ bool buildTrainingGraphs(const ir::Graph& fwd, const std::vector<size_t>& wrt, T
   out.numResults = m;
   out.cotangent.clear();
   for (Value* r : fwd.results()) out.cotangent.push_back(r && isDifferentiableType(r->type()));
+  {
+    static const std::unordered_set<std::string> cut = {
+        "detach", "zeros_like", "ones_like", "empty_like", "full_like", "rand_like", "randn_like",
+        "randint_like", "new_zeros", "new_ones", "new_empty", "new_full", "lift_fresh"};
+    std::unordered_set<const Value*> req;
+    for (size_t i : wrt) req.insert(fwd.param(i));
+    for (const Node* n : fwd) {
+      bool any = false;
+      for (Value* v : n->operands())
+        if (v && req.count(v)) any = true;
+      if (!any) continue;
+      std::string key = ruleKey(*n);
+      if (cut.count(key.substr(0, key.find('.')))) continue;
+      for (size_t i = 0; i < n->numResults(); ++i) {
+        Type t = n->result(i)->type();
+        if (isDifferentiableType(t) || (t.kind() == ir::TypeKind::List && isDifferentiableType(t.elementType())))
+          req.insert(n->result(i));
+      }
+    }
+    out.requiresGrad.clear();
+    for (Value* r : fwd.results()) out.requiresGrad.push_back(r && req.count(r) && r->type().isTensor());
+  }
   // Backward values: those depending on a cotangent parameter.
   std::unordered_set<const Value*> bw;
   for (size_t i = n0; i < joint->numParams(); ++i) bw.insert(joint->param(i));
@@ -1298,6 +1823,23 @@ bool buildTrainingGraphs(const ir::Graph& fwd, const std::vector<size_t>& wrt, T
     b->setResults(rs);
     b->setResultTypes(ts);
     b->setName(fwd.name() + "_backward");
+    // The forward nodes are the forward graph's: none of their values is read
+    // any more, and their effects (a BatchNorm's counter update) must not run twice.
+    std::unordered_set<const Node*> keep;
+    for (Node *a = joint->front(), *c = b->front(); a && c; a = a->next(), c = c->next())
+      if (a->numResults() && bw.count(a->result(0))) keep.insert(c);
+    for (Node* n = b->back(); n;) {
+      Node* prev = n->prev();
+      if (!keep.count(n)) {
+        for (size_t i = 0; i < n->numResults(); ++i)
+          if (n->result(i)->hasUses()) {
+            diag.error("E0303", {}, "internal: the backward graph of @" + fwd.name() + " reads a forward value");
+            return false;
+          }
+        b->erase(n);
+      }
+      n = prev;
+    }
     if (!cleanup(b, diag)) return false;
     out.savedParams.clear();
     for (size_t i = n0; i-- > 0;) {

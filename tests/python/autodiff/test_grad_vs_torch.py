@@ -169,7 +169,7 @@ def test_float_scalar_arithmetic_matches_torch(a, b, n):
 
 def test_unsupported_op_is_a_located_compile_error():
     text = """graph @f(%x: tensor<f32, [3], cpu>) -> tensor<f32, [], cpu> {
-  %0 = aten.cumsum(%x) {dim = 0} : tensor<f32, [3], cpu> loc("model.py":12:4)
+  %0 = aten.cumprod(%x) {dim = 0} : tensor<f32, [3], cpu> loc("model.py":12:4)
   %1 = aten.sum(%0) : tensor<f32, [], cpu>
   return %1
 }
@@ -177,7 +177,7 @@ def test_unsupported_op_is_a_located_compile_error():
     m = ir.parse(text)
     with pytest.raises(xacc.CompileError) as e:
         m.grad("f")
-    assert "model.py:12:4: error[E0303]: cannot differentiate 'aten.cumsum': no derivative rule" in str(e.value)
+    assert "model.py:12:4: error[E0303]: cannot differentiate 'aten.cumprod': no derivative rule" in str(e.value)
 
 
 def test_wrt_non_float_parameter_is_rejected():

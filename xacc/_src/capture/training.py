@@ -11,8 +11,9 @@ on cpu, MLIR kernels on xpuN) and wrapped in a `torch.autograd.Function`: the
 cache entry calls it instead of its graph, so `loss.backward()` runs the
 compiled backward. Residuals are saved, never recomputed (see the Note).
 
-A graph with an op that has no derivative rule, effects (in-place ops) or a
-device that cannot compile the split graphs keeps the previous behaviour: the
+Effects (in-place ops such as a BatchNorm's counter update) stay in the forward
+graph and run once; one on a value that needs a gradient has no rule. A graph
+with an op that has no derivative rule or a device that cannot compile the split graphs keeps the previous behaviour: the
 graph replays on ATen ops with eager autograd recording history (the xpu
 executable runs such graphs' regions on ATen too); the reason is logged on the
 `training` channel and counted (`training_fallbacks`).
@@ -51,14 +52,12 @@ def build(text: str, inputs: list[Any] | None, device: str, name: str,
     wrt = _wrt(inputs)
     if not wrt:
         return None
-    if has_effects:
-        return _fallback(name, "the graph has effects (in-place ops); it replays with eager autograd")
     try:
-        fwd, bwd, n_results, n_res, saved, cot = C.training_graphs(text, wrt, device)
+        fwd, bwd, n_results, n_res, saved, cot, req = C.training_graphs(text, wrt, device)
     except Exception as e:  # noqa: BLE001 - CompileError (no rule), ValueError (device)
         msg = str(e).strip().splitlines()
         return _fallback(name, msg[0] if msg else type(e).__name__)
-    runner = _make_runner(fwd, bwd, len(inputs), wrt, n_results, n_res, saved, cot, name)
+    runner = _make_runner(fwd, bwd, len(inputs), wrt, n_results, n_res, saved, cot, req, name)
     COUNTERS["training_graphs"] += 1
     log("training", "%s: compiled forward (%d nodes, %d residuals) and backward (%d nodes) for %d of %d inputs on %s",
         name, fwd.num_nodes, n_res, bwd.num_nodes, len(wrt), len(inputs), device)
@@ -73,7 +72,7 @@ def _fallback(name: str, why: str) -> None:
 
 
 def _make_runner(fwd: Any, bwd: Any, n_inputs: int, wrt: list[int], n_results: int, n_res: int,
-                 saved: list[int], cot: list[bool], name: str) -> Any:
+                 saved: list[int], cot: list[bool], req: list[bool], name: str) -> Any:
     wrt_t = tuple(wrt)
     saved_t = tuple(saved)
     cot_idx = tuple(i for i, c in enumerate(cot) if c)
@@ -98,7 +97,7 @@ def _make_runner(fwd: Any, bwd: Any, n_inputs: int, wrt: list[int], n_results: i
             ctx.result_meta = [(r.shape, r.dtype, r.device) if isinstance(r, torch.Tensor) else None
                                for r in results]
             nondiff = [r for i, r in enumerate(results)
-                       if isinstance(r, torch.Tensor) and (not cot[i] or not r.is_floating_point())]
+                       if isinstance(r, torch.Tensor) and not (cot[i] and req[i] and r.is_floating_point())]
             if nondiff:
                 ctx.mark_non_differentiable(*nondiff)
             return tuple(results)

@@ -75,6 +75,10 @@ struct TrainingGraphs {
   size_t numResiduals = 0;             ///< k + 1
   std::vector<size_t> savedParams;     ///< forward parameters the backward takes, in order
   std::vector<bool> cotangent;         ///< per forward result: the backward takes a cotangent for it
+  /// Per forward result: whether eager autograd would record history for it
+  /// (it depends on a `wrt` parameter other than through detach or `*_like`
+  /// factories); the others are returned as not requiring grad.
+  std::vector<bool> requiresGrad;
 };
 
 /// See Note [Training graphs]. False after reporting an error (an op without a
