@@ -477,7 +477,7 @@ def _prefix_graph(ctx: State, func: types.FunctionType, outs: list[int], ev: Com
         return None
     graph = _finish_graph(ctx, outs, ev)
     COUNTERS["graphs"] += 1
-    ev.graph = graph.text()
+    ev.graph = ctx.captured_text or graph.text()
     ev.op_counts = dict(ctx.rec.op_counts)
     return C.GraphFunction(graph, ctx.tree, ctx.inputs, tuple(ctx.consts), func.__globals__,
                            _builtins_dict(func), func.__closure__, ctx.runner)
@@ -545,12 +545,14 @@ def _finish_graph(ctx: State, outs: list[int], ev: CompileEvent) -> Any:
     device = opts.device
     options, regions = _pgo_device_options(opts, ev)
     ctx.runner = None
+    ctx.captured_text = None
     built = None
     if opts.precision != "auto" and torch.is_grad_enabled():
         # Inputs that require grad: a compiled forward and backward (training.py).
         built = training.build(b.text(), _frame_inputs(ctx), device, ev.function, b.has_effects)
     if built is not None:
         ctx.runner, graph = built
+        ctx.captured_text = b.text()  # what explain and the logs show (not the split forward)
         regions = {}
     elif opts.precision == "auto":
         graph = _compile_mixed(ctx, ev, opts)
@@ -627,7 +629,7 @@ def _install_graph_entry(ctx: State, func: types.FunctionType, tmpl: tuple, outs
                                    current_options().device)
     COUNTERS["graphs"] += 1
     ev.outcome = "graph"
-    ev.graph = graph.text()
+    ev.graph = ctx.captured_text or graph.text()
     ev.op_counts = dict(ctx.rec.op_counts)
     ev.guards = ctx.tree.describe()
     log("capture", "captured %s (%s:%d): %d ops, %d guards", code.co_qualname, code.co_filename,
