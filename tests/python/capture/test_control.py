@@ -582,7 +582,25 @@ def int_item_compared(x):
     return x.flip(0)
 
 
+def if_not(x):
+    # `if not t:` jumps on true: the ^then arm is the jump side.
+    if not x.sum() > 0:
+        x = x * 5
+    else:
+        x = x - 7
+    return x
+
+
+def or_condition(x, y):
+    if x.sum() > 0 or y.sum() > 0:
+        return x + y
+    return x - y
+
+
 CTRL_IF_CASES = {
+    "if_not": (if_not, signs(3)),
+    "or_condition": (or_condition, lambda i: (torch.randn(3).abs() * [1, -1, -1, 1][i % 4],
+                                              torch.randn(3).abs() * [1, 1, -1, -1][i % 4])),
     "if_else": (if_else, signs(4)),
     "if_without_else": (if_without_else, signs2(3)),
     "ternary": (ternary, signs(5)),

@@ -347,7 +347,11 @@ bool Translator::branch(Frame& f, const Instr& ins, bool jumpIfTrue, bool& done,
   f.line = line;
   f.offset = offset;
   host_.setLoc(f.code->co_filename, line);
-  PyRef res = hostCall("add_if", Py_BuildValue("(iOONNOi)", cond, h1.get(), h2.get(), l1, l2, f.code->co_filename, line));
+  // ^then runs when the condition is true: the fall-through side for a jump
+  // taken on false, the jump side for a jump taken on true (`if not t:`).
+  PyRef res = jumpIfTrue
+                  ? hostCall("add_if", Py_BuildValue("(iOONNOi)", cond, h2.get(), h1.get(), l2, l1, f.code->co_filename, line))
+                  : hostCall("add_if", Py_BuildValue("(iOONNOi)", cond, h1.get(), h2.get(), l1, l2, f.code->co_filename, line));
   if (!res) return giveUp("");
   if (PyUnicode_Check(res.get())) return giveUp(str(res.get()));
   // The joined state: arm metas bound to the results.
