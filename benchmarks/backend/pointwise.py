@@ -98,7 +98,7 @@ def loop_instructions(exe, llc):
     """Machine instructions per element in the vectorised inner loop of a
     one-region executable: its LLVM IR (exe.emit("llvm"), the IR the JIT
     compiles, after the same optimisation pipeline) through llc with the JIT's
-    code generation settings (-O3, host CPU, large code model), counting the
+    code generation settings (-O3, host CPU, small code model, PIC), counting the
     instructions between the `%vector.body` label and its back edge (loads,
     stores, spills and constant loads included), divided by the elements one
     iteration handles (the `%index.next` step: lanes x interleave). Returns
@@ -110,7 +110,7 @@ def loop_instructions(exe, llc):
     if not m:
         return None
     step = int(m.group(1))
-    p = subprocess.run([llc, "-O3", "-mcpu=native", "-code-model=large", "-o", "-", "-"], input=ir,
+    p = subprocess.run([llc, "-O3", "-mcpu=native", "-relocation-model=pic", "-o", "-", "-"], input=ir,
                        capture_output=True, text=True)
     if p.returncode != 0:
         return None
@@ -180,7 +180,7 @@ def inproc(args):
                 for rows in map(int, args.rows.split(",")):
                     # Compiled after set_num_threads: whether a kernel is split
                     # over rows is decided when it is compiled.
-                    e = C.mlir.compile(chain(n, rows, FAMILIES[fam]))
+                    e = C.mlir.compile(chain(n, rows, FAMILIES[fam]), parallel=not args.no_split)
                     x, b = torch.randn(rows, 1024), torch.randn(1024)
                     e(x, b)
                     (xw, xc), (cw, cc) = best_times([lambda: e(x, b)[0], x.clone], args.runs)
@@ -232,6 +232,8 @@ def main():
     ap.add_argument("--rows", default="1024,4096,16384", help="rows of 1024 floats (1M, 4M, 16M elements)")
     ap.add_argument("--inproc", action="store_true", help="time in this process (wall and CPU time)")
     ap.add_argument("--threads", default="", help="--inproc: torch thread counts, e.g. 1,2 (default: torch's)")
+    ap.add_argument("--no-split", action="store_true",
+                    help="--inproc: compile the chains with parallel=False (every kernel on the calling thread)")
     args = ap.parse_args()
     if args.inproc:
         return inproc(args)

@@ -28,6 +28,7 @@
 #include <mutex>
 #include <sstream>
 
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include "MathApprox.h"
@@ -37,6 +38,10 @@
 #include "llvm/ExecutionEngine/Orc/Mangling.h"
 #include "llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h"
 #include "llvm/ExecutionEngine/Orc/LLJIT.h"
+#include "llvm/ExecutionEngine/Orc/RTDyldObjectLinkingLayer.h"
+#include "llvm/ExecutionEngine/SectionMemoryManager.h"
+#include "llvm/Support/Memory.h"
+#include "llvm/Support/Process.h"
 #include "llvm/ADT/StringMap.h"
 #include "llvm/Analysis/LoopInfo.h"
 #include "llvm/IR/Dominators.h"
@@ -143,6 +148,84 @@ void xaccMemrefCopy(int64_t elemSize, UnrankedMemref* src, UnrankedMemref* dst) 
     if (axis < 0) return;
   }
 }
+
+/// Note [JIT memory arena]: every section of every JIT-compiled kernel (code,
+/// constant pools, data, RuntimeDyld's GOT and stubs) is allocated from one
+/// address range reserved once per process (1 GB, PROT_NONE until used), so
+/// any two of them are less than 2 GB apart and kernels can use the small code
+/// model. With the default mapper RuntimeDyld mmaps code and constant pools
+/// independently, anywhere in the address space, so 32-bit PC-relative
+/// references overflowed (an intermittent crash) and kernels had to be
+/// compiled with the large code model: then every constant a loop body needs
+/// is a `movabsq $.LCPI, %r` plus a `vbroadcastss (%r)` instead of a
+/// `{1to16}` memory operand folded into the FMA that uses it, and long fused
+/// chains, short of registers for their ~40 polynomial coefficients, spent a
+/// fifth of their instructions re-materialising constants and spilling
+/// (mixed 20-op chain: 33 movabsq, 59 broadcasts, 109 stack accesses in 950
+/// instructions per 64 elements). Freed blocks are reused (first fit); when
+/// the arena is full, allocation fails and the region falls back to ATen with
+/// the linker's error as the reason.
+class ArenaMapper : public llvm::SectionMemoryManager::MemoryMapper {
+public:
+  static ArenaMapper& get() {
+    static ArenaMapper* m = new ArenaMapper;  // leaked: kernels outlive statics
+    return *m;
+  }
+
+  llvm::sys::MemoryBlock allocateMappedMemory(llvm::SectionMemoryManager::AllocationPurpose, size_t bytes,
+                                              const llvm::sys::MemoryBlock* const, unsigned flags,
+                                              std::error_code& ec) override {
+    std::lock_guard<std::mutex> lock(mu_);
+    ec = std::error_code();
+    size_t page = static_cast<size_t>(llvm::sys::Process::getPageSizeEstimate());
+    bytes = (std::max<size_t>(bytes, 1) + page - 1) / page * page;
+    char* p = nullptr;
+    for (size_t i = 0; i < free_.size(); ++i)
+      if (free_[i].second >= bytes) {
+        p = free_[i].first;
+        bytes = free_[i].second;
+        free_.erase(free_.begin() + static_cast<std::ptrdiff_t>(i));
+        break;
+      }
+    if (!p) {
+      if (!base_ || used_ + bytes > kSize) {
+        ec = std::make_error_code(std::errc::not_enough_memory);
+        return llvm::sys::MemoryBlock();
+      }
+      p = base_ + used_;
+      used_ += bytes;
+    }
+    llvm::sys::MemoryBlock block(p, bytes);
+    ec = llvm::sys::Memory::protectMappedMemory(block, flags);
+    if (ec) return llvm::sys::MemoryBlock();
+    return block;
+  }
+
+  std::error_code protectMappedMemory(const llvm::sys::MemoryBlock& block, unsigned flags) override {
+    return llvm::sys::Memory::protectMappedMemory(block, flags);
+  }
+
+  std::error_code releaseMappedMemory(llvm::sys::MemoryBlock& block) override {
+    if (!block.base()) return std::error_code();
+    ::madvise(block.base(), block.allocatedSize(), MADV_DONTNEED);
+    ::mprotect(block.base(), block.allocatedSize(), PROT_NONE);
+    std::lock_guard<std::mutex> lock(mu_);
+    free_.emplace_back(static_cast<char*>(block.base()), block.allocatedSize());
+    block = llvm::sys::MemoryBlock();
+    return std::error_code();
+  }
+
+private:
+  static constexpr size_t kSize = size_t(1) << 30;
+  ArenaMapper() {
+    void* p = ::mmap(nullptr, kSize, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    base_ = p == MAP_FAILED ? nullptr : static_cast<char*>(p);
+  }
+  std::mutex mu_;
+  char* base_ = nullptr;
+  size_t used_ = 0;
+  std::vector<std::pair<char*, size_t>> free_;
+};
 
 /// Runtime symbols kernels may reference, for the JIT's symbol tables.
 llvm::orc::SymbolMap runtimeSymbols(llvm::orc::MangleAndInterner interner) {
@@ -256,10 +339,13 @@ std::unique_ptr<llvm::TargetMachine> hostTargetMachine(std::string& error) {
     return nullptr;
   }
   builder->setCodeGenOptLevel(llvm::CodeGenOptLevel::Aggressive);
-  // RuntimeDyld places sections anywhere in the address space: with the small
-  // code model, 32-bit PC-relative references from code to its constant pool
-  // overflow whenever the two land more than 2 GB apart (an intermittent crash).
-  builder->setCodeModel(llvm::CodeModel::Large);
+  // Small code model: all JIT sections come from one 1 GB arena (Note [JIT
+  // memory arena]), so PC-relative references always reach. Position
+  // independent: non-PIC small-model code assumes it lies in the low 2 GB and
+  // addresses jump tables absolutely (`jmp *table(,%rax,8)`, a 32-bit
+  // address: the scalar Camel code's switch crashed).
+  builder->setCodeModel(llvm::CodeModel::Small);
+  builder->setRelocationModel(llvm::Reloc::PIC_);
   auto tm = builder->createTargetMachine();
   if (!tm) {
     error = errorText(tm.takeError());
@@ -352,7 +438,7 @@ m::OwningOpRef<m::ModuleOp> lowerTo(const std::string& text, EmitStage stage, co
 std::string cacheKey(const std::string& text, const JitOptions& opts) {
   // "opt2": objects from before the optimising transformer was really applied
   // (see compileKernel) are never reused.
-  std::string salt = std::string("opt5|xapprox2|arcp|ic16:") + std::to_string(interleaveCount()) + "|vw" + std::to_string(preferredVectorWidth()) + "|" + kBufferize + kLoops + kToLlvm + "|O" + std::to_string(opts.optLevel) +
+  std::string salt = std::string("opt5|xapprox2|arcp|cm-small-pic|ic16:") + std::to_string(interleaveCount()) + "|vw" + std::to_string(preferredVectorWidth()) + "|" + kBufferize + kLoops + kToLlvm + "|O" + std::to_string(opts.optLevel) +
                      (opts.fastMath ? "|fast" : "|exact") + (opts.scalarOnly ? "|scalar" : "") + "|" +
                      LLVM_VERSION_STRING + "|" +
                      llvm::sys::getHostCPUName().str();
@@ -399,7 +485,16 @@ std::shared_ptr<CompiledKernel> loadObject(const std::string& path, const std::s
     error = errorText(builder.takeError());
     return nullptr;
   }
-  auto jit = llvm::orc::LLJITBuilder().setJITTargetMachineBuilder(std::move(*builder)).create();
+  // RuntimeDyld with the arena (Note [JIT memory arena]), as for compiled
+  // kernels: the objects use the small code model.
+  auto jit = llvm::orc::LLJITBuilder()
+                 .setJITTargetMachineBuilder(std::move(*builder))
+                 .setObjectLinkingLayerCreator([](llvm::orc::ExecutionSession& es) {
+                   return std::make_unique<llvm::orc::RTDyldObjectLinkingLayer>(es, [](const llvm::MemoryBuffer&) {
+                     return std::make_unique<llvm::SectionMemoryManager>(&ArenaMapper::get());
+                   });
+                 })
+                 .create();
   if (!jit) {
     error = errorText(jit.takeError());
     return nullptr;
@@ -468,6 +563,7 @@ std::shared_ptr<CompiledKernel> compileKernel(const std::string& text, const std
                                                : llvm::CodeGenOptLevel::Default;
   eo.enableObjectDump = !path.empty();
   eo.enableGDBNotificationListener = false;
+  eo.sectionMemoryMapper = &ArenaMapper::get();  // Note [JIT memory arena]
   eo.enablePerfNotificationListener = false;
   auto engine = m::ExecutionEngine::create(*module, eo, std::move(tm));
   if (!engine) {
