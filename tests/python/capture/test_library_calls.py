@@ -193,3 +193,43 @@ def test_getattr_default_on_none():
         return x + 1
 
     check(lambda x: f(x), r(3), graphs=1, breaks=0)
+
+
+def test_finfo_min_of_a_dtype():
+    def f(x):
+        m = torch.finfo(x.dtype).min
+        return torch.where(x > 0, x, torch.full_like(x, m)) + torch.iinfo(torch.int32).max * 0
+
+    check(f, r(5), graphs=1, breaks=0)
+
+
+class _Rotary(torch.nn.Module):
+    @torch.no_grad()
+    def forward(self, x):
+        return x.cos()
+
+
+class _UsesRotary(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.rot = _Rotary()
+        self.layers = torch.nn.ModuleList([torch.nn.Linear(4, 4) for _ in range(3)])
+
+    def forward(self, x):
+        c = self.rot(x)
+        for layer in self.layers[:2]:
+            x = layer(x)
+        return x + c
+
+
+def test_no_grad_decorated_forward_and_module_list_slice():
+    m = _UsesRotary()
+    from xacc.jit import counters, jit
+    jm = jit(m)
+    for i in range(2):
+        x = torch.randn(2, 4, requires_grad=True)
+        want, got = m(x), jm(x)
+        assert torch.allclose(want, got, atol=1e-6)
+        got.sum().backward()
+    c = counters()
+    assert c["breaks"] == 0 and c["graphs"] == 1, c

@@ -197,6 +197,63 @@ bool markedConstant(PyObject* fn) {
 
 }  // namespace
 
+/// A function decorated with `@torch.no_grad()` / `@torch.enable_grad()`
+/// (torch.utils._contextlib's `decorate_context` closure): the wrapped
+/// function inlined inside a grad-mode region. Null without failure when `o`
+/// is not one.
+VarRef Translator::gradDecorated(Frame& f, PyObject* o, std::vector<VarRef>& args,
+                                 std::vector<std::pair<PyRef, VarRef>>& kwargs) {
+  const PyTypes* T = pyTypes();
+  static PyObject* decorateCode = [] {
+    // The code of torch.utils._contextlib.context_decorator's inner
+    // `decorate_context` (one of its constants).
+    PyObject* code = nullptr;
+    PyObject* m = PyImport_ImportModule("torch.utils._contextlib");
+    PyObject* cd = m ? PyObject_GetAttrString(m, "context_decorator") : nullptr;
+    if (cd && PyFunction_Check(cd)) {
+      PyObject* consts = reinterpret_cast<PyCodeObject*>(PyFunction_GET_CODE(cd))->co_consts;
+      for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(consts); ++i) {
+        PyObject* c = PyTuple_GET_ITEM(consts, i);
+        if (PyCode_Check(c) &&
+            PyUnicode_CompareWithASCIIString(reinterpret_cast<PyCodeObject*>(c)->co_name, "decorate_context") == 0) {
+          code = c;
+          Py_INCREF(code);  // kept for the process
+        }
+      }
+    }
+    Py_XDECREF(cd);
+    Py_XDECREF(m);
+    if (PyErr_Occurred()) PyErr_Clear();
+    return code;
+  }();
+  if (!decorateCode || !PyFunction_Check(o) || PyFunction_GET_CODE(o) != decorateCode) return nullptr;
+  auto* code = reinterpret_cast<PyCodeObject*>(decorateCode);
+  PyObject* closure = PyFunction_GET_CLOSURE(o);
+  PyObject *func = nullptr, *factory = nullptr;
+  for (int i = 0; closure && i < code->co_nfreevars; ++i) {
+    PyObject* name = PyTuple_GET_ITEM(code->co_localsplusnames, code->co_nlocalsplus - code->co_nfreevars + i);
+    PyObject* content = PyCell_GET(PyTuple_GET_ITEM(closure, i));
+    if (PyUnicode_CompareWithASCIIString(name, "func") == 0) func = content;
+    if (PyUnicode_CompareWithASCIIString(name, "ctx_factory") == 0) factory = content;
+  }
+  PyObject* ctx = factory && PyMethod_Check(factory) ? PyMethod_GET_SELF(factory) : nullptr;
+  if (!func || !PyFunction_Check(func) || !isUserFunction(func) || !ctx) return nullptr;
+  int enabled;
+  if (Py_TYPE(ctx) == reinterpret_cast<PyTypeObject*>(T->noGrad))
+    enabled = 0;
+  else if (Py_TYPE(ctx) == reinterpret_cast<PyTypeObject*>(T->enableGrad))
+    enabled = 1;
+  else
+    return nullptr;
+  (void)f;
+  bool prev = gradEnabled();
+  if (!setGrad(enabled != 0)) return nullptr;
+  VarRef r = inlineFunction(func, std::move(args), std::move(kwargs), nullptr);
+  if (!r) return nullptr;
+  if (!setGrad(prev)) return nullptr;
+  return r;
+}
+
 const char* mappingMixin(PyObject* fn) {
   static PyObject* get = nullptr;
   static PyObject* contains = nullptr;
@@ -540,6 +597,7 @@ VarRef Translator::callModule(const VarRef& mod, std::vector<VarRef>& args,
   }
   std::vector<VarRef> all{mod};
   all.insert(all.end(), args.begin(), args.end());
+  if (VarRef r = gradDecorated(*current_, fwd, all, kwargs); r || failed()) return r;  // @torch.no_grad() forward
   return inlineFunction(fwd, std::move(all), std::move(kwargs), nullptr);
 }
 
@@ -687,6 +745,24 @@ VarRef Translator::callObject(Frame& f, const VarRef& fn, std::vector<VarRef>& a
       return inlineFunction(func, std::move(all), std::move(kwargs), nullptr);
     }
   }
+  if (PyType_Check(o) && args.size() == 1 && kwargs.empty() && isConst(args[0])) {
+    // torch.finfo(dtype) / torch.iinfo(dtype): constants of the dtype.
+    static PyObject* torchMod = PyImport_ImportModule("torch");
+    static PyObject* finfo = torchMod ? PyObject_GetAttrString(torchMod, "finfo") : nullptr;
+    static PyObject* iinfo = torchMod ? PyObject_GetAttrString(torchMod, "iinfo") : nullptr;
+    if (PyErr_Occurred()) PyErr_Clear();
+    if ((finfo && o == finfo) || (iinfo && o == iinfo)) {
+      PyRef a = constOf(args[0]);
+      if (!a) return nullptr;
+      PyObject* r = PyObject_CallOneArg(o, a.get());
+      if (!r) {
+        failPy("GB011", nameOf(o));
+        return nullptr;
+      }
+      return makeVar(Var::Kind::Object, PyRef::steal(r));
+    }
+  }
+  if (VarRef r = gradDecorated(f, o, args, kwargs); r || failed()) return r;
   if (PyObject* answer = tracerQuery(o)) {
     if (!args.empty() || !kwargs.empty()) {
       fail("GB002", nameOf(o) + " with arguments");

@@ -360,6 +360,31 @@ VarRef Translator::subscr(const VarRef& obj, const VarRef& idx) {
   if (obj->is(Var::Kind::Object) && (isA(obj->obj.get(), T->moduleList) || isA(obj->obj.get(), T->sequential))) {
     PyRef i = constOf(idx);
     if (!i) return nullptr;
+    if (PySlice_Check(i.get()) && isA(obj->obj.get(), T->moduleList)) {
+      // layers[:n]: the children as a list (what iterating the new ModuleList gives).
+      PyRef mods = PyRef::steal(PyObject_GetAttrString(obj->obj.get(), "_modules"));
+      if (!mods) {
+        failPy("GB011", "_modules");
+        return nullptr;
+      }
+      PyRef keys = PyRef::steal(PyDict_Keys(mods.get()));
+      Py_ssize_t start, stop, step, len;
+      if (PySlice_GetIndicesEx(i.get(), PyList_GET_SIZE(keys.get()), &start, &stop, &step, &len) < 0) {
+        failPy("GB011", "slice");
+        return nullptr;
+      }
+      std::vector<VarRef> items;
+      for (Py_ssize_t k = 0, j = start; k < len; ++k, j += step) {
+        bool found = false;
+        VarRef c = moduleChild(obj, PyList_GET_ITEM(keys.get(), j), found);
+        if (!c || !found) {
+          if (!failed()) fail("GB011", "ModuleList slice");
+          return nullptr;
+        }
+        items.push_back(std::move(c));
+      }
+      return makeSeq(Var::Kind::List, std::move(items));
+    }
     if (PyLong_Check(i.get())) {
       PyRef mods = PyRef::steal(PyObject_GetAttrString(obj->obj.get(), "_modules"));
       if (!mods) {

@@ -172,6 +172,8 @@ public:
   // Grad-mode regions (see Host::setGrad).
   bool gradEnabled() const { return gradEnabled_; }
   bool setGrad(bool enabled);
+  VarRef gradDecorated(Frame& f, PyObject* o, std::vector<VarRef>& args,
+                       std::vector<std::pair<PyRef, VarRef>>& kwargs);
   // transformers' ModelOutput dataclasses (TranslateDataclass.cpp).
   VarRef modelOutput(PyObject* cls, std::vector<VarRef>& args, std::vector<std::pair<PyRef, VarRef>>& kwargs);
   VarRef modelOutputAttr(const VarRef& obj, PyObject* name);
