@@ -12,6 +12,7 @@
 
 #include "Program.h"
 #ifdef XACC_HAVE_TBB
+#include <tbb/enumerable_thread_specific.h>
 #include <tbb/global_control.h>
 #include <tbb/task_arena.h>
 #include <tbb/task_group.h>
@@ -41,6 +42,19 @@ struct Runtime::Shared {
   unsigned spawnDepth = 0;  ///< parallel levels (0: the sequential scheduler)
 #ifdef XACC_HAVE_TBB
   std::unique_ptr<tbb::global_control> threadLimit;
+  /// A runtime for tasks that run on other threads than their group's, with
+  /// the engine their diagnostics go to. Kept between tasks (per thread, in
+  /// `idle`), so a task costs no runtime construction, and its stacks are
+  /// already grown and in this thread's cache.
+  struct Worker {
+    support::DiagnosticEngine diag;
+    Runtime rt;
+    // The worker does not own `sh` (which owns the worker): no cycle.
+    explicit Worker(Shared* sh) : rt(std::shared_ptr<Shared>(std::shared_ptr<Shared>(), sh), diag, 0) {}
+  };
+  /// Workers not running a task, by thread. Declared after what workers use:
+  /// destroyed before it.
+  tbb::enumerable_thread_specific<std::vector<std::unique_ptr<Worker>>> idle;
 #endif
   Shared(const ir::Module& m, RuntimeOptions o) : module(m), options(o) {
     if (o.scheduler != Scheduler::Parallel) return;
@@ -362,20 +376,52 @@ bool Runtime::pushCall(const Program& p, ir::Datum* args, size_t nargs, size_t r
 
 bool Runtime::spawn(uint32_t n, const std::function<bool(Runtime&, uint32_t)>& task) {
   ++stats_.parallelGroups;
-  std::vector<support::DiagnosticEngine> diags(n);
-  std::unique_ptr<bool[]> ok(new bool[n]());
 #ifdef XACC_HAVE_TBB
+  // Per task: whether it succeeded, and (k > 0) the diagnostics of a failure.
+  struct Outcome {
+    bool ok = false;
+    std::vector<support::Diagnostic> diags;
+  };
+  std::unique_ptr<Outcome[]> out(new Outcome[n]);
+  Shared* sh = shared_.get();
+  unsigned depth = parDepth_ + 1;  // read here: this runtime's depth changes while tasks start
   tbb::task_group group;
   for (uint32_t k = 1; k < n; ++k)
-    group.run([this, &task, &diags, &ok, k] {
-      Runtime worker(shared_, diags[k], parDepth_ + 1);
-      ok[k] = task(worker, k);
+    group.run([sh, depth, &task, &out, k] {
+      std::vector<std::unique_ptr<Shared::Worker>>& idle = sh->idle.local();
+      std::unique_ptr<Shared::Worker> w;
+      if (idle.empty()) {
+        w = std::make_unique<Shared::Worker>(sh);
+      } else {
+        w = std::move(idle.back());
+        idle.pop_back();
+      }
+      w->rt.parDepth_ = depth;
+      out[k].ok = task(w->rt, k);
+      if (out[k].ok) {
+        w->diag.clear();
+        // The same thread's list: a task runs start to end on one thread
+        // (tasks it waited for in between took and gave back their own).
+        sh->idle.local().push_back(std::move(w));
+      } else {
+        out[k].diags = w->diag.diagnostics();  // a failed worker is not reused
+      }
     });
   ++parDepth_;
-  ok[0] = task(*this, 0);
+  out[0].ok = task(*this, 0);
   --parDepth_;
   group.wait();
+  for (uint32_t k = 0; k < n; ++k) {
+    if (out[k].ok) continue;
+    // Task 0 reported here itself; workers report into their own engines.
+    for (const support::Diagnostic& d : out[k].diags)
+      diag_.report(d.severity, d.code, d.loc, d.message).notes = d.notes;
+    return false;
+  }
+  return true;
 #else
+  std::vector<support::DiagnosticEngine> diags(n);
+  std::unique_ptr<bool[]> ok(new bool[n]());
   ++parDepth_;
   for (uint32_t k = 0; k < n; ++k) {
     if (k == 0) {
@@ -386,7 +432,6 @@ bool Runtime::spawn(uint32_t n, const std::function<bool(Runtime&, uint32_t)>& t
     ok[k] = task(worker, k);
   }
   --parDepth_;
-#endif
   for (uint32_t k = 0; k < n; ++k) {
     if (ok[k]) continue;
     // Task 0 reported here itself; workers report into their own engines.
@@ -396,6 +441,7 @@ bool Runtime::spawn(uint32_t n, const std::function<bool(Runtime&, uint32_t)>& t
     return false;
   }
   return true;
+#endif
 }
 
 bool Runtime::runGroup(const Program& p, uint32_t pc, uint32_t n, bool raw,
