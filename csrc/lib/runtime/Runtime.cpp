@@ -129,10 +129,11 @@ public:
       return body(*this, 0, n);
     // Probe: elements run here, in order, until they took kProbe; a cheap
     // input ends there (most small maps), and otherwise the time per element
-    // says whether the rest is worth tasks (each costs a few microseconds).
+    // says whether the rest is worth tasks (each costs a microsecond or two).
     using Clock = std::chrono::steady_clock;
     constexpr auto kProbe = std::chrono::microseconds(40);
-    constexpr double kMinTaskSeconds = 20e-6;
+    constexpr double kMinTaskSeconds = 50e-6;
+    constexpr size_t kChunksPerThread = 32;
     auto t0 = Clock::now();
     size_t i = 0;
     double spent = 0;
@@ -145,8 +146,10 @@ public:
     size_t rest = n - i;
     if (rest == 0) return true;
     double work = spent / double(i) * double(rest);
-    // A few chunks per thread, so a slow chunk does not leave threads idle.
-    size_t chunks = std::min<size_t>({rest, size_t(4) * rt_.shared_->threads,
+    // Many chunks per thread: threads take the next one as they finish, so
+    // they end within about one chunk of each other even when elements differ
+    // in cost or a thread is held up by other work on the machine.
+    size_t chunks = std::min<size_t>({rest, kChunksPerThread * rt_.shared_->threads,
                                       size_t(work / kMinTaskSeconds)});
     if (chunks < 2) return body(*this, i, n);
     return rt_.spawn(uint32_t(chunks), [&](Runtime& w, uint32_t k) {
