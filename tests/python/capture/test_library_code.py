@@ -117,3 +117,40 @@ def test_inspect_signature_mismatch_still_raises():
 
     with pytest.raises(ValueError):
         jit(f)(torch.ones(2))
+
+
+class _ClassRegistry(dict):
+    """transformers' _CanRecordRegistry: keyed by str(cls), read via super().get."""
+
+    def get(self, model):
+        return super().get(str(model.__class__)) or {}
+
+
+CLASS_REGISTRY = _ClassRegistry()
+
+
+class Recorded(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(8, 8)
+
+    def forward(self, x):
+        flags = CLASS_REGISTRY.get(self)
+        y = self.fc(x)
+        return y * flags["scale"] if "scale" in flags else y
+
+
+def test_dict_subclass_registry_read_is_guarded():
+    m = Recorded()
+    check(m, r(2, 8), graphs=1, breaks=0)
+    jm = jit(m)
+    x = torch.randn(2, 8)
+    CLASS_REGISTRY[str(Recorded)] = {"scale": 3.0}  # a new entry: the guard on the registry recompiles
+    try:
+        torch.testing.assert_close(jm(x), m(x))
+        torch.testing.assert_close(jm(x), m.fc(x) * 3.0)
+        CLASS_REGISTRY[str(Recorded)] = {"scale": 5.0}  # same size, new value: the item guard
+        torch.testing.assert_close(jm(x), m.fc(x) * 5.0)
+    finally:
+        CLASS_REGISTRY.clear()
+    torch.testing.assert_close(jm(x), m.fc(x))

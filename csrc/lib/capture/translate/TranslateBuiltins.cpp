@@ -307,7 +307,10 @@ VarRef Translator::callBuiltin(PyObject* f, std::vector<VarRef>& args,
   }
   PyRef tuple = PyRef::steal(PyTuple_New(static_cast<Py_ssize_t>(args.size())));
   for (size_t i = 0; i < args.size(); ++i) {
-    if (!isConst(args[i]) && !args[i]->is(Var::Kind::Set)) {
+    // A class (identity guarded where it came from) is a constant to str()
+    // and repr(): `str(model.__class__)` as a registry key.
+    bool cls = (f == T->str || f == T->repr) && args[i]->is(Var::Kind::Object) && PyType_Check(args[i]->obj.get());
+    if (!isConst(args[i]) && !args[i]->is(Var::Kind::Set) && !cls) {
       handled = false;
       return nullptr;
     }
