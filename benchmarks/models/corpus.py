@@ -306,8 +306,21 @@ def main() -> None:
         raise SystemExit(f"unknown modes: {', '.join(bad)} (known: {', '.join(MODES)})")
     t_start = time.perf_counter()
     jobs = [(m, md) for m in models for md in modes]
+    rows = []
     with ThreadPoolExecutor(max(1, a.jobs)) as pool:
-        rows = list(pool.map(lambda j: run_child(j[0], j[1], a), jobs))
+        # Each row is reported as it comes (a long run that is cut short
+        # still leaves its rows, in --csv's .partial.jsonl too).
+        partial = open(a.csv + ".partial.jsonl", "w") if a.csv else None
+        for r in pool.map(lambda j: run_child(j[0], j[1], a), jobs):
+            rows.append(r)
+            print(f"[{len(rows)}/{len(jobs)} {time.perf_counter() - t_start:.0f}s] {r['model']} {r['mode']}: "
+                  f"{r.get('status')} correct={r.get('correct')} graphs={r.get('graphs')} breaks={r.get('breaks')} "
+                  f"recompiles={r.get('recompiles')} train_ok={r.get('train_ok')}", flush=True)
+            if partial:
+                partial.write(json.dumps(r, default=float) + "\n")
+                partial.flush()
+        if partial:
+            partial.close()
     by = {(r["model"], r["mode"]): r for r in rows}
     _table(models, modes, by, a)
     if a.csv:
