@@ -547,8 +547,10 @@ def _finish_graph(ctx: State, outs: list[int], ev: CompileEvent) -> Any:
     ctx.runner = None
     ctx.captured_text = None
     built = None
-    if opts.precision != "auto" and torch.is_grad_enabled():
+    if opts.precision != "auto" and torch.is_grad_enabled() and not aot_store.SINKS:
         # Inputs that require grad: a compiled forward and backward (training.py).
+        # Not while recording AOT artifacts: they store the captured graph, which
+        # replays with eager autograd when loaded.
         built = training.build(b.text(), _frame_inputs(ctx), device, ev.function, b.has_effects)
     if built is not None:
         ctx.runner, graph = built
