@@ -89,12 +89,20 @@ class CompileEvent:
     rewritten: types.CodeType | None = None  # outcome "code": the generated break function
     resumes: list = field(default_factory=list)  # resume functions' code objects it calls
     graph_id: int = 0  # CompiledGraph.id of the captured graph (Note [Graph tap]); 0: none
+    # A training split's forward (training.py) returns the captured graph's results and then
+    # the residuals its backward reads: the tap sees both. -1: every output is a result.
+    graph_results: int = -1
     graph_inputs: list = field(default_factory=list)  # a name per graph input ("L['x']", ...)
     stage_seconds: dict = field(default_factory=dict)  # trace, passes, prepare
     device: str = "cpu"  # target the frame was captured for
     entry: int = 0  # index of this compile's cache entry on the code object
     precision: Any = None  # amp.PrecisionReport when compiled with precision="auto"
     pgo: list = field(default_factory=list)  # "PGO: ..." lines: what the profile changed (docs/pgo.md)
+
+    def graph_outputs(self, outputs: Any) -> list:
+        """The captured graph's results among the outputs the graph tap saw."""
+        outs = list(outputs)
+        return outs if self.graph_results < 0 else outs[:self.graph_results]
 
 
 EVENTS: list[CompileEvent] = []
@@ -553,7 +561,7 @@ def _finish_graph(ctx: State, outs: list[int], ev: CompileEvent) -> Any:
         # replays with eager autograd when loaded.
         built = training.build(b.text(), _frame_inputs(ctx), device, ev.function, b.has_effects)
     if built is not None:
-        ctx.runner, graph = built
+        ctx.runner, graph, ev.graph_results = built
         ctx.captured_text = b.text()  # what explain and the logs show (not the split forward)
         regions = {}
     elif opts.precision == "auto":

@@ -45,8 +45,9 @@ def _wrt(inputs: list[Any] | None) -> list[int]:
 
 
 def build(text: str, inputs: list[Any] | None, device: str, name: str,
-          has_effects: bool) -> tuple[Any, Any] | None:
-    """(runner, forward CompiledGraph) for a graph whose inputs require grad
+          has_effects: bool) -> tuple[Any, Any, int] | None:
+    """(runner, forward CompiledGraph, number of the captured graph's results
+    the forward returns before its residuals) for a graph whose inputs require grad
     under grad mode; None when the graph needs no backward or cannot have a
     compiled one (logged)."""
     wrt = _wrt(inputs)
@@ -61,7 +62,7 @@ def build(text: str, inputs: list[Any] | None, device: str, name: str,
     COUNTERS["training_graphs"] += 1
     log("training", "%s: compiled forward (%d nodes, %d residuals) and backward (%d nodes) for %d of %d inputs on %s",
         name, fwd.num_nodes, n_res, bwd.num_nodes, len(wrt), len(inputs), device)
-    return runner, fwd
+    return runner, fwd, n_results
 
 
 def _fallback(name: str, why: str) -> None:

@@ -308,8 +308,8 @@ def graph_comparisons(events: list, rec: Recorder, ex: GraphExecutor, atol: floa
         call = rec.first(ev.graph_id)
         if call is None or call.outputs is None:
             continue
-        out.append(compare_graph(f"{ev.function}#{ev.entry}", ev.graph, list(call.inputs), list(call.outputs), ex,
-                                 atol, rtol))
+        out.append(compare_graph(f"{ev.function}#{ev.entry}", ev.graph, list(call.inputs),
+                                 ev.graph_outputs(call.outputs), ex, atol, rtol))
     return out
 
 

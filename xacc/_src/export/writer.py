@@ -180,15 +180,16 @@ def write_frame(ev: Any, index: int, root: str, rec: Recorder | None) -> dict:
             notes["dot"] = f"{type(e).__name__}: {e}"
         call = rec.first(ev.graph_id) if rec is not None and ev.graph_id else None
         if call is not None and call.outputs is not None:
-            torch.save({"inputs": list(call.inputs), "outputs": list(call.outputs)},
+            outputs = ev.graph_outputs(call.outputs)
+            torch.save({"inputs": list(call.inputs), "outputs": outputs},
                        os.path.join(folder, "graph.values.pt"))
             art["values"] = f"{name}/graph.values.pt"
             graph["inputs_seen"] = _to_py(list(call.inputs))
-            graph["outputs_seen"] = _to_py(list(call.outputs))
+            graph["outputs_seen"] = _to_py(outputs)
             try:
                 mod = camel.from_gir(ev.graph, list(call.inputs), module=_slug(f"{ev.function}_{ev.entry}").lower())
                 put("cml", "graph.cml", mod.source)
-                put("cml_expected", "graph.cml.expected", camel.expected_output(list(call.outputs)))
+                put("cml_expected", "graph.cml.expected", camel.expected_output(outputs))
             except camel.NotExpressible as e:
                 notes["cml"] = f"not expressible: {e}"
         else:
