@@ -53,15 +53,7 @@ bool GraphBuilder::addOp(std::string_view opName, const std::vector<int>& operan
     error = builder_.error();
     return false;
   }
-  size_t first = 0;
-  if (effect) {
-    currentToken() = n->result(0);
-    first = 1;
-  }
-  for (size_t i = first; i < n->numResults(); ++i) {
-    values_.push_back(n->result(i));
-    results.push_back(static_cast<int>(values_.size() - 1));
-  }
+  bindResults(n, effect, results);
   return true;
 }
 
@@ -146,6 +138,18 @@ GraphBuilder::Region* GraphBuilder::doneRegion(int h, std::string& error) {
     return nullptr;
   }
   return done_[h].get();
+}
+
+void GraphBuilder::bindResults(ir::Node* n, bool effect, std::vector<int>& results) {
+  size_t first = 0;
+  if (effect) {
+    currentToken() = n->result(0);
+    first = 1;
+  }
+  for (size_t i = first; i < n->numResults(); ++i) {
+    values_.push_back(n->result(i));
+    results.push_back(static_cast<int>(values_.size() - 1));
+  }
 }
 
 bool GraphBuilder::setRegionResults(Region& r, const std::vector<ir::Value*>& lead,
@@ -238,15 +242,7 @@ bool GraphBuilder::addIf(int cond, int thenH, int elseH, const std::vector<int>&
   n->addRegion(std::move(b->graph));
   done_[thenH].reset();
   done_[elseH].reset();
-  size_t first = 0;
-  if (effects) {
-    currentToken() = n->result(0);
-    first = 1;
-  }
-  for (size_t i = first; i < n->numResults(); ++i) {
-    values_.push_back(n->result(i));
-    results.push_back(static_cast<int>(values_.size() - 1));
-  }
+  bindResults(n, effects, results);
   return true;
 }
 

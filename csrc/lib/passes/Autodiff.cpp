@@ -551,6 +551,18 @@ bool matmulRule(RuleCtx& c, const char* an, const char* bn) {
   return true;
 }
 
+/// beta * self + alpha * (a @ b) (addmm, baddbmm): self's gradient is beta * g,
+/// the product's the matmul rule's on alpha * g.
+bool addmmRule(RuleCtx& c, const char* an, const char* bn) {
+  Autodiff& ad = c.ad;
+  c.give("self", ad.mulArg(c.g, c.arg("beta")));
+  Value* g = c.g;
+  c.g = ad.mulArg(g, c.arg("alpha"));
+  bool ok = matmulRule(c, an, bn);
+  c.g = g;
+  return ok;
+}
+
 bool reduceRule(RuleCtx& c, bool mean) {
   Autodiff& ad = c.ad;
   Value* x = c.val("self");
@@ -839,15 +851,7 @@ const std::unordered_map<std::string, Rule>& rules() {
         [](RuleCtx& c) { return matmulRule(c, "self", "other"); });
     def({"addmm"},
         {A{"self", T}, A{"mat1", T}, A{"mat2", T}, A{"beta", S, Attr::integer(1)}, A{"alpha", S, Attr::integer(1)}},
-        [](RuleCtx& c) {
-          Autodiff& ad = c.ad;
-          c.give("self", ad.mulArg(c.g, c.arg("beta")));
-          Value* g = c.g;
-          c.g = ad.mulArg(g, c.arg("alpha"));
-          bool ok = matmulRule(c, "mat1", "mat2");
-          c.g = g;
-          return ok;
-        });
+        [](RuleCtx& c) { return addmmRule(c, "mat1", "mat2"); });
     def({"linear"}, {A{"input", T}, A{"weight", T}, A{"bias", TO}}, [](RuleCtx& c) {
       Autodiff& ad = c.ad;
       Value* x = c.val("input");
@@ -1308,15 +1312,7 @@ const std::unordered_map<std::string, Rule>& rules() {
         });
     def({"baddbmm"},
         {A{"self", T}, A{"batch1", T}, A{"batch2", T}, A{"beta", S, Attr::integer(1)}, A{"alpha", S, Attr::integer(1)}},
-        [](RuleCtx& c) {
-          Autodiff& ad = c.ad;
-          c.give("self", ad.mulArg(c.g, c.arg("beta")));
-          Value* g = c.g;
-          c.g = ad.mulArg(g, c.arg("alpha"));
-          bool ok = matmulRule(c, "batch1", "batch2");
-          c.g = g;
-          return ok;
-        });
+        [](RuleCtx& c) { return addmmRule(c, "batch1", "batch2"); });
     def({"embedding"}, {A{"weight", T}, A{"indices", T}, A{"padding_idx", S, Attr::integer(-1)},
                         A{"scale_grad_by_freq", S, Attr::boolean(false)}, A{"sparse", S, Attr::boolean(false)}},
         [](RuleCtx& c) {

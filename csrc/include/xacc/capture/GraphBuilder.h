@@ -93,6 +93,9 @@ private:
                         std::string& error);
   /// Gives regions `rs` the same capture parameters (the union, in `all`).
   void unifyCaptures(const std::vector<Region*>& rs, std::vector<ir::Value*>& all);
+  /// Makes `n`'s results values (ids appended to `results`); with `effect` its first
+  /// result is the new current token instead.
+  void bindResults(ir::Node* n, bool effect, std::vector<int>& results);
   ir::Value*& currentToken() { return open_.empty() ? token_ : open_.back()->token; }
   ir::Graph& currentGraph() { return open_.empty() ? *graph_ : *open_.back()->graph; }
   std::vector<std::unique_ptr<Region>> open_;
