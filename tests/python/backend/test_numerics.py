@@ -59,6 +59,8 @@ SCALAR_OPS = [("add.Scalar", {"other": 2.5}), ("add.Scalar", {"other": 2, "alpha
               ("le.Scalar", {"other": 0.0}), ("gt.Scalar", {"other": -0.5}), ("ge.Scalar", {"other": -1}),
               ("pow.Tensor_Scalar", {"exponent": 2}), ("pow.Tensor_Scalar", {"exponent": 3}),
               ("pow.Tensor_Scalar", {"exponent": -1}), ("pow.Tensor_Scalar", {"exponent": 0.5}),
+              ("pow.Tensor_Scalar", {"exponent": -2}), ("pow.Tensor_Scalar", {"exponent": -0.5}),
+              ("pow.Tensor_Scalar", {"exponent": 2.5}),
               ("clamp.default", {"min": -0.5, "max": 0.5}), ("clamp.default", {"min": 0.0}),
               ("clamp_min.default", {"min": 0.1}), ("clamp_max.default", {"max": -0.2}),
               ("threshold.default", {"threshold": 0.1, "value": 20.0}),
@@ -251,6 +253,9 @@ def b_reductions(p):
                           ("softmax.int", {"dim": dim}), ("log_softmax.int", {"dim": dim})]:
             p.case = f"{op}{list(shape)}{dim}"
             p.out(p.op(f"aten.{op}", x, **attrs))
+    for shape, dim in [((3, 7), 1), ((2, 3, 5), -1), ((4, 1), 0)]:
+        p.case = f"_safe_softmax{list(shape)}{dim}"
+        p.out(p.op("aten._safe_softmax.default", p.param(F32, shape, "wide"), dim=dim))
     x = p.param(F64, (3, 7))
     p.case = "softmax:f64"
     p.out(p.op("aten.softmax.int", x, dim=1))
@@ -328,6 +333,17 @@ def b_fused(p):
         "aten.log.default", A("aten.sum.dim_IntList", e, dim=[1], keepdim=True)))
     patterns["softmax(x*scale+mask)"] = A("aten._softmax.default", A("aten.masked_fill.Scalar", A(
         "aten.mul.Scalar", x, other=0.125), m, value=float("-inf")), dim=-1, half_to_float=False)
+    # GPT-2's attention as captured (sdpa's math path): scores + additive
+    # mask from a bool mask, then _safe_softmax; and its tanh GELU written
+    # out with x ** 3.
+    add_mask = A("aten.where.self", m, A("aten.mul.Scalar", r, other=0.0), A("aten.sub.Scalar", A(
+        "aten.mul.Scalar", r, other=0.0), other=float("inf")))
+    patterns["scores+mask+_safe_softmax"] = A("aten._safe_softmax.default", A(
+        "aten.add.Tensor", A("aten.mul.Scalar", x, other=0.125), add_mask), dim=-1)
+    patterns["gelu_new (x ** 3)"] = A("aten.mul.Tensor", A("aten.mul.Tensor", h, other=0.5), A(
+        "aten.add.Tensor", A("aten.tanh.default", A("aten.mul.Tensor", A("aten.add.Tensor", h, A(
+            "aten.mul.Tensor", A("aten.pow.Tensor_Scalar", h, exponent=3.0), other=0.044715)),
+            other=0.7978845608028654)), other=1.0))
     patterns["residual+layer_norm"] = A("aten.layer_norm.default", A("aten.add.Tensor", x, r), w, b,
                                         normalized_shape=[16], eps=1e-5)
     # rms_norm as HF writes it: x * rsqrt(mean(x^2) + eps) * w
@@ -527,3 +543,44 @@ def test_at_least_ten_fused_patterns():
     p = program("fused")
     assert len(set(p.output_case)) >= 10
     assert len(p.nodes) >= 3 * len(set(p.output_case))
+
+
+def test_pow_special_exponents_emit_no_powf():
+    # ATen's CPU pow special-cases these exponents (x*x*x, 1/(x*x), rsqrt, ...);
+    # the kernel uses the same operations instead of a scalar libm powf call
+    # per element (transformers' tanh GELU computes x ** 3.0). Other exponents
+    # still use math.powf.
+    for e, powf in [(2, False), (3, False), (-1, False), (-2, False), (0.5, False), (-0.5, False), (2.5, True)]:
+        p = Program()
+        p.out(p.op("aten.pow.Tensor_Scalar", p.param(F32, (4, 8), "pos"), exponent=float(e)))
+        exe = _C.mlir.compile(p.gir("pow"))
+        assert ("math.powf" in exe.emit("kernel")) == powf, (e, exe.emit("kernel"))
+        inputs = p.inputs(5)
+        compare_program(p, exe.run(inputs), p.eager(inputs), f"pow {e}")
+        assert exe.stats()["kernel_launches"] == 1 and exe.stats()["region_fallback_runs"] == 0
+
+
+def compare_program(p, got, ref, where):
+    for g, r in zip(got, ref):
+        torch.testing.assert_close(g, r, equal_nan=True, msg=lambda m: f"{where}: {m}", **TOL[r.dtype])
+
+
+def test_safe_softmax_fully_masked_rows_give_zero():
+    # _safe_softmax (sdpa's math path) gives 0 for rows that are all -inf,
+    # where softmax gives NaN; partly masked rows and NaN rows are as softmax.
+    p = Program()
+    x = p.param(F32, (5, 6))
+    p.out(p.op("aten._safe_softmax.default", x, dim=1))
+    p.out(p.op("aten._safe_softmax.default", x, dim=0))
+    exe = _C.mlir.compile(p.gir("safe"))
+    assert "fallback" not in exe.describe(), exe.describe()
+    t = torch.randn(5, 6)
+    t[1] = float("-inf")
+    t[2, :4] = float("-inf")
+    t[3, 2] = float("nan")
+    t[:, 5] = float("-inf")
+    got = exe.run([t])
+    ref = [torch.ops.aten._safe_softmax(t, 1), torch.ops.aten._safe_softmax(t, 0)]
+    compare_program(p, got, ref, "_safe_softmax")
+    assert torch.equal(got[0][1], torch.zeros(6)) and torch.equal(got[1][:, 5], torch.zeros(5))
+    assert exe.stats()["kernel_launches"] == 1 and exe.stats()["region_fallback_runs"] == 0
