@@ -24,6 +24,8 @@
 #include "MathApprox.h"
 
 #include <cmath>
+#include <optional>
+#include <vector>
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Math/IR/Math.h"
@@ -65,16 +67,21 @@ struct F32 {
     m::Value above = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OGT, x, h);
     return arith::SelectOp::create(b, loc, above, h, x);
   }
+  m::Value maxConst(m::Value x, double lo) {
+    m::Value l = c(lo);
+    m::Value below = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OLT, x, l);
+    return arith::SelectOp::create(b, loc, below, l, x);
+  }
   m::Value minConst(m::Value x, double hi) {
     m::Value h = c(hi);
     m::Value above = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OGT, x, h);
     return arith::SelectOp::create(b, loc, above, h, x);
   }
   /// Horner: coeffs[0] + x * (coeffs[1] + x * (...)).
-  m::Value poly(m::Value x, std::initializer_list<double> coeffs) {
-    auto it = std::rbegin(coeffs);
+  m::Value poly(m::Value x, const std::vector<double>& coeffs) {
+    auto it = coeffs.rbegin();
     m::Value p = c(*it++);
-    for (; it != std::rend(coeffs); ++it) p = fma(p, x, c(*it));
+    for (; it != coeffs.rend(); ++it) p = fma(p, x, c(*it));
     return p;
   }
 };
@@ -89,17 +96,20 @@ bool isF32(m::Type t) { return t.isF32(); }
 /// biased exponent 126 + k). Scaling by 2^(k-1) and by 2 e^r instead of 2^k
 /// and e^r lets k reach 128, so clamping x to [-87.5, 88.8] yields +inf from
 /// x = 88.73 on (2^127 * 2 e^r overflows) and 0 from x = -87.0 down (k = -126
-/// makes the scale +0). e^r: degree-6 polynomial (Chebyshev fit, coefficients
-/// doubled), 8.7e-8 relative in float32. 14 uops.
-m::Value expF32(F32& f, m::Value x) {
-  x = f.clamp(x, -87.5, 88.8);
+/// makes the scale +0). e^r: 1 + r + degree-5 polynomial with c0 = c1 = 1
+/// (relative minimax fit on [-ln2/2, ln2/2], coefficients doubled), 1.06e-7
+/// relative before float32 rounding (degree 6 was 3.8e-9: one FMA more for
+/// precision float32 cannot hold). 13 uops. `hi` = nullopt leaves the upper
+/// clamp to a caller that discards the result above 88.8 (sigmoid).
+m::Value expF32(F32& f, m::Value x, std::optional<double> hi = 88.8) {
+  x = hi ? f.clamp(x, -87.5, *hi) : f.maxConst(x, -87.5);
   const double magic = 12582912.0 + 126.0;  // 1.5 * 2^23 + 126
   m::Value t = f.fma(x, f.c(1.4426950408889634), f.c(magic));
   m::Value kf = f.sub(t, f.c(magic));
   m::Value r = f.fma(kf, f.c(-0.693145751953125), x);  // ln 2, high part (exact in 16 bits)
   r = f.fma(kf, f.c(-1.428606765330187e-06), r);      // ln 2 - high part
-  m::Value p = f.poly(r, {2.0, 2.0, 1.0, 0.33333152532577515, 0.08333293348550797, 0.016726350411772728,
-                          0.002786728786304593});
+  m::Value p = f.poly(r, {2.0, 2.0, 0.999984622001648, 0.3333423137664795, 0.08378066122531891,
+                          0.016625002026557922});
   m::Type i32 = f.b.getI32Type();
   m::Value bits = arith::BitcastOp::create(f.b, f.loc, i32, t);
   m::Value sh = arith::ShLIOp::create(f.b, f.loc, bits,
@@ -118,53 +128,65 @@ struct ExpF32 : m::OpRewritePattern<math::ExpOp> {
   }
 };
 
-/// tanh(x) = x P(x^2) / Q(x^2) on x clamped to +-7.99881172 (beyond it tanh
-/// rounds to +-1 in float32): the degree-13/6 rational minimax approximation
-/// that Eigen and MLIR use, 4e-7 relative, with the division in its fast form
-/// (Q >= 4.9e-3 on the clamped range). 18 uops.
-struct TanhF32 : m::OpRewritePattern<math::TanhOp> {
-  TanhF32(m::MLIRContext* c) : OpRewritePattern(c, kBenefit) {}
-  m::LogicalResult matchAndRewrite(math::TanhOp op, m::PatternRewriter& b) const override {
-    if (!isF32(op.getType())) return m::failure();
-    F32 f{b, op.getLoc(), op.getType()};
-    m::Value x = f.clamp(op.getOperand(), -7.99881172180175781, 7.99881172180175781);
-    m::Value x2 = f.mul(x, x);
-    m::Value p = f.mul(x, f.poly(x2, {4.89352455891786e-03, 6.37261928875436e-04, 1.48572235717979e-05,
-                                      5.12229709037114e-08, -8.60467152213735e-11, 2.00018790482477e-13,
-                                      -2.76076847742355e-16}));
-    m::Value q = f.poly(x2, {4.89352518554385e-03, 2.26843463243900e-03, 1.18534705686654e-04,
-                             1.19825839466702e-06});
-    b.replaceOp(op, f.divFinite(p, q));
-    return m::success();
-  }
-};
-
-/// erf(x) = x P(x^2) / Q(x^2) on x clamped to +-4 (erf(4) rounds to 1 in
-/// float32): a degree-13/8 rational approximation (the coefficients Eigen's
-/// and XLA's float erf use), 4.3e-7 absolute; Q <= -1.4e-2 on the range. 19 uops.
-struct ErfF32 : m::OpRewritePattern<math::ErfOp> {
-  ErfF32(m::MLIRContext* c) : OpRewritePattern(c, kBenefit) {}
-  m::LogicalResult matchAndRewrite(math::ErfOp op, m::PatternRewriter& b) const override {
-    if (!isF32(op.getType())) return m::failure();
-    F32 f{b, op.getLoc(), op.getType()};
-    m::Value x = f.clamp(op.getOperand(), -4.0, 4.0);
-    m::Value x2 = f.mul(x, x);
-    m::Value p = f.mul(x, f.poly(x2, {-1.60960333262415e-02, -2.95459980854025e-03, -7.34990630326855e-04,
-                                      -5.69250639462346e-05, -2.10102402082508e-06, 2.77068142495902e-08,
-                                      -2.72614225801306e-10}));
-    m::Value q = f.poly(x2, {-1.42647390514189e-02, -7.37332916720468e-03, -1.68282697438203e-03,
-                             -2.13374055278905e-04, -1.45660718464996e-05});
-    b.replaceOp(op, f.divFinite(p, q));
-    return m::success();
-  }
-};
-
 std::optional<double> constantF32(m::Value v) {
   m::FloatAttr a;
   if (auto c = v.getDefiningOp<arith::ConstantOp>()) a = llvm::dyn_cast<m::FloatAttr>(c.getValue());
   if (!a) return std::nullopt;
   return a.getValueAsDouble();
 }
+
+/// An odd rational function x P(x^2) / Q(x^2) of x clamped to +-bound, with
+/// the fast divide. (Folding a constant factor of x into the coefficients,
+/// erf(x * c) -> x P'(x^2) / Q'(x^2), would save gelu's multiply but loses the
+/// exact +-1 at the clamp that 1 + erf(x) = 0 for very negative x relies on:
+/// gelu(-1e4) came out as 6e-4 instead of -0.)
+m::Value oddRational(F32& f, m::Value x, double bound, const std::vector<double>& pc,
+                     const std::vector<double>& qc) {
+  x = f.clamp(x, -bound, bound);
+  m::Value x2 = f.mul(x, x);
+  m::Value p = f.mul(x, f.poly(x2, pc));
+  m::Value q = f.poly(x2, qc);
+  return f.divFinite(p, q);
+}
+
+/// tanh(x) = x P(x^2) / Q(x^2) on x clamped to +-7.99881172 (beyond it tanh
+/// rounds to +-1 in float32): the degree-13/6 rational minimax approximation
+/// that Eigen and MLIR use, 4e-7 relative, with the division in its fast form
+/// (Q >= 4.9e-3 on the clamped range). 17 uops.
+struct TanhF32 : m::OpRewritePattern<math::TanhOp> {
+  TanhF32(m::MLIRContext* c) : OpRewritePattern(c, kBenefit) {}
+  m::LogicalResult matchAndRewrite(math::TanhOp op, m::PatternRewriter& b) const override {
+    if (!isF32(op.getType())) return m::failure();
+    F32 f{b, op.getLoc(), op.getType()};
+    b.replaceOp(op, oddRational(f, op.getOperand(), 7.99881172180175781,
+                                {4.89352455891786e-03, 6.37261928875436e-04, 1.48572235717979e-05,
+                                 5.12229709037114e-08, -8.60467152213735e-11, 2.00018790482477e-13,
+                                 -2.76076847742355e-16},
+                                {4.89352518554385e-03, 2.26843463243900e-03, 1.18534705686654e-04,
+                                 1.19825839466702e-06}));
+    return m::success();
+  }
+};
+
+/// erf(x) = x P(x^2) / Q(x^2) on x clamped to +-4 (erf(4) rounds to 1 in
+/// float32): a degree-13/8 rational approximation (the coefficients Eigen's
+/// and XLA's float erf use), 4.3e-7 absolute; Q <= -1.4e-2 on the range. 18
+/// uops.
+struct ErfF32 : m::OpRewritePattern<math::ErfOp> {
+  ErfF32(m::MLIRContext* c) : OpRewritePattern(c, kBenefit) {}
+  m::LogicalResult matchAndRewrite(math::ErfOp op, m::PatternRewriter& b) const override {
+    if (!isF32(op.getType())) return m::failure();
+    F32 f{b, op.getLoc(), op.getType()};
+    b.replaceOp(op, oddRational(f, op.getOperand(), 4.0,
+                                {-1.60960333262415e-02, -2.95459980854025e-03, -7.34990630326855e-04,
+                                 -5.69250639462346e-05, -2.10102402082508e-06, 2.77068142495902e-08,
+                                 -2.72614225801306e-10},
+                                {-1.42647390514189e-02, -7.37332916720468e-03, -1.68282697438203e-03,
+                                 -2.13374055278905e-04, -1.45660718464996e-05}));
+    return m::success();
+  }
+};
+
 
 /// n / (c + exp(y)) with constants n finite and c >= 1 (sigmoid's
 /// 1 / (1 + exp(-x))): exp's argument is clamped to <= 88 so the denominator
@@ -188,8 +210,10 @@ struct ReciprocalOnePlusExp : m::OpRewritePattern<arith::DivFOp> {
     if (!c || !(*c >= 1.0) || !std::isfinite(*c) || !e) return m::failure();
     F32 f{b, op.getLoc(), op.getType()};
     b.setInsertionPoint(op);
-    m::Value y = f.minConst(e.getOperand(), 88.0);
-    m::Value d = f.add(f.c(*c), math::ExpOp::create(b, op.getLoc(), y));
+    // exp's own clamp only from below: where y > 88 the select below discards
+    // whatever the unclamped range reduction gives (one min and no second
+    // clamp of the argument: 2 uops fewer than exp(min(y, 88))).
+    m::Value d = f.add(f.c(*c), expF32(f, e.getOperand(), std::nullopt));
     m::Value q = f.divFinite(op.getLhs(), d);
     // Exactly 0 where exp(y) alone would overflow the float range's reciprocal
     // (as n / (c + inf) is): x * sigmoid(x) at x = -inf stays NaN, as in ATen.
