@@ -376,6 +376,8 @@ void bindCapture(py::module_& m) {
       })
       .def("dims_equal", &cap::GuardTree::addDimEquality, py::arg("a"), py::arg("dim_a"), py::arg("b"),
            py::arg("dim_b"), py::arg("symbol"))
+      .def("dim_relation", &cap::GuardTree::addDimRelation, py::arg("a"), py::arg("dim_a"), py::arg("op"),
+           py::arg("b"), py::arg("dim_b"), py::arg("value"), py::arg("what"))
       .def("set_grad_mode", &cap::GuardTree::setGradMode)
       .def("set_local_names", &cap::GuardTree::setLocalNames)
       .def("path", &cap::GuardTree::path)

@@ -6,6 +6,7 @@
 #include <torch/csrc/utils/tensor_numpy.h>
 
 #include <cstdio>
+#include <stdexcept>
 
 namespace xacc::capture {
 
@@ -259,9 +260,22 @@ bool GuardTree::check(const FrameView& view, PyObject** resolved, std::string* w
   for (const DimEq& e : dimEqs_) {
     // Both nodes carry tensor leaves, checked above: plain tensors of enough rank.
     PyObject* a = resolved[e.a];
-    PyObject* b = resolved[e.b];
-    if (!THPVariable_Check(a) || !THPVariable_Check(b) ||
-        THPVariable_Unpack(a).size(e.dimA) != THPVariable_Unpack(b).size(e.dimB)) {
+    PyObject* b = e.b >= 0 ? resolved[e.b] : nullptr;
+    bool ok = THPVariable_Check(a) && (e.b < 0 || THPVariable_Check(b));
+    if (ok) {
+      int64_t x = THPVariable_Unpack(a).size(e.dimA);
+      int64_t y = e.b >= 0 ? THPVariable_Unpack(b).size(e.dimB) : e.value;
+      switch (e.op) {
+        case DimEq::Op::None:
+        case DimEq::Op::Eq: ok = x == y; break;
+        case DimEq::Op::Ne: ok = x != y; break;
+        case DimEq::Op::Lt: ok = x < y; break;
+        case DimEq::Op::Le: ok = x <= y; break;
+        case DimEq::Op::Gt: ok = x > y; break;
+        case DimEq::Op::Ge: ok = x >= y; break;
+      }
+    }
+    if (!ok) {
       if (why) *why = dimEqText(e);
       return false;
     }
@@ -269,7 +283,26 @@ bool GuardTree::check(const FrameView& view, PyObject** resolved, std::string* w
   return true;
 }
 
+void GuardTree::addDimRelation(int a, int dimA, const std::string& op, int b, int dimB, int64_t value,
+                               std::string what) {
+  static const std::pair<const char*, DimEq::Op> kOps[] = {{"==", DimEq::Op::Eq}, {"!=", DimEq::Op::Ne},
+                                                           {"<", DimEq::Op::Lt},  {"<=", DimEq::Op::Le},
+                                                           {">", DimEq::Op::Gt},  {">=", DimEq::Op::Ge}};
+  DimEq e{a, dimA, b, dimB, std::move(what)};
+  for (const auto& [name, code] : kOps)
+    if (op == name) e.op = code;
+  if (e.op == DimEq::Op::None) throw std::invalid_argument("dim relation: unknown operator " + op);
+  e.value = value;
+  dimEqs_.push_back(std::move(e));
+}
+
 std::string GuardTree::dimEqText(const DimEq& e) const {
+  if (e.op != DimEq::Op::None) {
+    static const char* kNames[] = {"==", "==", "!=", "<", "<=", ">", ">="};
+    std::string rhs = e.b >= 0 ? path(e.b) + ".size(" + std::to_string(e.dimB) + ")" : std::to_string(e.value);
+    return path(e.a) + ".size(" + std::to_string(e.dimA) + ") " + kNames[static_cast<int>(e.op)] + " " + rhs +
+           " (" + e.symbol + ")";
+  }
   return path(e.a) + ".size(" + std::to_string(e.dimA) + ") == " + path(e.b) + ".size(" + std::to_string(e.dimB) +
          ") (both are " + e.symbol + ")";
 }

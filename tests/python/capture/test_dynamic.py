@@ -75,6 +75,58 @@ def test_branch_on_size_specializes():
     check(branch_on_size, batches(2, 3, 5, 7), calls=4, max_recompiles=3)
 
 
+def expand_to_batch(x, p):
+    b = x.shape[0]
+    if b != p.shape[0]:  # transformers' masking_utils: position ids expanded to the batch
+        p = p.expand(b, -1)
+    if x.shape[1] <= 64:
+        x = x * 2
+    return x + p
+
+
+def test_branch_on_size_relation_is_a_guard():
+    # Comparisons of a dynamic size with a constant or another size become
+    # guards on the relation: one recompile, and the dims stay symbolic.
+    jf = jit(expand_to_batch)
+    for n in (2, 3, 4, 5):
+        x, p = torch.randn(n, 8), torch.randn(1, 8)
+        torch.testing.assert_close(jf(x, p), expand_to_batch(x, p))
+    assert counters()["recompiles"] == 1, counters()
+    g = [e for e in convert.EVENTS if e.outcome == "graph"][-1]
+    assert "[s0, 8]" in g.graph, g.graph
+    # Equal batches: one symbol for both, the branch is not taken (no new guard).
+    jf2 = jit(expand_to_batch)
+    for n in (2, 3, 4):
+        x, p = torch.randn(n, 8), torch.randn(n, 8)
+        torch.testing.assert_close(jf2(x, p), expand_to_batch(x, p))
+    assert counters()["recompiles"] == 2, counters()
+
+
+def relation_two_symbols(x, y):
+    if x.shape[0] < y.shape[0]:
+        return x.sum(0) + y.sum(0)
+    return x.sum(0) - y.sum(0)
+
+
+def test_relation_between_two_dynamic_sizes_is_guarded():
+    jf = jit(relation_two_symbols)
+    for n, m in ((2, 5), (3, 7), (4, 9)):
+        x, y = torch.randn(n, 4), torch.randn(m, 4)
+        torch.testing.assert_close(jf(x, y), relation_two_symbols(x, y))
+    assert counters()["recompiles"] == 1, counters()
+    g = [e for e in convert.EVENTS if e.outcome == "graph"][-1]
+    assert any("L['x'].size(0) < L['y'].size(0) (s0 < s1)" in s for s in g.guards), g.guards
+    # The relation no longer holds: the guard fails, and the other arm runs.
+    x, y = torch.randn(6, 4), torch.randn(3, 4)
+    torch.testing.assert_close(jf(x, y), relation_two_symbols(x, y))
+    assert counters()["recompiles"] == 2, counters()
+    ex = xacc.explain(relation_two_symbols)
+    ex(torch.randn(2, 4), torch.randn(5, 4))
+    ex.again(torch.randn(3, 4), torch.randn(7, 4))
+    out = ex.again(torch.randn(6, 4), torch.randn(3, 4))
+    assert any(r.endswith("L['x'].size(0) < L['y'].size(0) (s0 < s1)") for r in out.recompiles), out.recompiles
+
+
 def test_size_one_is_not_dynamic():
     jf = jit(mlp)
     for n in (2, 3, 5):

@@ -58,6 +58,7 @@ class State:
         self.constvals: dict[int, Any] = {}
         self.sym_dims: dict[str, tuple[int, int, int]] = {}  # symbol -> (input value id, dim, guard node)
         self._size_nodes: dict[tuple, int] = {}
+        self.size_relations: set[tuple] = set()  # guards from branches on sizes (Host.size_compare)
         if shadow is not None:
             self.rec.shadow = shadow.ops
             self.rec.pairs = plan.pairs()
@@ -230,6 +231,55 @@ class Host:
         pair = self.ctx.symvals.get(vid)
         return int(pair is not None and pair[0] == pair[1])
 
+    def size_compare(self, op: str, va: int, ca: int, vb: int, cb: int) -> bool | None:
+        """`a op b` on symbolic sizes (value id, capture-time value; id -1 for an
+        int constant) when its outcome is the same in the shadow run and both
+        sides can be named for a guard: a dynamic input dim (by its symbol) or
+        a number. Returns the outcome, with a guard on the relation that held
+        (Note [Size relations] in TranslateScalars.cpp); None otherwise (the
+        size then specializes: GB022)."""
+        ctx = self.ctx
+        sides = []
+        for vid, c in ((va, ca), (vb, cb)):
+            if vid < 0:
+                sides.append(((c, c), None))
+                continue
+            pair = ctx.symvals.get(vid)
+            if pair is None:
+                return None
+            if pair[0] == pair[1]:  # no dynamic dim in it: fixed by the tensor guards
+                sides.append((pair, None))
+                continue
+            sym = ctx.plan.pairs().get(tuple(pair))
+            if sym is None or sym not in ctx.sym_dims:
+                return None  # a size computed from dynamic dims: no guard can name it
+            sides.append((pair, sym))
+        (pa, sa), (pb, sb) = sides
+        if sa is None and sb is None:
+            return None
+        fn = _COMPARE[op]
+        real, shadow = fn(pa[0], pb[0]), fn(pa[1], pb[1])
+        if real != shadow:
+            return None
+        held = op if real else _NEGATE[op]
+        if sa is None:  # constant op size: guard it as size (flipped op) constant
+            (pa, sa), (pb, sb) = (pb, sb), (pa, sa)
+            held = _FLIP[held]
+        if sa == sb or (sb is None and _IMPLIED_BY_GUARD.get(held, lambda c: False)(pb[0])):
+            return bool(real)  # already checked: dims of one symbol are guarded equal, dynamic dims >= 2
+        _, da, na = ctx.sym_dims[sa]
+        if sb is not None:
+            _, db, nb = ctx.sym_dims[sb]
+            key = (na, da, held, nb, db, 0)
+            what = f"{sa} {held} {sb}"
+        else:
+            key = (na, da, held, -1, 0, int(pb[0]))
+            what = f"{sa} {held} {pb[0]}"
+        if key not in ctx.size_relations:
+            ctx.size_relations.add(key)
+            ctx.tree.dim_relation(*key, what)
+        return bool(real)
+
     def value_of(self, meta: torch.Tensor) -> int:
         return self.ctx.rec.vid_of(meta)
 
@@ -396,6 +446,12 @@ class SymSize:
         self.value = value
         self.vid = vid
 
+
+_COMPARE = {"<": lambda a, b: a < b, "<=": lambda a, b: a <= b, "==": lambda a, b: a == b,
+            "!=": lambda a, b: a != b, ">": lambda a, b: a > b, ">=": lambda a, b: a >= b}
+_NEGATE = {"<": ">=", "<=": ">", "==": "!=", "!=": "==", ">": "<=", ">=": "<"}
+_IMPLIED_BY_GUARD = {"!=": lambda c: c <= 1, ">": lambda c: c <= 1, ">=": lambda c: c <= 2}
+_FLIP = {"<": ">", "<=": ">=", "==": "==", "!=": "!=", ">": "<", ">=": "<="}
 
 _ARITH = {
     "arith.add": lambda a, b: a + b, "arith.sub": lambda a, b: a - b, "arith.mul": lambda a, b: a * b,

@@ -77,6 +77,11 @@ public:
   void addDimEquality(int a, int dimA, int b, int dimB, std::string symbol) {
     dimEqs_.push_back({a, dimA, b, dimB, std::move(symbol)});
   }
+  /// Guards a relation a branch relied on between dim `dimA` of the tensor at
+  /// node `a` and dim `dimB` of the tensor at node `b`, or the constant `value`
+  /// when `b` is -1 (`s0 <= 2048`, `s0 != s1`): `op` is one of == != < <= > >=.
+  /// `what` names the sizes in messages. Checked after the leaves.
+  void addDimRelation(int a, int dimA, const std::string& op, int b, int dimB, int64_t value, std::string what);
 
   size_t size() const { return nodes_.size(); }
   /// Human-readable source path of node `id`, e.g. `L['x'].weight`.
@@ -123,6 +128,9 @@ private:
   struct DimEq {
     int a, dimA, b, dimB;
     std::string symbol;
+    /// A relation (addDimRelation): 0 means equality with dim `dimB` of `b`.
+    enum class Op : uint8_t { None, Eq, Ne, Lt, Le, Gt, Ge } op = Op::None;
+    int64_t value = 0;  ///< the constant compared with when b == -1
   };
   std::string dimEqText(const DimEq& e) const;
 

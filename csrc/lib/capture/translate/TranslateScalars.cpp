@@ -74,6 +74,48 @@ VarRef Translator::concrete(const VarRef& v) {
   return makeConst(v->obj);
 }
 
+// Note [Size relations]: a branch on a comparison of symbolic sizes
+// (`if batch_size != position_ids.shape[0]`, `if seq_len > cached_len`) whose
+// outcome is the same in the real and the shadow run becomes a guard on that
+// relation (`L['x'].size(0) != 1`), so the branch stays a Python-level
+// specialisation and the dims stay dynamic. The host can only name sizes that
+// are a dynamic input dim (or constants); anything else, and an outcome that
+// the sizes change, falls back to `concrete` (GB022: static shapes).
+VarRef Translator::sizeCompare(PyObject* op, const VarRef& a, const VarRef& b) {
+  static const struct {
+    const char* fn;
+    const char* sym;
+  } kOps[] = {{"lt", "<"}, {"le", "<="}, {"eq", "=="}, {"ne", "!="}, {"gt", ">"}, {"ge", ">="}};
+  const char* sym = nullptr;
+  for (const auto& e : kOps)
+    if (operatorFn(e.fn) == op) sym = e.sym;
+  if (!sym) return nullptr;
+  auto operand = [&](const VarRef& v, long& vid, PyObject*& c) {
+    if (isSizeSym(v)) {
+      vid = v->vid;
+      c = v->obj.get();
+      return vid >= 0 && PyLong_CheckExact(c);
+    }
+    vid = -1;
+    c = v->obj.get();
+    return v->is(Var::Kind::Const) && PyLong_CheckExact(c);
+  };
+  long va, vb;
+  PyObject *ca, *cb;
+  if (!operand(a, va, ca) || !operand(b, vb, cb)) return nullptr;
+  std::string code, detail;
+  PyObject* args = Py_BuildValue("(slOlO)", sym, va, ca, vb, cb);
+  if (!args) {
+    PyErr_Clear();
+    return nullptr;
+  }
+  PyRef r = host_.call("size_compare", args, code, detail);
+  Py_DECREF(args);
+  if (!r) return nullptr;  // the size specializes (concrete) and reports why
+  if (r.get() != Py_True && r.get() != Py_False) return nullptr;
+  return makeConst(r);
+}
+
 int Translator::scalarVid(const VarRef& v) {
   if (v->vid < 0) v->vid = host_.scalarInput(node(v->source), PyLong_CheckExact(v->obj.get()));
   return v->vid;

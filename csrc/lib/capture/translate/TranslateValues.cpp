@@ -222,6 +222,9 @@ VarRef Translator::binary(PyObject* op, const VarRef& a, const VarRef& b) {
     bool handled = false;
     VarRef r = scalarBinary(op, a, b, handled);
     if (handled) return r;
+    if (isSizeSym(a) || isSizeSym(b)) {
+      if (VarRef c = sizeCompare(op, a, b)) return c;
+    }
     return binary(op, concrete(a), concrete(b));
   }
   if (isConst(a) && isConst(b)) {

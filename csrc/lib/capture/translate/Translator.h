@@ -191,6 +191,10 @@ public:
   VarRef concrete(const VarRef& v);
   int scalarVid(const VarRef& v);
   VarRef scalarBinary(PyObject* op, const VarRef& a, const VarRef& b, bool& handled);
+  /// A comparison of symbolic sizes (or a size and an int constant) whose
+  /// outcome the dynamic sizes do not change: its value, with a guard on the
+  /// relation; null (nothing recorded) when it cannot be one.
+  VarRef sizeCompare(PyObject* op, const VarRef& a, const VarRef& b);
   VarRef scalarUnary(PyObject* op, const VarRef& v, bool& handled);
   VarRef recordSym(PyObject* fn, const std::vector<VarRef>& args,
                    const std::vector<std::pair<PyRef, VarRef>>& kwargs, bool& handled);
