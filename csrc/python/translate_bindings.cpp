@@ -306,14 +306,17 @@ py::object translate(py::handle func, py::tuple args, py::handle host, cap::Guar
     }
     std::vector<int> outs;
     py::object spec;
-    if (!makeTemplate(t, ret, outs, spec)) {
+    bool writes = !t.attrWrites().empty();
+    if (writes || !makeTemplate(t, ret, outs, spec)) {
       if (t.failed()) return breakResult(t.failure());
-      // The return value must be rebuilt by bytecode: split at RETURN_VALUE.
+      // The return value must be rebuilt by bytecode, or attribute writes
+      // replayed after the graph (Note [Replayed attribute writes]): split at
+      // RETURN_VALUE.
       tr::Frame& top = *t.topFrame();
       top.stack.push_back(ret);
       tr::Failure f;
       f.code = "GB011";
-      f.detail = "returning a value that needs bytecode to rebuild";
+      f.detail = writes ? "attribute writes replayed after the graph" : "returning a value that needs bytecode to rebuild";
       f.file = PyUnicode_AsUTF8(top.code->co_filename);
       f.line = top.line;
       f.function = PyUnicode_AsUTF8(top.code->co_name);

@@ -636,6 +636,7 @@ PyRef emitBreak(Translator& t, Frame& top, const Instr& ins, PyObject* func, Bre
   bool bad = false;
   for (const VarRef& v : top.stack) collectOutputs(t, v, seen, outs, bad);
   for (int i = 0; i < nlocals; ++i) collectOutputs(t, top.slots[static_cast<size_t>(i)], seen, outs, bad);
+  for (const auto& w : t.attrWrites()) collectOutputs(t, w.value, seen, outs, bad);
   if (bad) return bail("GB020", "a live tensor that is not a graph value");
   PyRef graphFn = host.finishGraph(outs);
   if (!graphFn) {
@@ -659,6 +660,12 @@ PyRef emitBreak(Translator& t, Frame& top, const Instr& ins, PyObject* func, Bre
     a.op(Op::PRECALL, nargs);
     a.op(Op::CALL, nargs);
     a.op(Op::STORE_FAST, em.outLocal);
+  }
+  // 0. the attribute writes the prefix made (Note [Replayed attribute writes]),
+  // in program order: `value; obj; STORE_ATTR name`.
+  for (const auto& w : t.attrWrites()) {
+    if (!em.rebuild(w.value) || !em.source(w.obj->source)) return {};
+    a.op(Op::STORE_ATTR, em.name(w.name.get()));
   }
   // 1. the stack, 2. the locals (all loads before any store), 3. store locals.
   for (const VarRef& v : top.stack)

@@ -235,8 +235,11 @@ bool Frame::step(const Instr& ins, bool& done, VarRef& result) {
       push(std::move(v));
       return true;
     }
-    case Op::STORE_ATTR:
-      return t.fail("GB007", std::string(".") + PyUnicode_AsUTF8(argName(code->co_names, ins.arg)) + " = ...");
+    case Op::STORE_ATTR: {
+      if (!need(2)) return false;
+      VarRef obj = pop(), value = pop();
+      return t.storeAttr(obj, argName(code->co_names, ins.arg), value);
+    }
     case Op::DELETE_ATTR:
       return t.fail("GB007", std::string("del .") + PyUnicode_AsUTF8(argName(code->co_names, ins.arg)));
 

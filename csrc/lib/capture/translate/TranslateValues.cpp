@@ -119,6 +119,8 @@ VarRef Translator::getattr(const VarRef& obj, PyObject* name) {
     case Var::Kind::Object: {
       PyObject* o = obj->obj.get();
       PyTypeObject* tp = Py_TYPE(o);
+      for (auto it = attrWrites_.rbegin(); it != attrWrites_.rend(); ++it)
+        if (it->obj->obj.get() == o && PyUnicode_Compare(it->name.get(), name) == 0) return it->value;
       if (isA(o, T->module)) {
         PyObject* own = tp->tp_dict ? PyDict_GetItemWithError(tp->tp_dict, name) : nullptr;
         if (!own) {
@@ -206,6 +208,56 @@ VarRef Translator::getattr(const VarRef& obj, PyObject* name) {
   }
   fail("GB010", std::string(".") + PyUnicode_AsUTF8(name) + " of an unsupported value");
   return nullptr;
+}
+
+namespace {
+
+/// Whether the break function can rebuild `v` after the graph (Codegen's
+/// Emitter::rebuild): graph values, constants, values with a source, and
+/// containers made in the frame from those.
+bool replayable(const VarRef& v, int depth = 0) {
+  using K = Var::Kind;
+  if (!v || depth > 8) return false;
+  if (v->source) return true;
+  switch (v->kind) {
+    case K::Tensor:
+    case K::Const:
+    case K::SymScalar:
+      return true;
+    case K::Tuple:
+    case K::List:
+    case K::Dict:
+      if (v->obj) return false;  // a ModelOutput
+      for (const VarRef& i : v->items)
+        if (!replayable(i, depth + 1)) return false;
+      return true;
+    default:
+      return false;
+  }
+}
+
+}  // namespace
+
+bool Translator::storeAttr(const VarRef& obj, PyObject* name, const VarRef& value) {
+  const PyTypes* T = pyTypes();
+  std::string what = std::string(".") + PyUnicode_AsUTF8(name) + " = ...";
+  if (!obj->is(Var::Kind::Object) || !obj->source) return fail("GB007", what);
+  PyObject* o = obj->obj.get();
+  PyTypeObject* tp = Py_TYPE(o);
+  if (isA(o, T->module) || isA(o, T->tensor) || PyModule_Check(o) || PyType_Check(o) ||
+      tp->tp_setattro != PyObject_GenericSetAttr || !_PyObject_GetDictPtr(o))
+    return fail("GB007", what);
+  PyObject* cls = staticLookup(tp, name);
+  if (cls && Py_TYPE(cls)->tp_descr_set) return fail("GB007", what + " (a descriptor on the class)");
+  if (branchDepth_ > 0) return fail("GB007", what + " inside a tensor branch");
+  if (!replayable(value)) return fail("GB007", what + " (a value that cannot be rebuilt after the graph)");
+  for (auto it = attrWrites_.begin(); it != attrWrites_.end(); ++it)
+    if (it->obj->obj.get() == o && PyUnicode_Compare(it->name.get(), name) == 0) {
+      attrWrites_.erase(it);
+      break;
+    }
+  attrWrites_.push_back({obj, PyRef::borrow(name), value});
+  return true;
 }
 
 VarRef Translator::binary(PyObject* op, const VarRef& a, const VarRef& b) {
@@ -310,8 +362,56 @@ VarRef Translator::unary(PyObject* op, const VarRef& v) {
   return nullptr;
 }
 
+namespace {
+
+/// `os.environ` (borrowed; null if it cannot be imported).
+PyObject* osEnviron() {
+  static PyObject* env = [] {
+    PyObject* os = PyImport_ImportModule("os");
+    PyObject* e = os ? PyObject_GetAttrString(os, "environ") : nullptr;
+    Py_XDECREF(os);
+    if (!e) PyErr_Clear();
+    return e;  // kept for the process
+  }();
+  return env;
+}
+
+}  // namespace
+
 VarRef Translator::subscr(const VarRef& obj, const VarRef& idx) {
   const PyTypes* T = pyTypes();
+  if (obj->is(Var::Kind::Object) && obj->source && obj->obj.get() == osEnviron() && isConst(idx) &&
+      PyUnicode_Check(idx->obj.get())) {
+    // `os.environ[k]` / `.get(k, d)` (transformers' sdpa_attention reads a
+    // flag per call): the value now, guarded by the whole environment being
+    // the one seen at capture (a copy of `os.environ._data`; any change
+    // recompiles).
+    PyObject* data = PyObject_GetAttrString(obj->obj.get(), "_data");
+    if (!data || !PyDict_Check(data)) {
+      Py_XDECREF(data);
+      PyErr_Clear();
+      fail("GB011", "os.environ without its _data dict");
+      return nullptr;
+    }
+    PyRef snapshot = PyRef::steal(PyDict_Copy(data));
+    Py_DECREF(data);
+    if (!snapshot) {
+      failPy("GB020", "copying os.environ");
+      return nullptr;
+    }
+    guardEquals(Source::attr(obj->source, PyUnicode_InternFromString("_data")), snapshot.get());
+    PyObject* v = PyObject_GetItem(obj->obj.get(), idx->obj.get());
+    if (!v) {
+      if (PyErr_ExceptionMatches(PyExc_KeyError)) {
+        PyErr_Clear();
+        fail("GB011", "missing key (raises KeyError)");  // Mapping.get answers its default
+      } else {
+        failPy("GB011", "os.environ lookup");
+      }
+      return nullptr;
+    }
+    return makeConst(PyRef::steal(v));
+  }
   if (obj->isNumpy()) return numpyRun("op", operatorFn("getitem"), {obj, idx}, {});
   if (obj->is(Var::Kind::Tensor)) return record(operatorFn("getitem"), {obj, idx}, {});
   if (obj->is(Var::Kind::Tuple) || obj->is(Var::Kind::List)) {

@@ -126,6 +126,24 @@ public:
   /// Graph value of a tensor tracker (-1 + failure when unknown).
   int valueOf(const VarRef& v);
 
+  /// Note [Replayed attribute writes]: `obj.name = value` on a plain Python
+  /// object reached from a source (transformers' output collector writes
+  /// `_active_collector.global_var`) is no break: the translator remembers the
+  /// write (later reads in the frame see `value`) and the frame's code replays
+  /// it after the graph (Codegen's break function; a frame that completes is
+  /// split at its RETURN_VALUE so that one does). Objects whose type sets
+  /// attributes in its own way (`__setattr__`, descriptors, slots), writes
+  /// inside a captured tensor branch, and values that cannot be rebuilt stay
+  /// GB007.
+  struct AttrWrite {
+    VarRef obj;
+    PyRef name;
+    VarRef value;
+  };
+  const std::vector<AttrWrite>& attrWrites() const { return attrWrites_; }
+  /// Records `obj.name = value`; false with the failure set when it cannot be replayed.
+  bool storeAttr(const VarRef& obj, PyObject* name, const VarRef& value);
+
   // -- used by the opcode handlers ------------------------------------------
   /// Records a failure (the first one wins). Always returns false.
   bool fail(const std::string& code, const std::string& detail);
@@ -261,6 +279,7 @@ private:
   bool gradEnabled_ = true;
   const std::vector<VarRef>* markSyms_ = nullptr;  ///< pythonValue: numbers given as markers
   bool numpyArgs_ = false;  ///< pythonValue: building a NumPy call (flagged tensors only)
+  std::vector<AttrWrite> attrWrites_;  ///< Note [Replayed attribute writes], in program order
   int branchDepth_ = 0;     ///< nested ctrl.if arms being traced
   // TranslateControl.cpp helpers.
   struct Snapshot;
