@@ -639,6 +639,19 @@ struct Call {
   Node* emitNode(std::string_view op) { return c.ad.opNode(op, ops, attrs); }
 };
 
+/// The layer/group/batch norm rules' common end: `k` (the backward op's
+/// operands so far) gets an output mask for input, weight and bias, and the
+/// three gradients are given.
+bool normBackward(RuleCtx& c, Call& k, const char* op) {
+  k.set("output_mask", boolArray({true, !c.arg("weight").isNone(), !c.arg("bias").isNone()}));
+  Node* m = k.emitNode(op);
+  if (!m) return false;
+  c.give("input", m->result(0));
+  c.give("weight", m->result(1));
+  c.give("bias", m->result(2));
+  return true;
+}
+
 /// Zeros shaped like `x` (from its static shape when known, so the backward
 /// does not keep `x` alive only for its shape).
 Value* zerosOf(RuleCtx& c, Value* x) {
@@ -1339,26 +1352,14 @@ const std::unordered_map<std::string, Rule>& rules() {
           k.ops.push_back(c.n->result(1));
           k.ops.push_back(c.n->result(2));
           k.opt("weight").opt("bias");
-          k.set("output_mask", boolArray({true, !c.arg("weight").isNone(), !c.arg("bias").isNone()}));
-          Node* m = k.emitNode("aten.native_layer_norm_backward");
-          if (!m) return false;
-          c.give("input", m->result(0));
-          c.give("weight", m->result(1));
-          c.give("bias", m->result(2));
-          return true;
+          return normBackward(c, k, "aten.native_layer_norm_backward");
         });
     def({"native_group_norm"},
         {A{"input", T}, A{"weight", TO}, A{"bias", TO}, A{"N", S}, A{"C", S}, A{"HxW", S}, A{"group", S}, A{"eps", S}},
         [](RuleCtx& c) {
           Call k(c, {c.g, c.val("input"), c.n->result(1), c.n->result(2)});
           k.opt("weight").pass("N").pass("C").pass("HxW").pass("group");
-          k.set("output_mask", boolArray({true, !c.arg("weight").isNone(), !c.arg("bias").isNone()}));
-          Node* m = k.emitNode("aten.native_group_norm_backward");
-          if (!m) return false;
-          c.give("input", m->result(0));
-          c.give("weight", m->result(1));
-          c.give("bias", m->result(2));
-          return true;
+          return normBackward(c, k, "aten.native_group_norm_backward");
         });
     def({"native_batch_norm", "_native_batch_norm_legit_no_training", "_native_batch_norm_legit.no_stats"},
         {A{"input", T}, A{"weight", TO}, A{"bias", TO}, A{"running_mean", TO}, A{"running_var", TO},
@@ -1374,13 +1375,7 @@ const std::unordered_map<std::string, Rule>& rules() {
           k.ops.push_back(c.n->result(1));
           k.ops.push_back(c.n->result(2));
           k.set("train", Attr::boolean(train)).pass("eps");
-          k.set("output_mask", boolArray({true, !c.arg("weight").isNone(), !c.arg("bias").isNone()}));
-          Node* m = k.emitNode("aten.native_batch_norm_backward");
-          if (!m) return false;
-          c.give("input", m->result(0));
-          c.give("weight", m->result(1));
-          c.give("bias", m->result(2));
-          return true;
+          return normBackward(c, k, "aten.native_batch_norm_backward");
         });
     def({"convolution"},
         {A{"input", T}, A{"weight", T}, A{"bias", TO}, A{"stride", IL}, A{"padding", IL}, A{"dilation", IL},
