@@ -198,6 +198,14 @@ py::object splitResult(tr::Translator& t, const tr::Instr& ins, py::handle func,
   tr::Failure fallback;
   tr::PyRef fn = tr::emitBreak(t, *t.topFrame(), ins, func.ptr(), bh, fallback);
   if (PyErr_Occurred()) PyErr_Clear();
+  if (!fn && fallback.code == "LOOP") {
+    // A break again, at the loop's header: the caller translates once more.
+    tr::Failure f = brk;
+    f.offset = fallback.offset;
+    f.detail += " (inside the loop at line " + std::to_string(fallback.line) +
+                ": the loop runs in Python, its body is captured per iteration)";
+    return breakResult(f);
+  }
   if (!fn) {
     return py::make_tuple("fallback", fallback.code, fallback.detail, brk.code, brk.detail, brk.file, brk.line,
                           brk.function, silent);
@@ -338,6 +346,9 @@ py::object translate(py::handle func, py::tuple args, py::handle host, cap::Guar
 void bindTranslate(py::module_& c) {
   c.def("is_resume", [](py::handle code) {
     return PyCode_Check(code.ptr()) && tr::resumeOrigin(reinterpret_cast<PyCodeObject*>(code.ptr()), nullptr);
+  });
+  c.def("is_loop_body", [](py::handle code) {
+    return PyCode_Check(code.ptr()) && tr::isLoopBody(reinterpret_cast<PyCodeObject*>(code.ptr()));
   });
   c.def("resume_info", [](py::handle code) -> py::object {
     // (original code, prologue bytes) of a resume code object, else None.

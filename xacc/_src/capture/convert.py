@@ -216,7 +216,7 @@ def _third_party_infra(filename: str) -> bool | None:
 def callback(func: types.FunctionType, args: tuple, failures: list[str]) -> Any:
     """Called by the hook (thread Off) on a cache miss of `func`'s frame."""
     code = func.__code__
-    resume = C.is_resume(code)
+    resume = C.is_resume(code) or C.is_loop_body(code)
     if not resume and should_skip(code):
         C.mark_skip(code)
         return None

@@ -25,10 +25,12 @@ bool isDerefOp(uint8_t op) {
 class Asm {
 public:
   Asm(int line, int firstLine) : line_(line), firstLine_(firstLine) {}
-  void op(Op o, int arg = 0) { items_.push_back({Item::kOp, opByte(o), arg, -1, {}}); }
-  void jump(Op o, int label) { items_.push_back({Item::kOp, opByte(o), 0, label, {}}); }
-  void label(int l) { items_.push_back({Item::kLabel, 0, 0, l, {}}); }
-  void raw(std::string bytes) { items_.push_back({Item::kRaw, 0, 0, -1, std::move(bytes)}); }
+  void op(Op o, int arg = 0) { items_.push_back({Item::kOp, opByte(o), arg, -1, {}, line_}); }
+  void jump(Op o, int label) { items_.push_back({Item::kOp, opByte(o), 0, label, {}, line_}); }
+  void label(int l) { items_.push_back({Item::kLabel, 0, 0, l, {}, line_}); }
+  void raw(std::string bytes) { items_.push_back({Item::kRaw, 0, 0, -1, std::move(bytes), line_}); }
+  /// The line of the instructions added from now on (-1: no location).
+  void setLine(int line) { line_ = line; }
   /// Patches every LOAD_DEREF with a negative arg (a closure slot) to nvar + slot.
   void patchDerefs(int nvar) {
     for (Item& it : items_)
@@ -57,6 +59,7 @@ public:
         if (it.label >= 0) {
           int end = offsets[i] + 2 * (1 + ext[i] + cachesOf(it.op));
           arg = (labels[it.label] - end) / 2;
+          if (opcodeInfo(it.op).flags & kJumpBackward) arg = -arg;
         }
         int need = arg < 256 ? 0 : arg < 65536 ? 1 : 2;
         if (need != ext[i]) {
@@ -68,25 +71,28 @@ public:
       if (!changed) break;
     }
     code.clear();
-    int units = 0;
+    std::vector<std::pair<int, int>> runs;  // (code units, line)
     for (size_t i = 0; i < items_.size(); ++i) {
       const Item& it = items_[i];
       if (it.kind == Item::kLabel) continue;
+      int units;
       if (it.kind == Item::kRaw) {
         code += it.raw;
-        units += static_cast<int>(it.raw.size() / 2);
-        continue;
+        units = static_cast<int>(it.raw.size() / 2);
+      } else {
+        for (int k = ext[i]; k > 0; --k) {
+          code.push_back(static_cast<char>(opByte(Op::EXTENDED_ARG)));
+          code.push_back(static_cast<char>((args[i] >> (8 * k)) & 255));
+        }
+        code.push_back(static_cast<char>(it.op));
+        code.push_back(static_cast<char>(args[i] & 255));
+        for (int c = 0; c < cachesOf(it.op); ++c) code.append(2, '\0');
+        units = 1 + ext[i] + cachesOf(it.op);
       }
-      for (int k = ext[i]; k > 0; --k) {
-        code.push_back(static_cast<char>(opByte(Op::EXTENDED_ARG)));
-        code.push_back(static_cast<char>((args[i] >> (8 * k)) & 255));
-      }
-      code.push_back(static_cast<char>(it.op));
-      code.push_back(static_cast<char>(args[i] & 255));
-      for (int c = 0; c < cachesOf(it.op); ++c) code.append(2, '\0');
-      units += 1 + ext[i] + cachesOf(it.op);
+      if (!runs.empty() && runs.back().second == it.line) runs.back().first += units;
+      else runs.emplace_back(units, it.line);
     }
-    linetable = lineTable(units);
+    linetable = lineTable(runs);
   }
 
 private:
@@ -96,6 +102,7 @@ private:
     int arg;
     int label;
     std::string raw;
+    int line;
   };
 
   static void svarint(std::string& out, int val) {
@@ -107,19 +114,21 @@ private:
     out.push_back(static_cast<char>(v));
   }
 
-  std::string lineTable(int total) const {
+  std::string lineTable(const std::vector<std::pair<int, int>>& runs) const {
     std::string out;
-    bool first = true;
-    while (total > 0) {
-      int n = std::min(8, total);
-      if (line_ < 0) {
-        out.push_back(static_cast<char>(0x80 | (15 << 3) | (n - 1)));
-      } else {
-        out.push_back(static_cast<char>(0x80 | (13 << 3) | (n - 1)));
-        svarint(out, first ? line_ - firstLine_ : 0);
-        first = false;
+    int prev = firstLine_;
+    for (auto [total, line] : runs) {
+      while (total > 0) {
+        int n = std::min(8, total);
+        if (line < 0) {
+          out.push_back(static_cast<char>(0x80 | (15 << 3) | (n - 1)));
+        } else {
+          out.push_back(static_cast<char>(0x80 | (13 << 3) | (n - 1)));
+          svarint(out, line - prev);
+          prev = line;
+        }
+        total -= n;
       }
-      total -= n;
     }
     return out;
   }
@@ -211,7 +220,19 @@ struct ResumeRegistry {
   std::mutex mu;
   std::map<PyCodeObject*, std::pair<PyCodeObject*, int>> origin;  // strong refs to both
   std::map<std::tuple<PyCodeObject*, int, std::vector<bool>, std::vector<int>, PyObject*>, PyObject*> fns;
+  std::set<PyCodeObject*> bodies;  // loop body code objects (strong refs)
+  std::map<std::tuple<PyCodeObject*, int, std::vector<int>, PyObject*>, PyObject*> bodyFns;
 };
+
+/// The value a loop's driver gives locals that only the loop body binds
+/// (Note [Loop bodies]); resume prologues delete locals holding it.
+PyObject* unboundSentinel() {
+  static PyObject* s = [] {
+    PyObject* o = PyObject_CallNoArgs(reinterpret_cast<PyObject*>(&PyBaseObject_Type));
+    return o;
+  }();
+  return s;
+}
 
 ResumeRegistry& registry() {
   static auto* r = new ResumeRegistry();
@@ -233,7 +254,22 @@ PyRef makeResume(PyCodeObject* orig, int target, const std::vector<bool>& layout
     if (b) asm_.op(Op::LOAD_FAST, nvar + k++);
     else asm_.op(Op::PUSH_NULL);
   }
-  for (int i : unbound) asm_.op(Op::DELETE_FAST, i);
+  const int sentinelConst = static_cast<int>(PyTuple_GET_SIZE(orig->co_consts));
+  int maybeLabel = 1000;
+  for (int i : unbound) {
+    if (i >= 0) {
+      asm_.op(Op::DELETE_FAST, i);
+      continue;
+    }
+    // Bound only if the loop body ran and bound it (Note [Loop bodies]).
+    const int j = -1 - i;
+    asm_.op(Op::LOAD_FAST, j);
+    asm_.op(Op::LOAD_CONST, sentinelConst);
+    asm_.op(Op::IS_OP, 0);
+    asm_.jump(Op::POP_JUMP_FORWARD_IF_FALSE, maybeLabel);
+    asm_.op(Op::DELETE_FAST, j);
+    asm_.label(maybeLabel++);
+  }
   // The jump is relative to its own end, which is where the copied body
   // starts: its argument is the target's offset within the body.
   asm_.op(Op::JUMP_FORWARD, target / 2);
@@ -269,6 +305,12 @@ PyRef makeResume(PyCodeObject* orig, int target, const std::vector<bool>& layout
   std::string exc = shiftedExceptionTable(orig, static_cast<int>(prologue.size()));
   setItem(kw.get(), "co_exceptiontable", PyBytes_FromStringAndSize(exc.data(), static_cast<Py_ssize_t>(exc.size())));
   setItem(kw.get(), "co_stacksize", PyLong_FromLong(orig->co_stacksize + static_cast<int>(layout.size()) + 2));
+  if (maybeLabel > 1000) {
+    // The sentinel is not marshallable: only resume functions after a split loop hold it.
+    PyRef consts = PyRef::steal(PySequence_List(orig->co_consts));
+    PyList_Append(consts.get(), unboundSentinel());
+    setItem(kw.get(), "co_consts", PyList_AsTuple(consts.get()));
+  }
   setItem(kw.get(), "co_name", PyUnicode_FromFormat("__xacc_resume_%U_at_%d", orig->co_name, target));
   setItem(kw.get(), "co_qualname", PyUnicode_FromFormat("%U.<resume at %d>", orig->co_qualname, target));
   PyRef out = replaceCode(orig, kw.get());
@@ -586,6 +628,333 @@ int pushes(Op op) {
   }
 }
 
+
+// Note [Loop bodies]
+// A graph break inside a `for` loop does not drop the frame. The frame is
+// split at the header of the outermost loop around the break (its FOR_ITER,
+// reached once: the translation restarts with a break recorded there), and
+// the break function runs the loop natively:
+//
+//     prefix graph; rebuild stack (the iterator) and locals
+//   loop:
+//     FOR_ITER done
+//     flag, payload = body(<locals the body uses>, value)
+//     flag 0 (next iteration): store the locals the body assigns; loop
+//     flag 1 (return):         return payload
+//     flag 2+k (break):        store the locals; resume at exit k
+//   done:
+//     resume after the loop
+//
+// `body` is a function of its own, made from the loop body's instructions
+// (re-assembled: locals renumbered, jumps to the header and out of the loop
+// sent to epilogues that return (flag, locals), RETURN_VALUE to one that
+// returns (1, value)). The hook captures it like any function, so each
+// iteration runs its graphs around the break (the body's own break function
+// and resume functions), in the order eager runs them. Locals that only the
+// body binds start as a sentinel object (a Python read of one before its first
+// assignment sees the sentinel, not UnboundLocalError); resume functions after
+// the loop delete those still holding it. Not split (GB015 with the reason):
+// while loops, a loop inside another construct's stack (with, try), a try or
+// with block, yield or `del` inside the body, generator frames.
+struct LoopPlan {
+  int head = -1, end = -1;        ///< orig offsets: the FOR_ITER and the last jump back to it
+  int done = -1;                  ///< FOR_ITER's exit target
+  std::vector<int> exits;         ///< other targets after the loop (breaks)
+  std::set<int> stored, referenced;  ///< orig locals the body stores / uses
+  std::set<int> assignedFirst;       ///< stored before any read or jump (the loop target)
+  int below = 0;                     ///< stack values under the iterator (outer loops' stand-ins)
+  int values = 1;                    ///< the value passed as this many arguments (a tuple target unpacked)
+  bool unpacked = false;
+};
+
+bool isUncond(Op op) {
+  switch (op) {
+    case Op::JUMP_FORWARD: case Op::JUMP_BACKWARD: case Op::JUMP_BACKWARD_NO_INTERRUPT: case Op::RETURN_VALUE:
+    case Op::RAISE_VARARGS: case Op::RERAISE:
+      return true;
+    default:
+      return false;
+  }
+}
+
+Op forwardJump(Op op) {
+  switch (op) {
+    case Op::JUMP_BACKWARD: return Op::JUMP_FORWARD;
+    case Op::POP_JUMP_BACKWARD_IF_TRUE: return Op::POP_JUMP_FORWARD_IF_TRUE;
+    case Op::POP_JUMP_BACKWARD_IF_FALSE: return Op::POP_JUMP_FORWARD_IF_FALSE;
+    case Op::POP_JUMP_BACKWARD_IF_NONE: return Op::POP_JUMP_FORWARD_IF_NONE;
+    case Op::POP_JUMP_BACKWARD_IF_NOT_NONE: return Op::POP_JUMP_FORWARD_IF_NOT_NONE;
+    default: return op;
+  }
+}
+
+/// The outermost loop of `bc` around `off`: [head, end] with `head` the jump
+/// target and `end` the last backward jump to it; head -1 when none.
+std::pair<int, int> outermostLoop(const Bytecode* bc, int off) {
+  std::map<int, int> ends;
+  for (const Instr& ins : bc->instrs())
+    if (opcodeInfo(static_cast<uint8_t>(ins.op)).flags & kJumpBackward)
+      ends[ins.target] = std::max(ends.count(ins.target) ? ends[ins.target] : -1, ins.offset);
+  std::pair<int, int> best{-1, -1};
+  for (auto [h, e] : ends)
+    if (h <= off && off <= e && (best.first < 0 || h < best.first)) best = {h, e};
+  return best;
+}
+
+/// Checks that the loop at `head` can run as a loop-body function and fills `p`.
+bool planLoop(PyCodeObject* orig, const Bytecode* bc, int head, int end, int below, LoopPlan& p, std::string& why) {
+  const auto& instrs = bc->instrs();
+  const int hi = bc->indexOf(head), ei = bc->indexOf(end);
+  if (hi < 0 || ei < 0) return (why = "internal: loop offsets"), false;
+  if (instrs[hi].op != Op::FOR_ITER) return (why = "a while loop"), false;
+  if (orig->co_flags & (CO_GENERATOR | CO_COROUTINE | CO_ASYNC_GENERATOR | CO_ITERABLE_COROUTINE))
+    return (why = "a loop in a generator or coroutine"), false;
+  p.head = head;
+  p.end = end;
+  p.done = instrs[hi].target;
+  p.below = below;
+  // `for a, b in ...`: the value is passed unpacked, so numbers in it are
+  // arguments of their own (symbolic, not specialized per iteration).
+  if (hi + 1 <= ei && instrs[hi + 1].op == Op::UNPACK_SEQUENCE && instrs[hi + 1].arg >= 1 &&
+      instrs[hi + 1].arg <= 8) {
+    p.values = instrs[hi + 1].arg;
+    p.unpacked = true;
+  }
+  const int nlocals = orig->co_nlocals;
+  auto inBody = [&](int off) { return off > head && off <= end; };
+  for (int k = 0; k < static_cast<int>(instrs.size()); ++k) {
+    const Instr& ins = instrs[k];
+    if (k > hi && k <= ei) continue;
+    if (ins.target >= 0 && inBody(ins.target)) return (why = "a jump into the loop body"), false;
+  }
+  for (int k = hi + 1; k <= ei; ++k) {
+    const Instr& ins = instrs[k];
+    if (bc->inTry(ins.offset)) return (why = "a try or with block inside the loop"), false;
+    switch (ins.op) {
+      case Op::YIELD_VALUE: case Op::SEND: case Op::RETURN_GENERATOR: case Op::JUMP_BACKWARD_NO_INTERRUPT:
+      case Op::GET_YIELD_FROM_ITER: case Op::BEFORE_WITH: case Op::MAKE_CELL: case Op::LOAD_CLOSURE:
+        return (why = std::string(ins.name()) + " inside the loop"), false;
+      case Op::DELETE_FAST: return (why = "`del` of a local inside the loop"), false;
+      case Op::LOAD_FAST: case Op::STORE_FAST:
+        if (ins.arg >= nlocals) return (why = "internal: local index"), false;
+        p.referenced.insert(ins.arg);
+        if (ins.op == Op::STORE_FAST) p.stored.insert(ins.arg);
+        break;
+      default: break;
+    }
+    if (ins.target >= 0 && !inBody(ins.target) && ins.target != head) {
+      if (ins.target < head) return (why = "a jump out of the loop backwards"), false;
+      if (std::find(p.exits.begin(), p.exits.end(), ins.target) == p.exits.end()) p.exits.push_back(ins.target);
+    }
+  }
+  // Locals the body's straight-line start stores before reading them (the
+  // loop target): never passed in.
+  std::set<int> targets, read;
+  for (const Instr& ins : instrs)
+    if (ins.target >= 0) targets.insert(ins.target);
+  for (int k = hi + 1; k <= ei; ++k) {
+    const Instr& ins = instrs[k];
+    if (targets.count(ins.offset) || ins.target >= 0 || isUncond(ins.op)) break;
+    if (ins.op == Op::LOAD_FAST) read.insert(ins.arg);
+    if (ins.op == Op::STORE_FAST && !read.count(ins.arg)) p.assignedFirst.insert(ins.arg);
+  }
+  // Stack depths: the body starts with (iterator, value); a jump back to the
+  // header leaves the iterator, a jump out leaves nothing, a return its value.
+  std::vector<int> depth(instrs.size(), -1);
+  std::vector<int> work{hi + 1};
+  depth[static_cast<size_t>(hi + 1)] = below + 2;
+  auto setDepth = [&](int idx, int d) {
+    if (depth[static_cast<size_t>(idx)] < 0) {
+      depth[static_cast<size_t>(idx)] = d;
+      work.push_back(idx);
+      return true;
+    }
+    return depth[static_cast<size_t>(idx)] == d;
+  };
+  while (!work.empty()) {
+    int k = work.back();
+    work.pop_back();
+    const Instr& ins = instrs[static_cast<size_t>(k)];
+    const int d = depth[static_cast<size_t>(k)];
+    const auto op = static_cast<uint8_t>(ins.op);
+    if (ins.op == Op::EXTENDED_ARG) {
+      if (k + 1 > ei || !setDepth(k + 1, d)) return (why = "internal: stack depths"), false;
+      continue;
+    }
+    if (ins.op == Op::RETURN_VALUE) {
+      if (d != 1) return (why = "a return with values left on the stack"), false;
+      continue;
+    }
+    const int arg = op >= 90 ? ins.arg : 0;
+    if (ins.target >= 0) {
+      int e = PyCompile_OpcodeStackEffectWithJump(op, arg, 1);
+      if (e == PY_INVALID_STACK_EFFECT) return (why = std::string("stack effect of ") + ins.name()), false;
+      if (ins.target == head) {
+        if (d + e != below + 1) return (why = "a jump back to the loop header with other stack values"), false;
+      } else if (!inBody(ins.target)) {
+        if (d + e != below) return (why = "a jump out of the loop with stack values"), false;
+      } else if (!setDepth(bc->indexOf(ins.target), d + e)) {
+        return (why = "internal: stack depths"), false;
+      }
+    }
+    if (isUncond(ins.op)) continue;
+    int e = PyCompile_OpcodeStackEffectWithJump(op, arg, 0);
+    if (e == PY_INVALID_STACK_EFFECT) return (why = std::string("stack effect of ") + ins.name()), false;
+    if (k + 1 > ei) return (why = "the loop body falls through its end"), false;
+    if (!setDepth(k + 1, d + e)) return (why = "internal: stack depths"), false;
+  }
+  return true;
+}
+
+/// The loop body of `p` as a function of (params..., value) -> (flag, payload)
+/// (Note [Loop bodies]); cached per loop and parameter list.
+PyRef loopBody(PyCodeObject* orig, const Bytecode* bc, const LoopPlan& p, const std::vector<int>& params,
+               PyFunctionObject* fn, std::string& why) {
+  auto& reg = registry();
+  auto key = std::make_tuple(orig, p.head, params, fn->func_globals);
+  {
+    std::lock_guard<std::mutex> lock(reg.mu);
+    auto it = reg.bodyFns.find(key);
+    if (it != reg.bodyFns.end() && reinterpret_cast<PyFunctionObject*>(it->second)->func_closure == fn->func_closure)
+      return PyRef::borrow(it->second);
+  }
+  const int nlocals = orig->co_nlocals;
+  // New local numbering: the parameters, the loop value, the other locals the body uses.
+  std::map<int, int> slot;
+  for (int i : params) slot[i] = static_cast<int>(slot.size());
+  const int valueSlot = static_cast<int>(params.size());
+  int next = valueSlot + p.values;
+  for (int i : p.referenced)
+    if (!slot.count(i)) slot[i] = next++;
+  const int nvar = next;
+  PyObject* vn = PyObject_GetAttrString(reinterpret_cast<PyObject*>(orig), "co_varnames");
+  if (!vn) return (why = "co_varnames"), PyRef();
+  PyRef origNames = PyRef::steal(vn);
+  PyRef names = PyRef::steal(PyList_New(nvar));
+  for (auto [i, j] : slot) {
+    PyObject* n = PyTuple_GET_ITEM(origNames.get(), i);
+    Py_INCREF(n);
+    PyList_SET_ITEM(names.get(), j, n);
+  }
+  for (int k = 0; k < p.values; ++k)
+    PyList_SET_ITEM(names.get(), valueSlot + k, PyUnicode_FromFormat("__xacc_loop_value%d", k));
+  PyRef consts = PyRef::steal(PySequence_List(orig->co_consts));
+  auto constant = [&](PyObject* o) {
+    PyList_Append(consts.get(), o);
+    return static_cast<int>(PyList_GET_SIZE(consts.get()) - 1);
+  };
+  const auto& instrs = bc->instrs();
+  const int hi = bc->indexOf(p.head), ei = bc->indexOf(p.end);
+  Asm a(instrs[static_cast<size_t>(hi)].line, orig->co_firstlineno);
+  if (orig->co_nfreevars) a.op(Op::COPY_FREE_VARS, orig->co_nfreevars);
+  a.op(Op::RESUME, 0);
+  for (int k = 0; k <= p.below; ++k) a.op(Op::LOAD_CONST, constant(Py_None));  // stand for the iterators
+  for (int k = 0; k < p.values; ++k) a.op(Op::LOAD_FAST, valueSlot + k);
+  if (p.unpacked) a.op(Op::BUILD_TUPLE, p.values);
+  enum { kNext = -2, kRet = -3 };
+  auto exitLabel = [&](int target) -> int {
+    if (target == p.head) return kNext;
+    auto it = std::find(p.exits.begin(), p.exits.end(), target);
+    return it == p.exits.end() ? -100 : -10 - static_cast<int>(it - p.exits.begin());
+  };
+  // Labels: instruction offsets for internal targets, negatives for epilogues
+  // (shifted to non-negative ids for the assembler).
+  auto lab = [&](int l) { return l >= 0 ? l : 1000000 - l; };
+  for (int k = hi + 1; k <= ei; ++k) {
+    const Instr& ins = instrs[static_cast<size_t>(k)];
+    if (ins.op == Op::EXTENDED_ARG) continue;
+    a.setLine(ins.line > 0 ? ins.line : -1);
+    a.label(lab(ins.offset));
+    const uint16_t flags = opcodeInfo(static_cast<uint8_t>(ins.op)).flags;
+    if (ins.op == Op::RETURN_VALUE) {
+      a.jump(Op::JUMP_FORWARD, lab(kRet));
+    } else if (ins.op == Op::LOAD_FAST || ins.op == Op::STORE_FAST) {
+      a.op(ins.op, slot.at(ins.arg));
+    } else if (flags & kArgFree) {
+      a.op(ins.op, ins.arg - nlocals + nvar);
+    } else if (ins.target >= 0) {
+      bool inside = ins.target > p.head && ins.target <= p.end;
+      if (inside) {
+        int t = bc->indexOf(ins.target);
+        while (instrs[static_cast<size_t>(t)].op == Op::EXTENDED_ARG) ++t;
+        a.jump(ins.op, lab(instrs[static_cast<size_t>(t)].offset));
+      } else {
+        int l = exitLabel(ins.target);
+        if (l == -100) return (why = "internal: loop exit"), PyRef();
+        a.jump(forwardJump(ins.op), lab(l));
+      }
+    } else {
+      a.op(ins.op, ins.arg);
+    }
+  }
+  // Epilogues: (flag, (assigned locals...)) or (1, return value).
+  a.setLine(-1);
+  auto locals = [&] {
+    for (int i : p.stored) a.op(Op::LOAD_FAST, slot.at(i));
+    a.op(Op::BUILD_TUPLE, static_cast<int>(p.stored.size()));
+  };
+  PyRef zero = PyRef::steal(PyLong_FromLong(0)), one = PyRef::steal(PyLong_FromLong(1));
+  a.label(lab(kNext));
+  for (int k = 0; k <= p.below; ++k) a.op(Op::POP_TOP);
+  a.op(Op::LOAD_CONST, constant(zero.get()));
+  locals();
+  a.op(Op::BUILD_TUPLE, 2);
+  a.op(Op::RETURN_VALUE);
+  for (size_t k = 0; k < p.exits.size(); ++k) {
+    a.label(lab(-10 - static_cast<int>(k)));
+    for (int j = 0; j < p.below; ++j) a.op(Op::POP_TOP);
+    PyRef flag = PyRef::steal(PyLong_FromLong(2 + static_cast<long>(k)));
+    a.op(Op::LOAD_CONST, constant(flag.get()));
+    locals();
+    a.op(Op::BUILD_TUPLE, 2);
+    a.op(Op::RETURN_VALUE);
+  }
+  a.label(lab(kRet));
+  a.op(Op::LOAD_CONST, constant(one.get()));
+  a.op(Op::SWAP, 2);
+  a.op(Op::BUILD_TUPLE, 2);
+  a.op(Op::RETURN_VALUE);
+  std::string bytes, lt;
+  a.assemble(bytes, lt);
+  PyRef kw = PyRef::steal(PyDict_New());
+  const int line = instrs[static_cast<size_t>(hi)].line;
+  setItem(kw.get(), "co_code", PyBytes_FromStringAndSize(bytes.data(), static_cast<Py_ssize_t>(bytes.size())));
+  setItem(kw.get(), "co_consts", PyList_AsTuple(consts.get()));
+  setItem(kw.get(), "co_varnames", PyList_AsTuple(names.get()));
+  setItem(kw.get(), "co_nlocals", PyLong_FromLong(nvar));
+  setItem(kw.get(), "co_argcount", PyLong_FromLong(valueSlot + p.values));
+  setItem(kw.get(), "co_posonlyargcount", PyLong_FromLong(0));
+  setItem(kw.get(), "co_kwonlyargcount", PyLong_FromLong(0));
+  setItem(kw.get(), "co_flags", PyLong_FromLong(orig->co_flags & ~(CO_VARARGS | CO_VARKEYWORDS)));
+  setItem(kw.get(), "co_stacksize",
+          PyLong_FromLong(orig->co_stacksize + static_cast<int>(p.stored.size()) + p.below + p.values + 4));
+  setItem(kw.get(), "co_exceptiontable", PyBytes_FromStringAndSize("", 0));
+  setItem(kw.get(), "co_linetable", PyBytes_FromStringAndSize(lt.data(), static_cast<Py_ssize_t>(lt.size())));
+  setItem(kw.get(), "co_name", PyUnicode_FromFormat("__xacc_loop_%U_at_%d", orig->co_name, p.head));
+  setItem(kw.get(), "co_qualname", PyUnicode_FromFormat("%U.<loop body at line %d>", orig->co_qualname, line));
+  PyRef code = replaceCode(orig, kw.get());
+  if (!code) {
+    PyErr_Clear();
+    return (why = "building the loop body's code"), PyRef();
+  }
+  PyObject* f = PyFunction_New(code.get(), fn->func_globals);
+  if (!f) {
+    PyErr_Clear();
+    return (why = "loop body function object"), PyRef();
+  }
+  if (fn->func_closure) PyFunction_SetClosure(f, fn->func_closure);
+  std::lock_guard<std::mutex> lock(reg.mu);
+  Py_INCREF(code.get());
+  reg.bodies.insert(reinterpret_cast<PyCodeObject*>(code.get()));
+  Py_INCREF(f);
+  Py_INCREF(reinterpret_cast<PyObject*>(orig));
+  auto [it, inserted] = reg.bodyFns.emplace(key, f);
+  if (!inserted) {
+    Py_DECREF(it->second);
+    it->second = f;
+  }
+  return PyRef::steal(f);
+}
 }  // namespace
 
 PyCodeObject* resumeOrigin(PyCodeObject* code, int* prologue) {
@@ -595,6 +964,12 @@ PyCodeObject* resumeOrigin(PyCodeObject* code, int* prologue) {
   if (it == reg.origin.end()) return nullptr;
   if (prologue) *prologue = it->second.second;
   return it->second.first;
+}
+
+bool isLoopBody(PyCodeObject* code) {
+  auto& reg = registry();
+  std::lock_guard<std::mutex> lock(reg.mu);
+  return reg.bodies.count(code) > 0;
 }
 
 void registerResume(PyCodeObject* code, PyCodeObject* orig, int prologue) {
@@ -621,10 +996,30 @@ PyRef emitBreak(Translator& t, Frame& top, const Instr& ins, PyObject* func, Bre
   if (code->co_ncellvars) return bail("GB017", "frame defines closure cells");
   if (off < shift) return bail("GB020", "break inside a resume prologue");
   if (top.bc->inTry(off)) return bail("GB014", "break inside a try/with block");
-  if (top.bc->inLoop(off)) return bail("GB015", t.failure().code + " inside a loop");
+  // A break inside a loop: split at the outermost loop's header (Note [Loop bodies]).
+  LoopPlan loop;
+  if (top.bc->inLoop(off)) {
+    std::string error;
+    const Bytecode* obc = orig == code ? top.bc : Bytecode::of(orig, error);
+    if (!obc) return bail("GB020", error);
+    auto [head, end] = outermostLoop(obc, off - shift);
+    std::string why;
+    const int below = static_cast<int>(top.stack.size()) - 1;
+    if (head < 0 || !planLoop(orig, obc, head, end, off - shift == head ? below : 0, loop, why))
+      return bail("GB015", t.failure().code + " inside a loop, which cannot run as a function of its own: " +
+                               (why.empty() ? "no loop found" : why));
+    if (off - shift != head) {
+      // Translate again, stopping before the loop's first iteration.
+      fallback.code = "LOOP";
+      fallback.offset = head + shift;
+      fallback.line = obc->instrs()[static_cast<size_t>(obc->indexOf(head))].line;
+      return {};
+    }
+  }
+  const bool isLoop = loop.head >= 0;
   Op cond = forwardCond(ins.op);
   bool isJump = opcodeInfo(static_cast<uint8_t>(ins.op)).flags & (kJumpForward | kJumpBackward);
-  if (notBreakable(ins.op) || (isJump && cond == Op::NOP))
+  if (!isLoop && (notBreakable(ins.op) || (isJump && cond == Op::NOP)))
     return bail("GB001", std::string("cannot split the frame at ") + ins.name());
   const int origOff = off - shift;
   const int nargs = code->co_argcount + code->co_kwonlyargcount + ((code->co_flags & CO_VARARGS) ? 1 : 0) +
@@ -685,6 +1080,17 @@ PyRef emitBreak(Translator& t, Frame& top, const Instr& ins, PyObject* func, Bre
   for (int i = 0; i < origLocals; ++i) {
     // Locals of a resume frame keep their indices (its extra locals come after).
     if (std::find(bound.begin(), bound.end(), i) == bound.end()) unbound.push_back(i);
+  }
+  // Locals only the loop body binds: the sentinel, deleted by resume prologues if still there.
+  std::vector<int> maybe;
+  if (isLoop) {
+    for (int i : loop.stored) {
+      auto it = std::find(unbound.begin(), unbound.end(), i);
+      if (it == unbound.end()) continue;
+      unbound.erase(it);
+      unbound.push_back(-1 - i);
+      maybe.push_back(i);
+    }
   }
   std::vector<bool> layout;
   for (const VarRef& v : top.stack) layout.push_back(!v->is(Var::Kind::Null));
@@ -752,7 +1158,74 @@ PyRef emitBreak(Translator& t, Frame& top, const Instr& ins, PyObject* func, Bre
     return true;
   };
 
-  if (ins.op == Op::RETURN_VALUE) {
+  if (isLoop) {
+    // The loop, run natively around the body function (Note [Loop bodies]).
+    std::vector<int> params;
+    for (int i = 0; i < origLocals; ++i) {
+      bool isBound = std::find(bound.begin(), bound.end(), i) != bound.end();
+      if (loop.assignedFirst.count(i)) continue;
+      if (loop.stored.count(i) || (isBound && loop.referenced.count(i))) params.push_back(i);
+    }
+    std::string why, error;
+    const Bytecode* obc = orig == code ? top.bc : Bytecode::of(orig, error);
+    PyRef body = obc ? loopBody(orig, obc, loop, params, fn, why) : PyRef();
+    if (!body) return bail("GB015", "loop body function: " + (obc ? why : error));
+    for (int i : maybe) {
+      a.op(Op::LOAD_CONST, em.constant(unboundSentinel()));
+      a.op(Op::STORE_FAST, i);
+    }
+    std::vector<int> values;
+    for (int k = 0; k < loop.values; ++k) values.push_back(em.local(("__xacc_loop_value" + std::to_string(k)).c_str()));
+    const int flag = em.local("__xacc_loop_flag"), payload = em.local("__xacc_loop_payload");
+    std::vector<bool> belowLayout(layout.begin(), layout.end() - 1);
+    PyRef zero = PyRef::steal(PyLong_FromLong(0)), one = PyRef::steal(PyLong_FromLong(1));
+    auto storeAssigned = [&] {
+      a.op(Op::LOAD_FAST, payload);
+      a.op(Op::UNPACK_SEQUENCE, static_cast<int>(loop.stored.size()));
+      for (int i : loop.stored) a.op(Op::STORE_FAST, i);
+    };
+    auto flagIs = [&](PyObject* k, int skipLabel) {
+      a.op(Op::LOAD_FAST, flag);
+      a.op(Op::LOAD_CONST, em.constant(k));
+      a.op(Op::COMPARE_OP, 2);  // ==
+      a.jump(Op::POP_JUMP_FORWARD_IF_FALSE, skipLabel);
+    };
+    enum { kLoop = 10, kNotNext, kDone, kExit0 = 100 };
+    a.label(kLoop);
+    a.jump(Op::FOR_ITER, kDone);
+    if (loop.unpacked) a.op(Op::UNPACK_SEQUENCE, loop.values);
+    for (int v : values) a.op(Op::STORE_FAST, v);
+    a.op(Op::PUSH_NULL);
+    a.op(Op::LOAD_CONST, em.constant(body.get()));
+    for (int i : params) a.op(Op::LOAD_FAST, i);
+    for (int v : values) a.op(Op::LOAD_FAST, v);
+    const int nargsBody = static_cast<int>(params.size() + values.size());
+    a.op(Op::PRECALL, nargsBody);
+    a.op(Op::CALL, nargsBody);
+    a.op(Op::UNPACK_SEQUENCE, 2);
+    a.op(Op::STORE_FAST, flag);
+    a.op(Op::STORE_FAST, payload);
+    flagIs(zero.get(), kNotNext);
+    storeAssigned();
+    a.jump(Op::JUMP_BACKWARD, kLoop);
+    a.label(kNotNext);
+    a.op(Op::POP_TOP);  // the iterator
+    flagIs(one.get(), kExit0);
+    for (size_t k = 0; k < belowLayout.size(); ++k) a.op(Op::POP_TOP);
+    a.op(Op::LOAD_FAST, payload);
+    a.op(Op::RETURN_VALUE);
+    for (size_t k = 0; k < loop.exits.size(); ++k) {
+      a.label(kExit0 + static_cast<int>(k));
+      PyRef fk = PyRef::steal(PyLong_FromLong(2 + static_cast<long>(k)));
+      if (k + 1 < loop.exits.size()) flagIs(fk.get(), kExit0 + static_cast<int>(k) + 1);
+      storeAssigned();
+      if (!callResume(loop.exits[k], belowLayout)) return {};
+    }
+    if (loop.exits.empty()) a.label(kExit0);
+    a.label(kDone);
+    if (!callResume(loop.done, belowLayout)) return {};
+    em.maxDepth += static_cast<int>(params.size()) + static_cast<int>(loop.stored.size()) + 4;
+  } else if (ins.op == Op::RETURN_VALUE) {
     a.op(Op::RETURN_VALUE);
   } else if (cond != Op::NOP) {
     std::vector<bool> rest(layout.begin(), layout.end() - 1);

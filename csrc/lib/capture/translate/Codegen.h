@@ -42,13 +42,18 @@ public:
 /// A resume code object's original code and prologue length (bytes), or
 /// null when `code` is not a resume function.
 PyCodeObject* resumeOrigin(PyCodeObject* code, int* prologue);
+/// Whether `code` is a loop body function made at a break inside a loop
+/// (Note [Loop bodies] in Codegen.cpp).
+bool isLoopBody(PyCodeObject* code);
 /// Records `code` as a resume function of `orig` (a resume code object read
 /// back from an AOT artifact); no-op when it is one already.
 void registerResume(PyCodeObject* code, PyCodeObject* orig, int prologue);
 
 /// Emits the break function for the top frame stopped before `ins`. On
 /// success returns the new function; else null with `fallback` set (the
-/// frame cannot be split: it runs in Python).
+/// frame cannot be split: it runs in Python), or with fallback.code "LOOP":
+/// the break lies inside a loop that can be split at its header, the
+/// instruction at fallback.offset (translate again, stopping there).
 PyRef emitBreak(Translator& t, Frame& top, const Instr& ins, PyObject* func, BreakHost& host,
                 Failure& fallback);
 
