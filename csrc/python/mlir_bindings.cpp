@@ -140,6 +140,8 @@ py::dict statsDict(const xm::CompileStats& s) {
   d["kernel_launches"] = s.kernelLaunches;
   d["region_fallback_runs"] = s.regionFallbackRuns;
   d["split_runs"] = s.splitRuns;
+  d["packed_gemm_runs"] = s.packedGemmRuns;
+  d["weights_packed"] = s.weightsPacked;
   return d;
 }
 

@@ -70,6 +70,10 @@ struct CompileStats {
   /// Kernel launches that ran as more than one chunk across the ATen thread
   /// pool (split over dim 0: the decision is logged under XACC_LOG=mlir).
   int64_t splitRuns = 0;
+  /// addmm/mm steps run as MKL's packed GEMM on a weight packed once, and
+  /// weights packed (Note [Packed GEMM weights] in Executable.cpp).
+  int64_t packedGemmRuns = 0;
+  int64_t weightsPacked = 0;
   /// One line per node or region that fell back, with the reason (including
   /// regions whose kernel for a run-time input signature failed to build).
   std::vector<std::string> fallbackReasons;
