@@ -302,3 +302,97 @@ def test_loop_body_gradients_match_eager():
     jit(f)(w2, x).backward()
     same(w1.grad, w2.grad)
     assert counters()["graphs"] >= 2
+
+
+# -- range loops past the unroll bound: one ctrl.loop -------------------------
+
+def long_range(x, w):
+    for i in range(100):
+        x = torch.tanh(x @ w) + i * 0.01
+    return x
+
+
+def range_from_argument(x, n):
+    for i in range(2, n, 3):
+        x = x * 0.99 + i
+    return x
+
+
+def index_as_python_number(x):
+    for i in range(80):
+        if i == 3:
+            x = x + 1
+        x = x * 0.5
+    return x
+
+
+def _loops_in(fn, *args):
+    out = explain(fn)(*args)
+    return sum(g.count("ctrl.loop(") for g in out.graphs), out
+
+
+def test_long_range_loop_is_one_ctrl_loop():
+    c = check(long_range, lambda i: (torch.randn(2, 4), torch.randn(4, 4) * 0.3), calls=3, graphs=1, breaks=0)
+    assert c["frames"] == 1
+    n, out = _loops_in(long_range, torch.randn(2, 4), torch.randn(4, 4))
+    assert n == 1 and out.graph_break_count == 0
+    # The body is traced once: the graph stays small.
+    assert out.graphs[0].count("aten.mm") == 1, out.graphs[0]
+
+
+def test_range_loop_with_its_bound_from_an_int_argument():
+    # n specializes (guarded by value, as for any int used by range): one recompile per n.
+    for n in (200, 301):
+        x = torch.randn(3)
+        same(range_from_argument(x, n), jit(range_from_argument)(x, n))
+    assert counters()["graphs"] == 2
+    n, _ = _loops_in(range_from_argument, torch.randn(3), 200)
+    assert n == 1
+
+
+def test_short_range_loops_still_unroll():
+    n, out = _loops_in(range_from_argument, torch.randn(3), 20)
+    assert n == 0 and out.graph_count == 1
+
+
+def test_loop_index_used_as_a_python_number_unrolls():
+    check(index_as_python_number, lambda i: (torch.randn(3),), calls=2, graphs=1, breaks=0)
+    n, _ = _loops_in(index_as_python_number, torch.randn(3))
+    assert n == 0
+
+
+def test_range_loop_gradients_match_eager():
+    def f(w, x):
+        for i in range(70):
+            x = torch.sin(x * w) + 0.1
+        return x.sum()
+
+    w1 = torch.randn(3, requires_grad=True)
+    w2 = w1.detach().clone().requires_grad_(True)
+    x = torch.randn(3)
+    f(w1, x).backward()
+    jit(f)(w2, x).backward()
+    same(w1.grad, w2.grad)
+    assert counters()["graphs"] == 1 and counters()["breaks"] == 0
+
+
+def temp_used_after(x):
+    for i in range(70):
+        y = x * 0.5
+        x = y + 1
+    return x + y
+
+
+def test_range_loop_with_a_temporary_read_after_it_stays_correct():
+    check(temp_used_after, lambda i: (torch.randn(3),), calls=2, graphs=1, breaks=0)
+
+
+def _has_xpu():
+    from xacc._C import capture
+    return capture.device_available("xpu0")
+
+
+@pytest.mark.skipif(not _has_xpu(), reason="no MLIR backend")
+def test_long_range_loop_on_xpu0():
+    check(long_range, lambda i: (torch.randn(2, 4), torch.randn(4, 4) * 0.3), calls=2, graphs=1, breaks=0,
+          device="xpu0", atol=1e-4)

@@ -310,6 +310,9 @@ class Host:
     def end_region(self) -> int:
         return self.ctx.builder.end_region()
 
+    def abandon_region(self) -> None:
+        self.ctx.builder.abandon_region()
+
     def save_binds(self) -> tuple:
         rec = self.ctx.rec
         return (dict(rec.vids), dict(rec._detached))

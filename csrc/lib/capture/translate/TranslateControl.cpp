@@ -609,3 +609,211 @@ VarRef Translator::itemCompare(PyObject* op, const VarRef& a, const VarRef& b) {
 }
 
 }  // namespace xacc::capture::translate
+
+namespace xacc::capture::translate {
+
+// `for i in range(...)` with more iterations than kUnrollBound, as one
+// ctrl.loop. The carried values are the index (i64) and every tensor local;
+// the condition region compares the index with the last value, the body
+// region is the loop body traced once with the index as a region parameter
+// (a symbolic number: any use of it as a plain Python number gives up), and
+// yields index + step with the new tensors. Python state must not change in
+// the body, as for `while` (the loop variable aside: after the loop it is the
+// range's last value). Anything else that does not fit gives up quietly and
+// the loop unrolls as before (returns 0); -1 is an internal failure.
+int Translator::rangeLoop(Frame& f, const Instr& ins) {
+  VarRef it = f.stack.back();
+  const auto& instrs = f.bc->instrs();
+  const size_t bodyIp = f.ip;  // past the FOR_ITER
+  const int exitIdx = f.bc->indexOf(ins.target);
+  if (exitIdx <= 0 || bodyIp >= instrs.size()) return 0;
+  const size_t exitIp = static_cast<size_t>(exitIdx), backIp = exitIp - 1;
+  const size_t headIp = bodyIp - 1;
+  if (instrs[backIp].op != Op::JUMP_BACKWARD || static_cast<size_t>(f.bc->indexOf(instrs[backIp].target)) != headIp)
+    return 0;
+  if (instrs[bodyIp].op != Op::STORE_FAST || f.yields || branchDepth_ >= kMaxBranchDepth) return 0;
+  const size_t target = static_cast<size_t>(instrs[bodyIp].arg);
+  const long first = PyLong_AsLong(it->items[it->pos]->obj.get());
+  const long second = PyLong_AsLong(it->items[it->pos + 1]->obj.get());
+  const long last = PyLong_AsLong(it->items.back()->obj.get());
+  if (PyErr_Occurred()) {
+    PyErr_Clear();
+    return 0;
+  }
+  const long step = second - first;
+  const int line = f.line, offset = f.offset;
+  Snapshot pre;
+  save(f, pre);
+  if (failed()) return -1;
+  const size_t stepsBefore = steps;
+  bool open = false;  // a region is being traced
+  // Gives up: back to the state before the loop, no failure.
+  auto quiet = [&](const std::string& why) {
+    Failure inner = failure_;
+    if (inner.internal) return -1;
+    failure_ = Failure();
+    restore(f, pre);
+    if (failed()) return -1;
+    f.ip = bodyIp;
+    f.line = line;
+    f.offset = offset;
+    steps = stepsBefore;
+    std::string d = why.empty() ? inner.code + " " + inner.detail : why;
+    if (open) {
+      hostCall("abandon_region", PyTuple_New(0));
+      failure_ = Failure();
+    }
+    (void)d;
+    return 0;
+  };
+  ++branchDepth_;
+  struct DepthGuard {
+    int& d;
+    ~DepthGuard() { --d; }
+  } depthGuard{branchDepth_};
+
+  const size_t nlocals = static_cast<size_t>(f.code->co_nlocals);
+  std::vector<size_t> carried;
+  std::vector<int> init;
+  PyRef firstObj = PyRef::steal(PyLong_FromLong(first));
+  int i0 = host_.scalarConst(firstObj.get(), "i64");
+  if (i0 < 0) return quiet("the index as a graph value");
+  init.push_back(i0);
+  for (size_t i = 0; i < nlocals && i < f.slots.size(); ++i) {
+    const VarRef& v = f.slots[i];
+    if (!v || !v->is(Var::Kind::Tensor) || i == target) continue;
+    if (v->isNumpy()) return quiet("a NumPy array in the loop");
+    int vid = valueOf(v);
+    if (vid < 0) return quiet("");
+    carried.push_back(i);
+    init.push_back(vid);
+  }
+  auto idList = [](const std::vector<int>& ids) {
+    PyObject* l = PyList_New(0);
+    for (int id : ids) PyList_Append(l, PyRef::steal(PyLong_FromLong(id)).get());
+    return l;
+  };
+  auto specs = [&] {
+    PyObject* s = PyList_New(0);
+    PyList_Append(s, PyRef::steal(PyUnicode_FromString("i64")).get());
+    for (size_t k = 1; k < init.size(); ++k) PyList_Append(s, PyRef::steal(PyLong_FromLong(init[k])).get());
+    return s;
+  };
+  // ^cond(i, ts...) -> i <= last (i >= last for a negative step)
+  PyRef condIds = hostCall("begin_region", Py_BuildValue("(sN)", "cond", specs()));
+  if (!condIds) return quiet("");
+  open = true;
+  PyRef lastObj = PyRef::steal(PyLong_FromLong(last));
+  int lastId = host_.scalarConst(lastObj.get(), "i64");
+  int cmp = lastId < 0 ? -1
+                       : host_.arith(step > 0 ? "cmp.le" : "cmp.ge",
+                                     {static_cast<int>(PyLong_AsLong(PyList_GET_ITEM(condIds.get(), 0))), lastId}, "bool");
+  PyRef hc = hostCall("end_region", PyTuple_New(0));
+  if (!hc) return quiet("");
+  open = false;
+  if (cmp < 0) return quiet("the loop condition");
+  // ^body(i, ts...) -> (i + step, ts'...)
+  PyRef bodyIds = hostCall("begin_region", Py_BuildValue("(sN)", "body", specs()));
+  if (!bodyIds) return quiet("");
+  open = true;
+  std::vector<int> bin;
+  for (Py_ssize_t k = 0; k < PyList_GET_SIZE(bodyIds.get()); ++k)
+    bin.push_back(static_cast<int>(PyLong_AsLong(PyList_GET_ITEM(bodyIds.get(), k))));
+  for (size_t k = 0; k < carried.size(); ++k) {
+    const VarRef& v = f.slots[carried[k]];
+    PyRef meta = hostCall("bind_fresh", Py_BuildValue("(Oi)", v->obj.get(), bin[k + 1]));
+    if (!meta) return quiet("");
+    auto nv = std::make_shared<Var>(*v);
+    nv->source = nullptr;
+    nv->obj = meta;
+    f.slots[carried[k]] = nv;
+  }
+  auto index = makeVar(Var::Kind::SymScalar, firstObj);
+  index->vid = bin[0];
+  index->name = "loop index";
+  std::vector<VarRef> entry = f.slots;
+  f.push(index);
+  ArmEnd e;
+  if (!runArm(f, bodyIp, [&](size_t ip) { return ip <= headIp || ip >= backIp; }, e) || failed()) return quiet("");
+  if (e.returned) return quiet("a return inside the loop");
+  if (e.ip != backIp && e.ip != headIp) return quiet("a break out of the loop");
+  if (f.stack.size() != pre.stack.size()) return quiet("the loop body changes the stack");
+  for (size_t i = 0; i < f.stack.size(); ++i)
+    if (f.stack[i] != pre.stack[i]) return quiet("the loop body changes the stack");
+  std::vector<int> out;
+  PyRef stepObj = PyRef::steal(PyLong_FromLong(step));
+  int stepId = host_.scalarConst(stepObj.get(), "i64");
+  int next = stepId < 0 ? -1 : host_.arith("arith.add", {bin[0], stepId}, "i64");
+  if (next < 0) return quiet("the index update");
+  out.push_back(next);
+  std::vector<bool> isCarried(f.slots.size(), false);
+  isCarried[target] = true;
+  for (size_t k = 0; k < carried.size(); ++k) {
+    size_t i = carried[k];
+    isCarried[i] = true;
+    const VarRef& v = f.slots[i];
+    if (!v || !v->is(Var::Kind::Tensor) || v->isNumpy()) return quiet("a loop-carried tensor becomes another kind of value");
+    PyRef r = hostCall("carried", Py_BuildValue("(OO)", entry[i]->obj.get(), v->obj.get()));
+    if (!r) return quiet("");
+    if (PyUnicode_Check(r.get())) return quiet(str(r.get()));
+    out.push_back(static_cast<int>(PyLong_AsLong(r.get())));
+  }
+  std::vector<size_t> fresh;  // locals first bound in the body
+  for (size_t i = 0; i < f.slots.size(); ++i) {
+    if (isCarried[i] || f.slots[i] == pre.slots[i]) continue;
+    if (!pre.slots[i]) {
+      fresh.push_back(i);
+      continue;
+    }
+    const VarRef& a = pre.slots[i];
+    const VarRef& b = f.slots[i];
+    bool same = a->is(Var::Kind::Const) && b->is(Var::Kind::Const) && Py_TYPE(a->obj.get()) == Py_TYPE(b->obj.get()) &&
+                PyObject_RichCompareBool(a->obj.get(), b->obj.get(), Py_EQ) == 1;
+    if (PyErr_Occurred()) PyErr_Clear();
+    if (!same) return quiet("the loop body changes a Python value (a local that is not a tensor)");
+  }
+  // A local first bound in the body stays unbound after the loop here: only
+  // when the code after the loop never reads it.
+  for (size_t k = exitIp; k < instrs.size(); ++k)
+    if ((instrs[k].op == Op::LOAD_FAST || instrs[k].op == Op::DELETE_FAST) &&
+        std::find(fresh.begin(), fresh.end(), static_cast<size_t>(instrs[k].arg)) != fresh.end())
+      return quiet("a local first bound in the loop body is used after it");
+  for (const auto& [v, before] : pre.heap) {
+    const Var& now = *v;
+    bool same = now.kind == before.kind && now.items == before.items && now.pos == before.pos &&
+                now.self == before.self && now.obj.get() == before.obj.get() && now.keys.size() == before.keys.size();
+    if (!same) return quiet("the loop body changes a container, iterator or object");
+  }
+  PyRef binds = hostCall("save_binds", PyTuple_New(0));
+  if (!binds) return quiet("");
+  PyRef rebound = hostCall("rebound", Py_BuildValue("(OOO)", pre.binds.get(), binds.get(), binds.get()));
+  if (!rebound) return quiet("");
+  if (PyList_GET_SIZE(rebound.get()) > 0) return quiet("in-place ops on tensors from outside the loop body");
+  PyRef hb = hostCall("end_region", PyTuple_New(0));
+  if (!hb) return quiet("");
+  open = false;
+  f.line = line;
+  f.offset = offset;
+  PyRef res = hostCall("add_loop", Py_BuildValue("(NOOiNOi)", idList(init), hc.get(), hb.get(), cmp, idList(out),
+                                                 f.code->co_filename, line));
+  if (!res) return quiet("");
+  if (PyUnicode_Check(res.get())) return quiet(str(res.get()));
+  restore(f, pre);
+  if (failed()) return -1;
+  for (size_t k = 0; k < carried.size(); ++k) {
+    long id = PyLong_AsLong(PyList_GET_ITEM(res.get(), static_cast<Py_ssize_t>(k + 1)));
+    const VarRef& v = f.slots[carried[k]];
+    PyRef meta = hostCall("bind_fresh", Py_BuildValue("(Ol)", v->obj.get(), id));
+    if (!meta) return -1;
+    auto nv = std::make_shared<Var>(*v);
+    nv->source = nullptr;
+    nv->obj = meta;
+    f.slots[carried[k]] = nv;
+  }
+  f.slots[target] = it->items.back();
+  f.pop();  // the iterator
+  f.ip = exitIp;
+  return 1;
+}
+
+}  // namespace xacc::capture::translate

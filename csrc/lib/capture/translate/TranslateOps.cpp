@@ -603,8 +603,16 @@ bool Frame::step(const Instr& ins, bool& done, VarRef& result) {
       if (!need(1)) return false;
       VarRef& it = stack.back();
       if (!it->is(Var::Kind::Iter)) return t.fail("GB011", "iteration over an unknown iterator");
-      if (it->pos < it->items.size()) {
-        VarRef v = it->items[it->pos++];
+      if (it->obj && PyRange_Check(it->obj.get()) && it->pos == 0 && it->items.size() > kUnrollBound) {
+        int r = t.rangeLoop(*this, ins);
+        if (r < 0) return false;
+        if (r > 0) return true;
+        // Not captured as a loop: unrolled (the stack was restored, `it` may dangle).
+        if (stack.empty() || !stack.back()->is(Var::Kind::Iter)) return t.fail("GB020", "internal: range loop state");
+      }
+      VarRef iter = stack.back();
+      if (iter->pos < iter->items.size()) {
+        VarRef v = iter->items[iter->pos++];
         push(std::move(v));
       } else {
         stack.pop_back();

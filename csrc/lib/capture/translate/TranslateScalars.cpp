@@ -61,6 +61,9 @@ bool isSizeSym(const VarRef& v) {
 
 VarRef Translator::concrete(const VarRef& v) {
   if (!v->is(Var::Kind::SymScalar)) return v;
+  auto isIndex = [](const VarRef& x) { return x->name == "loop index"; };
+  if (isIndex(v) || std::any_of(v->items.begin(), v->items.end(), isIndex))
+    fail("GB004", "the index of a range loop captured as ctrl.loop used as a plain Python number");
   if (isSizeSym(v)) {
     int ok = host_.sizeConcrete(v->vid);
     if (ok < 0) failPy("GB020", "symbolic size");

@@ -680,6 +680,7 @@ VarRef Translator::iterate(const VarRef& v) {
   }
   auto it = makeVar(Var::Kind::Iter);
   if (!unpack(v, it->items)) return nullptr;
+  if (v->is(Var::Kind::Const) && PyRange_Check(v->obj.get())) it->obj = v->obj;  // see rangeLoop
   return it;
 }
 

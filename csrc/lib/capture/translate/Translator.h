@@ -86,6 +86,9 @@ public:
 
 /// Instructions one translation may execute (unrolled loops included).
 inline constexpr size_t kMaxSteps = 200000;
+/// `for i in range(n)` loops with more iterations become one ctrl.loop
+/// (Translator::rangeLoop) when their body allows it; shorter ones unroll.
+inline constexpr size_t kUnrollBound = 64;
 
 /// Where and why translation stopped.
 struct Failure {
@@ -292,6 +295,11 @@ private:
   VarRef mergeVar(const VarRef& a, const VarRef& b, MergeCtx& m);
   bool notCaptured(Frame& f, int line, int offset, const std::string& why);
   bool whileLoop(Frame& f, size_t bodyIp, size_t exitIp, int line, int offset);
+public:
+  /// A range loop at its FOR_ITER (`ins`) as one ctrl.loop: 1 done, 0 not
+  /// (unroll it), -1 internal failure.
+  int rangeLoop(Frame& f, const Instr& ins);
+private:
   friend struct Frame;
 };
 
