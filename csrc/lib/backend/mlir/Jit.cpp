@@ -47,6 +47,7 @@
 #include "llvm/IR/Dominators.h"
 #include "llvm/IR/Function.h"
 #include "llvm/IR/Instruction.h"
+#include "llvm/IR/IntrinsicInst.h"
 #include "llvm/IR/Operator.h"
 #include "llvm/IR/LLVMContext.h"
 #include "llvm/IR/Module.h"
@@ -268,8 +269,9 @@ int interleaveCount() {
 
 /// Requests `count` interleaved vector iterations for every innermost loop of
 /// `f` with a long floating-point body (>= 16 FP operations: one approximated
-/// transcendental function is enough), and twice that for bodies of >= 64 FP
-/// operations (three or more transcendental functions) unless
+/// transcendental function is enough), and twice that for bodies with >= 32
+/// multiplicative ones (fmul, fdiv, fma: the polynomial approximations are
+/// FMA chains, ~10 each, so three or more transcendental functions) unless
 /// XACC_MLIR_INTERLEAVE fixes the count. Lighter loops are memory-bound and
 /// keep LLVM's own choice, which also keeps their compile time (interleaving a
 /// 20-op chain by 4 costs ~0.1 s more to compile). Why 8 for the long bodies:
@@ -278,18 +280,28 @@ int interleaveCount() {
 /// holds only ~5 independent chains, fewer than the 8 (2 FMA ports x 4 cycles)
 /// that keep both vector ports busy. Measured (CPU time, one thread, 1M
 /// elements, under load): mixed 10-op chain 1.21-1.26 -> 1.09-1.14 ns per
-/// element, mixed 20-op chain 2.47-2.69 -> 1.82-2.14; 2 was 1.6-4.6.
+/// element, mixed 20-op chain 2.47-2.69 -> 1.82-2.14; 2 was 1.6-4.6, 12 and
+/// 16 no better than 8. Long bodies of cheap compare/select/add ops are
+/// throughput-bound already and with 8 vectors they spill (the pointwise
+/// benchmark's calibration kernel: 7.1 -> 11.0 instructions per element).
 void requestInterleave(llvm::Function& f, int count) {
   static const bool fixed = std::getenv("XACC_MLIR_INTERLEAVE") != nullptr;
   llvm::DominatorTree dt(f);
   llvm::LoopInfo li(dt);
   for (llvm::Loop* l : li.getLoopsInPreorder()) {
     if (!l->isInnermost() || !l->getLoopLatch()) continue;
-    int fpOps = 0;
+    int fpOps = 0, mulOps = 0;
     for (llvm::BasicBlock* bb : l->blocks())
-      for (llvm::Instruction& i : *bb) fpOps += llvm::isa<llvm::FPMathOperator>(i);
+      for (llvm::Instruction& i : *bb) {
+        if (!llvm::isa<llvm::FPMathOperator>(i)) continue;
+        ++fpOps;
+        auto* ii = llvm::dyn_cast<llvm::IntrinsicInst>(&i);
+        mulOps += i.getOpcode() == llvm::Instruction::FMul || i.getOpcode() == llvm::Instruction::FDiv ||
+                  (ii && (ii->getIntrinsicID() == llvm::Intrinsic::fma ||
+                          ii->getIntrinsicID() == llvm::Intrinsic::fmuladd));
+      }
     if (fpOps < 16) continue;
-    int n = fpOps >= 64 && !fixed ? 2 * count : count;
+    int n = mulOps >= 32 && !fixed ? 2 * count : count;
     llvm::addStringMetadataToLoop(l, "llvm.loop.interleave.count", static_cast<unsigned>(n));
   }
 }
@@ -449,7 +461,7 @@ m::OwningOpRef<m::ModuleOp> lowerTo(const std::string& text, EmitStage stage, co
 std::string cacheKey(const std::string& text, const JitOptions& opts) {
   // "opt2": objects from before the optimising transformer was really applied
   // (see compileKernel) are never reused.
-  std::string salt = std::string("opt5|xapprox3|arcp|cm-small-pic|ic16x64:") + std::to_string(interleaveCount()) +
+  std::string salt = std::string("opt5|xapprox3|arcp|cm-small-pic|ic16m32:") + std::to_string(interleaveCount()) +
                      (std::getenv("XACC_MLIR_INTERLEAVE") ? "f" : "") + "|vw" + std::to_string(preferredVectorWidth()) + "|" + kBufferize + kLoops + kToLlvm + "|O" + std::to_string(opts.optLevel) +
                      (opts.fastMath ? "|fast" : "|exact") + (opts.scalarOnly ? "|scalar" : "") + "|" +
                      LLVM_VERSION_STRING + "|" +
