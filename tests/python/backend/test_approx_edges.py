@@ -118,3 +118,23 @@ def test_f32_ulps_dense_sweep(op, lo, hi, bound):
     assert err.max().item() <= bound, f"{op}: {err.max().item():.2f} ulp at x = {x[i].item()!r}"
     # The bulk is near-correctly rounded, not just under the worst case.
     assert err.mean().item() < 1.0, f"{op}: mean {err.mean().item():.3f} ulp"
+
+
+# max/min against a constant (MathApprox.cpp MinMaxWithConstant: one
+# vmaxps/vminps): exactly eager's values on the edge inputs, NaN propagating
+# and the sign of zero included (torch.relu(-0.0) is -0.0).
+CLAMPS = [("relu.default", {}), ("relu6.default", {}), ("clamp_min.default", {"min": 0.0}),
+          ("clamp_min.default", {"min": -2.5}), ("clamp_max.default", {"max": 0.0}),
+          ("clamp.default", {"min": -2.0, "max": 2.0}), ("hardtanh.default", {})]
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64], ids=["f32", "f64"])
+@pytest.mark.parametrize("op,attrs", CLAMPS, ids=[o + "_" + "_".join(f"{k}{v}" for k, v in a.items())
+                                                  for o, a in CLAMPS])
+def test_min_max_with_constant_exact(op, attrs, dtype):
+    x = inputs(dtype)
+    got, ref = run(op, attrs, x), eager(op, attrs, x)
+    same = (got == ref) | (got.isnan() & ref.isnan())
+    assert same.all(), f"{op}: (x, kernel, eager) {[(x[i].item(), got[i].item(), ref[i].item()) for i in (~same).nonzero().flatten()[:5].tolist()]}"
+    zero = ref == 0
+    assert torch.equal(got[zero].signbit(), ref[zero].signbit()), f"{op}: sign of zero differs from eager"

@@ -10,7 +10,9 @@ class RewritePatternSet;
 namespace xacc::backend::mlir {
 
 /// Rewrites that must see the math ops before they are approximated
-/// (n / (c + exp(y)), i.e. sigmoid, with a bounded exp and a fast divide).
+/// (n / (c + exp(y)), i.e. sigmoid, with a bounded exp and a fast divide), and
+/// maximumf/minimumf with a constant operand as one compare + select (one
+/// vmaxps/vminps instead of arith-expand's NaN-handling sequence).
 void populateFastMathPrePatterns(::mlir::RewritePatternSet& patterns);
 
 /// exp, tanh and erf on f32: inline polynomial/rational code with fast divides;
