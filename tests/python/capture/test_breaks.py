@@ -363,3 +363,67 @@ def test_os_environ_reads_are_constants_guarded_by_the_environment(monkeypatch):
     monkeypatch.setenv("XACC_TEST_ENV_FLAG", "1")  # the environment changed: recompile
     torch.testing.assert_close(j(x), x * 3)
     assert counters()["recompiles"] == 1, counters()
+
+
+class Windowed(torch.nn.Module):
+    """swin's set_shift_and_window_size: plain attributes clamped in forward."""
+
+    def __init__(self):
+        super().__init__()
+        self.lin = torch.nn.Linear(4, 4)
+        self.window_size = 7
+        self.shift_size = 3
+
+    def forward(self, x):
+        if x.shape[-1] <= self.window_size:
+            self.shift_size = 0
+            self.window_size = x.shape[-1]
+        y = self.lin(x)
+        if self.shift_size > 0:
+            y = torch.roll(y, self.shift_size, -1)
+        return y
+
+
+def test_module_plain_attribute_writes_replayed():
+    m, ref = Windowed(), Windowed()
+    ref.load_state_dict(m.state_dict())
+    j = jit(m)
+    x = torch.randn(2, 4)
+    torch.testing.assert_close(j(x), ref(x))
+    c = counters()
+    assert c["breaks"] == 0 and c["graphs"] == 1, c
+    assert (m.shift_size, m.window_size) == (ref.shift_size, ref.window_size) == (0, 4)
+    assert "shift_size" not in m._modules and isinstance(m.__dict__["shift_size"], int)
+    torch.testing.assert_close(j(x), ref(x))
+
+
+class TensorAttr(torch.nn.Module):
+    def forward(self, x):
+        self.last = x * 2  # a tensor: Module.__setattr__ may register it, so it runs natively
+        return x + 1
+
+
+def test_module_tensor_attribute_write_still_breaks():
+    m = TensorAttr()
+    x = torch.randn(3)
+    out = explain(m)(x)
+    assert [b.code for b in out.break_reasons] == ["GB007"], out.break_reasons
+    torch.testing.assert_close(jit(m)(x), x + 1)
+    torch.testing.assert_close(m.last, x * 2)
+
+
+def hasattr_on_values(x, cache=None):
+    # transformers' masking_utils: `hasattr(past_key_values, "is_sliding")` with no cache
+    n = 0
+    if hasattr(cache, "is_sliding"):
+        n += 1
+    if hasattr((x, x), "count"):
+        n += 2
+    if hasattr([x], "is_sliding"):
+        n += 4
+    return x + n
+
+
+def test_hasattr_on_constants_and_containers():
+    c = check(hasattr_on_values, r(3), calls=2, graphs=1, breaks=0)
+    assert c["recompiles"] == 0, c

@@ -110,8 +110,19 @@ VarRef Translator::callBuiltin(PyObject* f, std::vector<VarRef>& args,
     PyRef name = constOf(args[1]);
     if (!name) return nullptr;
     if (args[0]->isNumpy()) return bad("hasattr() on an ndarray");
-    if (args[0]->is(Var::Kind::Object) || args[0]->is(Var::Kind::Tensor))
-      return makeConst(PyRef::borrow(PyObject_HasAttr(args[0]->obj.get(), name.get()) ? Py_True : Py_False));
+    const VarRef& v = args[0];
+    if (v->is(Var::Kind::Object) && PyUnicode_Check(name.get()))
+      for (const auto& w : attrWrites_)  // Note [Replayed attribute writes]
+        if (w.obj->obj.get() == v->obj.get() && PyUnicode_Compare(w.name.get(), name.get()) == 0)
+          return makeConst(PyRef::borrow(Py_True));
+    if (v->is(Var::Kind::Object) || v->is(Var::Kind::Tensor) || v->is(Var::Kind::Const))
+      return makeConst(PyRef::borrow(PyObject_HasAttr(v->obj.get(), name.get()) ? Py_True : Py_False));
+    if ((v->is(Var::Kind::Tuple) || v->is(Var::Kind::List) || v->is(Var::Kind::Dict)) && !v->obj) {
+      // A container made or read by the program: its attributes are its type's
+      // (named tuples' fields included).
+      PyObject* tp = typeOf(v);
+      if (tp) return makeConst(PyRef::borrow(PyObject_HasAttr(tp, name.get()) ? Py_True : Py_False));
+    }
     return bad("hasattr() on a container");
   }
   if (f == T->callable && args.size() == 1) {

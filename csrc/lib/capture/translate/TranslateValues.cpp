@@ -244,9 +244,31 @@ bool Translator::storeAttr(const VarRef& obj, PyObject* name, const VarRef& valu
   if (!obj->is(Var::Kind::Object) || !obj->source) return fail("GB007", what);
   PyObject* o = obj->obj.get();
   PyTypeObject* tp = Py_TYPE(o);
-  if (isA(o, T->module) || isA(o, T->tensor) || PyModule_Check(o) || PyType_Check(o) ||
-      tp->tp_setattro != PyObject_GenericSetAttr || !_PyObject_GetDictPtr(o))
+  if (isA(o, T->module)) {
+    // nn.Module.__setattr__ stores a plain Python value (not a tensor or a
+    // module) under a name that is no parameter, buffer or child in the
+    // instance dict, like object.__setattr__ (swin's `self.shift_size = 0`).
+    static PyObject* setattrName = PyUnicode_InternFromString("__setattr__");
+    if (staticLookup(tp, setattrName) !=
+            staticLookup(reinterpret_cast<PyTypeObject*>(T->module), setattrName) ||
+        !value->is(Var::Kind::Const))
+      return fail("GB007", what);
+    PyObject* dict = PyObject_GenericGetDict(o, nullptr);
+    if (!dict) {
+      PyErr_Clear();
+      return fail("GB007", what);
+    }
+    bool registered = false;
+    for (const char* reg : {"_parameters", "_buffers", "_modules"}) {
+      PyObject* d = PyDict_GetItemString(dict, reg);
+      registered = registered || !d || !PyDict_Check(d) || PyDict_Contains(d, name) != 0;
+    }
+    Py_DECREF(dict);
+    if (registered) return fail("GB007", what + " (a parameter, buffer or child module)");
+  } else if (isA(o, T->tensor) || PyModule_Check(o) || PyType_Check(o) ||
+             tp->tp_setattro != PyObject_GenericSetAttr || !_PyObject_GetDictPtr(o)) {
     return fail("GB007", what);
+  }
   PyObject* cls = staticLookup(tp, name);
   if (cls && Py_TYPE(cls)->tp_descr_set) return fail("GB007", what + " (a descriptor on the class)");
   if (branchDepth_ > 0) return fail("GB007", what + " inside a tensor branch");
