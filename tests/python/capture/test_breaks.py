@@ -427,3 +427,44 @@ def hasattr_on_values(x, cache=None):
 def test_hasattr_on_constants_and_containers():
     c = check(hasattr_on_values, r(3), calls=2, graphs=1, breaks=0)
     assert c["recompiles"] == 0, c
+
+
+def cells_and_write(x):
+    k = 2
+    scale = lambda t: t * k  # noqa: E731 - `k` is a cell of this frame
+    y = scale(x)
+    BOX.last = 5
+    return y
+
+
+def test_frame_with_cells_split_at_return():
+    # The attribute write is replayed by a function split at RETURN_VALUE, which
+    # needs no resume function: closure cells no longer make the frame run in Python.
+    c = check(cells_and_write, r(3), calls=2, graphs=1, breaks=0)
+    assert c["skipped"] == 0, c
+    BOX.last = None
+    jit(cells_and_write)(torch.randn(2))
+    assert BOX.last == 5
+
+
+class Kinds(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.kinds = ["p2c", "c2p"]  # deberta_v2's pos_att_type
+
+    def forward(self, x):
+        n = 1
+        if "c2p" in self.kinds:
+            n += 1
+        if "xx" not in self.kinds:
+            n += 2
+        return x * n
+
+
+def test_membership_in_a_list_of_constants():
+    m = Kinds()
+    c = check(m, r(3), calls=2, graphs=1, breaks=0)
+    assert c["recompiles"] == 0, c
+    m.kinds = ["p2c"]  # the items are guarded: a recompile sees the new list
+    x = torch.randn(3)
+    torch.testing.assert_close(jit(m)(x), x * 3)

@@ -993,7 +993,10 @@ PyRef emitBreak(Translator& t, Frame& top, const Instr& ins, PyObject* func, Bre
   PyCodeObject* orig = resumeOrigin(code, &shift);
   if (!orig) orig = code;
   const int off = ins.offset;
-  if (code->co_ncellvars) return bail("GB017", "frame defines closure cells");
+  // A split at RETURN_VALUE (a return value or attribute writes rebuilt by
+  // bytecode) needs no resume function and no locals: closure cells are fine.
+  const bool atReturn = ins.op == Op::RETURN_VALUE;
+  if (code->co_ncellvars && !atReturn) return bail("GB017", "frame defines closure cells");
   if (off < shift) return bail("GB020", "break inside a resume prologue");
   if (top.bc->inTry(off)) return bail("GB014", "break inside a try/with block");
   // A break inside a loop: split at the outermost loop's header (Note [Loop bodies]).
@@ -1030,7 +1033,8 @@ PyRef emitBreak(Translator& t, Frame& top, const Instr& ins, PyObject* func, Bre
   std::set<const Var*> seen;
   bool bad = false;
   for (const VarRef& v : top.stack) collectOutputs(t, v, seen, outs, bad);
-  for (int i = 0; i < nlocals; ++i) collectOutputs(t, top.slots[static_cast<size_t>(i)], seen, outs, bad);
+  if (!atReturn)
+    for (int i = 0; i < nlocals; ++i) collectOutputs(t, top.slots[static_cast<size_t>(i)], seen, outs, bad);
   for (const auto& w : t.attrWrites()) collectOutputs(t, w.value, seen, outs, bad);
   if (bad) return bail("GB020", "a live tensor that is not a graph value");
   PyRef graphFn = host.finishGraph(outs);
@@ -1066,7 +1070,7 @@ PyRef emitBreak(Translator& t, Frame& top, const Instr& ins, PyObject* func, Bre
   for (const VarRef& v : top.stack)
     if (!em.rebuild(v)) return {};
   std::vector<int> bound;
-  for (int i = 0; i < nlocals; ++i) {
+  for (int i = 0; i < nlocals && !atReturn; ++i) {
     const VarRef& v = top.slots[static_cast<size_t>(i)];
     if (v && !v->is(Var::Kind::Cell)) bound.push_back(i);
   }

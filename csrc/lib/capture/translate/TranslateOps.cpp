@@ -2,6 +2,7 @@
 // translator models. Opcodes without a case fail with GB001 (see
 // Translator.h); handlers that meet an unsupported value fail with the
 // matching break code.
+#include <algorithm>
 #include <cstring>
 
 #include "Translator.h"
@@ -314,6 +315,21 @@ bool Frame::step(const Instr& ins, bool& done, VarRef& result) {
         r = 0;
         for (const PyRef& key : container->keys) {
           int eq = PyObject_RichCompareBool(key.get(), k.get(), Py_EQ);
+          if (eq < 0) return t.failPy("GB011", "'in'");
+          if (eq) {
+            r = 1;
+            break;
+          }
+        }
+      } else if ((container->is(Var::Kind::List) || container->is(Var::Kind::Tuple)) &&
+                 std::all_of(container->items.begin(), container->items.end(),
+                             [&](const VarRef& i) { return t.isConst(i); })) {
+        // `"c2p" in self.pos_att_type` (a list read from a module: its items are guarded)
+        r = 0;
+        for (const VarRef& i : container->items) {
+          PyRef e = t.constOf(i);
+          if (!e) return false;
+          int eq = PyObject_RichCompareBool(e.get(), k.get(), Py_EQ);
           if (eq < 0) return t.failPy("GB011", "'in'");
           if (eq) {
             r = 1;
