@@ -272,19 +272,55 @@ def test_try_inside_the_loop_still_falls_back_with_a_reason():
     assert any(b.code in ("GB014", "GB015") for b in out.break_reasons), [str(b) for b in out.break_reasons]
 
 
-def test_while_loop_with_a_break_still_falls_back_with_a_reason():
-    def f(x):
-        i = 0
-        while i < 3:
-            x = x + 1
-            print(i)
-            i += 1
-        return x
+def while_with_print(x):
+    i = 0
+    while i < 3:
+        x = x + 1
+        print("w", i)
+        x = x * 2
+        i += 1
+    return x
 
-    same(f(torch.ones(2)), jit(f)(torch.ones(2)))
-    out = explain(f)(torch.ones(2))
-    assert any(b.code == "GB015" and "while loop" in b.detail for b in out.break_reasons), \
-        [str(b) for b in out.break_reasons]
+
+def while_true_with_break(x):
+    n = 0
+    while True:
+        x = x.sin()
+        print("n", n)
+        n += 1
+        if n > 4:
+            break
+    return x, n
+
+
+@pytest.mark.parametrize("fn", [while_with_print, while_true_with_break])
+def test_while_loop_with_a_break_keeps_the_body_compiled(fn, capsys):
+    # The counter is a Python int the condition branches on: it specializes
+    # per iteration (recompiles), but the statements around the print are graphs.
+    x = torch.randn(3)
+    e = fn(x)
+    expected = capsys.readouterr().out
+    same(e, jit(fn)(x))
+    assert capsys.readouterr().out == expected
+    ex = explain(fn)(x)
+    assert not any(b.code == "GB015" for b in ex.break_reasons), [str(b) for b in ex.break_reasons]
+    assert "aten.sin" in _graph_ops(ex) or "aten.mul" in _graph_ops(ex)
+
+
+def while_in_for(x, xs):
+    for t in xs:
+        j = 0
+        while j < 2:
+            x = x + t
+            print(j)
+            j += 1
+    return x
+
+
+def test_while_inside_a_for_loop():
+    c = check(while_in_for, lambda i: (torch.randn(3), [torch.randn(3), torch.randn(3)]), calls=2,
+              min_graphs=1, max_recompiles=8)
+    assert c["internal_errors"] == 0
 
 
 def test_loop_body_gradients_match_eager():

@@ -654,8 +654,10 @@ int pushes(Op op) {
 // body binds start as a sentinel object (a Python read of one before its first
 // assignment sees the sentinel, not UnboundLocalError); resume functions after
 // the loop delete those still holding it. Not split (GB015 with the reason):
-// while loops, a loop inside another construct's stack (with, try), a try or
-// with block, yield or `del` inside the body, generator frames.
+// a try or with block, yield or `del` inside the body, generator frames. A
+// `while` loop is split the same way at the first instruction of its body
+// (after the first test of its condition, which the prefix runs); its body
+// function ends with the test and has no iterator and no value.
 struct LoopPlan {
   int head = -1, end = -1;        ///< orig offsets: the FOR_ITER and the last jump back to it
   int done = -1;                  ///< FOR_ITER's exit target
@@ -665,6 +667,8 @@ struct LoopPlan {
   int below = 0;                     ///< stack values under the iterator (outer loops' stand-ins)
   int values = 1;                    ///< the value passed as this many arguments (a tuple target unpacked)
   bool unpacked = false;
+  bool isFor = true;                 ///< a `for` loop (else `while`: no iterator, no value)
+  int first = -1;                    ///< index of the body's first instruction
 };
 
 bool isUncond(Op op) {
@@ -702,20 +706,34 @@ std::pair<int, int> outermostLoop(const Bytecode* bc, int off) {
 }
 
 /// Checks that the loop at `head` can run as a loop-body function and fills `p`.
-bool planLoop(PyCodeObject* orig, const Bytecode* bc, int head, int end, int below, LoopPlan& p, std::string& why) {
+bool planLoop(PyCodeObject* orig, const Bytecode* bc, int head, int end, int stackSize, LoopPlan& p,
+              std::string& why) {
   const auto& instrs = bc->instrs();
   const int hi = bc->indexOf(head), ei = bc->indexOf(end);
   if (hi < 0 || ei < 0) return (why = "internal: loop offsets"), false;
-  if (instrs[hi].op != Op::FOR_ITER) return (why = "a while loop"), false;
+  p.isFor = instrs[hi].op == Op::FOR_ITER;
+  if (!p.isFor && !(opcodeInfo(static_cast<uint8_t>(instrs[ei].op)).flags & kJumpBackward))
+    return (why = "internal: loop shape"), false;
   if (orig->co_flags & (CO_GENERATOR | CO_COROUTINE | CO_ASYNC_GENERATOR | CO_ITERABLE_COROUTINE))
     return (why = "a loop in a generator or coroutine"), false;
   p.head = head;
   p.end = end;
-  p.done = instrs[hi].target;
+  p.done = p.isFor ? instrs[hi].target : -1;
+  // Stack values under the iterator (a for loop) or at the header (a while loop).
+  const int below = std::max(0, stackSize - (p.isFor ? 1 : 0));
   p.below = below;
+  p.first = p.isFor ? hi + 1 : hi;
+  if (!p.isFor) {
+    p.values = 0;
+    // The loop's condition at the end: falling through it leaves the loop.
+    if (!isUncond(instrs[ei].op)) {
+      if (static_cast<size_t>(ei + 1) >= instrs.size()) return (why = "internal: loop end"), false;
+      p.exits.push_back(instrs[ei + 1].offset);
+    }
+  }
   // `for a, b in ...`: the value is passed unpacked, so numbers in it are
   // arguments of their own (symbolic, not specialized per iteration).
-  if (hi + 1 <= ei && instrs[hi + 1].op == Op::UNPACK_SEQUENCE && instrs[hi + 1].arg >= 1 &&
+  if (p.isFor && hi + 1 <= ei && instrs[hi + 1].op == Op::UNPACK_SEQUENCE && instrs[hi + 1].arg >= 1 &&
       instrs[hi + 1].arg <= 8) {
     p.values = instrs[hi + 1].arg;
     p.unpacked = true;
@@ -727,7 +745,7 @@ bool planLoop(PyCodeObject* orig, const Bytecode* bc, int head, int end, int bel
     if (k > hi && k <= ei) continue;
     if (ins.target >= 0 && inBody(ins.target)) return (why = "a jump into the loop body"), false;
   }
-  for (int k = hi + 1; k <= ei; ++k) {
+  for (int k = p.first; k <= ei; ++k) {
     const Instr& ins = instrs[k];
     if (bc->inTry(ins.offset)) return (why = "a try or with block inside the loop"), false;
     switch (ins.op) {
@@ -752,7 +770,7 @@ bool planLoop(PyCodeObject* orig, const Bytecode* bc, int head, int end, int bel
   std::set<int> targets, read;
   for (const Instr& ins : instrs)
     if (ins.target >= 0) targets.insert(ins.target);
-  for (int k = hi + 1; k <= ei; ++k) {
+  for (int k = p.first; k <= ei; ++k) {
     const Instr& ins = instrs[k];
     if (targets.count(ins.offset) || ins.target >= 0 || isUncond(ins.op)) break;
     if (ins.op == Op::LOAD_FAST) read.insert(ins.arg);
@@ -761,8 +779,10 @@ bool planLoop(PyCodeObject* orig, const Bytecode* bc, int head, int end, int bel
   // Stack depths: the body starts with (iterator, value); a jump back to the
   // header leaves the iterator, a jump out leaves nothing, a return its value.
   std::vector<int> depth(instrs.size(), -1);
-  std::vector<int> work{hi + 1};
-  depth[static_cast<size_t>(hi + 1)] = below + 2;
+  // A while loop has neither: it starts with `below` and goes back with it.
+  const int back = p.isFor ? below + 1 : below;
+  std::vector<int> work{p.first};
+  depth[static_cast<size_t>(p.first)] = p.isFor ? below + 2 : below;
   auto setDepth = [&](int idx, int d) {
     if (depth[static_cast<size_t>(idx)] < 0) {
       depth[static_cast<size_t>(idx)] = d;
@@ -790,7 +810,7 @@ bool planLoop(PyCodeObject* orig, const Bytecode* bc, int head, int end, int bel
       int e = PyCompile_OpcodeStackEffectWithJump(op, arg, 1);
       if (e == PY_INVALID_STACK_EFFECT) return (why = std::string("stack effect of ") + ins.name()), false;
       if (ins.target == head) {
-        if (d + e != below + 1) return (why = "a jump back to the loop header with other stack values"), false;
+        if (d + e != back) return (why = "a jump back to the loop header with other stack values"), false;
       } else if (!inBody(ins.target)) {
         if (d + e != below) return (why = "a jump out of the loop with stack values"), false;
       } else if (!setDepth(bc->indexOf(ins.target), d + e)) {
@@ -800,7 +820,10 @@ bool planLoop(PyCodeObject* orig, const Bytecode* bc, int head, int end, int bel
     if (isUncond(ins.op)) continue;
     int e = PyCompile_OpcodeStackEffectWithJump(op, arg, 0);
     if (e == PY_INVALID_STACK_EFFECT) return (why = std::string("stack effect of ") + ins.name()), false;
-    if (k + 1 > ei) return (why = "the loop body falls through its end"), false;
+    if (k + 1 > ei) {
+      if (p.isFor || d + e != below) return (why = "the loop body falls through its end"), false;
+      continue;  // a while loop's condition was false: the fall-through exit
+    }
     if (!setDepth(k + 1, d + e)) return (why = "internal: stack depths"), false;
   }
   return true;
@@ -848,7 +871,7 @@ PyRef loopBody(PyCodeObject* orig, const Bytecode* bc, const LoopPlan& p, const 
   Asm a(instrs[static_cast<size_t>(hi)].line, orig->co_firstlineno);
   if (orig->co_nfreevars) a.op(Op::COPY_FREE_VARS, orig->co_nfreevars);
   a.op(Op::RESUME, 0);
-  for (int k = 0; k <= p.below; ++k) a.op(Op::LOAD_CONST, constant(Py_None));  // stand for the iterators
+  for (int k = 0; k < p.below + (p.isFor ? 1 : 0); ++k) a.op(Op::LOAD_CONST, constant(Py_None));  // the iterators
   for (int k = 0; k < p.values; ++k) a.op(Op::LOAD_FAST, valueSlot + k);
   if (p.unpacked) a.op(Op::BUILD_TUPLE, p.values);
   enum { kNext = -2, kRet = -3 };
@@ -860,7 +883,7 @@ PyRef loopBody(PyCodeObject* orig, const Bytecode* bc, const LoopPlan& p, const 
   // Labels: instruction offsets for internal targets, negatives for epilogues
   // (shifted to non-negative ids for the assembler).
   auto lab = [&](int l) { return l >= 0 ? l : 1000000 - l; };
-  for (int k = hi + 1; k <= ei; ++k) {
+  for (int k = p.first; k <= ei; ++k) {
     const Instr& ins = instrs[static_cast<size_t>(k)];
     if (ins.op == Op::EXTENDED_ARG) continue;
     a.setLine(ins.line > 0 ? ins.line : -1);
@@ -887,6 +910,9 @@ PyRef loopBody(PyCodeObject* orig, const Bytecode* bc, const LoopPlan& p, const 
       a.op(ins.op, ins.arg);
     }
   }
+  if (!p.isFor && !isUncond(instrs[static_cast<size_t>(ei)].op)) {
+    a.jump(Op::JUMP_FORWARD, lab(exitLabel(instrs[static_cast<size_t>(ei) + 1].offset)));
+  }
   // Epilogues: (flag, (assigned locals...)) or (1, return value).
   a.setLine(-1);
   auto locals = [&] {
@@ -895,7 +921,7 @@ PyRef loopBody(PyCodeObject* orig, const Bytecode* bc, const LoopPlan& p, const 
   };
   PyRef zero = PyRef::steal(PyLong_FromLong(0)), one = PyRef::steal(PyLong_FromLong(1));
   a.label(lab(kNext));
-  for (int k = 0; k <= p.below; ++k) a.op(Op::POP_TOP);
+  for (int k = 0; k < p.below + (p.isFor ? 1 : 0); ++k) a.op(Op::POP_TOP);
   a.op(Op::LOAD_CONST, constant(zero.get()));
   locals();
   a.op(Op::BUILD_TUPLE, 2);
@@ -1007,8 +1033,8 @@ PyRef emitBreak(Translator& t, Frame& top, const Instr& ins, PyObject* func, Bre
     if (!obc) return bail("GB020", error);
     auto [head, end] = outermostLoop(obc, off - shift);
     std::string why;
-    const int below = static_cast<int>(top.stack.size()) - 1;
-    if (head < 0 || !planLoop(orig, obc, head, end, off - shift == head ? below : 0, loop, why))
+    const int stackSize = off - shift == head ? static_cast<int>(top.stack.size()) : 0;
+    if (head < 0 || !planLoop(orig, obc, head, end, stackSize, loop, why))
       return bail("GB015", t.failure().code + " inside a loop, which cannot run as a function of its own: " +
                                (why.empty() ? "no loop found" : why));
     if (off - shift != head) {
@@ -1181,7 +1207,7 @@ PyRef emitBreak(Translator& t, Frame& top, const Instr& ins, PyObject* func, Bre
     std::vector<int> values;
     for (int k = 0; k < loop.values; ++k) values.push_back(em.local(("__xacc_loop_value" + std::to_string(k)).c_str()));
     const int flag = em.local("__xacc_loop_flag"), payload = em.local("__xacc_loop_payload");
-    std::vector<bool> belowLayout(layout.begin(), layout.end() - 1);
+    std::vector<bool> belowLayout(layout.begin(), layout.end() - (loop.isFor ? 1 : 0));
     PyRef zero = PyRef::steal(PyLong_FromLong(0)), one = PyRef::steal(PyLong_FromLong(1));
     auto storeAssigned = [&] {
       a.op(Op::LOAD_FAST, payload);
@@ -1196,7 +1222,7 @@ PyRef emitBreak(Translator& t, Frame& top, const Instr& ins, PyObject* func, Bre
     };
     enum { kLoop = 10, kNotNext, kDone, kExit0 = 100 };
     a.label(kLoop);
-    a.jump(Op::FOR_ITER, kDone);
+    if (loop.isFor) a.jump(Op::FOR_ITER, kDone);
     if (loop.unpacked) a.op(Op::UNPACK_SEQUENCE, loop.values);
     for (int v : values) a.op(Op::STORE_FAST, v);
     a.op(Op::PUSH_NULL);
@@ -1213,7 +1239,7 @@ PyRef emitBreak(Translator& t, Frame& top, const Instr& ins, PyObject* func, Bre
     storeAssigned();
     a.jump(Op::JUMP_BACKWARD, kLoop);
     a.label(kNotNext);
-    a.op(Op::POP_TOP);  // the iterator
+    if (loop.isFor) a.op(Op::POP_TOP);  // the iterator
     flagIs(one.get(), kExit0);
     for (size_t k = 0; k < belowLayout.size(); ++k) a.op(Op::POP_TOP);
     a.op(Op::LOAD_FAST, payload);
@@ -1226,8 +1252,14 @@ PyRef emitBreak(Translator& t, Frame& top, const Instr& ins, PyObject* func, Bre
       if (!callResume(loop.exits[k], belowLayout)) return {};
     }
     if (loop.exits.empty()) a.label(kExit0);
-    a.label(kDone);
-    if (!callResume(loop.done, belowLayout)) return {};
+    if (loop.isFor) {
+      a.label(kDone);
+      if (!callResume(loop.done, belowLayout)) return {};
+    } else if (loop.exits.empty()) {  // `while True` left only by return (flag 1): not reached
+      for (size_t k = 0; k < belowLayout.size(); ++k) a.op(Op::POP_TOP);
+      a.op(Op::LOAD_FAST, payload);
+      a.op(Op::RETURN_VALUE);
+    }
     em.maxDepth += static_cast<int>(params.size()) + static_cast<int>(loop.stored.size()) + 4;
   } else if (ins.op == Op::RETURN_VALUE) {
     a.op(Op::RETURN_VALUE);
