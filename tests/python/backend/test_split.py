@@ -93,3 +93,52 @@ def test_threshold_depends_on_work_per_element():
     stats, log = run(2, 32, ["tanh"] * 5)
     assert len(log) == 1 and ": split over dim 0 (32 rows" in log[0], log
     assert stats["split"] == 3, stats
+
+
+POOL_SCRIPT = r"""
+import json, sys, torch
+import xacc._C as C
+torch.set_num_threads(2)
+n, kind = int(sys.argv[1]), sys.argv[2]
+x = torch.randn(n, 16, 32, 32)
+w, b, rm, rv = torch.randn(16), torch.randn(16), torch.randn(16), torch.rand(16) + 0.5
+t = f"tensor<f32, [{n}, 16, 32, 32], cpu>"
+c = "tensor<f32, [16], cpu>"
+if kind == "pool":
+    # The conv block's tail: bn -> gelu -> max_pool2d (strided window views of each row).
+    o = f"tensor<f32, [{n}, 16, 16, 16], cpu>"
+    body = (f"  %0, %1, %2 = aten.native_batch_norm.default(%x, %w, %b, %rm, %rv) {{eps = 1e-05, momentum = 0.1, "
+            f"training = false}} : ({t}, tensor<f32, [0], cpu>, tensor<f32, [0], cpu>)\n"
+            f"  %3 = aten.gelu.default(%0) : {t}\n"
+            f"  %4 = aten.max_pool2d.default(%3) {{kernel_size = [2, 2], stride = [2, 2]}} : {o}\n"
+            f"  return %4\n")
+    ref = torch.nn.functional.max_pool2d(torch.nn.functional.gelu(
+        torch.nn.functional.batch_norm(x, rm, rv, w, b, False, 0.1, 1e-5)), 2, 2)
+else:
+    # A view that moves dim 0 (a transpose of dims 0 and 1) is not split.
+    o = f"tensor<f32, [16, {n}, 32, 32], cpu>"
+    body = (f"  %0 = aten.transpose.int(%x) {{dim0 = 0, dim1 = 1}} : {o}\n"
+            f"  %1 = aten.tanh.default(%0) : {o}\n  %2 = aten.exp.default(%1) : {o}\n  return %2\n")
+    ref = torch.exp(torch.tanh(x.transpose(0, 1)))
+e = C.mlir.compile(f"graph @g(%x: {t}, %w: {c}, %b: {c}, %rm: {c}, %rv: {c}) -> {o} {{\n" + body + "}\n")
+for _ in range(3):
+    (y,) = e(x, w, b, rm, rv)
+    torch.testing.assert_close(y, ref, rtol=2e-5, atol=1e-5)
+s = e.stats()
+print(json.dumps({"launches": s["kernel_launches"], "split": s["split_runs"], "fallback": s["region_fallback_runs"],
+                  "regions": s["regions"]}))
+"""
+
+
+@pytest.mark.parametrize("rows", [8, 7])
+def test_pooling_window_views_split_over_rows(rows):
+    # Views that keep dim 0 (pooling windows) used to make a kernel unsplittable,
+    # so the conv block's bn+gelu+max_pool2d kernel ran on one thread.
+    env = dict(os.environ, XACC_LOG="mlir", PYTHONPATH=str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    for kind, split in [("pool", 3), ("transpose", 0)]:
+        p = subprocess.run([sys.executable, "-c", POOL_SCRIPT, str(rows), kind], env=env, capture_output=True,
+                           text=True, timeout=300)
+        assert p.returncode == 0, p.stderr[-3000:]
+        stats = json.loads(p.stdout.strip().splitlines()[-1])
+        assert stats["launches"] == 3 and stats["fallback"] == 0 and stats["regions"] == 1, (stats, p.stderr[-2000:])
+        assert stats["split"] == split, (kind, stats, [ln for ln in p.stderr.splitlines() if "dim 0" in ln])

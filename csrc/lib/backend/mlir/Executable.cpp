@@ -267,7 +267,24 @@ bool splittableOverDim0(const KernelIR& k) {
   for (int o : k.outputs)
     if (k.at(o).shape.size() != s0.size() || k.at(o).shape[0] != s0[0]) return false;
   for (const KNode& n : k.nodes) {
-    if (n.kind == KNode::View) return false;
+    // A view keeps rows apart when its dim 0 is its argument's dim 0, read
+    // plainly (no scale, offset or crop), and no other dim of the argument
+    // depends on it: pooling windows x[:, :, i*s + a, j*s + b] over [N, C, H,
+    // W], the conv block's bn -> gelu -> max_pool2d. Views that move, merge or
+    // slice dim 0 (transposes to dim 0, select/index of a row) are not split.
+    if (n.kind == KNode::View) {
+      const KNode& arg = k.at(n.args[0]);
+      // Lower-rank views of lower-rank values (per-channel parameters
+      // reshaped to [C, 1, 1]) broadcast along dim 0: row-independent.
+      if (n.shape.size() < s0.size() && arg.shape.size() < s0.size()) continue;
+      if (n.shape.size() != s0.size() || arg.shape.size() != s0.size() || n.shape[0] != s0[0] ||
+          arg.shape[0] != s0[0] || n.viewIndex.empty() || n.viewIndex[0].dim != 0 || n.viewIndex[0].mul != 1 ||
+          n.viewIndex[0].add != 0)
+        return false;
+      for (size_t j = 1; j < n.viewIndex.size(); ++j)
+        if (n.viewIndex[j].dim == 0) return false;
+      continue;
+    }
     if (n.kind == KNode::Reduce) {
       // Row-wise reductions (not over dim 0, same rank outputs) stay within a chunk.
       if (!n.keepDim || n.shape.size() != s0.size() || n.dims.empty() || n.dims[0] == 0) return false;

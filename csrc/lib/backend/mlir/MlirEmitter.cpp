@@ -233,7 +233,11 @@ private:
       if (idx[j].dim >= 0 && idx[j].mul == 1 && static_cast<size_t>(idx[j].dim) < b.loops.size() &&
           (idx[j].add != 0 || shape[j] != b.loops[static_cast<size_t>(idx[j].dim)]))
         crop = true;
-    if (crop && tDynRows.rows < 0) {
+    // With dynamic rows (a kernel split over dim 0), dim 0 of a row-shaped
+    // view is read plainly (splittableOverDim0 in Executable.cpp), and its
+    // slice size is the run-time row count.
+    bool rowArg = isRowShape(shape0);
+    if (crop && (tDynRows.rows < 0 || (rowArg && idx[0].dim == 0 && idx[0].mul == 1 && idx[0].add == 0))) {
       std::string offs, sizes, ones;
       for (size_t j = 0; j < idx.size(); ++j) {
         int64_t off = 0, size = shape[j];
@@ -243,7 +247,7 @@ private:
           idx[j].add = 0;
         }
         offs += (j ? ", " : "") + std::to_string(off);
-        sizes += (j ? ", " : "") + std::to_string(size);
+        sizes += (j ? ", " : "") + (j == 0 && rowArg ? std::string("%nrows") : std::to_string(size));
         ones += j ? ", 1" : "1";
         shape[j] = size;
       }
