@@ -339,10 +339,12 @@ void bindCapture(py::module_& m) {
         t.addLeaf(id, std::move(l));
       })
       .def("dump", [](const cap::GuardTree& t) {
-        // (local_names, grad_mode, [(parent, kind, index, key, [leaf, ...]), ...]) where a
+        // (local_names, grad_mode, [(parent, kind, index, key, [leaf, ...]), ...], dims) where a
         // leaf is ("type", T) | ("id", obj) | ("eq", obj) | ("len", n) | ("not_tensor",) |
         // ("tensor", type, key_set, dtype, device_type, device_index, requires_grad,
-        // contiguous, sizes, strides). Rebuilding with node()/leaf_*() in this order gives
+        // contiguous, sizes, strides), and dims lists the dim guards as (a, dim_a, op, b,
+        // dim_b, value, what), op "" for dims_equal (what: the symbol) else dim_relation's.
+        // Rebuilding with node()/leaf_*()/dims_equal()/dim_relation() in this order gives
         // the same tree.
         // Indexed by cap::Access; accessFromName() reads these names back.
         static const char* kinds[] = {"L", "G", "C", "K", "A", "I", "T"};
@@ -372,7 +374,10 @@ void bindCapture(py::module_& m) {
                                       t.nodeIndex(id),
                                       key ? py::reinterpret_borrow<py::object>(key) : py::none(), leaves));
         }
-        return py::make_tuple(t.localNames(), t.gradMode(), nodes);
+        py::list dims;
+        for (const auto& d : t.dimGuards())
+          dims.append(py::make_tuple(d.a, d.dimA, d.op, d.b, d.dimB, d.value, d.what));
+        return py::make_tuple(t.localNames(), t.gradMode(), nodes, dims);
       })
       .def("dims_equal", &cap::GuardTree::addDimEquality, py::arg("a"), py::arg("dim_a"), py::arg("b"),
            py::arg("dim_b"), py::arg("symbol"))

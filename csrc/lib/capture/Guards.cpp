@@ -296,6 +296,15 @@ void GuardTree::addDimRelation(int a, int dimA, const std::string& op, int b, in
   dimEqs_.push_back(std::move(e));
 }
 
+std::vector<GuardTree::DimGuard> GuardTree::dimGuards() const {
+  static const char* kNames[] = {"", "==", "!=", "<", "<=", ">", ">="};
+  std::vector<DimGuard> out;
+  out.reserve(dimEqs_.size());
+  for (const DimEq& e : dimEqs_)
+    out.push_back({e.a, e.dimA, kNames[static_cast<int>(e.op)], e.b, e.dimB, e.value, e.symbol});
+  return out;
+}
+
 std::string GuardTree::dimEqText(const DimEq& e) const {
   if (e.op != DimEq::Op::None) {
     static const char* kNames[] = {"==", "==", "!=", "<", "<=", ">", ">="};

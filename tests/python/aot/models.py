@@ -46,3 +46,9 @@ def with_numpy(x: torch.Tensor, w: np.ndarray) -> torch.Tensor:
     a = x.numpy()
     h = np.tanh(a @ w.T) + w.mean(axis=1)
     return torch.relu(torch.from_numpy(h)) * 2
+
+
+def same_rows(x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+    # Compiled dynamic, x.size(0) and y.size(0) share one symbol: the entry holds
+    # a dim-equality guard that must survive the artifact.
+    return torch.zeros(y.size(0), 2) + x[:, :2]

@@ -275,3 +275,30 @@ def test_xjit_cache_ignores_a_corrupted_file(tmp_path, artifacts):
     assert "[xacc:capture] captured" in second.stderr  # the frame whose file was bad compiles again
     third = run_py(cmd, tmp_path, log="aot,capture")  # ... and its file was written again
     assert "stored entries: 2 installed for 3 frames" in third.stderr, third.stderr
+
+
+def test_dim_guards_survive_the_artifact(tmp_path):
+    """A dynamic entry's dim-equality guard is stored and checked after loading:
+    sizes that break the relation are a guard mismatch (the JIT then raises
+    eager's error), never a run of the stored graph."""
+    run_py("""
+        import torch, xacc, models
+        xacc.aot(models.same_rows, (torch.randn(4, 6), torch.randn(4, 3)), "rows.xacc", dynamic=True)
+    """, tmp_path)
+    p = run_py("""
+        import torch, xacc, models
+        from xacc._C import capture as C
+        f = xacc.load("rows.xacc")
+        try:  # sizes that break the relation: first call, so the stored entries are checked
+            f(torch.randn(6, 4), torch.randn(4, 3))
+        except RuntimeError as e:
+            print("raises", "must match the size" in str(e))
+        print("guards", [g for e in C.entries(models.same_rows.__code__) for g in e["guards"] if "size(0)" in g])
+        x, y = torch.randn(5, 6), torch.randn(5, 3)  # other sizes, relation kept
+        print("equal", torch.equal(f(x, y), models.same_rows(x, y)))
+    """, tmp_path, log="aot")
+    out, err = p.stdout, p.stderr
+    assert "equal True" in out, out + err
+    assert "L['x'].size(0) == L['y'].size(0) (both are s0)" in out, out + err
+    assert "raises True" in out, out + err
+    assert "guard mismatch" in err and "L['x'].size(0) == L['y'].size(0)" in err, err

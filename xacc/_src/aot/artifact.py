@@ -28,8 +28,8 @@ import torch
 
 from xacc.errors import ArtifactError
 
-MAGIC = b"XACCAOT\x01"
-FORMAT = 1
+MAGIC = b"XACCAOT\x02"
+FORMAT = 2  # 2: guard trees carry their dim guards (equalities, relations)
 
 
 def environment() -> dict[str, str]:

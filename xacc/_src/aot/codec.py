@@ -151,7 +151,7 @@ def rebuild_tree(dump: tuple) -> Any:
     """A C++ GuardTree from `GuardTree.dump()` output (objects already decoded)."""
     from xacc._C import capture as C
 
-    local_names, grad_mode, nodes = dump
+    local_names, grad_mode, nodes, dims = dump
     tree = C.GuardTree()
     tree.set_local_names(list(local_names))
     if grad_mode >= 0:
@@ -176,4 +176,9 @@ def rebuild_tree(dump: tuple) -> Any:
                 tree.leaf_tensor_meta(n, *leaf[1:])
             else:
                 raise ValueError(f"unknown guard leaf {tag!r}")
+    for a, dim_a, op, b, dim_b, value, what in dims:
+        if op:
+            tree.dim_relation(a, dim_a, op, b, dim_b, value, what)
+        else:
+            tree.dims_equal(a, dim_a, b, dim_b, what)
     return tree

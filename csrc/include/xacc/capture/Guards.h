@@ -112,6 +112,17 @@ public:
   /// -1: grad mode not guarded; 0/1: required disabled/enabled.
   int gradMode() const { return gradMode_; }
   const std::vector<std::string>& localNames() const { return localNames_; }
+  /// The dim guards in the order added, for serialization: `op` is "" for an
+  /// equality added by addDimEquality (its `what` is the shared symbol), else the
+  /// operator given to addDimRelation. Replaying them in order gives the same guards.
+  struct DimGuard {
+    int a, dimA;
+    std::string op;
+    int b, dimB;
+    int64_t value;
+    std::string what;
+  };
+  std::vector<DimGuard> dimGuards() const;
 
 private:
   struct Node {
