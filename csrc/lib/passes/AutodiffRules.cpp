@@ -215,6 +215,16 @@ Value* zerosOf(RuleCtx& c, Value* x) {
 }
 
 /// Gradient mask of maximum/minimum: 1 where `self` wins, 0.5 on ties, 0 else.
+/// `op`(zeros like self, dim, index, g): the gradient of a gather along `dim`
+/// (gather -> scatter_add, index_select -> index_add).
+Value* addAtIndex(RuleCtx& c, const char* op) {
+  Call k(c, {zerosOf(c, c.val("self"))});
+  k.pass("dim");
+  k.ops.push_back(c.val("index"));
+  k.ops.push_back(c.g);
+  return k.emit(op);
+}
+
 Value* winMask(Autodiff& ad, Value* x, Value* y, bool isMax) {
   Value* s = ad.op("aten.sign", {ad.sub(x, y)});
   if (!isMax) s = ad.neg(s);
@@ -253,7 +263,7 @@ const std::unordered_map<std::string, Rule>& rules() {
           c.give("other", c.g);
           return true;
         });
-    def({"mul.Tensor"}, {A{"self", T}, A{"other", T}}, [](RuleCtx& c) {
+    def({"mul.Tensor", "arith.mul"}, {A{"self", T}, A{"other", T}}, [](RuleCtx& c) {
       if (c.active("self")) c.give("self", c.ad.mul(c.g, c.val("other")));
       if (c.active("other")) c.give("other", c.ad.mul(c.g, c.val("self")));
       return true;
@@ -525,11 +535,6 @@ const std::unordered_map<std::string, Rule>& rules() {
       if (c.active("other")) c.give("other", c.ad.neg(c.g));
       return true;
     });
-    def({"arith.mul"}, {A{"self", T}, A{"other", T}}, [](RuleCtx& c) {
-      if (c.active("self")) c.give("self", c.ad.mul(c.g, c.val("other")));
-      if (c.active("other")) c.give("other", c.ad.mul(c.g, c.val("self")));
-      return true;
-    });
     def({"arith.div"}, {A{"self", T}, A{"other", T}}, [](RuleCtx& c) {
       Autodiff& ad = c.ad;
       if (!c.out->type().isFloat()) return true;
@@ -798,22 +803,9 @@ const std::unordered_map<std::string, Rule>& rules() {
              true;
     });
     def({"gather"}, {A{"self", T}, A{"dim", S}, A{"index", T}, A{"sparse_grad", S, Attr::boolean(false)}},
-        [](RuleCtx& c) {
-          Value* z = zerosOf(c, c.val("self"));
-          Call k(c, {z});
-          k.pass("dim");
-          k.ops.push_back(c.val("index"));
-          k.ops.push_back(c.g);
-          return c.give("self", k.emit("aten.scatter_add")), true;
-        });
-    def({"index_select"}, {A{"self", T}, A{"dim", S}, A{"index", T}}, [](RuleCtx& c) {
-      Value* z = zerosOf(c, c.val("self"));
-      Call k(c, {z});
-      k.pass("dim");
-      k.ops.push_back(c.val("index"));
-      k.ops.push_back(c.g);
-      return c.give("self", k.emit("aten.index_add")), true;
-    });
+        [](RuleCtx& c) { return c.give("self", addAtIndex(c, "aten.scatter_add")), true; });
+    def({"index_select"}, {A{"self", T}, A{"dim", S}, A{"index", T}},
+        [](RuleCtx& c) { return c.give("self", addAtIndex(c, "aten.index_add")), true; });
     def({"index.Tensor"}, {A{"self", T}}, [](RuleCtx& c) {
       // index_put(zeros, indices, g, accumulate=True): indices are the node's
       // other operands (tensors or nulls), in order.
