@@ -468,3 +468,26 @@ def test_membership_in_a_list_of_constants():
     m.kinds = ["p2c"]  # the items are guarded: a recompile sees the new list
     x = torch.randn(3)
     torch.testing.assert_close(jit(m)(x), x * 3)
+
+
+class PartialAct(torch.nn.Module):
+    """transformers' GELUTanh: the activation is a functools.partial."""
+
+    def __init__(self):
+        super().__init__()
+        import functools
+        self.act = functools.partial(torch.nn.functional.gelu, approximate="tanh")
+
+    def forward(self, x):
+        return self.act(x) * 2
+
+
+def test_functools_partial_from_a_source_is_called():
+    import functools
+    m = PartialAct()
+    c = check(m, r(3, 4), calls=2, graphs=1, breaks=0)
+    assert c["recompiles"] == 0, c
+    # Its keywords are guarded: another partial recompiles and computes the new function.
+    m.act = functools.partial(torch.nn.functional.gelu, approximate="none")
+    x = torch.randn(3, 4)
+    torch.testing.assert_close(jit(m)(x), torch.nn.functional.gelu(x) * 2)

@@ -670,6 +670,46 @@ VarRef Translator::callObject(Frame& f, const VarRef& fn, std::vector<VarRef>& a
     fail("GB003", "print()");
     return nullptr;
   }
+  static PyObject* partialType = [] {
+    PyObject* m = PyImport_ImportModule("functools");
+    PyObject* p = m ? PyObject_GetAttrString(m, "partial") : nullptr;
+    Py_XDECREF(m);
+    if (!p) PyErr_Clear();
+    return p;  // kept for the process
+  }();
+  if (partialType && Py_TYPE(o) == reinterpret_cast<PyTypeObject*>(partialType) && fn->source) {
+    // functools.partial read from a source (transformers' GELUTanh keeps
+    // `partial(F.gelu, approximate="tanh")`): its func, args and keywords are
+    // read (and guarded) through the partial's own sources, then called.
+    static PyObject* names[3] = {PyUnicode_InternFromString("func"), PyUnicode_InternFromString("args"),
+                                 PyUnicode_InternFromString("keywords")};
+    VarRef parts[3];
+    for (int i = 0; i < 3; ++i) {
+      PyObject* v = PyObject_GetAttr(o, names[i]);
+      if (!v) {
+        failPy("GB002", "functools.partial");
+        return nullptr;
+      }
+      PyRef vr = PyRef::steal(v);
+      parts[i] = wrap(v, Source::attr(fn->source, names[i]));
+      if (!parts[i]) return nullptr;
+    }
+    if (!parts[1]->is(Var::Kind::Tuple) || !parts[2]->is(Var::Kind::Dict)) {
+      fail("GB002", "functools.partial with unusual args/keywords");
+      return nullptr;
+    }
+    std::vector<VarRef> all = parts[1]->items;
+    all.insert(all.end(), args.begin(), args.end());
+    std::vector<std::pair<PyRef, VarRef>> kw;
+    for (size_t i = 0; i < parts[2]->keys.size(); ++i) {
+      bool overridden = false;
+      for (const auto& kv : kwargs)
+        overridden = overridden || PyObject_RichCompareBool(kv.first.get(), parts[2]->keys[i].get(), Py_EQ) == 1;
+      if (!overridden) kw.emplace_back(parts[2]->keys[i], parts[2]->items[i]);
+    }
+    kw.insert(kw.end(), kwargs.begin(), kwargs.end());
+    return call(f, parts[0], std::move(all), std::move(kw));
+  }
   if (o == T->noGrad || o == T->enableGrad) {
     if (!args.empty() || !kwargs.empty()) {
       fail("GB002", "no_grad/enable_grad with arguments");
