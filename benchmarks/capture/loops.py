@@ -1,9 +1,11 @@
 """Loops under xacc.jit (Note [Loop bodies], Translator::rangeLoop), in one run:
 
-  (a) a `for` loop with a graph break in its body (a list append of a Python
-      number read from a tensor): eager vs xacc.jit per call, and what xacc
-      captured (graphs, breaks). Before loop splitting the whole frame ran in
-      Python (GB015);
+  (a) a `for` loop with a graph break in its body (a Python number read from
+      a tensor, appended to a list passed in / stored on an object): eager vs
+      xacc.jit per call, and what xacc captured (graphs, breaks). Before loop
+      splitting the whole frame ran in Python (GB015). The list variant
+      recompiles the body per iteration (a list argument's length is guarded)
+      until the entry limit;
   (b) `for i in range(n)` with a capturable body: cold capture time and
       per-call latency for n at the unroll bound (unrolled) and past it
       (one ctrl.loop), eager alongside.
@@ -29,6 +31,18 @@ def with_break(x, w, log):
     for i in range(8):
         x = torch.tanh(x @ w)
         log.append(float(x[0, 0]))  # .item()-like read: a graph break each iteration
+        x = x * 0.5 + i
+    return x
+
+
+class Stats:
+    last = 0.0
+
+
+def with_break_attr(x, w, st):
+    for i in range(8):
+        x = torch.tanh(x @ w)
+        st.last = float(x[0, 0])
         x = x * 0.5 + i
     return x
 
@@ -68,16 +82,17 @@ def main() -> None:
     torch.set_num_threads(1)
     x, w = torch.randn(16, 64), torch.randn(64, 64) * 0.1
 
-    reset()
-    log: list = []
-    jb = jit(with_break)
-    jb(x, w, log)
-    c = counters()
-    out = xacc.explain(with_break)(x, w, [])
-    t = interleaved({"eager": lambda *p: with_break(*p, []), "xacc": lambda *p: jb(*p, [])}, (x, w), 200, a.rounds)
-    print(f"(a) loop with a break: eager {t['eager'] * 1e6:.1f} us, xacc {t['xacc'] * 1e6:.1f} us per call; "
-          f"graphs {c['graphs']}, breaks {c['breaks']}, skipped frames {c['skipped']}; "
-          f"explain: {out.graph_count} graphs, {out.graph_break_count} breaks")
+    for name, fn, extra in (("list append", with_break, list), ("attribute write", with_break_attr, Stats)):
+        reset()
+        jb = jit(fn)
+        jb(x, w, extra())
+        jb(x, w, extra())
+        c = counters()
+        t = interleaved({"eager": lambda *p, fn=fn: fn(*p, extra()), "xacc": lambda *p, jb=jb: jb(*p, extra())},
+                        (x, w), 200, a.rounds)
+        print(f"(a) loop with a break ({name}): eager {t['eager'] * 1e6:.1f} us, xacc {t['xacc'] * 1e6:.1f} us "
+              f"per call; graphs {c['graphs']}, breaks {c['breaks']}, recompiles {c['recompiles']}, "
+              f"skipped frames {c['skipped']}")
 
     for n in (64, 65, 1000):
         reset()
