@@ -253,6 +253,22 @@ def loop_over_a_generator(x):
     return x
 
 
+def grows_while_iterated(x, xs):
+    for t in xs:
+        x = x + t
+        print(len(xs))
+        if len(xs) < 5:
+            xs.append(t * 2)
+    return x
+
+
+def test_list_appended_to_while_iterated_sees_the_new_items():
+    def make(i):
+        return torch.randn(3), [torch.randn(3), torch.randn(3)]
+
+    check(grows_while_iterated, make, calls=2, max_recompiles=8)
+
+
 def test_loop_over_a_generator_runs_like_eager():
     same(loop_over_a_generator(torch.ones(2)), jit(loop_over_a_generator)(torch.ones(2)))
     assert counters()["internal_errors"] == 0

@@ -542,6 +542,13 @@ struct Emitter {
         return true;
       }
       case K::Iter:
+        if (v->pos == 0 && v->self && v->self->is(K::List)) {
+          // A fresh iterator over a list (a loop split at its header): over the
+          // list itself, so that appends made by the loop body are iterated as in eager.
+          if (!rebuild(v->self)) return false;
+          asm_.op(Op::GET_ITER);
+          return true;
+        }
         for (size_t i = v->pos; i < v->items.size(); ++i)
           if (!rebuild(v->items[i])) return false;
         asm_.op(Op::BUILD_TUPLE, static_cast<int>(v->items.size() - v->pos));

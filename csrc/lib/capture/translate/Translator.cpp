@@ -681,6 +681,7 @@ VarRef Translator::iterate(const VarRef& v) {
   auto it = makeVar(Var::Kind::Iter);
   if (!unpack(v, it->items)) return nullptr;
   if (v->is(Var::Kind::Const) && PyRange_Check(v->obj.get())) it->obj = v->obj;  // see rangeLoop
+  if (v->is(Var::Kind::List)) it->self = v;  // rebuilt as iter(list) at a loop split (Codegen.cpp)
   return it;
 }
 

@@ -97,7 +97,7 @@ struct Var {
     BoundMethod,   ///< obj: a Python function, self: the bound tracker
     TensorMethod,  ///< self: the tensor, name: the method
     ContainerMethod,  ///< self: a list/tuple/dict tracker, name: the method
-    Iter,          ///< items, pos
+    Iter,          ///< items, pos; self: the list iterated (iter() of a list), else null
     Cell,          ///< self: the content (null when empty)
     CellRef,       ///< self: a Cell tracker (LOAD_CLOSURE)
     Set,           ///< obj: a real set/frozenset of constants, built by the program's own
