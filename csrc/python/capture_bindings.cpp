@@ -285,6 +285,13 @@ void bindCapture(py::module_& m) {
         l.n = n;
         t.addLeaf(id, std::move(l));
       })
+      .def("leaf_hasattr", [](cap::GuardTree& t, int id, py::str name, bool has) {
+        cap::Leaf l;
+        l.kind = cap::Leaf::Kind::HasAttr;
+        l.obj = name.inc_ref().ptr();
+        l.n = has ? 1 : 0;
+        t.addLeaf(id, std::move(l));
+      })
       .def("leaf_not_tensor", [](cap::GuardTree& t, int id) {
         cap::Leaf l;
         l.kind = cap::Leaf::Kind::NotTensor;
@@ -340,7 +347,7 @@ void bindCapture(py::module_& m) {
       })
       .def("dump", [](const cap::GuardTree& t) {
         // (local_names, grad_mode, [(parent, kind, index, key, [leaf, ...]), ...], dims) where a
-        // leaf is ("type", T) | ("id", obj) | ("eq", obj) | ("len", n) | ("not_tensor",) |
+        // leaf is ("type", T) | ("id", obj) | ("eq", obj) | ("len", n) | ("not_tensor",) | ("hasattr", name, has) |
         // ("tensor", type, key_set, dtype, device_type, device_index, requires_grad,
         // contiguous, sizes, strides), and dims lists the dim guards as (a, dim_a, op, b,
         // dim_b, value, what), op "" for dims_equal (what: the symbol) else dim_relation's.
@@ -361,6 +368,7 @@ void bindCapture(py::module_& m) {
               case cap::Leaf::Kind::Equals: leaves.append(py::make_tuple("eq", obj())); break;
               case cap::Leaf::Kind::Length: leaves.append(py::make_tuple("len", l.n)); break;
               case cap::Leaf::Kind::NotTensor: leaves.append(py::make_tuple("not_tensor")); break;
+              case cap::Leaf::Kind::HasAttr: leaves.append(py::make_tuple("hasattr", obj(), l.n != 0)); break;
               case cap::Leaf::Kind::Tensor:
                 leaves.append(py::make_tuple(
                     "tensor", py::reinterpret_borrow<py::object>(reinterpret_cast<PyObject*>(l.tensorType)),

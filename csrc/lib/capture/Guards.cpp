@@ -170,6 +170,17 @@ bool GuardTree::runLeaf(const Leaf& l, PyObject* v) const {
       return n == l.n;
     }
     case Leaf::Kind::NotTensor: return !THPVariable_Check(v);
+    case Leaf::Kind::HasAttr: {
+      // Absent means AttributeError; any other error fails the guard.
+      PyObject* a = PyObject_GetAttr(v, l.obj);
+      if (a) {
+        Py_DECREF(a);
+        return l.n != 0;
+      }
+      bool absent = PyErr_ExceptionMatches(PyExc_AttributeError);
+      PyErr_Clear();
+      return absent && l.n == 0;
+    }
     case Leaf::Kind::Tensor: {
       if (Py_TYPE(v) != l.tensorType) return false;
       const at::Tensor& t = THPVariable_Unpack(v);
@@ -201,6 +212,8 @@ std::string GuardTree::leafText(const Leaf& l) const {
     case Leaf::Kind::Equals: return "== " + reprOf(l.obj);
     case Leaf::Kind::Length: return "len == " + std::to_string(l.n);
     case Leaf::Kind::NotTensor: return "is not a tensor";
+    case Leaf::Kind::HasAttr:
+      return std::string(l.n ? "has" : "has no") + " attribute " + PyUnicode_AsUTF8(l.obj);
     case Leaf::Kind::Tensor: {
       std::string s = "tensor(dtype=" +
                       std::string(c10::toString(static_cast<c10::ScalarType>(l.dtype))) +

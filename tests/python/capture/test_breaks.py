@@ -491,3 +491,38 @@ def test_functools_partial_from_a_source_is_called():
     m.act = functools.partial(torch.nn.functional.gelu, approximate="none")
     x = torch.randn(3, 4)
     torch.testing.assert_close(jit(m)(x), torch.nn.functional.gelu(x) * 2)
+
+
+class Counter:
+    pass
+
+
+def count_calls(c, x):
+    c.count = getattr(c, "count", 0) + 1
+    return x + c.count
+
+
+def flag_checked(c, x):
+    return x * 2 if hasattr(c, "flag") else x - 1
+
+
+def test_getattr_default_guards_the_attribute_absence():
+    # The default is taken because the attribute is missing: that absence is a
+    # guard, so the next call (the attribute now set by the replayed write)
+    # reads it instead of reusing the default.
+    c, x = Counter(), torch.zeros(2)
+    f = jit(count_calls)
+    outs = [f(c, x) for _ in range(3)]
+    assert c.count == 3
+    for i, o in enumerate(outs):
+        torch.testing.assert_close(o, x + i + 1)
+
+
+def test_hasattr_result_is_guarded():
+    c, x = Counter(), torch.ones(2)
+    f = jit(flag_checked)
+    torch.testing.assert_close(f(c, x), x - 1)
+    c.flag = True
+    torch.testing.assert_close(f(c, x), x * 2)
+    del c.flag
+    torch.testing.assert_close(f(c, x), x - 1)

@@ -172,6 +172,8 @@ def rebuild_tree(dump: tuple) -> Any:
                 tree.leaf_len(n, leaf[1])
             elif tag == "not_tensor":
                 tree.leaf_not_tensor(n)
+            elif tag == "hasattr":
+                tree.leaf_hasattr(n, leaf[1], leaf[2])
             elif tag == "tensor":
                 tree.leaf_tensor_meta(n, *leaf[1:])
             else:

@@ -38,10 +38,10 @@ enum class Access : uint8_t { Local, Global, Closure, Const, Attr, Item, AsTenso
 
 /// One leaf check on a node's value.
 struct Leaf {
-  enum class Kind : uint8_t { Type, Id, Equals, Tensor, Length, NotTensor };
+  enum class Kind : uint8_t { Type, Id, Equals, Tensor, Length, NotTensor, HasAttr };
   Kind kind = Kind::Type;
-  PyObject* obj = nullptr;  ///< Type: the type; Id/Equals: the object (strong)
-  int64_t n = 0;            ///< Length
+  PyObject* obj = nullptr;  ///< Type: the type; Id/Equals: the object; HasAttr: the name (strong)
+  int64_t n = 0;            ///< Length; HasAttr: 1 when the attribute must exist, 0 when it must not
   // Tensor metadata (Kind::Tensor); -1 in sizes/strides means "any".
   PyTypeObject* tensorType = nullptr;
   uint64_t keySet = 0;

@@ -102,8 +102,12 @@ VarRef Translator::callBuiltin(PyObject* f, std::vector<VarRef>& args,
     PyRef name = constOf(args[1]);
     if (!name || !PyUnicode_Check(name.get())) return failed() ? nullptr : bad("getattr() name");
     if (args.size() == 3 && (args[0]->is(Var::Kind::Object) || args[0]->is(Var::Kind::Const)) &&
-        !PyObject_HasAttr(args[0]->obj.get(), name.get()))
-      return args[2];  // getattr(None, "x", default), getattr(obj, "missing", default)
+        !PyObject_HasAttr(args[0]->obj.get(), name.get()) && !attrWritten(args[0], name.get())) {
+      // getattr(None, "x", default), getattr(obj, "missing", default): the
+      // attribute's absence is guarded (a later call may find it set).
+      guardHasAttr(args[0]->source, name.get(), false);
+      return args[2];
+    }
     return getattr(args[0], name.get());
   }
   if (f == T->hasattr && args.size() == 2) {
@@ -111,12 +115,13 @@ VarRef Translator::callBuiltin(PyObject* f, std::vector<VarRef>& args,
     if (!name) return nullptr;
     if (args[0]->isNumpy()) return bad("hasattr() on an ndarray");
     const VarRef& v = args[0];
-    if (v->is(Var::Kind::Object) && PyUnicode_Check(name.get()))
-      for (const auto& w : attrWrites_)  // Note [Replayed attribute writes]
-        if (w.obj->obj.get() == v->obj.get() && PyUnicode_Compare(w.name.get(), name.get()) == 0)
-          return makeConst(PyRef::borrow(Py_True));
-    if (v->is(Var::Kind::Object) || v->is(Var::Kind::Tensor) || v->is(Var::Kind::Const))
-      return makeConst(PyRef::borrow(PyObject_HasAttr(v->obj.get(), name.get()) ? Py_True : Py_False));
+    if (v->is(Var::Kind::Object) && PyUnicode_Check(name.get()) && attrWritten(v, name.get()))
+      return makeConst(PyRef::borrow(Py_True));  // Note [Replayed attribute writes]
+    if (v->is(Var::Kind::Object) || v->is(Var::Kind::Tensor) || v->is(Var::Kind::Const)) {
+      bool has = PyObject_HasAttr(v->obj.get(), name.get());
+      if (!v->is(Var::Kind::Tensor) && PyUnicode_Check(name.get())) guardHasAttr(v->source, name.get(), has);
+      return makeConst(PyRef::borrow(has ? Py_True : Py_False));
+    }
     if ((v->is(Var::Kind::Tuple) || v->is(Var::Kind::List) || v->is(Var::Kind::Dict)) && !v->obj) {
       // A container made or read by the program: its attributes are its type's
       // (named tuples' fields included).

@@ -119,8 +119,7 @@ VarRef Translator::getattr(const VarRef& obj, PyObject* name) {
     case Var::Kind::Object: {
       PyObject* o = obj->obj.get();
       PyTypeObject* tp = Py_TYPE(o);
-      for (auto it = attrWrites_.rbegin(); it != attrWrites_.rend(); ++it)
-        if (it->obj->obj.get() == o && PyUnicode_Compare(it->name.get(), name) == 0) return it->value;
+      if (const AttrWrite* w = attrWritten(obj, name)) return w->value;
       if (isA(o, T->module)) {
         PyObject* own = tp->tp_dict ? PyDict_GetItemWithError(tp->tp_dict, name) : nullptr;
         if (!own) {
@@ -273,13 +272,16 @@ bool Translator::storeAttr(const VarRef& obj, PyObject* name, const VarRef& valu
   if (cls && Py_TYPE(cls)->tp_descr_set) return fail("GB007", what + " (a descriptor on the class)");
   if (branchDepth_ > 0) return fail("GB007", what + " inside a tensor branch");
   if (!replayable(value)) return fail("GB007", what + " (a value that cannot be rebuilt after the graph)");
-  for (auto it = attrWrites_.begin(); it != attrWrites_.end(); ++it)
-    if (it->obj->obj.get() == o && PyUnicode_Compare(it->name.get(), name) == 0) {
-      attrWrites_.erase(it);
-      break;
-    }
+  if (const AttrWrite* w = attrWritten(obj, name)) attrWrites_.erase(attrWrites_.begin() + (w - attrWrites_.data()));
   attrWrites_.push_back({obj, PyRef::borrow(name), value});
   return true;
+}
+
+const Translator::AttrWrite* Translator::attrWritten(const VarRef& obj, PyObject* name) const {
+  // At most one write per (object, name): a later write replaces the earlier one.
+  for (const AttrWrite& w : attrWrites_)
+    if (w.obj->obj.get() == obj->obj.get() && PyUnicode_Compare(w.name.get(), name) == 0) return &w;
+  return nullptr;
 }
 
 VarRef Translator::binary(PyObject* op, const VarRef& a, const VarRef& b) {

@@ -180,6 +180,16 @@ void Translator::guardEquals(const SourceRef& s, PyObject* value) {
   tree_.addLeaf(node(s), std::move(l));
 }
 
+void Translator::guardHasAttr(const SourceRef& s, PyObject* name, bool has) {
+  if (!s) return;
+  Leaf l;
+  l.kind = Leaf::Kind::HasAttr;
+  l.obj = name;
+  Py_INCREF(name);
+  l.n = has ? 1 : 0;
+  tree_.addLeaf(node(s), std::move(l));
+}
+
 void Translator::guardLen(const SourceRef& s, Py_ssize_t n) {
   if (!s || !guardOnce(s, kGuardLen)) return;
   Leaf l;

@@ -144,6 +144,8 @@ public:
     VarRef value;
   };
   const std::vector<AttrWrite>& attrWrites() const { return attrWrites_; }
+  /// The replayed write of `obj.name` recorded in this frame (null when none).
+  const AttrWrite* attrWritten(const VarRef& obj, PyObject* name) const;
   /// Records `obj.name = value`; false with the failure set when it cannot be replayed.
   bool storeAttr(const VarRef& obj, PyObject* name, const VarRef& value);
 
@@ -249,6 +251,8 @@ private:
   void guardId(const SourceRef& s, PyObject* value);
   void guardEquals(const SourceRef& s, PyObject* value);
   void guardLen(const SourceRef& s, Py_ssize_t n);
+  /// The value at `s` has (or has not) attribute `name` (getattr with a default, hasattr).
+  void guardHasAttr(const SourceRef& s, PyObject* name, bool has);
   bool guardOnce(const SourceRef& s, int kind);
   /// inspect.signature(f) of a function known at capture time: a constant.
   VarRef signatureOf(const VarRef& v);
