@@ -18,6 +18,7 @@
 // Giving up, or any break inside an arm, is a GB004 break at the jump, which
 // the break machinery handles as before (one resume function per side).
 #include <algorithm>
+#include <optional>
 #include <set>
 #include <unordered_map>
 
@@ -46,6 +47,26 @@ struct Translator::Snapshot {
   std::vector<std::pair<VarRef, Var>> heap;  ///< contents of every reachable tracker
   PyRef binds;                               ///< the recorder's bindings (host.save_binds)
 };
+
+std::optional<std::string> Translator::endLoopBody(const Snapshot& pre, PyRef& hb) {
+  // A loop body may change tensors it carries, nothing else of the state
+  // before it: containers, iterators and objects stay as they were, and no
+  // in-place op rebinds a tensor from outside the body.
+  for (const auto& [v, before] : pre.heap) {
+    const Var& now = *v;
+    bool same = now.kind == before.kind && now.items == before.items && now.pos == before.pos &&
+                now.self == before.self && now.obj.get() == before.obj.get() && now.keys.size() == before.keys.size();
+    if (!same) return std::string("the loop body changes a container, iterator or object");
+  }
+  PyRef binds = hostCall("save_binds", PyTuple_New(0));
+  if (!binds) return std::string();
+  PyRef rebound = hostCall("rebound", Py_BuildValue("(OOO)", pre.binds.get(), binds.get(), binds.get()));
+  if (!rebound) return std::string();
+  if (PyList_GET_SIZE(rebound.get()) > 0) return std::string("in-place ops on tensors from outside the loop body");
+  hb = hostCall("end_region", PyTuple_New(0));
+  if (!hb) return std::string();
+  return std::nullopt;
+}
 
 struct Translator::ArmEnd {
   bool returned = false;
@@ -493,19 +514,8 @@ bool Translator::whileLoop(Frame& f, size_t bodyIp, size_t exitIp, int line, int
     if (PyErr_Occurred()) PyErr_Clear();
     if (!same) return giveUp("the loop body changes a Python value (a local that is not a tensor)");
   }
-  for (const auto& [v, before] : pre.heap) {
-    const Var& now = *v;
-    bool same = now.kind == before.kind && now.items == before.items && now.pos == before.pos &&
-                now.self == before.self && now.obj.get() == before.obj.get() && now.keys.size() == before.keys.size();
-    if (!same) return giveUp("the loop body changes a container, iterator or object");
-  }
-  PyRef binds = hostCall("save_binds", PyTuple_New(0));
-  if (!binds) return giveUp("");
-  PyRef rebound = hostCall("rebound", Py_BuildValue("(OOO)", pre.binds.get(), binds.get(), binds.get()));
-  if (!rebound) return giveUp("");
-  if (PyList_GET_SIZE(rebound.get()) > 0) return giveUp("in-place ops on tensors from outside the loop body");
-  PyRef hb = hostCall("end_region", PyTuple_New(0));
-  if (!hb) return giveUp("");
+  PyRef hb;
+  if (auto why = endLoopBody(pre, hb)) return giveUp(*why);
   std::vector<int> cids;
   toInts(condIds.get(), cids);
   f.line = line;
@@ -778,19 +788,8 @@ int Translator::rangeLoop(Frame& f, const Instr& ins) {
     if ((instrs[k].op == Op::LOAD_FAST || instrs[k].op == Op::DELETE_FAST) &&
         std::find(fresh.begin(), fresh.end(), static_cast<size_t>(instrs[k].arg)) != fresh.end())
       return quiet("a local first bound in the loop body is used after it");
-  for (const auto& [v, before] : pre.heap) {
-    const Var& now = *v;
-    bool same = now.kind == before.kind && now.items == before.items && now.pos == before.pos &&
-                now.self == before.self && now.obj.get() == before.obj.get() && now.keys.size() == before.keys.size();
-    if (!same) return quiet("the loop body changes a container, iterator or object");
-  }
-  PyRef binds = hostCall("save_binds", PyTuple_New(0));
-  if (!binds) return quiet("");
-  PyRef rebound = hostCall("rebound", Py_BuildValue("(OOO)", pre.binds.get(), binds.get(), binds.get()));
-  if (!rebound) return quiet("");
-  if (PyList_GET_SIZE(rebound.get()) > 0) return quiet("in-place ops on tensors from outside the loop body");
-  PyRef hb = hostCall("end_region", PyTuple_New(0));
-  if (!hb) return quiet("");
+  PyRef hb;
+  if (auto why = endLoopBody(pre, hb)) return quiet(*why);
   open = false;
   f.line = line;
   f.offset = offset;

@@ -22,6 +22,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <set>
 #include <string>
 #include <utility>
@@ -295,6 +296,9 @@ private:
   PyRef hostCall(const char* method, PyObject* args);  ///< steals `args`; failure -> GB004
   void save(Frame& f, Snapshot& s);
   void restore(Frame& f, const Snapshot& s);
+  /// Closes a loop body's region (hb: its handle) when the body left the state before it
+  /// (`pre`) unchanged but for carried tensors; else the reason (empty: a failure already set).
+  std::optional<std::string> endLoopBody(const Snapshot& pre, PyRef& hb);
   bool runArm(Frame& f, size_t start, const std::function<bool(size_t)>& stop, ArmEnd& end);
   VarRef mergeVar(const VarRef& a, const VarRef& b, MergeCtx& m);
   bool notCaptured(Frame& f, int line, int offset, const std::string& why);
