@@ -1,141 +1,36 @@
-// Break and resume functions. See Codegen.h.
+// Break and resume functions. See Codegen.h; loop-body functions are in CodegenLoops.cpp.
 #include "Codegen.h"
 
+#include "CodegenImpl.h"
 #include "PyTypes.h"
-
-#include <map>
-#include <mutex>
-#include <set>
-#include <tuple>
 
 namespace xacc::capture::translate {
 
-namespace {
+namespace codegen {
 
-uint8_t opByte(Op op) { return static_cast<uint8_t>(op); }
-int cachesOf(uint8_t op) { return opcodeInfo(op).caches; }
-
-bool isDerefOp(uint8_t op) {
-  return op == opByte(Op::LOAD_DEREF) || op == opByte(Op::STORE_DEREF) || op == opByte(Op::DELETE_DEREF) ||
-         op == opByte(Op::LOAD_CLOSURE) || op == opByte(Op::LOAD_CLASSDEREF) || op == opByte(Op::MAKE_CELL);
+/// `code.replace(**kwargs)`; null with a Python error on failure.
+PyRef replaceCode(PyCodeObject* code, PyObject* kwargs) {
+  PyRef method = PyRef::steal(PyObject_GetAttrString(reinterpret_cast<PyObject*>(code), "replace"));
+  if (!method) return {};
+  PyRef empty = PyRef::steal(PyTuple_New(0));
+  return PyRef::steal(PyObject_Call(method.get(), empty.get(), kwargs));
 }
 
-/// A tiny assembler: instructions with forward labels, inline caches,
-/// EXTENDED_ARG prefixes and a line table that maps everything to one line.
-class Asm {
-public:
-  Asm(int line, int firstLine) : line_(line), firstLine_(firstLine) {}
-  void op(Op o, int arg = 0) { items_.push_back({Item::kOp, opByte(o), arg, -1, {}, line_}); }
-  void jump(Op o, int label) { items_.push_back({Item::kOp, opByte(o), 0, label, {}, line_}); }
-  void label(int l) { items_.push_back({Item::kLabel, 0, 0, l, {}, line_}); }
-  void raw(std::string bytes) { items_.push_back({Item::kRaw, 0, 0, -1, std::move(bytes), line_}); }
-  /// The line of the instructions added from now on (-1: no location).
-  void setLine(int line) { line_ = line; }
-  /// Patches every LOAD_DEREF with a negative arg (a closure slot) to nvar + slot.
-  void patchDerefs(int nvar) {
-    for (Item& it : items_)
-      if (it.kind == Item::kOp && it.op == opByte(Op::LOAD_DEREF) && it.arg < 0) it.arg = nvar + (-1 - it.arg);
-  }
+void setItem(PyObject* d, const char* k, PyObject* v) {
+  PyDict_SetItemString(d, k, v);
+  Py_DECREF(v);
+}
 
-  void assemble(std::string& code, std::string& linetable) {
-    std::vector<int> ext(items_.size(), 0);
-    std::vector<int> args(items_.size(), 0);
-    for (int round = 0; round < 4; ++round) {
-      std::vector<int> offsets(items_.size());
-      std::map<int, int> labels;
-      int pos = 0;
-      for (size_t i = 0; i < items_.size(); ++i) {
-        offsets[i] = pos;
-        const Item& it = items_[i];
-        if (it.kind == Item::kLabel) labels[it.label] = pos;
-        else if (it.kind == Item::kRaw) pos += static_cast<int>(it.raw.size());
-        else pos += 2 * (1 + ext[i] + cachesOf(it.op));
-      }
-      bool changed = false;
-      for (size_t i = 0; i < items_.size(); ++i) {
-        const Item& it = items_[i];
-        if (it.kind != Item::kOp) continue;
-        int arg = it.arg;
-        if (it.label >= 0) {
-          int end = offsets[i] + 2 * (1 + ext[i] + cachesOf(it.op));
-          arg = (labels[it.label] - end) / 2;
-          if (opcodeInfo(it.op).flags & kJumpBackward) arg = -arg;
-        }
-        int need = arg < 256 ? 0 : arg < 65536 ? 1 : 2;
-        if (need != ext[i]) {
-          ext[i] = need;
-          changed = true;
-        }
-        args[i] = arg;
-      }
-      if (!changed) break;
-    }
-    code.clear();
-    std::vector<std::pair<int, int>> runs;  // (code units, line)
-    for (size_t i = 0; i < items_.size(); ++i) {
-      const Item& it = items_[i];
-      if (it.kind == Item::kLabel) continue;
-      int units;
-      if (it.kind == Item::kRaw) {
-        code += it.raw;
-        units = static_cast<int>(it.raw.size() / 2);
-      } else {
-        for (int k = ext[i]; k > 0; --k) {
-          code.push_back(static_cast<char>(opByte(Op::EXTENDED_ARG)));
-          code.push_back(static_cast<char>((args[i] >> (8 * k)) & 255));
-        }
-        code.push_back(static_cast<char>(it.op));
-        code.push_back(static_cast<char>(args[i] & 255));
-        for (int c = 0; c < cachesOf(it.op); ++c) code.append(2, '\0');
-        units = 1 + ext[i] + cachesOf(it.op);
-      }
-      if (!runs.empty() && runs.back().second == it.line) runs.back().first += units;
-      else runs.emplace_back(units, it.line);
-    }
-    linetable = lineTable(runs);
-  }
+ResumeRegistry& registry() {
+  static auto* r = new ResumeRegistry();
+  return *r;
+}
 
-private:
-  struct Item {
-    enum Kind : uint8_t { kOp, kRaw, kLabel } kind;
-    uint8_t op;
-    int arg;
-    int label;
-    std::string raw;
-    int line;
-  };
+}  // namespace codegen
 
-  static void svarint(std::string& out, int val) {
-    unsigned v = val < 0 ? (static_cast<unsigned>(-val) << 1) | 1 : static_cast<unsigned>(val) << 1;
-    while (v >= 64) {
-      out.push_back(static_cast<char>(64 | (v & 63)));
-      v >>= 6;
-    }
-    out.push_back(static_cast<char>(v));
-  }
+using namespace codegen;
 
-  std::string lineTable(const std::vector<std::pair<int, int>>& runs) const {
-    std::string out;
-    int prev = firstLine_;
-    for (auto [total, line] : runs) {
-      while (total > 0) {
-        int n = std::min(8, total);
-        if (line < 0) {
-          out.push_back(static_cast<char>(0x80 | (15 << 3) | (n - 1)));
-        } else {
-          out.push_back(static_cast<char>(0x80 | (13 << 3) | (n - 1)));
-          svarint(out, line - prev);
-          prev = line;
-        }
-        total -= n;
-      }
-    }
-    return out;
-  }
-
-  std::vector<Item> items_;
-  int line_, firstLine_;
-};
+namespace {
 
 void varint(std::string& out, int val, bool first) {
   std::vector<int> chunks{val & 63};
@@ -203,26 +98,6 @@ std::string rawCode(PyCodeObject* code) {
   return s;
 }
 
-/// `code.replace(**kwargs)`; null with a Python error on failure.
-PyRef replaceCode(PyCodeObject* code, PyObject* kwargs) {
-  PyRef method = PyRef::steal(PyObject_GetAttrString(reinterpret_cast<PyObject*>(code), "replace"));
-  if (!method) return {};
-  PyRef empty = PyRef::steal(PyTuple_New(0));
-  return PyRef::steal(PyObject_Call(method.get(), empty.get(), kwargs));
-}
-
-void setItem(PyObject* d, const char* k, PyObject* v) {
-  PyDict_SetItemString(d, k, v);
-  Py_DECREF(v);
-}
-
-struct ResumeRegistry {
-  std::mutex mu;
-  std::map<PyCodeObject*, std::pair<PyCodeObject*, int>> origin;  // strong refs to both
-  std::map<std::tuple<PyCodeObject*, int, std::vector<bool>, std::vector<int>, PyObject*>, PyObject*> fns;
-  std::set<PyCodeObject*> bodies;  // loop body code objects (strong refs)
-  std::map<std::tuple<PyCodeObject*, int, std::vector<int>, PyObject*>, PyObject*> bodyFns;
-};
 
 /// The value a loop's driver gives locals that only the loop body binds
 /// (Note [Loop bodies]); resume prologues delete locals holding it.
@@ -234,10 +109,6 @@ PyObject* unboundSentinel() {
   return s;
 }
 
-ResumeRegistry& registry() {
-  static auto* r = new ResumeRegistry();
-  return *r;
-}
 
 /// The resume code of `orig` at byte offset `target`; `layout[i]` is false for
 /// a NULL stack slot; `unbound` lists locals to delete before jumping.
@@ -636,358 +507,6 @@ int pushes(Op op) {
 }
 
 
-// Note [Loop bodies]
-// A graph break inside a `for` loop does not drop the frame. The frame is
-// split at the header of the outermost loop around the break (its FOR_ITER,
-// reached once: the translation restarts with a break recorded there), and
-// the break function runs the loop natively:
-//
-//     prefix graph; rebuild stack (the iterator) and locals
-//   loop:
-//     FOR_ITER done
-//     flag, payload = body(<locals the body uses>, value)
-//     flag 0 (next iteration): store the locals the body assigns; loop
-//     flag 1 (return):         return payload
-//     flag 2+k (break):        store the locals; resume at exit k
-//   done:
-//     resume after the loop
-//
-// `body` is a function of its own, made from the loop body's instructions
-// (re-assembled: locals renumbered, jumps to the header and out of the loop
-// sent to epilogues that return (flag, locals), RETURN_VALUE to one that
-// returns (1, value)). The hook captures it like any function, so each
-// iteration runs its graphs around the break (the body's own break function
-// and resume functions), in the order eager runs them. Locals that only the
-// body binds start as a sentinel object (a Python read of one before its first
-// assignment sees the sentinel, not UnboundLocalError); resume functions after
-// the loop delete those still holding it. Not split (GB015 with the reason):
-// a try or with block, yield or `del` inside the body, generator frames. A
-// `while` loop is split the same way at the first instruction of its body
-// (after the first test of its condition, which the prefix runs); its body
-// function ends with the test and has no iterator and no value.
-struct LoopPlan {
-  int head = -1, end = -1;        ///< orig offsets: the FOR_ITER and the last jump back to it
-  int done = -1;                  ///< FOR_ITER's exit target
-  std::vector<int> exits;         ///< other targets after the loop (breaks)
-  std::set<int> stored, referenced;  ///< orig locals the body stores / uses
-  std::set<int> assignedFirst;       ///< stored before any read or jump (the loop target)
-  int below = 0;                     ///< stack values under the iterator (outer loops' stand-ins)
-  int values = 1;                    ///< the value passed as this many arguments (a tuple target unpacked)
-  bool unpacked = false;
-  bool isFor = true;                 ///< a `for` loop (else `while`: no iterator, no value)
-  int first = -1;                    ///< index of the body's first instruction
-};
-
-bool isUncond(Op op) {
-  switch (op) {
-    case Op::JUMP_FORWARD: case Op::JUMP_BACKWARD: case Op::JUMP_BACKWARD_NO_INTERRUPT: case Op::RETURN_VALUE:
-    case Op::RAISE_VARARGS: case Op::RERAISE:
-      return true;
-    default:
-      return false;
-  }
-}
-
-Op forwardJump(Op op) {
-  switch (op) {
-    case Op::JUMP_BACKWARD: return Op::JUMP_FORWARD;
-    case Op::POP_JUMP_BACKWARD_IF_TRUE: return Op::POP_JUMP_FORWARD_IF_TRUE;
-    case Op::POP_JUMP_BACKWARD_IF_FALSE: return Op::POP_JUMP_FORWARD_IF_FALSE;
-    case Op::POP_JUMP_BACKWARD_IF_NONE: return Op::POP_JUMP_FORWARD_IF_NONE;
-    case Op::POP_JUMP_BACKWARD_IF_NOT_NONE: return Op::POP_JUMP_FORWARD_IF_NOT_NONE;
-    default: return op;
-  }
-}
-
-/// The outermost loop of `bc` around `off`: [head, end] with `head` the jump
-/// target and `end` the last backward jump to it; head -1 when none.
-std::pair<int, int> outermostLoop(const Bytecode* bc, int off) {
-  std::map<int, int> ends;
-  for (const Instr& ins : bc->instrs())
-    if (opcodeInfo(static_cast<uint8_t>(ins.op)).flags & kJumpBackward)
-      ends[ins.target] = std::max(ends.count(ins.target) ? ends[ins.target] : -1, ins.offset);
-  std::pair<int, int> best{-1, -1};
-  for (auto [h, e] : ends)
-    if (h <= off && off <= e && (best.first < 0 || h < best.first)) best = {h, e};
-  return best;
-}
-
-/// Checks that the loop at `head` can run as a loop-body function and fills `p`.
-bool planLoop(PyCodeObject* orig, const Bytecode* bc, int head, int end, int stackSize, LoopPlan& p,
-              std::string& why) {
-  const auto& instrs = bc->instrs();
-  const int hi = bc->indexOf(head), ei = bc->indexOf(end);
-  if (hi < 0 || ei < 0) return (why = "internal: loop offsets"), false;
-  p.isFor = instrs[hi].op == Op::FOR_ITER;
-  if (!p.isFor && !(opcodeInfo(static_cast<uint8_t>(instrs[ei].op)).flags & kJumpBackward))
-    return (why = "internal: loop shape"), false;
-  if (orig->co_flags & (CO_GENERATOR | CO_COROUTINE | CO_ASYNC_GENERATOR | CO_ITERABLE_COROUTINE))
-    return (why = "a loop in a generator or coroutine"), false;
-  p.head = head;
-  p.end = end;
-  p.done = p.isFor ? instrs[hi].target : -1;
-  // Stack values under the iterator (a for loop) or at the header (a while loop).
-  const int below = std::max(0, stackSize - (p.isFor ? 1 : 0));
-  p.below = below;
-  p.first = p.isFor ? hi + 1 : hi;
-  if (!p.isFor) {
-    p.values = 0;
-    // The loop's condition at the end: falling through it leaves the loop.
-    if (!isUncond(instrs[ei].op)) {
-      if (static_cast<size_t>(ei + 1) >= instrs.size()) return (why = "internal: loop end"), false;
-      p.exits.push_back(instrs[ei + 1].offset);
-    }
-  }
-  // `for a, b in ...`: the value is passed unpacked, so numbers in it are
-  // arguments of their own (symbolic, not specialized per iteration).
-  if (p.isFor && hi + 1 <= ei && instrs[hi + 1].op == Op::UNPACK_SEQUENCE && instrs[hi + 1].arg >= 1 &&
-      instrs[hi + 1].arg <= 8) {
-    p.values = instrs[hi + 1].arg;
-    p.unpacked = true;
-  }
-  const int nlocals = orig->co_nlocals;
-  auto inBody = [&](int off) { return off > head && off <= end; };
-  for (int k = 0; k < static_cast<int>(instrs.size()); ++k) {
-    const Instr& ins = instrs[k];
-    if (k > hi && k <= ei) continue;
-    if (ins.target >= 0 && inBody(ins.target)) return (why = "a jump into the loop body"), false;
-  }
-  for (int k = p.first; k <= ei; ++k) {
-    const Instr& ins = instrs[k];
-    if (bc->inTry(ins.offset)) return (why = "a try or with block inside the loop"), false;
-    switch (ins.op) {
-      case Op::YIELD_VALUE: case Op::SEND: case Op::RETURN_GENERATOR: case Op::JUMP_BACKWARD_NO_INTERRUPT:
-      case Op::GET_YIELD_FROM_ITER: case Op::BEFORE_WITH: case Op::MAKE_CELL: case Op::LOAD_CLOSURE:
-        return (why = std::string(ins.name()) + " inside the loop"), false;
-      case Op::DELETE_FAST: return (why = "`del` of a local inside the loop"), false;
-      case Op::LOAD_FAST: case Op::STORE_FAST:
-        if (ins.arg >= nlocals) return (why = "internal: local index"), false;
-        p.referenced.insert(ins.arg);
-        if (ins.op == Op::STORE_FAST) p.stored.insert(ins.arg);
-        break;
-      default: break;
-    }
-    if (ins.target >= 0 && !inBody(ins.target) && ins.target != head) {
-      if (ins.target < head) return (why = "a jump out of the loop backwards"), false;
-      if (std::find(p.exits.begin(), p.exits.end(), ins.target) == p.exits.end()) p.exits.push_back(ins.target);
-    }
-  }
-  // Locals the body's straight-line start stores before reading them (the
-  // loop target): never passed in.
-  std::set<int> targets, read;
-  for (const Instr& ins : instrs)
-    if (ins.target >= 0) targets.insert(ins.target);
-  for (int k = p.first; k <= ei; ++k) {
-    const Instr& ins = instrs[k];
-    if (targets.count(ins.offset) || ins.target >= 0 || isUncond(ins.op)) break;
-    if (ins.op == Op::LOAD_FAST) read.insert(ins.arg);
-    if (ins.op == Op::STORE_FAST && !read.count(ins.arg)) p.assignedFirst.insert(ins.arg);
-  }
-  // Stack depths: the body starts with (iterator, value); a jump back to the
-  // header leaves the iterator, a jump out leaves nothing, a return its value.
-  std::vector<int> depth(instrs.size(), -1);
-  // A while loop has neither: it starts with `below` and goes back with it.
-  const int back = p.isFor ? below + 1 : below;
-  std::vector<int> work{p.first};
-  depth[static_cast<size_t>(p.first)] = p.isFor ? below + 2 : below;
-  auto setDepth = [&](int idx, int d) {
-    if (depth[static_cast<size_t>(idx)] < 0) {
-      depth[static_cast<size_t>(idx)] = d;
-      work.push_back(idx);
-      return true;
-    }
-    return depth[static_cast<size_t>(idx)] == d;
-  };
-  while (!work.empty()) {
-    int k = work.back();
-    work.pop_back();
-    const Instr& ins = instrs[static_cast<size_t>(k)];
-    const int d = depth[static_cast<size_t>(k)];
-    const auto op = static_cast<uint8_t>(ins.op);
-    if (ins.op == Op::EXTENDED_ARG) {
-      if (k + 1 > ei || !setDepth(k + 1, d)) return (why = "internal: stack depths"), false;
-      continue;
-    }
-    if (ins.op == Op::RETURN_VALUE) {
-      if (d != 1) return (why = "a return with values left on the stack"), false;
-      continue;
-    }
-    const int arg = op >= 90 ? ins.arg : 0;
-    if (ins.target >= 0) {
-      int e = PyCompile_OpcodeStackEffectWithJump(op, arg, 1);
-      if (e == PY_INVALID_STACK_EFFECT) return (why = std::string("stack effect of ") + ins.name()), false;
-      if (ins.target == head) {
-        if (d + e != back) return (why = "a jump back to the loop header with other stack values"), false;
-      } else if (!inBody(ins.target)) {
-        if (d + e != below) return (why = "a jump out of the loop with stack values"), false;
-      } else if (!setDepth(bc->indexOf(ins.target), d + e)) {
-        return (why = "internal: stack depths"), false;
-      }
-    }
-    if (isUncond(ins.op)) continue;
-    int e = PyCompile_OpcodeStackEffectWithJump(op, arg, 0);
-    if (e == PY_INVALID_STACK_EFFECT) return (why = std::string("stack effect of ") + ins.name()), false;
-    if (k + 1 > ei) {
-      if (p.isFor || d + e != below) return (why = "the loop body falls through its end"), false;
-      continue;  // a while loop's condition was false: the fall-through exit
-    }
-    if (!setDepth(k + 1, d + e)) return (why = "internal: stack depths"), false;
-  }
-  return true;
-}
-
-/// The loop body of `p` as a function of (params..., value) -> (flag, payload)
-/// (Note [Loop bodies]); cached per loop and parameter list.
-PyRef loopBody(PyCodeObject* orig, const Bytecode* bc, const LoopPlan& p, const std::vector<int>& params,
-               PyFunctionObject* fn, std::string& why) {
-  auto& reg = registry();
-  auto key = std::make_tuple(orig, p.head, params, fn->func_globals);
-  {
-    std::lock_guard<std::mutex> lock(reg.mu);
-    auto it = reg.bodyFns.find(key);
-    if (it != reg.bodyFns.end() && reinterpret_cast<PyFunctionObject*>(it->second)->func_closure == fn->func_closure)
-      return PyRef::borrow(it->second);
-  }
-  const int nlocals = orig->co_nlocals;
-  // New local numbering: the parameters, the loop value, the other locals the body uses.
-  std::map<int, int> slot;
-  for (int i : params) slot[i] = static_cast<int>(slot.size());
-  const int valueSlot = static_cast<int>(params.size());
-  int next = valueSlot + p.values;
-  for (int i : p.referenced)
-    if (!slot.count(i)) slot[i] = next++;
-  const int nvar = next;
-  PyObject* vn = PyObject_GetAttrString(reinterpret_cast<PyObject*>(orig), "co_varnames");
-  if (!vn) return (why = "co_varnames"), PyRef();
-  PyRef origNames = PyRef::steal(vn);
-  PyRef names = PyRef::steal(PyList_New(nvar));
-  for (auto [i, j] : slot) {
-    PyObject* n = PyTuple_GET_ITEM(origNames.get(), i);
-    Py_INCREF(n);
-    PyList_SET_ITEM(names.get(), j, n);
-  }
-  for (int k = 0; k < p.values; ++k)
-    PyList_SET_ITEM(names.get(), valueSlot + k, PyUnicode_FromFormat("__xacc_loop_value%d", k));
-  PyRef consts = PyRef::steal(PySequence_List(orig->co_consts));
-  auto constant = [&](PyObject* o) {
-    PyList_Append(consts.get(), o);
-    return static_cast<int>(PyList_GET_SIZE(consts.get()) - 1);
-  };
-  const auto& instrs = bc->instrs();
-  const int hi = bc->indexOf(p.head), ei = bc->indexOf(p.end);
-  Asm a(instrs[static_cast<size_t>(hi)].line, orig->co_firstlineno);
-  if (orig->co_nfreevars) a.op(Op::COPY_FREE_VARS, orig->co_nfreevars);
-  a.op(Op::RESUME, 0);
-  for (int k = 0; k < p.below + (p.isFor ? 1 : 0); ++k) a.op(Op::LOAD_CONST, constant(Py_None));  // the iterators
-  for (int k = 0; k < p.values; ++k) a.op(Op::LOAD_FAST, valueSlot + k);
-  if (p.unpacked) a.op(Op::BUILD_TUPLE, p.values);
-  enum { kNext = -2, kRet = -3 };
-  auto exitLabel = [&](int target) -> int {
-    if (target == p.head) return kNext;
-    auto it = std::find(p.exits.begin(), p.exits.end(), target);
-    return it == p.exits.end() ? -100 : -10 - static_cast<int>(it - p.exits.begin());
-  };
-  // Labels: instruction offsets for internal targets, negatives for epilogues
-  // (shifted to non-negative ids for the assembler).
-  auto lab = [&](int l) { return l >= 0 ? l : 1000000 - l; };
-  for (int k = p.first; k <= ei; ++k) {
-    const Instr& ins = instrs[static_cast<size_t>(k)];
-    if (ins.op == Op::EXTENDED_ARG) continue;
-    a.setLine(ins.line > 0 ? ins.line : -1);
-    a.label(lab(ins.offset));
-    const uint16_t flags = opcodeInfo(static_cast<uint8_t>(ins.op)).flags;
-    if (ins.op == Op::RETURN_VALUE) {
-      a.jump(Op::JUMP_FORWARD, lab(kRet));
-    } else if (ins.op == Op::LOAD_FAST || ins.op == Op::STORE_FAST) {
-      a.op(ins.op, slot.at(ins.arg));
-    } else if (flags & kArgFree) {
-      a.op(ins.op, ins.arg - nlocals + nvar);
-    } else if (ins.target >= 0) {
-      bool inside = ins.target > p.head && ins.target <= p.end;
-      if (inside) {
-        int t = bc->indexOf(ins.target);
-        while (instrs[static_cast<size_t>(t)].op == Op::EXTENDED_ARG) ++t;
-        a.jump(ins.op, lab(instrs[static_cast<size_t>(t)].offset));
-      } else {
-        int l = exitLabel(ins.target);
-        if (l == -100) return (why = "internal: loop exit"), PyRef();
-        a.jump(forwardJump(ins.op), lab(l));
-      }
-    } else {
-      a.op(ins.op, ins.arg);
-    }
-  }
-  if (!p.isFor && !isUncond(instrs[static_cast<size_t>(ei)].op)) {
-    a.jump(Op::JUMP_FORWARD, lab(exitLabel(instrs[static_cast<size_t>(ei) + 1].offset)));
-  }
-  // Epilogues: (flag, (assigned locals...)) or (1, return value).
-  a.setLine(-1);
-  auto locals = [&] {
-    for (int i : p.stored) a.op(Op::LOAD_FAST, slot.at(i));
-    a.op(Op::BUILD_TUPLE, static_cast<int>(p.stored.size()));
-  };
-  PyRef zero = PyRef::steal(PyLong_FromLong(0)), one = PyRef::steal(PyLong_FromLong(1));
-  a.label(lab(kNext));
-  for (int k = 0; k < p.below + (p.isFor ? 1 : 0); ++k) a.op(Op::POP_TOP);
-  a.op(Op::LOAD_CONST, constant(zero.get()));
-  locals();
-  a.op(Op::BUILD_TUPLE, 2);
-  a.op(Op::RETURN_VALUE);
-  for (size_t k = 0; k < p.exits.size(); ++k) {
-    a.label(lab(-10 - static_cast<int>(k)));
-    for (int j = 0; j < p.below; ++j) a.op(Op::POP_TOP);
-    PyRef flag = PyRef::steal(PyLong_FromLong(2 + static_cast<long>(k)));
-    a.op(Op::LOAD_CONST, constant(flag.get()));
-    locals();
-    a.op(Op::BUILD_TUPLE, 2);
-    a.op(Op::RETURN_VALUE);
-  }
-  a.label(lab(kRet));
-  a.op(Op::LOAD_CONST, constant(one.get()));
-  a.op(Op::SWAP, 2);
-  a.op(Op::BUILD_TUPLE, 2);
-  a.op(Op::RETURN_VALUE);
-  std::string bytes, lt;
-  a.assemble(bytes, lt);
-  PyRef kw = PyRef::steal(PyDict_New());
-  const int line = instrs[static_cast<size_t>(hi)].line;
-  setItem(kw.get(), "co_code", PyBytes_FromStringAndSize(bytes.data(), static_cast<Py_ssize_t>(bytes.size())));
-  setItem(kw.get(), "co_consts", PyList_AsTuple(consts.get()));
-  setItem(kw.get(), "co_varnames", PyList_AsTuple(names.get()));
-  setItem(kw.get(), "co_nlocals", PyLong_FromLong(nvar));
-  setItem(kw.get(), "co_argcount", PyLong_FromLong(valueSlot + p.values));
-  setItem(kw.get(), "co_posonlyargcount", PyLong_FromLong(0));
-  setItem(kw.get(), "co_kwonlyargcount", PyLong_FromLong(0));
-  setItem(kw.get(), "co_flags", PyLong_FromLong(orig->co_flags & ~(CO_VARARGS | CO_VARKEYWORDS)));
-  setItem(kw.get(), "co_stacksize",
-          PyLong_FromLong(orig->co_stacksize + static_cast<int>(p.stored.size()) + p.below + p.values + 4));
-  setItem(kw.get(), "co_exceptiontable", PyBytes_FromStringAndSize("", 0));
-  setItem(kw.get(), "co_linetable", PyBytes_FromStringAndSize(lt.data(), static_cast<Py_ssize_t>(lt.size())));
-  setItem(kw.get(), "co_name", PyUnicode_FromFormat("__xacc_loop_%U_at_%d", orig->co_name, p.head));
-  setItem(kw.get(), "co_qualname", PyUnicode_FromFormat("%U.<loop body at line %d>", orig->co_qualname, line));
-  PyRef code = replaceCode(orig, kw.get());
-  if (!code) {
-    PyErr_Clear();
-    return (why = "building the loop body's code"), PyRef();
-  }
-  PyObject* f = PyFunction_New(code.get(), fn->func_globals);
-  if (!f) {
-    PyErr_Clear();
-    return (why = "loop body function object"), PyRef();
-  }
-  if (fn->func_closure) PyFunction_SetClosure(f, fn->func_closure);
-  std::lock_guard<std::mutex> lock(reg.mu);
-  Py_INCREF(code.get());
-  reg.bodies.insert(reinterpret_cast<PyCodeObject*>(code.get()));
-  Py_INCREF(f);
-  Py_INCREF(reinterpret_cast<PyObject*>(orig));
-  auto [it, inserted] = reg.bodyFns.emplace(key, f);
-  if (!inserted) {
-    Py_DECREF(it->second);
-    it->second = f;
-  }
-  return PyRef::steal(f);
-}
 }  // namespace
 
 PyCodeObject* resumeOrigin(PyCodeObject* code, int* prologue) {

@@ -1,0 +1,181 @@
+// Internals shared by Codegen.cpp (break and resume functions) and
+// CodegenLoops.cpp (loop-body functions, Note [Loop bodies]). Not installed.
+#pragma once
+
+#include <map>
+#include <mutex>
+#include <set>
+#include <string>
+#include <tuple>
+#include <utility>
+#include <vector>
+
+#include "Codegen.h"
+
+namespace xacc::capture::translate::codegen {
+
+inline uint8_t opByte(Op op) { return static_cast<uint8_t>(op); }
+inline int cachesOf(uint8_t op) { return opcodeInfo(op).caches; }
+
+inline bool isDerefOp(uint8_t op) {
+  return op == opByte(Op::LOAD_DEREF) || op == opByte(Op::STORE_DEREF) || op == opByte(Op::DELETE_DEREF) ||
+         op == opByte(Op::LOAD_CLOSURE) || op == opByte(Op::LOAD_CLASSDEREF) || op == opByte(Op::MAKE_CELL);
+}
+
+/// A tiny assembler: instructions with forward labels, inline caches,
+/// EXTENDED_ARG prefixes and a line table that maps everything to one line.
+class Asm {
+public:
+  Asm(int line, int firstLine) : line_(line), firstLine_(firstLine) {}
+  void op(Op o, int arg = 0) { items_.push_back({Item::kOp, opByte(o), arg, -1, {}, line_}); }
+  void jump(Op o, int label) { items_.push_back({Item::kOp, opByte(o), 0, label, {}, line_}); }
+  void label(int l) { items_.push_back({Item::kLabel, 0, 0, l, {}, line_}); }
+  void raw(std::string bytes) { items_.push_back({Item::kRaw, 0, 0, -1, std::move(bytes), line_}); }
+  /// The line of the instructions added from now on (-1: no location).
+  void setLine(int line) { line_ = line; }
+  /// Patches every LOAD_DEREF with a negative arg (a closure slot) to nvar + slot.
+  void patchDerefs(int nvar) {
+    for (Item& it : items_)
+      if (it.kind == Item::kOp && it.op == opByte(Op::LOAD_DEREF) && it.arg < 0) it.arg = nvar + (-1 - it.arg);
+  }
+
+  void assemble(std::string& code, std::string& linetable) {
+    std::vector<int> ext(items_.size(), 0);
+    std::vector<int> args(items_.size(), 0);
+    for (int round = 0; round < 4; ++round) {
+      std::vector<int> offsets(items_.size());
+      std::map<int, int> labels;
+      int pos = 0;
+      for (size_t i = 0; i < items_.size(); ++i) {
+        offsets[i] = pos;
+        const Item& it = items_[i];
+        if (it.kind == Item::kLabel) labels[it.label] = pos;
+        else if (it.kind == Item::kRaw) pos += static_cast<int>(it.raw.size());
+        else pos += 2 * (1 + ext[i] + cachesOf(it.op));
+      }
+      bool changed = false;
+      for (size_t i = 0; i < items_.size(); ++i) {
+        const Item& it = items_[i];
+        if (it.kind != Item::kOp) continue;
+        int arg = it.arg;
+        if (it.label >= 0) {
+          int end = offsets[i] + 2 * (1 + ext[i] + cachesOf(it.op));
+          arg = (labels[it.label] - end) / 2;
+          if (opcodeInfo(it.op).flags & kJumpBackward) arg = -arg;
+        }
+        int need = arg < 256 ? 0 : arg < 65536 ? 1 : 2;
+        if (need != ext[i]) {
+          ext[i] = need;
+          changed = true;
+        }
+        args[i] = arg;
+      }
+      if (!changed) break;
+    }
+    code.clear();
+    std::vector<std::pair<int, int>> runs;  // (code units, line)
+    for (size_t i = 0; i < items_.size(); ++i) {
+      const Item& it = items_[i];
+      if (it.kind == Item::kLabel) continue;
+      int units;
+      if (it.kind == Item::kRaw) {
+        code += it.raw;
+        units = static_cast<int>(it.raw.size() / 2);
+      } else {
+        for (int k = ext[i]; k > 0; --k) {
+          code.push_back(static_cast<char>(opByte(Op::EXTENDED_ARG)));
+          code.push_back(static_cast<char>((args[i] >> (8 * k)) & 255));
+        }
+        code.push_back(static_cast<char>(it.op));
+        code.push_back(static_cast<char>(args[i] & 255));
+        for (int c = 0; c < cachesOf(it.op); ++c) code.append(2, '\0');
+        units = 1 + ext[i] + cachesOf(it.op);
+      }
+      if (!runs.empty() && runs.back().second == it.line) runs.back().first += units;
+      else runs.emplace_back(units, it.line);
+    }
+    linetable = lineTable(runs);
+  }
+
+private:
+  struct Item {
+    enum Kind : uint8_t { kOp, kRaw, kLabel } kind;
+    uint8_t op;
+    int arg;
+    int label;
+    std::string raw;
+    int line;
+  };
+
+  static void svarint(std::string& out, int val) {
+    unsigned v = val < 0 ? (static_cast<unsigned>(-val) << 1) | 1 : static_cast<unsigned>(val) << 1;
+    while (v >= 64) {
+      out.push_back(static_cast<char>(64 | (v & 63)));
+      v >>= 6;
+    }
+    out.push_back(static_cast<char>(v));
+  }
+
+  std::string lineTable(const std::vector<std::pair<int, int>>& runs) const {
+    std::string out;
+    int prev = firstLine_;
+    for (auto [total, line] : runs) {
+      while (total > 0) {
+        int n = std::min(8, total);
+        if (line < 0) {
+          out.push_back(static_cast<char>(0x80 | (15 << 3) | (n - 1)));
+        } else {
+          out.push_back(static_cast<char>(0x80 | (13 << 3) | (n - 1)));
+          svarint(out, line - prev);
+          prev = line;
+        }
+        total -= n;
+      }
+    }
+    return out;
+  }
+
+  std::vector<Item> items_;
+  int line_, firstLine_;
+};
+
+/// `code.replace(**kwargs)`; null with a Python error on failure.
+PyRef replaceCode(PyCodeObject* code, PyObject* kwargs);
+/// d[k] = v, stealing v.
+void setItem(PyObject* d, const char* k, PyObject* v);
+
+struct ResumeRegistry {
+  std::mutex mu;
+  std::map<PyCodeObject*, std::pair<PyCodeObject*, int>> origin;  // strong refs to both
+  std::map<std::tuple<PyCodeObject*, int, std::vector<bool>, std::vector<int>, PyObject*>, PyObject*> fns;
+  std::set<PyCodeObject*> bodies;  // loop body code objects (strong refs)
+  std::map<std::tuple<PyCodeObject*, int, std::vector<int>, PyObject*>, PyObject*> bodyFns;
+};
+
+ResumeRegistry& registry();
+
+struct LoopPlan {
+  int head = -1, end = -1;        ///< orig offsets: the FOR_ITER and the last jump back to it
+  int done = -1;                  ///< FOR_ITER's exit target
+  std::vector<int> exits;         ///< other targets after the loop (breaks)
+  std::set<int> stored, referenced;  ///< orig locals the body stores / uses
+  std::set<int> assignedFirst;       ///< stored before any read or jump (the loop target)
+  int below = 0;                     ///< stack values under the iterator (outer loops' stand-ins)
+  int values = 1;                    ///< the value passed as this many arguments (a tuple target unpacked)
+  bool unpacked = false;
+  bool isFor = true;                 ///< a `for` loop (else `while`: no iterator, no value)
+  int first = -1;                    ///< index of the body's first instruction
+};
+
+/// The outermost loop of `bc` around `off`: [head, end] with `head` the jump
+/// target and `end` the last backward jump to it; head -1 when none.
+std::pair<int, int> outermostLoop(const Bytecode* bc, int off);
+/// Checks that the loop at `head` can run as a loop-body function and fills `p`.
+bool planLoop(PyCodeObject* orig, const Bytecode* bc, int head, int end, int stackSize, LoopPlan& p,
+              std::string& why);
+/// The loop body of `p` as a function of (params..., value) -> (flag, payload)
+/// (Note [Loop bodies]); cached per loop and parameter list.
+PyRef loopBody(PyCodeObject* orig, const Bytecode* bc, const LoopPlan& p, const std::vector<int>& params,
+               PyFunctionObject* fn, std::string& why);
+
+}  // namespace xacc::capture::translate::codegen
