@@ -38,7 +38,19 @@ std::string str(PyObject* o) {
   if (PyErr_Occurred()) PyErr_Clear();
   return out;
 }
-}
+
+/// Counts a region (a ctrl.if arm or a loop body) being traced for as long as
+/// it lives: branchDepth_ limits nesting and refuses effects inside arms.
+struct RegionDepth {
+  explicit RegionDepth(int& d) : d_(d) { ++d_; }
+  ~RegionDepth() { --d_; }
+  RegionDepth(const RegionDepth&) = delete;
+  RegionDepth& operator=(const RegionDepth&) = delete;
+
+ private:
+  int& d_;
+};
+}  // namespace
 
 struct Translator::Snapshot {
   std::vector<VarRef> slots, stack;
@@ -272,11 +284,7 @@ bool Translator::branch(Frame& f, const Instr& ins, bool jumpIfTrue, bool& done,
   Snapshot pre;
   save(f, pre);
   if (failed()) return giveUp("");
-  ++branchDepth_;
-  struct DepthGuard {
-    int& d;
-    ~DepthGuard() { --d; }
-  } depthGuard{branchDepth_};
+  RegionDepth depth(branchDepth_);
 
   // The fall-through side first: its end tells where the sides join.
   PyRef h = hostCall("begin_region", Py_BuildValue("(s)", "arm"));
@@ -419,11 +427,7 @@ bool Translator::whileLoop(Frame& f, size_t bodyIp, size_t exitIp, int line, int
   Snapshot pre;
   save(f, pre);
   if (failed()) return giveUp("");
-  ++branchDepth_;
-  struct DepthGuard {
-    int& d;
-    ~DepthGuard() { --d; }
-  } depthGuard{branchDepth_};
+  RegionDepth depth(branchDepth_);
 
   // The carried tensors: locals of this frame.
   const size_t nlocals = static_cast<size_t>(f.code->co_nlocals);
@@ -676,11 +680,7 @@ int Translator::rangeLoop(Frame& f, const Instr& ins) {
     (void)d;
     return 0;
   };
-  ++branchDepth_;
-  struct DepthGuard {
-    int& d;
-    ~DepthGuard() { --d; }
-  } depthGuard{branchDepth_};
+  RegionDepth depth(branchDepth_);
 
   const size_t nlocals = static_cast<size_t>(f.code->co_nlocals);
   std::vector<size_t> carried;
