@@ -46,6 +46,36 @@ ARITH = ["aten.add.Tensor({x}, %b)", "aten.relu({x})", "aten.mul.Tensor({x}, %b)
 FAMILIES = {"arith": ARITH, "mixed": OPS}
 
 
+def torch_op(op):
+    """The eager PyTorch function of one chain op (the same op as the GIR
+    text), for the --peers columns: f(x, b) -> tensor."""
+    import torch
+    import torch.nn.functional as F
+    name = op.split("(")[0]
+    binary = "%b" in op
+    fns = {"aten.add.Tensor": torch.add, "aten.mul.Tensor": torch.mul, "aten.sub.Tensor": torch.sub,
+           "aten.maximum.default": torch.maximum, "aten.minimum.default": torch.minimum, "aten.relu": torch.relu,
+           "aten.sigmoid": torch.sigmoid, "aten.tanh": torch.tanh, "aten.neg": torch.neg, "aten.exp": torch.exp,
+           "aten.abs": torch.abs, "aten.gelu": F.gelu}
+    if name == "aten.clamp.default":
+        lo, hi = map(float, re.findall(r"-?\d+\.\d+", op))
+        return lambda x, b: torch.clamp(x, lo, hi)
+    if name == "aten.mul.Tensor" and "{x}, {x}" in op:
+        return lambda x, b: x * x
+    f = fns[name]
+    return (lambda x, b: f(x, b)) if binary else (lambda x, b: f(x))
+
+
+def torch_chain(n, ops=OPS):
+    fns = [torch_op(ops[i % len(ops)]) for i in range(n)]
+
+    def run(x, b):
+        for f in fns:
+            x = f(x, b)
+        return x
+    return run
+
+
 def chain(n, rows, ops=OPS):
     t = f"tensor<f32, [{rows}, 1024], cpu>"
     lines = [f"graph @chain(%x: {t}, %b: tensor<f32, [1024], cpu>) -> {t} {{"]
@@ -156,12 +186,18 @@ def inproc(args):
           "the kernel's own compute roofline; 'bound' = mem when its instructions at the peak rate take less CPU "
           "time than the copy of its bytes at clone's CPU-time bandwidth, else cpu" +
           ("" if llc else " (llc-22 not found: no roofline columns)"))
+    if args.peers:
+        print("peers: 'eager' = the same chain op by op in PyTorch, 'inductor' = torch.compile of it (CPU, "
+              "compiled after set_num_threads), both as GB/s / clone GB/s, timed interleaved with the fused "
+              "kernel and clone")
     print(f"{'threads':>7} {'family':>6} {'ops':>4} {'elements':>10} {'fused GB/s':>11} {'clone GB/s':>11} "
           f"{'ratio':>6} {'fused GB/s cpu':>15} {'clone GB/s cpu':>15} {'ratio cpu':>10} {'insn/el':>8} "
-          f"{'roof':>5} {'bound':>5}")
+          f"{'roof':>5} {'bound':>5}" + (f" {'eager':>6} {'inductor':>8}" if args.peers else ""))
     results = []
     for nt in threads:
         torch.set_num_threads(nt)
+        if args.peers:
+            torch._dynamo.reset()  # inductor fixes its OpenMP thread count when it compiles
         peak = None
         if llc:
             # Calibration in the same run: a cache-resident (64K elements)
@@ -183,8 +219,16 @@ def inproc(args):
                     # over rows is decided when it is compiled.
                     e = C.mlir.compile(chain(n, rows, FAMILIES[fam]), parallel=not args.no_split)
                     x, b = torch.randn(rows, 1024), torch.randn(1024)
-                    e(x, b)
-                    (xw, xc), (cw, cc) = best_times([lambda: e(x, b)[0], x.clone], args.runs)
+                    got = e(x, b)[0]
+                    ref = torch_chain(n, FAMILIES[fam])
+                    torch.testing.assert_close(got, ref(x, b), rtol=1e-4, atol=1e-5)
+                    fns = [lambda: e(x, b)[0], x.clone]
+                    if args.peers:
+                        ind = torch.compile(ref, dynamic=False)
+                        torch.testing.assert_close(ind(x, b), got, rtol=1e-4, atol=1e-5)
+                        fns += [lambda: ref(x, b), lambda: ind(x, b)]
+                    times = best_times(fns, args.runs)
+                    (xw, xc), (cw, cc) = times[:2]
                     s = e.stats()
                     assert s["kernel_launches"] > 0 and s["region_fallback_runs"] == 0, s
                     nbytes = 2 * x.nbytes + b.nbytes
@@ -199,10 +243,11 @@ def inproc(args):
                         copy_s = nbytes / (gb["cc"] * 1e9)
                         bound = "mem" if compute_s <= copy_s else "cpu"
                         cols = f"{ins[0]:>8.2f} {roof:>5.2f} {bound:>5}"
-                    results.append((nt, fam, n, rows, ratio, roof, bound))
+                    peer = (cw / times[2][0], cw / times[3][0]) if args.peers else None
+                    results.append((nt, fam, n, rows, ratio, roof, bound, peer))
                     print(f"{nt:>7} {fam:>6} {n:>4} {rows * 1024:>10} {gb['xw']:>11.2f} {gb['cw']:>11.2f} "
-                          f"{ratio:>6.2f} {gb['xc']:>15.2f} {gb['cc']:>15.2f} {gb['xc'] / gb['cc']:>10.2f} {cols}",
-                          flush=True)
+                          f"{ratio:>6.2f} {gb['xc']:>15.2f} {gb['cc']:>15.2f} {gb['xc'] / gb['cc']:>10.2f} {cols}" +
+                          (f" {peer[0]:>6.2f} {peer[1]:>8.2f}" if peer else ""), flush=True)
     print()
     for nt in threads:
         for fam in args.family.split(","):
@@ -214,6 +259,13 @@ def inproc(args):
             if roofs:
                 line += f"; compute roofline fraction min {min(roofs):.2f}, median {sorted(roofs)[len(roofs) // 2]:.2f}"
             print(line)
+            if args.peers:
+                rr = [r for r in results if r[0] == nt and r[1] == fam]
+                sp = [r[4] / r[7][1] for r in rr]
+                print(f"threads {nt} {fam:>6}: inductor reaches {sum(r[7][1] >= 0.7 for r in rr)}/{len(rr)} cases "
+                      f">= 0.70 (min {min(r[7][1] for r in rr):.2f}, median "
+                      f"{sorted(r[7][1] for r in rr)[len(rr) // 2]:.2f}); xacc / inductor speed min {min(sp):.2f}, "
+                      f"median {sorted(sp)[len(sp) // 2]:.2f}")
     ok = all(r[4] >= 0.7 for r in results)
     print(f"criterion (a), every chain: every fused chain >= 70% of copy bandwidth: {'PASS' if ok else 'FAIL'}")
     mem = [r for r in results if r[6] == "mem"]
@@ -223,6 +275,15 @@ def inproc(args):
               f"bandwidth: {'PASS' if ok else 'FAIL'} (min {min(r[4] for r in mem):.2f})")
     else:
         print("criterion (b), memory-bound chains only: none classified (no roofline)")
+    cpu = [r for r in results if r[6] == "cpu"]
+    if cpu:
+        line = (f"compute-bound chains ({len(cpu)}): fraction of the compute roofline min "
+                f"{min(r[5] for r in cpu):.2f}, median {sorted(r[5] for r in cpu)[len(cpu) // 2]:.2f}")
+        if args.peers:
+            sp = [r[4] / r[7][1] for r in cpu]
+            line += (f"; faster than inductor on {sum(x > 1 for x in sp)}/{len(cpu)} (speed ratio min {min(sp):.2f}); "
+                     f"inductor reaches >= 0.70 of clone on {sum(r[7][1] >= 0.7 for r in cpu)}/{len(cpu)}")
+        print(line)
 
 
 def main():
@@ -233,6 +294,8 @@ def main():
     ap.add_argument("--rows", default="1024,4096,16384", help="rows of 1024 floats (1M, 4M, 16M elements)")
     ap.add_argument("--inproc", action="store_true", help="time in this process (wall and CPU time)")
     ap.add_argument("--threads", default="", help="--inproc: torch thread counts, e.g. 1,2 (default: torch's)")
+    ap.add_argument("--peers", action="store_true",
+                    help="--inproc: also time the same chain in eager PyTorch and torch.compile (inductor)")
     ap.add_argument("--no-split", action="store_true",
                     help="--inproc: compile the chains with parallel=False (every kernel on the calling thread)")
     args = ap.parse_args()
