@@ -292,6 +292,14 @@ void bindCapture(py::module_& m) {
         l.n = has ? 1 : 0;
         t.addLeaf(id, std::move(l));
       })
+      .def("leaf_haskey", [](cap::GuardTree& t, int id, py::handle key, bool has) {
+        if (PyObject_Hash(key.ptr()) == -1) throw py::error_already_set();
+        cap::Leaf l;
+        l.kind = cap::Leaf::Kind::HasKey;
+        l.obj = key.inc_ref().ptr();
+        l.n = has ? 1 : 0;
+        t.addLeaf(id, std::move(l));
+      })
       .def("leaf_not_tensor", [](cap::GuardTree& t, int id) {
         cap::Leaf l;
         l.kind = cap::Leaf::Kind::NotTensor;
@@ -348,7 +356,7 @@ void bindCapture(py::module_& m) {
       .def("dump", [](const cap::GuardTree& t) {
         // (local_names, grad_mode, [(parent, kind, index, key, [leaf, ...]), ...], dims) where a
         // leaf is ("type", T) | ("id", obj) | ("eq", obj) | ("len", n) | ("not_tensor",) | ("hasattr", name, has) |
-        // ("tensor", type, key_set, dtype, device_type, device_index, requires_grad,
+        // ("haskey", key, has) | ("tensor", type, key_set, dtype, device_type, device_index, requires_grad,
         // contiguous, sizes, strides), and dims lists the dim guards as (a, dim_a, op, b,
         // dim_b, value, what), op "" for dims_equal (what: the symbol) else dim_relation's.
         // Rebuilding with node()/leaf_*()/dims_equal()/dim_relation() in this order gives
@@ -369,6 +377,7 @@ void bindCapture(py::module_& m) {
               case cap::Leaf::Kind::Length: leaves.append(py::make_tuple("len", l.n)); break;
               case cap::Leaf::Kind::NotTensor: leaves.append(py::make_tuple("not_tensor")); break;
               case cap::Leaf::Kind::HasAttr: leaves.append(py::make_tuple("hasattr", obj(), l.n != 0)); break;
+              case cap::Leaf::Kind::HasKey: leaves.append(py::make_tuple("haskey", obj(), l.n != 0)); break;
               case cap::Leaf::Kind::Tensor:
                 leaves.append(py::make_tuple(
                     "tensor", py::reinterpret_borrow<py::object>(reinterpret_cast<PyObject*>(l.tensorType)),

@@ -181,6 +181,15 @@ bool GuardTree::runLeaf(const Leaf& l, PyObject* v) const {
       PyErr_Clear();
       return absent && l.n == 0;
     }
+    case Leaf::Kind::HasKey: {
+      // An error (unhashable key, a raising __contains__) fails the guard.
+      int r = PyDict_CheckExact(v) ? PyDict_Contains(v, l.obj) : PySequence_Contains(v, l.obj);
+      if (r < 0) {
+        PyErr_Clear();
+        return false;
+      }
+      return (r == 1) == (l.n != 0);
+    }
     case Leaf::Kind::Tensor: {
       if (Py_TYPE(v) != l.tensorType) return false;
       const at::Tensor& t = THPVariable_Unpack(v);
@@ -214,6 +223,7 @@ std::string GuardTree::leafText(const Leaf& l) const {
     case Leaf::Kind::NotTensor: return "is not a tensor";
     case Leaf::Kind::HasAttr:
       return std::string(l.n ? "has" : "has no") + " attribute " + PyUnicode_AsUTF8(l.obj);
+    case Leaf::Kind::HasKey: return std::string(l.n ? "has" : "has no") + " key " + reprOf(l.obj);
     case Leaf::Kind::Tensor: {
       std::string s = "tensor(dtype=" +
                       std::string(c10::toString(static_cast<c10::ScalarType>(l.dtype))) +

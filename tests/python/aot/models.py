@@ -2,6 +2,7 @@
 every process: artifacts resolve classes and functions by module and name)."""
 
 import math
+import os
 
 import numpy as np
 import torch
@@ -52,3 +53,12 @@ def same_rows(x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
     # Compiled dynamic, x.size(0) and y.size(0) share one symbol: the entry holds
     # a dim-equality guard that must survive the artifact.
     return torch.zeros(y.size(0), 2) + x[:, :2]
+
+
+def env_scaled(x: torch.Tensor) -> torch.Tensor:
+    # Reads one variable that is set and one that is not: the entry guards those
+    # two keys of os.environ (a value and an absence), which must survive the artifact.
+    scale = float(os.environ["XACC_AOT_TEST_SCALE"])
+    if os.environ.get("XACC_AOT_TEST_SHIFT") is not None:
+        return x * scale + 1
+    return x * scale

@@ -302,3 +302,34 @@ def test_dim_guards_survive_the_artifact(tmp_path):
     assert "L['x'].size(0) == L['y'].size(0) (both are s0)" in out, out + err
     assert "raises True" in out, out + err
     assert "guard mismatch" in err and "L['x'].size(0) == L['y'].size(0)" in err, err
+
+
+def test_environ_key_guards_survive_the_artifact(tmp_path):
+    """An entry that read os.environ stores guards on the keys it read (the value
+    of one, the absence of another), checked after loading: another variable set
+    keeps the stored entry; setting the absent key is a guard mismatch."""
+    os.environ.pop("XACC_AOT_TEST_SHIFT", None)
+    run_py("""
+        import os, torch, xacc, models
+        os.environ["XACC_AOT_TEST_SCALE"] = "2"
+        xacc.aot(models.env_scaled, (torch.randn(4),), "env.xacc")
+    """, tmp_path)
+    p = run_py("""
+        import os, torch, xacc, models
+        from xacc._C import capture as C
+        from xacc.jit import counters
+        os.environ["XACC_AOT_TEST_SCALE"] = "2"
+        os.environ["XACC_AOT_TEST_UNRELATED"] = "1"   # not in the artifact's environment
+        f = xacc.load("env.xacc")
+        x = torch.randn(4)
+        print("equal", torch.equal(f(x), models.env_scaled(x)), "frames", counters()["frames"])
+        print("guards", [g for e in C.entries(models.env_scaled.__code__) for g in e["guards"] if "_data" in g])
+        os.environ["XACC_AOT_TEST_SHIFT"] = "1"       # read with .get: absent when stored
+        print("equal", torch.equal(f(x), models.env_scaled(x)), "frames", counters()["frames"])
+    """, tmp_path, log="aot,recompiles")
+    out, err = p.stdout, p.stderr
+    assert "equal True frames 0" in out, out + err  # the stored entry ran: no capture
+    assert "equal True frames 1" in out, out + err  # the JIT compiled the new environment
+    assert "G['os'].environ._data: has no key b'XACC_AOT_TEST_SHIFT'" in out, out + err
+    assert "G['os'].environ._data[b'XACC_AOT_TEST_SCALE']: == b'2'" in out, out + err
+    assert "recompiling env_scaled" in err and "has no key b'XACC_AOT_TEST_SHIFT'" in err, err

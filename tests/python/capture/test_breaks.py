@@ -346,25 +346,6 @@ def test_attribute_writes_that_cannot_be_replayed_still_break():
         assert BOX.last == (1 if v > 0 else 2)
 
 
-def read_env_flag(x):
-    if os.environ.get("XACC_TEST_ENV_FLAG", "0") == "1":
-        return x * 3
-    return x + 1
-
-
-def test_os_environ_reads_are_constants_guarded_by_the_environment(monkeypatch):
-    monkeypatch.delenv("XACC_TEST_ENV_FLAG", raising=False)
-    j = jit(read_env_flag)
-    x = torch.randn(2)
-    torch.testing.assert_close(j(x), x + 1)
-    torch.testing.assert_close(j(x), x + 1)
-    c = counters()
-    assert c["breaks"] == 0 and c["graphs"] == 1 and c["recompiles"] == 0, c
-    monkeypatch.setenv("XACC_TEST_ENV_FLAG", "1")  # the environment changed: recompile
-    torch.testing.assert_close(j(x), x * 3)
-    assert counters()["recompiles"] == 1, counters()
-
-
 class Windowed(torch.nn.Module):
     """swin's set_shift_and_window_size: plain attributes clamped in forward."""
 

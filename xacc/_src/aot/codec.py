@@ -174,6 +174,8 @@ def rebuild_tree(dump: tuple) -> Any:
                 tree.leaf_not_tensor(n)
             elif tag == "hasattr":
                 tree.leaf_hasattr(n, leaf[1], leaf[2])
+            elif tag == "haskey":
+                tree.leaf_haskey(n, leaf[1], leaf[2])
             elif tag == "tensor":
                 tree.leaf_tensor_meta(n, *leaf[1:])
             else:

@@ -4,7 +4,7 @@
 // entry constant, then attribute and item steps below those); nodes with the
 // same path are shared, so `L[0].fc1.weight` and `L[0].fc1.bias` share the
 // `L[0]` and `L[0].fc1` prefixes. Each node carries leaf checks (type, id,
-// equality, tensor metadata, length). Checking resolves every node once, in
+// equality, tensor metadata, length, attribute or mapping key present/absent). Checking resolves every node once, in
 // insertion order (parents before children), and hands the resolved objects
 // back so graph inputs, which are sources too, are read without a second
 // lookup. Nothing here is generated as Python code; a check never calls back
@@ -38,10 +38,13 @@ enum class Access : uint8_t { Local, Global, Closure, Const, Attr, Item, AsTenso
 
 /// One leaf check on a node's value.
 struct Leaf {
-  enum class Kind : uint8_t { Type, Id, Equals, Tensor, Length, NotTensor, HasAttr };
+  enum class Kind : uint8_t { Type, Id, Equals, Tensor, Length, NotTensor, HasAttr, HasKey };
   Kind kind = Kind::Type;
-  PyObject* obj = nullptr;  ///< Type: the type; Id/Equals: the object; HasAttr: the name (strong)
-  int64_t n = 0;            ///< Length; HasAttr: 1 when the attribute must exist, 0 when it must not
+  /// Type: the type; Id/Equals: the object; HasAttr: the name; HasKey: the key (strong)
+  PyObject* obj = nullptr;
+  /// Length; HasAttr/HasKey: 1 when the attribute/key must exist, 0 when it must not
+  /// (HasKey: `key in value`, a dict's own lookup for exact dicts)
+  int64_t n = 0;
   // Tensor metadata (Kind::Tensor); -1 in sizes/strides means "any".
   PyTypeObject* tensorType = nullptr;
   uint64_t keySet = 0;

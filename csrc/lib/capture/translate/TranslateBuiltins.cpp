@@ -105,7 +105,7 @@ VarRef Translator::callBuiltin(PyObject* f, std::vector<VarRef>& args,
         !PyObject_HasAttr(args[0]->obj.get(), name.get()) && !attrWritten(args[0], name.get())) {
       // getattr(None, "x", default), getattr(obj, "missing", default): the
       // attribute's absence is guarded (a later call may find it set).
-      guardHasAttr(args[0]->source, name.get(), false);
+      guardHas(args[0]->source, Leaf::Kind::HasAttr, name.get(), false);
       return args[2];
     }
     return getattr(args[0], name.get());
@@ -119,7 +119,8 @@ VarRef Translator::callBuiltin(PyObject* f, std::vector<VarRef>& args,
       return makeConst(PyRef::borrow(Py_True));  // Note [Replayed attribute writes]
     if (v->is(Var::Kind::Object) || v->is(Var::Kind::Tensor) || v->is(Var::Kind::Const)) {
       bool has = PyObject_HasAttr(v->obj.get(), name.get());
-      if (!v->is(Var::Kind::Tensor) && PyUnicode_Check(name.get())) guardHasAttr(v->source, name.get(), has);
+      if (!v->is(Var::Kind::Tensor) && PyUnicode_Check(name.get()))
+        guardHas(v->source, Leaf::Kind::HasAttr, name.get(), has);
       return makeConst(PyRef::borrow(has ? Py_True : Py_False));
     }
     if ((v->is(Var::Kind::Tuple) || v->is(Var::Kind::List) || v->is(Var::Kind::Dict)) && !v->obj) {

@@ -614,9 +614,14 @@ VarRef Translator::call(Frame& f, const VarRef& fn, std::vector<VarRef> args,
           fail("GB002", std::string("Mapping.") + mix + " arguments");
           return nullptr;
         }
+        bool get = std::strcmp(mix, "get") == 0;
+        if (!get) {  // os.environ.__contains__(k): its presence alone is guarded
+          int in = environContains(fn->self, args[0]);
+          if (in == -1) return nullptr;
+          if (in >= 0) return makeConst(PyRef::borrow(in ? Py_True : Py_False));
+        }
         Failure before = failure_;
         VarRef r = subscr(fn->self, args[0]);
-        bool get = std::strcmp(mix, "get") == 0;
         if (!r && failure_.code == "GB011" && failure_.detail == "missing key (raises KeyError)" &&
             before.code.empty()) {
           failure_ = before;

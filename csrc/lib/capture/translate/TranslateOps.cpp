@@ -305,9 +305,15 @@ bool Frame::step(const Instr& ins, bool& done, VarRef& result) {
     case Op::CONTAINS_OP: {
       if (!need(2)) return false;
       VarRef container = pop(), item = pop();
+      auto answer = [&](int r) {
+        push(makeConst(PyRef::borrow((r != 0) != (ins.arg != 0) ? Py_True : Py_False)));
+        return true;
+      };
+      int r = t.environContains(container, item);  // Note [os.environ reads]
+      if (r == -1) return false;
+      if (r >= 0) return answer(r);
       PyRef k = t.constOf(item);
       if (!k) return false;
-      int r = -1;
       if (container->is(Var::Kind::Set)) {
         r = PySet_Contains(container->obj.get(), k.get());
         if (r < 0) return t.failPy("GB011", "'in'");
@@ -342,8 +348,7 @@ bool Frame::step(const Instr& ins, bool& done, VarRef& result) {
         r = PySequence_Contains(c.get(), k.get());
         if (r < 0) return t.failPy("GB011", "'in'");
       }
-      push(makeConst(PyRef::borrow((r != 0) != (ins.arg != 0) ? Py_True : Py_False)));
-      return true;
+      return answer(r);
     }
     case Op::BINARY_SUBSCR: {
       if (!need(2)) return false;

@@ -400,41 +400,80 @@ PyObject* osEnviron() {
   return env;
 }
 
+bool isEnviron(const VarRef& v) {
+  return v->is(Var::Kind::Object) && v->source && v->obj.get() == osEnviron();
+}
+
 }  // namespace
+
+// Note [os.environ reads]
+// ~~~~~~~~~~~~~~~~~~~~~~~
+// `os.environ[k]`, `os.environ.get(k, d)` (and os.getenv, which calls it) and
+// `k in os.environ` inside a captured frame (transformers' sdpa_attention
+// reads a flag per call) answer now, as constants, guarded by that key alone:
+// its raw entry in `os.environ._data` (the dict os.environ wraps, keyed by
+// `os.environ.encodekey(k)`: bytes on POSIX) equals the one seen (a node
+// `..._data[key]` with an equality leaf), or the key is absent (a HasKey leaf,
+// for .get's default and `in`), or present (HasKey, for `in`). Setting or
+// deleting another variable leaves the entry valid; a hit costs one dict
+// lookup per key read.
+int Translator::environEntry(const VarRef& env, PyObject* key, PyRef* value) {
+  PyRef data = PyRef::steal(PyObject_GetAttrString(env->obj.get(), "_data"));
+  if (!data || !PyDict_Check(data.get())) {
+    PyErr_Clear();
+    fail("GB011", "os.environ without its _data dict");
+    return -1;
+  }
+  PyRef raw = PyRef::steal(PyObject_CallMethod(env->obj.get(), "encodekey", "O", key));
+  if (!raw) {
+    failPy("GB011", "os.environ key");
+    return -1;
+  }
+  PyRef dataName = PyRef::steal(PyUnicode_InternFromString("_data"));
+  SourceRef dataSrc = Source::attr(env->source, dataName.get());
+  PyObject* entry = PyDict_GetItemWithError(data.get(), raw.get());  // borrowed
+  if (!entry) {
+    if (PyErr_Occurred()) {
+      failPy("GB011", "os.environ lookup");
+      return -1;
+    }
+    guardHas(dataSrc, Leaf::Kind::HasKey, raw.get(), false);
+    return 0;
+  }
+  if (!value) {
+    guardHas(dataSrc, Leaf::Kind::HasKey, raw.get(), true);
+    return 1;
+  }
+  guardEquals(Source::item(dataSrc, raw.get()), entry);
+  PyObject* v = PyObject_GetItem(env->obj.get(), key);  // decoded as os.environ does
+  if (!v) {
+    failPy("GB011", "os.environ lookup");
+    return -1;
+  }
+  *value = PyRef::steal(v);
+  return 1;
+}
+
+int Translator::environContains(const VarRef& env, const VarRef& key) {
+  if (!isEnviron(env)) return -2;
+  if (!isConst(key) || !PyUnicode_Check(key->obj.get())) {
+    fail("GB011", "'in' os.environ with a non-constant or non-str key");
+    return -1;
+  }
+  return environEntry(env, key->obj.get(), nullptr);
+}
 
 VarRef Translator::subscr(const VarRef& obj, const VarRef& idx) {
   const PyTypes* T = pyTypes();
-  if (obj->is(Var::Kind::Object) && obj->source && obj->obj.get() == osEnviron() && isConst(idx) &&
-      PyUnicode_Check(idx->obj.get())) {
-    // `os.environ[k]` / `.get(k, d)` (transformers' sdpa_attention reads a
-    // flag per call): the value now, guarded by the whole environment being
-    // the one seen at capture (a copy of `os.environ._data`; any change
-    // recompiles).
-    PyObject* data = PyObject_GetAttrString(obj->obj.get(), "_data");
-    if (!data || !PyDict_Check(data)) {
-      Py_XDECREF(data);
-      PyErr_Clear();
-      fail("GB011", "os.environ without its _data dict");
+  if (isEnviron(obj) && isConst(idx) && PyUnicode_Check(idx->obj.get())) {
+    PyRef v;  // Note [os.environ reads]
+    int r = environEntry(obj, idx->obj.get(), &v);
+    if (r < 0) return nullptr;
+    if (r == 0) {
+      fail("GB011", "missing key (raises KeyError)");  // Mapping.get answers its default
       return nullptr;
     }
-    PyRef snapshot = PyRef::steal(PyDict_Copy(data));
-    Py_DECREF(data);
-    if (!snapshot) {
-      failPy("GB020", "copying os.environ");
-      return nullptr;
-    }
-    guardEquals(Source::attr(obj->source, PyUnicode_InternFromString("_data")), snapshot.get());
-    PyObject* v = PyObject_GetItem(obj->obj.get(), idx->obj.get());
-    if (!v) {
-      if (PyErr_ExceptionMatches(PyExc_KeyError)) {
-        PyErr_Clear();
-        fail("GB011", "missing key (raises KeyError)");  // Mapping.get answers its default
-      } else {
-        failPy("GB011", "os.environ lookup");
-      }
-      return nullptr;
-    }
-    return makeConst(PyRef::steal(v));
+    return makeConst(v);
   }
   if (obj->isNumpy()) return numpyRun("op", operatorFn("getitem"), {obj, idx}, {});
   if (obj->is(Var::Kind::Tensor)) return record(operatorFn("getitem"), {obj, idx}, {});

@@ -180,12 +180,18 @@ void Translator::guardEquals(const SourceRef& s, PyObject* value) {
   tree_.addLeaf(node(s), std::move(l));
 }
 
-void Translator::guardHasAttr(const SourceRef& s, PyObject* name, bool has) {
+void Translator::guardHas(const SourceRef& s, Leaf::Kind kind, PyObject* what, bool has) {
   if (!s) return;
+  for (const Leaf& l : tree_.nodeLeaves(node(s))) {  // the same name or key asked twice: one leaf
+    if (l.kind != kind || (l.n != 0) != has || Py_TYPE(l.obj) != Py_TYPE(what)) continue;
+    int eq = PyObject_RichCompareBool(l.obj, what, Py_EQ);
+    if (eq < 0) PyErr_Clear();
+    if (eq == 1) return;
+  }
   Leaf l;
-  l.kind = Leaf::Kind::HasAttr;
-  l.obj = name;
-  Py_INCREF(name);
+  l.kind = kind;
+  l.obj = what;
+  Py_INCREF(what);
   l.n = has ? 1 : 0;
   tree_.addLeaf(node(s), std::move(l));
 }

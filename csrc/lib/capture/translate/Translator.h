@@ -162,6 +162,10 @@ public:
   VarRef binary(PyObject* op, const VarRef& a, const VarRef& b);
   VarRef unary(PyObject* op, const VarRef& v);
   VarRef subscr(const VarRef& obj, const VarRef& idx);
+  /// `key in env` when `env` is `os.environ` reached from a source: the answer
+  /// now, guarded by that key alone being present or absent. -2 when `env` is
+  /// something else, -1 after a failure, else 0 or 1.
+  int environContains(const VarRef& env, const VarRef& key);
   bool storeSubscr(const VarRef& obj, const VarRef& idx, const VarRef& val);
   VarRef call(Frame& f, const VarRef& fn, std::vector<VarRef> args,
               std::vector<std::pair<PyRef, VarRef>> kwargs);
@@ -252,8 +256,14 @@ private:
   void guardId(const SourceRef& s, PyObject* value);
   void guardEquals(const SourceRef& s, PyObject* value);
   void guardLen(const SourceRef& s, Py_ssize_t n);
-  /// The value at `s` has (or has not) attribute `name` (getattr with a default, hasattr).
-  void guardHasAttr(const SourceRef& s, PyObject* name, bool has);
+  /// The value at `s` has (or has not) the attribute or key `what`: kind HasAttr
+  /// (getattr with a default, hasattr) or HasKey (`os.environ` keys read with
+  /// .get or `in`). Asking twice adds one leaf.
+  void guardHas(const SourceRef& s, Leaf::Kind kind, PyObject* what, bool has);
+  /// Note [os.environ reads]: `env[key]`'s entry in `os.environ._data`, guarded
+  /// per key. Returns 1 (present; `*value` set to env[key] when `value` is
+  /// given), 0 (absent) or -1 after a failure.
+  int environEntry(const VarRef& env, PyObject* key, PyRef* value);
   bool guardOnce(const SourceRef& s, int kind);
   /// inspect.signature(f) of a function known at capture time: a constant.
   VarRef signatureOf(const VarRef& v);
