@@ -5,6 +5,8 @@
 // libtorch stop here and become error strings.
 #include <ATen/core/dispatch/Dispatcher.h>
 #include <ATen/core/function_schema.h>
+#include <ATen/ops/exp.h>
+#include <ATen/ops/ones.h>
 
 #include <mutex>
 #include <unordered_map>
@@ -483,9 +485,41 @@ bool isAtenAvailable() {
   }
 }
 
+/// Note [MKL's first vector-math call]: on contiguous float and double CPU
+/// tensors ATen computes tanh, exp, log, erf, sin and the other functions of
+/// at::vml with MKL's VML (vmsTanh(..., VML_HA), ...), split over the ATen
+/// thread pool in chunks of 2048 elements. MKL chooses its VML kernels (the
+/// instruction set, through MKL_ENABLE_INSTRUCTIONS and CPU detection) lazily,
+/// in the first VML call of the process. When that first call runs on several
+/// threads at once, a thread that arrives while another one is still choosing
+/// can compute its chunk with the AVX2 "enhanced performance" kernel instead
+/// of the high-accuracy one ATen asks for: tanh then has relative errors up to
+/// 5.2e-5 instead of 1 ulp on that chunk, for that call. Seen as
+/// tests/python/pgo/test_pgo.py::test_region_left_to_aten_on_xpu failing in
+/// about 1 of 25-100 processes (the graph ran the process's first tanh, 4096
+/// elements on 2 threads; rows 32-63 were bitwise vmsTanh(..., VML_EP) with
+/// MKL_ENABLE_INSTRUCTIONS=AVX2), and in plain PyTorch without xacc: 7 of
+/// 10000 forked processes whose first call was torch.tanh on 8 x 2048
+/// elements and 8 threads gave one chunk different from the second call.
+/// registerAtenOps (run by `import xacc`, by the camel aten executor and by
+/// every xpu compile) therefore makes one VML call first, at::exp on 16
+/// floats: below ATen's grain, so it runs on this thread alone and MKL has
+/// chosen before anything can call it in parallel (later threads only read
+/// their own accuracy mode). tests/python/backend/test_vector_math_init.py.
+static void initVectorMath() {
+  try {
+    (void)at::exp(at::ones({16}, at::kFloat));
+  } catch (const std::exception&) {
+    // A libtorch without CPU kernels: nothing to choose.
+  }
+}
+
 void registerAtenOps() {
   static std::once_flag once;
-  std::call_once(once, [] { ir::OpRegistry::get().addFamily(std::string(kPrefix), makeOpInfo); });
+  std::call_once(once, [] {
+    ir::OpRegistry::get().addFamily(std::string(kPrefix), makeOpInfo);
+    initVectorMath();  // Note [MKL's first vector-math call]
+  });
 }
 
 bool atenSchemaInfo(std::string_view name, AtenOpSchemaInfo& out, std::string& error) {
