@@ -29,6 +29,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 import xml.etree.ElementTree as ET
 from dataclasses import dataclass
@@ -204,6 +205,11 @@ def main() -> int:
         print("\n".join(s.name for s in suites))
         return 0
 
+    # The MLIR backend's kernel disk cache is on by default (~/.cache/xacc): a
+    # test run uses a fresh one of its own, so no result depends on kernels
+    # compiled by an earlier build or run, and the user's cache is left alone.
+    cache = tempfile.TemporaryDirectory(prefix="xacc-test-cache-")
+    os.environ["XACC_CACHE_DIR"] = cache.name
     summary = []
     for suite in suites:
         print(f"\n===== {suite.name} =====", flush=True)

@@ -64,7 +64,7 @@ config.environment["PATH"] = os.pathsep.join(path)
 # not whatever an editable install elsewhere points to.
 config.environment["PYTHONPATH"] = os.pathsep.join(
     p for p in (repo_root, os.environ.get("PYTHONPATH", "")) if p)
-for var in ("HOME", "TMPDIR", "XACC_LOG", "XACC_DUMP"):
+for var in ("HOME", "TMPDIR", "XACC_LOG", "XACC_DUMP", "XACC_CACHE_DIR"):
     if var in os.environ:
         config.environment[var] = os.environ[var]
 

@@ -71,9 +71,11 @@ ENV: tuple[EnvVar, ...] = (
     EnvVar("XACC_VERBOSE", "0", "show internal stack traces in errors"),
     EnvVar("XACC_DUMP", "", "directory: `python -m xjit` writes every export artifact of the run there "
                            "(same as `--export DIR`)"),
-    EnvVar("XACC_CACHE_DIR", "", "directory of the MLIR backend's kernel disk cache (object files); also where "
-                                 "`xacc.load` puts an artifact's kernels (default there: `~/.cache/xacc`); "
-                                 "`xjit --cache DIR` uses `DIR/kernels` (docs/aot.md)"),
+    EnvVar("XACC_CACHE_DIR", "", "directory of the MLIR backend's kernel disk cache (object files keyed by kernel "
+                                 "text, pipeline build, LLVM version and CPU), on by default in "
+                                 "`$XDG_CACHE_HOME/xacc` (`~/.cache/xacc`); `off`: no disk cache; also where "
+                                 "`xacc.load` puts an artifact's kernels; `xjit --cache DIR` uses `DIR/kernels` "
+                                 "(docs/aot.md)"),
     EnvVar("XACC_PGO_PROFILE", "", "the profile file of `xacc.jit(pgo=True)` and `python -m xjit --pgo` "
                                    "(default `xacc_pgo.json` in the current directory; docs/pgo.md)"),
     EnvVar("XACC_TEST_FAULT_OP", "", "TEST ONLY: the ATen executor and the MLIR lowering add 1 to the first "

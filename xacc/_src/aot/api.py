@@ -51,11 +51,13 @@ def _mlir() -> Any:
 
 def default_kernel_dir() -> str:
     """Where loaded kernels go: the captured graphs' cache dir if one is set,
-    else $XACC_CACHE_DIR, else $XDG_CACHE_HOME/xacc (~/.cache/xacc)."""
+    else $XACC_CACHE_DIR, else $XDG_CACHE_HOME/xacc (~/.cache/xacc). An
+    artifact's kernels need a directory to be found in, so XACC_CACHE_DIR=off
+    (no disk cache for kernels compiled here) still puts them in the default."""
     m = _mlir()
     if m is not None and m.capture_cache_dir():
         return m.capture_cache_dir()
-    if env("XACC_CACHE_DIR"):
+    if env("XACC_CACHE_DIR") and env("XACC_CACHE_DIR") != "off":
         return env("XACC_CACHE_DIR")
     base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
     return os.path.join(base, "xacc")

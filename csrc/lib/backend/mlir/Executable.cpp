@@ -33,11 +33,14 @@
 #include <deque>
 #include <map>
 #include <mutex>
+#include <set>
 #include <sstream>
 #include <unordered_map>
 
 #include "Jit.h"
 #include "KernelIR.h"
+#include "SizeGeneric.h"
+#include "xacc/backend/mlir/ScalarJit.h"
 #include "Lowering.h"
 #include "Partitioner.h"
 #include "xacc/backend/aten/AtenOps.h"
@@ -69,9 +72,10 @@ JitOptions jitOptions(const CompileOptions& o) {
   JitOptions j;
   j.optLevel = o.optLevel;
   j.fastMath = o.fastMath;
-  j.cacheDir = o.cacheDir;
-  if (j.cacheDir.empty())
-    if (const char* d = std::getenv("XACC_CACHE_DIR")) j.cacheDir = d;
+  // The disk cache is on by default (XACC_CACHE_DIR, else ~/.cache/xacc), as
+  // the compiled objects are keyed by kernel text, pipeline build, LLVM and CPU;
+  // "off" (option or variable) turns it off.
+  j.cacheDir = o.cacheDir.empty() ? defaultCacheDir() : o.cacheDir == "off" ? "" : o.cacheDir;
   return j;
 }
 
@@ -105,6 +109,29 @@ struct Variant {
   size_t numPacked = 0;
   bool parallel = false;  ///< may be split over dim 0
   int64_t grainRows = 1;  ///< parallel: fewest rows worth a thread of their own
+  // A size-generic kernel (Note [Size-generic kernels], SizeGeneric.cpp):
+  // `kernel` has symbolic extents; output shapes come from `pattern`.
+  bool generic = false;
+  SizePattern pattern;
+  bool splittable = false;        ///< the concrete kernel could be split over dim 0
+  double workPerElement = 0;      ///< estimateKernelWork copy-elements per output element
+};
+
+/// Size-generic kernels of the process (Note [Size-generic kernels],
+/// SizeGeneric.cpp), by JIT options and kernel skeleton (skeletonKey): the
+/// unrolled steps of a generation loop are different regions of one graph
+/// with one skeleton. `firstSeen` is the first signature of a skeleton that
+/// got a per-size kernel; `failed` the skeletons whose lowering depends on
+/// sizes in a way a generic kernel cannot express.
+struct GenericKernels {
+  std::mutex mu;
+  std::map<std::string, std::vector<std::shared_ptr<Variant>>> bySkeleton;
+  std::map<std::string, std::vector<InputDesc>> firstSeen;
+  std::set<std::string> failed;
+  static GenericKernels& get() {
+    static GenericKernels* g = new GenericKernels;  // leaked: see KernelCache
+    return *g;
+  }
 };
 
 struct RegionState {
@@ -631,12 +658,17 @@ private:
     std::string key = signatureKey(in);
     std::lock_guard<std::mutex> lock(r.mu);
     auto it = r.variants.find(key);
-    if (it != r.variants.end()) return it->second;
+    if (it != r.variants.end() && !(it->second->generic && tooBigForGeneric(*it->second, in)))
+      return it->second;
     auto v = std::make_shared<Variant>();
     r.variants[key] = v;
     if (!buildKernel(r.region, in, v->kernel, v->error)) {
       noteFailure(r, v->error);
       return v;
+    }
+    if (auto g = genericVariant(r, in, v->kernel)) {
+      r.variants[key] = g;
+      return g;
     }
     // Kernels big enough to be worth threads get a dynamic row dim, so the
     // same code runs on any row range (and any row count).
@@ -669,7 +701,86 @@ private:
                     static_cast<long long>(v->grainRows));
       logLine(buf);
     }
-    std::string text = emitKernelMlir(v->kernel);
+    compileVariant(r, *v, emitKernelMlir(v->kernel), key);
+    return v;
+  }
+
+  /// Whether a call with `in` is big enough to be split over threads, which
+  /// the size-generic kernel is not (Note [Splitting kernels over rows]): it
+  /// then gets a per-size kernel, split.
+  bool tooBigForGeneric(const Variant& g, const std::vector<InputDesc>& in) const {
+    if (!g.splittable || !opts_.parallel || at::get_num_threads() <= 1) return false;
+    auto shape = concreteShape(g.kernel.at(g.kernel.outputs[0]).shape, g.pattern, in);
+    return g.workPerElement * static_cast<double>(numelOf(shape)) >= static_cast<double>(opts_.parallelThreshold);
+  }
+
+  /// A size-generic kernel for region `r` at `in` (Note [Size-generic
+  /// kernels]), `concrete` being r lowered for `in`: one of the process's
+  /// whose instance at these sizes is exactly `concrete`, or one derived now
+  /// when r declares dynamic dims or its skeleton was seen at other sizes
+  /// before (at most three per skeleton). Null: a per-size kernel. Called with
+  /// r.mu held.
+  std::shared_ptr<Variant> genericVariant(RegionState& r, const std::vector<InputDesc>& in,
+                                          const KernelIR& concrete) {
+    if (concrete.outputs.empty()) return nullptr;
+    std::string skel = std::string(jit_.fastMath ? "F" : "E") + std::to_string(jit_.optLevel) + "|" +
+                       skeletonKey(concrete);
+    auto& gk = GenericKernels::get();
+    std::lock_guard<std::mutex> gl(gk.mu);
+    auto& list = gk.bySkeleton[skel];
+    for (const auto& g : list)
+      if (matchesPattern(g->pattern, in) && instanceOf(g->kernel, g->pattern, in, concrete)) {
+        if (tooBigForGeneric(*g, in)) return nullptr;
+        std::lock_guard<std::mutex> sl(statsMu_);
+        ++stats_.memoryCacheHits;
+        return g;
+      }
+    if (gk.failed.count(skel) || list.size() >= 3) return nullptr;
+    bool declared = false;
+    for (size_t i = 0; i < r.region.inputs.size(); ++i)
+      if (r.region.inputs[i]->type().isTensor())
+        for (const auto& d : r.region.inputs[i]->type().dims()) declared |= !d.isStatic();
+    auto seen = gk.firstSeen.find(skel);
+    if (seen == gk.firstSeen.end() && !declared) {
+      gk.firstSeen.emplace(skel, in);
+      return nullptr;
+    }
+    const SizePattern* prev = list.empty() ? nullptr : &list.back()->pattern;
+    auto v = std::make_shared<Variant>();
+    if (!derivePattern(r.region, seen == gk.firstSeen.end() ? in : seen->second, in, prev, v->pattern))
+      return nullptr;
+    std::string why, text;
+    if (buildSizeGenericKernel(r.region, v->pattern, concrete, v->kernel, why)) {
+      if (!instanceOf(v->kernel, v->pattern, in, concrete))
+        why = "the generic kernel is not the region's kernel at its own sizes";
+      else
+        text = emitKernelMlir(v->kernel, {}, &why);
+    }
+    if (text.empty()) {
+      logLine("region " + std::to_string(r.index) + ": no size-generic kernel for " + patternText(v->pattern) +
+              " (" + why + "); one kernel per size");
+      gk.failed.insert(skel);
+      return nullptr;
+    }
+    v->generic = true;
+    v->splittable = splittableOverDim0(concrete);
+    v->workPerElement = estimateKernelWork(concrete).copyElements /
+                        static_cast<double>(std::max<int64_t>(1, numelOf(concrete.at(concrete.outputs[0]).shape)));
+    compileVariant(r, *v, text, patternText(v->pattern));
+    if (!v->fn) {
+      gk.failed.insert(skel);
+      return nullptr;
+    }
+    list.push_back(v);
+    return tooBigForGeneric(*v, in) ? nullptr : v;
+  }
+
+  /// Compiles (or finds in the kernel caches) the kernel `text` of variant `v`;
+  /// `key` names its signature in the log. A size-generic kernel that fails to
+  /// compile is no fallback: the region compiles per size instead.
+  void compileVariant(RegionState& r, Variant& vr, const std::string& text, const std::string& key) {
+    Variant* v = &vr;
+    std::string what = (v->generic ? "size-generic kernel for " : "kernel for ") + key;
     // The cache directory is part of the key: a kernel first needed under a
     // new directory (an AOT build collecting objects) is stored there too.
     std::string cacheKey =
@@ -699,18 +810,21 @@ private:
         if (v->fn) ++(src == KernelSource::DiskCache ? Totals::get().t.diskHits : Totals::get().t.compiled);
       }
       if (!v->fn) {
-        noteFailure(r, v->error);
-        return v;
+        if (v->generic)
+          logLine("region " + std::to_string(r.index) + ": " + what + " failed (" + v->error + ")");
+        else
+          noteFailure(r, v->error);
+        return;
       }
-      if (src == KernelSource::DiskCache) {
-        logLine("region " + std::to_string(r.index) + ": kernel loaded from disk cache");
-      } else {
-        logLine("region " + std::to_string(r.index) + ": compiled kernel for " + key);
-      }
+      std::string region = "region " + std::to_string(r.index) + ": ";
+      if (src == KernelSource::DiskCache)
+        logLine(region + (v->generic ? "size-generic " : "") + "kernel loaded from disk cache" +
+                (v->generic ? " (" + key + ")" : ""));
+      else
+        logLine(region + "compiled " + what);
       std::lock_guard<std::mutex> cl(KernelCache::get().mu);
       KernelCache::get().kernels.emplace(cacheKey, v->fn);
     }
-    return v;
   }
 
   void noteFailure(RegionState& r, const std::string& why) {
@@ -759,7 +873,8 @@ private:
     outs.reserve(k.outputs.size());
     for (int o : k.outputs) {
       const KNode& n = k.at(o);
-      outs.push_back(at::empty(n.shape, at::TensorOptions().dtype(aten::toScalarType(n.dtype))));
+      auto options = at::TensorOptions().dtype(aten::toScalarType(n.dtype));
+      outs.push_back(at::empty(v->generic ? concreteShape(n.shape, v->pattern, in) : n.shape, options));
     }
     // Row range [begin, end) of dim 0, or the whole thing.
     auto launch = [&](int64_t begin, int64_t end, bool chunked) {

@@ -52,6 +52,15 @@ struct KNode {
   std::vector<AffineIndex> viewIndex; ///< View: one entry per dim of args[0]
 };
 
+/// Note [Size-generic kernels]: a shape entry <= -2 is a symbolic extent,
+/// symbol `symbolIndex(e)`, printed as `?` and read at run time from the first
+/// kernel argument that has it, so one kernel runs on every size of that dim
+/// (Executable.cpp builds such kernels for regions whose inputs change size).
+/// Entries equal to each other are the same size.
+inline bool isSymbolicExtent(int64_t e) { return e <= -2; }
+inline int64_t symbolicExtent(int k) { return -2 - static_cast<int64_t>(k); }
+inline int symbolIndex(int64_t e) { return static_cast<int>(-2 - e); }
+
 /// Element kind of a kernel argument.
 struct KInput {
   ir::DType dtype = ir::DType::F32;
@@ -84,8 +93,10 @@ struct EmitOptions {
 /// Prints `k` as an MLIR module holding `func.func @<funcName>(inputs...,
 /// scalars..., outputs...)` with memref arguments; outputs are written with
 /// `bufferization.materialize_in_destination`. Deterministic: equal kernels
-/// print equal text (the text is the kernel cache key).
-std::string emitKernelMlir(const KernelIR& k, const EmitOptions& opts = {});
+/// print equal text (the text is the kernel cache key). Returns "" and sets
+/// `unsupported` (when given) if `k` has symbolic extents the printer cannot
+/// express (a slice of one).
+std::string emitKernelMlir(const KernelIR& k, const EmitOptions& opts = {}, std::string* unsupported = nullptr);
 
 /// numel of a shape.
 int64_t numelOf(const std::vector<int64_t>& shape);

@@ -66,7 +66,8 @@ bool isRowShape(const std::vector<int64_t>& shape) {
 std::string shapeText(const std::vector<int64_t>& shape, DType d, const char* kind) {
   std::string s = std::string(kind) + "<";
   for (size_t i = 0; i < shape.size(); ++i)
-    s += (i == 0 && isRowShape(shape) ? std::string("?") : std::to_string(shape[i])) + "x";
+    s += ((i == 0 && isRowShape(shape)) || isSymbolicExtent(shape[i]) ? std::string("?") : std::to_string(shape[i])) +
+         "x";
   return s + storageType(d) + ">";
 }
 std::string tensorType(const std::vector<int64_t>& shape, DType d) {
@@ -115,12 +116,13 @@ class Emitter {
 public:
   explicit Emitter(const KernelIR& k) : k_(k) {}
 
-  std::string run(const EmitOptions& opts) {
+  std::string run(const EmitOptions& opts, std::string* unsupported) {
     tDynRows.rows = k_.dynRows;
     tDynRows.rank = k_.outputs.empty() ? 0 : k_.at(k_.outputs[0]).shape.size();
     std::string text = emit(opts);
     tDynRows.rows = -1;
-    return text;
+    if (unsupported) *unsupported = unsupported_;
+    return unsupported_.empty() ? text : std::string();
   }
 
   std::string emit(const EmitOptions& opts) {
@@ -143,6 +145,23 @@ public:
     for (size_t i = 0; i < k_.inputs.size(); ++i)
       line() << "%tin" << i << " = bufferization.to_tensor %in" << i << " restrict : "
              << memrefType(k_.inputs[i]) << " to " << tensorType(k_.inputs[i].shape, k_.inputs[i].dtype);
+    // Symbolic extents (a size-generic kernel, KernelIR.h): each is read once
+    // from the first argument that has it.
+    auto bindSymbols = [&](const std::vector<int64_t>& shape, const std::string& memref, const std::string& type) {
+      for (size_t j = 0; j < shape.size(); ++j) {
+        if (!isSymbolicExtent(shape[j]) || symbols_.count(shape[j])) continue;
+        std::string v = "%sym" + std::to_string(symbolIndex(shape[j]));
+        line() << v << "_c = arith.constant " << j << " : index";
+        line() << v << " = memref.dim " << memref << ", " << v << "_c : " << type;
+        symbols_[shape[j]] = v;
+      }
+    };
+    for (size_t i = 0; i < k_.inputs.size(); ++i)
+      bindSymbols(k_.inputs[i].shape, "%in" + std::to_string(i), memrefType(k_.inputs[i]));
+    for (size_t i = 0; i < k_.outputs.size(); ++i) {
+      const KNode& n = k_.at(k_.outputs[i]);
+      bindSymbols(n.shape, "%out" + std::to_string(i), shapeText(n.shape, n.dtype, "memref"));
+    }
     if (k_.dynRows >= 0 && !k_.outputs.empty()) {
       const KNode& o = k_.at(k_.outputs[0]);
       line() << "%c0_idx = arith.constant 0 : index";
@@ -194,8 +213,18 @@ private:
     started_ = true;
     return text_;
   }
-  static std::string empty(const std::vector<int64_t>& shape, DType d) {
-    return std::string("tensor.empty(") + (isRowShape(shape) ? "%nrows" : "") + ") : " + tensorType(shape, d);
+  std::string empty(const std::vector<int64_t>& shape, DType d) {
+    std::string dyn = isRowShape(shape) ? "%nrows" : "";
+    for (int64_t e : shape) {
+      if (!isSymbolicExtent(e)) continue;
+      auto it = symbols_.find(e);
+      if (it == symbols_.end()) {
+        unsupported_ = "an extent no argument has";
+        return "tensor.empty() : " + tensorType(shape, d);
+      }
+      dyn += (dyn.empty() ? "" : ", ") + it->second;
+    }
+    return "tensor.empty(" + dyn + ") : " + tensorType(shape, d);
   }
   std::string fresh(const char* prefix = "%v") { return prefix + std::to_string(counter_++); }
 
@@ -237,6 +266,16 @@ private:
     // view is read plainly (splittableOverDim0 in Executable.cpp), and its
     // slice size is the run-time row count.
     bool rowArg = isRowShape(shape0);
+    if (crop) {
+      // Offsets and sizes of a slice are printed as constants: a size-generic
+      // kernel cannot crop a symbolic extent (the executable then compiles
+      // per size instead).
+      for (size_t j = 0; j < idx.size(); ++j)
+        if (isSymbolicExtent(shape[j]) ||
+            (idx[j].dim >= 0 && static_cast<size_t>(idx[j].dim) < b.loops.size() &&
+             isSymbolicExtent(b.loops[static_cast<size_t>(idx[j].dim)])))
+          unsupported_ = "a slice of a symbolic extent";
+    }
     if (crop && (tDynRows.rows < 0 || (rowArg && idx[0].dim == 0 && idx[0].mul == 1 && idx[0].add == 0))) {
       std::string offs, sizes, ones;
       for (size_t j = 0; j < idx.size(); ++j) {
@@ -583,6 +622,8 @@ private:
   std::map<int, std::string> reduced_;
   std::map<std::string, std::string> slices_;  ///< "tensor[offsets][sizes]" -> extract_slice value
   std::map<size_t, std::string> outputValue_;
+  std::map<int64_t, std::string> symbols_;  ///< symbolic extent -> its index value
+  std::string unsupported_;                 ///< why a size-generic kernel cannot be printed
 };
 
 }  // namespace
@@ -593,6 +634,8 @@ int64_t numelOf(const std::vector<int64_t>& shape) {
   return n;
 }
 
-std::string emitKernelMlir(const KernelIR& k, const EmitOptions& opts) { return Emitter(k).run(opts); }
+std::string emitKernelMlir(const KernelIR& k, const EmitOptions& opts, std::string* unsupported) {
+  return Emitter(k).run(opts, unsupported);
+}
 
 }  // namespace xacc::backend::mlir

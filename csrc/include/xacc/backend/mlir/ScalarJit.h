@@ -18,7 +18,8 @@ struct ScalarJitOptions {
 };
 
 /// The disk cache directory: $XACC_CACHE_DIR, else $XDG_CACHE_HOME/xacc, else
-/// ~/.cache/xacc ("" when none of them can be determined).
+/// ~/.cache/xacc ("" when none of them can be determined, or XACC_CACHE_DIR is
+/// "off": no disk cache).
 std::string defaultCacheDir();
 
 struct ScalarCompileInfo {

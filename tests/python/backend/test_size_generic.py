@@ -1,0 +1,138 @@
+"""Size-generic kernels (Note [Size-generic kernels], csrc/lib/backend/mlir/SizeGeneric.cpp).
+
+A region whose inputs change size, because the graph declares dims dynamic or
+because regions of one skeleton (the unrolled steps of a loop) meet at other
+sizes, runs one kernel with symbolic extents instead of one kernel per size.
+It must give eager PyTorch's results at every size, and a region whose kernel
+depends on a size in a way the IR cannot say symbolically (mean's 1/n) keeps
+its per-size kernels.
+"""
+from __future__ import annotations
+
+import pytest
+import torch
+
+_C = pytest.importorskip("xacc._C")
+pytestmark = pytest.mark.skipif(not getattr(_C, "has_mlir", False), reason="built without the MLIR backend")
+
+
+def compile_graph(text):
+    return _C.mlir.compile(text, parallel=False)
+
+
+def kernels(e):
+    s = e.stats()
+    assert s["region_fallback_runs"] == 0 and not s["fallback_reasons"], s
+    return s["kernels_compiled"] + s["disk_cache_hits"]
+
+
+DYN_CHAIN = """graph @g(%x: tensor<f32, [?, ?, 32], cpu>, %b: tensor<f32, [32], cpu>) -> tensor<f32, [?, ?, 32], cpu> {
+  %0 = aten.add.Tensor(%x, %b) : tensor<f32, [?, ?, 32], cpu>
+  %1 = aten.gelu(%0) : tensor<f32, [?, ?, 32], cpu>
+  %2 = aten.mul.Tensor(%1, %x) : tensor<f32, [?, ?, 32], cpu>
+  return %2
+}
+"""
+
+
+def test_dynamic_dims_compile_one_kernel_for_all_sizes():
+    e = compile_graph(DYN_CHAIN)
+    b = torch.randn(32)
+    for n, t in [(2, 3), (2, 5), (3, 17), (1, 9), (4, 64), (2, 2)]:
+        x = torch.randn(n, t, 32)
+        (y,) = e(x, b)
+        torch.testing.assert_close(y, torch.nn.functional.gelu(x + b) * x)
+    # one generic kernel; the call with a size-1 batch needs a kernel of its
+    # own (a size-1 dim broadcasts, so it is never symbolic)
+    assert kernels(e) == 2, e.stats()
+    assert e.stats()["kernel_launches"] == 6
+
+
+def test_non_contiguous_and_broadcast_inputs():
+    g = """graph @g(%x: tensor<f32, [?, ?], cpu>, %y: tensor<f32, [?, 1], cpu>) -> tensor<f32, [?, ?], cpu> {
+  %0 = aten.sub.Tensor(%x, %y) : tensor<f32, [?, ?], cpu>
+  %1 = aten.tanh(%0) : tensor<f32, [?, ?], cpu>
+  return %1
+}
+"""
+    e = compile_graph(g)
+    for r, c in [(5, 7), (9, 4), (33, 65)]:
+        x = torch.randn(c, r).t()  # transposed: strided
+        y = torch.randn(r, 1)
+        (out,) = e(x, y)
+        torch.testing.assert_close(out, torch.tanh(x - y))
+    assert kernels(e) == 1, e.stats()
+
+
+def test_softmax_over_a_dynamic_dim_and_int_bool_dtypes():
+    g = """graph @g(%x: tensor<f32, [?, ?], cpu>, %m: tensor<bool, [?, ?], cpu>, %i: tensor<i64, [?, ?], cpu>) -> (tensor<f32, [?, ?], cpu>, tensor<i64, [?, ?], cpu>) {
+  %0 = aten.masked_fill.Scalar(%x, %m) {value = -1.0e4} : tensor<f32, [?, ?], cpu>
+  %1 = aten._softmax(%0) {dim = 1, half_to_float = false} : tensor<f32, [?, ?], cpu>
+  %2 = aten.add.Tensor(%i, %i) : tensor<i64, [?, ?], cpu>
+  return %1, %2
+}
+"""
+    e = compile_graph(g)
+    for r, c in [(3, 5), (6, 11), (2, 40)]:
+        x, m, i = torch.randn(r, c), torch.rand(r, c) > 0.5, torch.randint(-9, 9, (r, c))
+        s, ii = e(x, m, i)
+        torch.testing.assert_close(s, torch.softmax(x.masked_fill(m, -1.0e4), 1))
+        assert torch.equal(ii, i + i)
+    assert kernels(e) == 1, e.stats()
+
+
+def test_a_kernel_that_depends_on_a_size_stays_per_size(capfd):
+    # mean over the dynamic dim multiplies by 1/n: no symbolic form, so each
+    # size gets its own kernel, and the results stay right
+    g = """graph @g(%x: tensor<f32, [4, ?], cpu>) -> tensor<f32, [4, 1], cpu> {
+  %0 = aten.mean.dim(%x) {dim = [1], keepdim = true} : tensor<f32, [4, 1], cpu>
+  return %0
+}
+"""
+    e = compile_graph(g)
+    for c in [3, 8, 13]:
+        x = torch.randn(4, c)
+        (y,) = e(x)
+        torch.testing.assert_close(y, x.mean(1, keepdim=True))
+    assert kernels(e) == 3, e.stats()
+
+
+def test_regions_of_one_skeleton_share_a_generic_kernel():
+    # The unrolled steps of a loop are regions of one skeleton at other sizes
+    # (here three graphs; generic kernels are shared process-wide). The first
+    # size gets its own kernel, the second derives the generic one, the third
+    # reuses it without compiling. The constant makes the skeleton this test's.
+    def graph(t):
+        ty = f"tensor<f32, [2, {t}, 16], cpu>"
+        return (f"graph @g(%x: {ty}) -> {ty} {{\n  %a = aten.sigmoid(%x) : {ty}\n"
+                f"  %b = aten.mul.Tensor(%a, %x) : {ty}\n"
+                f"  %c = aten.add.Scalar(%b) {{other = 0.318309886}} : {ty}\n  return %c\n}}\n")
+    stats = []
+    for t in (4, 5, 6):
+        e = compile_graph(graph(t))
+        x = torch.randn(2, t, 16)
+        torch.testing.assert_close(e(x)[0], torch.sigmoid(x) * x + 0.318309886)
+        stats.append(e.stats())
+    assert [kernels_of(s) for s in stats] == [1, 1, 0], stats
+    assert stats[2]["memory_cache_hits"] >= 1, stats
+
+
+def kernels_of(s):
+    assert s["region_fallback_runs"] == 0 and not s["fallback_reasons"], s
+    return s["kernels_compiled"] + s["disk_cache_hits"]
+
+
+def test_large_sizes_get_split_per_size_kernels():
+    if torch.get_num_threads() < 2:
+        pytest.skip("one thread: nothing is split")
+    e = _C.mlir.compile(DYN_CHAIN)  # parallel=True
+    b = torch.randn(32)
+    for t in (3, 5):
+        x = torch.randn(2, t, 32)
+        torch.testing.assert_close(e(x, b)[0], torch.nn.functional.gelu(x + b) * x)
+    x = torch.randn(64, 4096, 32)  # large enough to be split over threads
+    torch.testing.assert_close(e(x, b)[0], torch.nn.functional.gelu(x + b) * x)
+    s = e.stats()
+    # the small sizes run the generic kernel (compiled here or by an earlier
+    # test: the cache is process-wide), the large one a split per-size kernel
+    assert s["split_runs"] >= 1 and kernels(e) <= 2 and s["kernel_launches"] >= 3, s
