@@ -117,6 +117,25 @@ def test_regions_of_one_skeleton_share_a_generic_kernel():
     assert stats[2]["memory_cache_hits"] >= 1, stats
 
 
+def test_expand_to_literal_sizes_of_unrolled_steps():
+    # A static graph expands to the sizes traced at each step; the generic
+    # kernel derived at probe sizes keeps the input's dim there, and is used
+    # only where it equals the step's own kernel.
+    def graph(t):
+        ty, ty1 = f"tensor<f32, [2, {t}, 8], cpu>", f"tensor<f32, [2, {t}, 1], cpu>"
+        return (f"graph @g(%x: {ty1}, %y: {ty}) -> {ty} {{\n"
+                f"  %e = aten.expand.default(%x) {{size = [2, {t}, 8]}} : {ty}\n"
+                f"  %s = aten.add.Tensor(%e, %y) : {ty}\n"
+                f"  %r = aten.mul.Scalar(%s) {{other = 0.271828}} : {ty}\n  return %r\n}}\n")
+    stats = []
+    for t in (3, 7, 12):
+        e = compile_graph(graph(t))
+        x, y = torch.randn(2, t, 1), torch.randn(2, t, 8)
+        torch.testing.assert_close(e(x, y)[0], (x.expand(2, t, 8) + y) * 0.271828)
+        stats.append(e.stats())
+    assert [kernels_of(s) for s in stats] == [1, 1, 0], stats
+
+
 def kernels_of(s):
     assert s["region_fallback_runs"] == 0 and not s["fallback_reasons"], s
     return s["kernels_compiled"] + s["disk_cache_hits"]

@@ -25,6 +25,9 @@
 namespace xacc::backend::mlir {
 namespace {
 
+/// Lowering a region at probe sizes (ProbeLowering, SizeGeneric.cpp).
+thread_local bool tProbe = false;
+
 using ir::DType;
 using ir::Type;
 
@@ -952,6 +955,11 @@ const std::map<std::string, Rule>& rules() {
         if (o == -1) o = s[j];
         if (s[j] == o) idx.push_back(AffineIndex{static_cast<int>(lead + j), 1, 0});
         else if (s[j] == 1) idx.push_back(AffineIndex{-1, 1, 0});
+        // At probe sizes, a literal size of the graph (a static graph's
+        // expand to the traced sizes) keeps the input's dim: the generic
+        // kernel is only ever used where instanceOf finds it equal to the
+        // region's own kernel, which this rule does not change.
+        else if (tProbe) o = s[j], idx.push_back(AffineIndex{static_cast<int>(lead + j), 1, 0});
         else throw Failure{"expand: size mismatch"};
       }
       return std::vector<int>{L.view(x, sizes, idx)};
@@ -1159,5 +1167,8 @@ std::vector<std::string> loweredOpNames() {
   for (const auto& [name, rule] : rules()) out.push_back(name);
   return out;
 }
+
+ProbeLowering::ProbeLowering() : prev_(tProbe) { tProbe = true; }
+ProbeLowering::~ProbeLowering() { tProbe = prev_; }
 
 }  // namespace xacc::backend::mlir

@@ -38,6 +38,20 @@ std::vector<InputDesc> describeInputs(const Region& r, int64_t dynamicSize);
 /// `k.inputs`/`k.scalars` in r.inputs order and `k.outputs` in r.outputs order.
 bool buildKernel(const Region& r, const std::vector<InputDesc>& in, KernelIR& k, std::string& error);
 
+/// While alive on this thread, buildKernel lowers at probe sizes (Note
+/// [Size-generic kernels]): an `expand` to a literal size that the input's
+/// dim no longer has keeps the input's dim instead of failing.
+class ProbeLowering {
+public:
+  ProbeLowering();
+  ~ProbeLowering();
+  ProbeLowering(const ProbeLowering&) = delete;
+  ProbeLowering& operator=(const ProbeLowering&) = delete;
+
+private:
+  bool prev_;
+};
+
 /// The op names with lowering rules.
 std::vector<std::string> loweredOpNames();
 

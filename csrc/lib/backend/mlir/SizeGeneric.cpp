@@ -18,9 +18,12 @@
 //      or be exactly one symbol's size in each (printed `?`, read from an
 //      argument at run time, MlirEmitter.cpp);
 //   3. a kernel that depends on a size in any other way (a constant 1/n of a
-//      mean, a view offset n - 1, an extent n * m of a flattening view, an
-//      expand to sizes written in the graph, a decomposition chosen by size)
-//      is refused, and the skeleton keeps per-size kernels.
+//      mean, a view offset n - 1, an extent n * m of a flattening view, a
+//      reshape to sizes written in the graph, a decomposition chosen by size)
+//      is refused, and the skeleton keeps per-size kernels. At probe sizes an
+//      `expand` to a literal size the input no longer has keeps the input's
+//      dim (ProbeLowering): static graphs expand to the traced sizes, and the
+//      check below keeps this from ever changing a result.
 //
 // Generic kernels are shared process-wide by skeleton. Every use, including
 // the first, checks instanceOf: the region's own kernel IR at its sizes must
@@ -212,6 +215,7 @@ bool buildSizeGenericKernel(const Region& r, const SizePattern& p, const KernelI
   sizes[1] = probeSizes(p, 0);
   sizes[2] = probeSizes(p, 1);
   KernelIR probe[2];
+  ProbeLowering probing;
   for (int v = 0; v < 2; ++v)
     if (!buildKernel(r, withSizes(p, sizes[v + 1]), probe[v], why)) {
       why = "lowering at other sizes failed: " + why;
