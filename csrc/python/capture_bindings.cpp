@@ -377,7 +377,9 @@ void bindCapture(py::module_& m) {
               case cap::Leaf::Kind::Length: leaves.append(py::make_tuple("len", l.n)); break;
               case cap::Leaf::Kind::NotTensor: leaves.append(py::make_tuple("not_tensor")); break;
               case cap::Leaf::Kind::HasAttr: leaves.append(py::make_tuple("hasattr", obj(), l.n != 0)); break;
-              case cap::Leaf::Kind::HasKey: leaves.append(py::make_tuple("haskey", obj(), l.n != 0)); break;
+              case cap::Leaf::Kind::HasKey:
+                leaves.append(py::make_tuple("haskey", obj(), l.n != 0));
+                break;
               case cap::Leaf::Kind::Tensor:
                 leaves.append(py::make_tuple(
                     "tensor", py::reinterpret_borrow<py::object>(reinterpret_cast<PyObject*>(l.tensorType)),

@@ -4,11 +4,12 @@
 // entry constant, then attribute and item steps below those); nodes with the
 // same path are shared, so `L[0].fc1.weight` and `L[0].fc1.bias` share the
 // `L[0]` and `L[0].fc1` prefixes. Each node carries leaf checks (type, id,
-// equality, tensor metadata, length, attribute or mapping key present/absent). Checking resolves every node once, in
-// insertion order (parents before children), and hands the resolved objects
-// back so graph inputs, which are sources too, are read without a second
-// lookup. Nothing here is generated as Python code; a check never calls back
-// into Python except for attribute/item access and `==` on constants.
+// equality, tensor metadata, length, attribute or mapping key present or
+// absent). Checking resolves every node once, in insertion order (parents
+// before children), and hands the resolved objects back so graph inputs,
+// which are sources too, are read without a second lookup. Nothing here is
+// generated as Python code; a check never calls back into Python except for
+// attribute/item access, `in` and `==` on constants.
 //
 // Invariant: a node's parent has a smaller index than the node.
 #pragma once

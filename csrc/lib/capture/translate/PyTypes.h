@@ -50,9 +50,19 @@ struct PyTypes {
   PyObject* mathModule = nullptr;
   PyObject* symSize = nullptr;  ///< xacc._src.capture.host.SymSize (a dynamic size read by Python)
   PyObject* operatorModule = nullptr;
+  PyObject* partial = nullptr;           ///< functools.partial
+  PyObject* inspectSignature = nullptr;  ///< inspect.signature
+  PyObject* osEnviron = nullptr;         ///< os.environ
+  PyObject* mappingGet = nullptr;        ///< collections.abc.Mapping.get
+  PyObject* mappingContains = nullptr;   ///< collections.abc.Mapping.__contains__
+  PyObject* finfo = nullptr;             ///< torch.finfo
+  PyObject* iinfo = nullptr;             ///< torch.iinfo
 };
 
 /// The table, filled on first use (GIL held). Null if torch cannot be imported.
 const PyTypes* pyTypes();
+
+/// `module.name` (a new reference), or null with the Python error set.
+PyObject* moduleAttr(const char* module, const char* name);
 
 }  // namespace xacc::capture::translate

@@ -115,6 +115,13 @@ bool immutableBuiltinMethod(PyObject* o) {
          cls == &PyBool_Type || cls == &PyTuple_Type || cls == &PyFrozenSet_Type || cls == &PyComplex_Type;
 }
 
+/// What a function marked as a trace-time constant may answer: None, bool,
+/// int, float or str.
+bool scalarConstant(PyObject* v) {
+  return v == Py_None || PyBool_Check(v) || PyLong_CheckExact(v) || PyFloat_CheckExact(v) ||
+         PyUnicode_CheckExact(v);
+}
+
 /// A result that is a plain constant (None, bool, int, float, str, bytes, or
 /// a tuple or fresh list of those: `name.split("|")`).
 bool plainConstant(PyObject* v) {
@@ -255,27 +262,10 @@ VarRef Translator::gradDecorated(Frame& f, PyObject* o, std::vector<VarRef>& arg
 }
 
 const char* mappingMixin(PyObject* fn) {
-  static PyObject* get = nullptr;
-  static PyObject* contains = nullptr;
-  if (!get) {
-    PyObject* m = PyImport_ImportModule("collections.abc");
-    if (!m) {
-      PyErr_Clear();
-      return nullptr;
-    }
-    PyObject* mapping = PyObject_GetAttrString(m, "Mapping");
-    Py_DECREF(m);
-    if (!mapping) {
-      PyErr_Clear();
-      return nullptr;
-    }
-    get = PyObject_GetAttrString(mapping, "get");  // kept for the process lifetime
-    contains = PyObject_GetAttrString(mapping, "__contains__");
-    Py_DECREF(mapping);
-    if (!get || !contains) PyErr_Clear();
-  }
-  if (fn && fn == get) return "get";
-  if (fn && fn == contains) return "__contains__";
+  const PyTypes* T = pyTypes();
+  if (!fn || !T) return nullptr;
+  if (fn == T->mappingGet) return "get";
+  if (fn == T->mappingContains) return "__contains__";
   return nullptr;
 }
 
@@ -675,14 +665,7 @@ VarRef Translator::callObject(Frame& f, const VarRef& fn, std::vector<VarRef>& a
     fail("GB003", "print()");
     return nullptr;
   }
-  static PyObject* partialType = [] {
-    PyObject* m = PyImport_ImportModule("functools");
-    PyObject* p = m ? PyObject_GetAttrString(m, "partial") : nullptr;
-    Py_XDECREF(m);
-    if (!p) PyErr_Clear();
-    return p;  // kept for the process
-  }();
-  if (partialType && Py_TYPE(o) == reinterpret_cast<PyTypeObject*>(partialType) && fn->source) {
+  if (T->partial && Py_TYPE(o) == reinterpret_cast<PyTypeObject*>(T->partial) && fn->source) {
     // functools.partial read from a source (transformers' GELUTanh keeps
     // `partial(F.gelu, approximate="tanh")`): its func, args and keywords are
     // read (and guarded) through the partial's own sources, then called.
@@ -757,14 +740,8 @@ VarRef Translator::callObject(Frame& f, const VarRef& fn, std::vector<VarRef>& a
     }
     return makeSet(items, o == T->frozenset);
   }
-  static PyObject* inspectSignature = [] {
-    PyObject* m = PyImport_ImportModule("inspect");
-    PyObject* f = m ? PyObject_GetAttrString(m, "signature") : nullptr;
-    Py_XDECREF(m);
-    if (!f) PyErr_Clear();
-    return f;  // kept for the process
-  }();
-  if (o == inspectSignature && inspectSignature && args.size() == 1 && kwargs.empty()) return signatureOf(args[0]);
+  if (T->inspectSignature && o == T->inspectSignature && args.size() == 1 && kwargs.empty())
+    return signatureOf(args[0]);
   if (PyType_Check(o) && isModelOutputClass(o)) return modelOutput(o, args, kwargs);
   bool handled = false;
   VarRef r = callBuiltin(o, args, kwargs, handled);
@@ -792,11 +769,7 @@ VarRef Translator::callObject(Frame& f, const VarRef& fn, std::vector<VarRef>& a
   }
   if (PyType_Check(o) && args.size() == 1 && kwargs.empty() && isConst(args[0])) {
     // torch.finfo(dtype) / torch.iinfo(dtype): constants of the dtype.
-    static PyObject* torchMod = PyImport_ImportModule("torch");
-    static PyObject* finfo = torchMod ? PyObject_GetAttrString(torchMod, "finfo") : nullptr;
-    static PyObject* iinfo = torchMod ? PyObject_GetAttrString(torchMod, "iinfo") : nullptr;
-    if (PyErr_Occurred()) PyErr_Clear();
-    if ((finfo && o == finfo) || (iinfo && o == iinfo)) {
+    if ((T->finfo && o == T->finfo) || (T->iinfo && o == T->iinfo)) {
       PyRef a = constOf(args[0]);
       if (!a) return nullptr;
       PyObject* r = PyObject_CallOneArg(o, a.get());
@@ -815,45 +788,10 @@ VarRef Translator::callObject(Frame& f, const VarRef& fn, std::vector<VarRef>& a
     }
     return makeConst(PyRef::borrow(answer));
   }
-  if (markedConstant(o)) {
-    PyRef tuple = PyRef::steal(PyTuple_New(static_cast<Py_ssize_t>(args.size())));
-    for (size_t i = 0; i < args.size(); ++i) {
-      if (!isConst(args[i])) {
-        fail("GB002", nameOf(o) + " (a trace-time constant) on a non-constant argument");
-        return nullptr;
-      }
-      PyRef a = constOf(args[i]);
-      if (!a) return nullptr;
-      PyTuple_SET_ITEM(tuple.get(), static_cast<Py_ssize_t>(i), a.release());
-    }
-    PyRef kw = PyRef::steal(PyDict_New());
-    for (auto& [k, v] : kwargs) {
-      if (!isConst(v)) {
-        fail("GB002", nameOf(o) + " (a trace-time constant) on a non-constant argument");
-        return nullptr;
-      }
-      PyRef a = constOf(v);
-      if (!a) return nullptr;
-      PyDict_SetItem(kw.get(), k.get(), a.get());
-    }
-    PyObject* r = PyObject_Call(o, tuple.get(), kw.get());
-    if (!r) {
-      failPy("GB002", nameOf(o));
-      return nullptr;
-    }
-    PyRef rr = PyRef::steal(r);
-    PyObject* rv = rr.get();
-    bool plain = rv == Py_None || PyBool_Check(rv) || PyLong_CheckExact(rv) || PyFloat_CheckExact(rv) ||
-                 PyUnicode_CheckExact(rv);
-    if (!plain) {
-      fail("GB002", nameOf(o) + " returned a non-constant value");
-      return nullptr;
-    }
-    return fromConst(rr.get());
-  }
+  if (markedConstant(o)) return callOnConstants(o, args, kwargs, /*marked=*/true);
   if (isTorchOp(o)) return record(o, args, kwargs);
   if (PyFunction_Check(o) && isUserFunction(o)) return inlineFunction(o, std::move(args), std::move(kwargs), fn->source);
-  if (immutableBuiltinMethod(o)) return foldBuiltinMethod(o, args, kwargs);
+  if (immutableBuiltinMethod(o)) return callOnConstants(o, args, kwargs, /*marked=*/false);
   fail("GB002", nameOf(o));
   return nullptr;
 }
@@ -1151,17 +1089,20 @@ VarRef Translator::signatureOf(const VarRef& v) {
   return makeConst(PyRef::steal(sig));
 }
 
-VarRef Translator::foldBuiltinMethod(PyObject* o, std::vector<VarRef>& args,
-                                     std::vector<std::pair<PyRef, VarRef>>& kwargs) {
-  // The receiver is a constant already (guarded by value where it came from
-  // an input); the arguments must be constants too.
+VarRef Translator::callOnConstants(PyObject* o, std::vector<VarRef>& args,
+                                   std::vector<std::pair<PyRef, VarRef>>& kwargs, bool marked) {
+  // A method of an immutable builtin value: its receiver is a constant already
+  // (guarded by value where it came from an input). Either way the arguments
+  // must be constants too.
+  auto constArg = [&](const VarRef& v) -> PyRef {
+    if (isConst(v)) return constOf(v);
+    fail("GB002", nameOf(o) + (marked ? " (a trace-time constant) on a non-constant argument"
+                                      : " on a value that is not a constant"));
+    return {};
+  };
   PyRef tuple = PyRef::steal(PyTuple_New(static_cast<Py_ssize_t>(args.size())));
   for (size_t i = 0; i < args.size(); ++i) {
-    if (!isConst(args[i])) {
-      fail("GB002", nameOf(o) + " on a value that is not a constant");
-      return nullptr;
-    }
-    PyRef a = constOf(args[i]);
+    PyRef a = constArg(args[i]);
     if (!a) return nullptr;
     PyTuple_SET_ITEM(tuple.get(), static_cast<Py_ssize_t>(i), a.release());
   }
@@ -1169,11 +1110,7 @@ VarRef Translator::foldBuiltinMethod(PyObject* o, std::vector<VarRef>& args,
   if (!kwargs.empty()) {
     kw = PyRef::steal(PyDict_New());
     for (auto& [k, v] : kwargs) {
-      if (!isConst(v)) {
-        fail("GB002", nameOf(o) + " on a value that is not a constant");
-        return nullptr;
-      }
-      PyRef a = constOf(v);
+      PyRef a = constArg(v);
       if (!a) return nullptr;
       PyDict_SetItem(kw.get(), k.get(), a.get());
     }
@@ -1184,8 +1121,9 @@ VarRef Translator::foldBuiltinMethod(PyObject* o, std::vector<VarRef>& args,
     return nullptr;
   }
   PyRef result = PyRef::steal(r);
-  if (!plainConstant(r)) {
-    fail("GB002", nameOf(o) + " returned a value that is not a plain constant");
+  if (marked ? !scalarConstant(r) : !plainConstant(r)) {
+    fail("GB002", nameOf(o) + (marked ? " returned a non-constant value"
+                                      : " returned a value that is not a plain constant"));
     return nullptr;
   }
   return fromConst(r);

@@ -5,19 +5,12 @@
 #include <algorithm>
 #include <cstring>
 
+#include "PyTypes.h"
 #include "Translator.h"
 
 namespace xacc::capture::translate {
 
 namespace {
-
-PyObject* moduleAttr(const char* module, const char* name) {
-  PyObject* m = PyImport_ImportModule(module);
-  if (!m) return nullptr;
-  PyObject* a = PyObject_GetAttrString(m, name);
-  Py_DECREF(m);
-  return a;
-}
 
 VarRef cellOf(VarRef content) {
   auto c = makeVar(Var::Kind::Cell);

@@ -388,20 +388,9 @@ VarRef Translator::unary(PyObject* op, const VarRef& v) {
 
 namespace {
 
-/// `os.environ` (borrowed; null if it cannot be imported).
-PyObject* osEnviron() {
-  static PyObject* env = [] {
-    PyObject* os = PyImport_ImportModule("os");
-    PyObject* e = os ? PyObject_GetAttrString(os, "environ") : nullptr;
-    Py_XDECREF(os);
-    if (!e) PyErr_Clear();
-    return e;  // kept for the process
-  }();
-  return env;
-}
-
 bool isEnviron(const VarRef& v) {
-  return v->is(Var::Kind::Object) && v->source && v->obj.get() == osEnviron();
+  const PyTypes* T = pyTypes();
+  return T && T->osEnviron && v->is(Var::Kind::Object) && v->source && v->obj.get() == T->osEnviron;
 }
 
 }  // namespace

@@ -13,14 +13,6 @@ namespace {
 
 enum GuardKind { kGuardType, kGuardId, kGuardEquals, kGuardLen };
 
-PyObject* attrOf(const char* module, const char* name) {
-  PyObject* m = PyImport_ImportModule(module);
-  if (!m) return nullptr;
-  PyObject* a = PyObject_GetAttrString(m, name);
-  Py_DECREF(m);
-  return a;
-}
-
 std::string str(PyObject* o) {
   if (!o) return "";
   const char* s = PyUnicode_Check(o) ? PyUnicode_AsUTF8(o) : nullptr;
@@ -38,31 +30,39 @@ std::string str(PyObject* o) {
 
 }  // namespace
 
+PyObject* moduleAttr(const char* module, const char* name) {
+  PyObject* m = PyImport_ImportModule(module);
+  if (!m) return nullptr;
+  PyObject* a = PyObject_GetAttrString(m, name);
+  Py_DECREF(m);
+  return a;
+}
+
 const PyTypes* pyTypes() {
   static PyTypes* table = [] {
     auto* t = new PyTypes();
-    t->tensor = attrOf("torch", "Tensor");
-    t->parameter = attrOf("torch.nn", "Parameter");
-    t->module = attrOf("torch.nn", "Module");
-    t->moduleList = attrOf("torch.nn", "ModuleList");
-    t->sequential = attrOf("torch.nn", "Sequential");
-    t->moduleDict = attrOf("torch.nn", "ModuleDict");
-    t->size = attrOf("torch", "Size");
-    t->dtype = attrOf("torch", "dtype");
-    t->device = attrOf("torch", "device");
+    t->tensor = moduleAttr("torch", "Tensor");
+    t->parameter = moduleAttr("torch.nn", "Parameter");
+    t->module = moduleAttr("torch.nn", "Module");
+    t->moduleList = moduleAttr("torch.nn", "ModuleList");
+    t->sequential = moduleAttr("torch.nn", "Sequential");
+    t->moduleDict = moduleAttr("torch.nn", "ModuleDict");
+    t->size = moduleAttr("torch", "Size");
+    t->dtype = moduleAttr("torch", "dtype");
+    t->device = moduleAttr("torch", "device");
     t->torchDevice = t->device;
-    t->memoryFormat = attrOf("torch", "memory_format");
-    t->layout = attrOf("torch", "layout");
-    t->opOverload = attrOf("torch._ops", "OpOverload");
-    t->opOverloadPacket = attrOf("torch._ops", "OpOverloadPacket");
-    t->tensorBase = attrOf("torch._C", "TensorBase");
-    t->cudaSynchronize = attrOf("torch.cuda", "synchronize");
-    t->noGrad = attrOf("torch", "no_grad");
-    t->enableGrad = attrOf("torch", "enable_grad");
-    t->isGradEnabled = attrOf("torch", "is_grad_enabled");
+    t->memoryFormat = moduleAttr("torch", "memory_format");
+    t->layout = moduleAttr("torch", "layout");
+    t->opOverload = moduleAttr("torch._ops", "OpOverload");
+    t->opOverloadPacket = moduleAttr("torch._ops", "OpOverloadPacket");
+    t->tensorBase = moduleAttr("torch._C", "TensorBase");
+    t->cudaSynchronize = moduleAttr("torch.cuda", "synchronize");
+    t->noGrad = moduleAttr("torch", "no_grad");
+    t->enableGrad = moduleAttr("torch", "enable_grad");
+    t->isGradEnabled = moduleAttr("torch", "is_grad_enabled");
     t->moduleModule = PyImport_ImportModule("torch.nn.modules.module");
     t->mathModule = PyImport_ImportModule("math");
-    t->symSize = attrOf("xacc._src.capture.host", "SymSize");
+    t->symSize = moduleAttr("xacc._src.capture.host", "SymSize");
     t->operatorModule = PyImport_ImportModule("operator");
     PyObject* b = PyEval_GetBuiltins();  // borrowed
     auto bi = [&](const char* n) {
@@ -82,20 +82,31 @@ const PyTypes* pyTypes() {
     t->super = bi("super"), t->set = bi("set"), t->frozenset = bi("frozenset");
     t->pow = bi("pow"), t->issubclass = bi("issubclass"), t->repr = bi("repr"), t->hash = bi("hash");
     if (PyErr_Occurred()) PyErr_Clear();
-    t->fromNumpy = attrOf("torch", "from_numpy");
-    t->asTensor = attrOf("torch", "as_tensor");
-    t->torchAsarray = attrOf("torch", "asarray");
-    t->torchTensor = attrOf("torch", "tensor");
-    t->numpyRun = attrOf("xacc._src.capture.numpy_ops", "run");
+    t->fromNumpy = moduleAttr("torch", "from_numpy");
+    t->asTensor = moduleAttr("torch", "as_tensor");
+    t->torchAsarray = moduleAttr("torch", "asarray");
+    t->torchTensor = moduleAttr("torch", "tensor");
+    t->finfo = moduleAttr("torch", "finfo");
+    t->iinfo = moduleAttr("torch", "iinfo");
+    t->partial = moduleAttr("functools", "partial");
+    t->inspectSignature = moduleAttr("inspect", "signature");
+    t->osEnviron = moduleAttr("os", "environ");
+    if (PyObject* mapping = moduleAttr("collections.abc", "Mapping")) {
+      t->mappingGet = PyObject_GetAttrString(mapping, "get");
+      t->mappingContains = PyObject_GetAttrString(mapping, "__contains__");
+      Py_DECREF(mapping);
+    }
+    if (PyErr_Occurred()) PyErr_Clear();
+    t->numpyRun = moduleAttr("xacc._src.capture.numpy_ops", "run");
     if (t->numpyRun) {
-      t->ndarray = attrOf("numpy", "ndarray");
-      t->npGeneric = attrOf("numpy", "generic");
-      t->npUfunc = attrOf("numpy", "ufunc");
-      t->npDtype = attrOf("numpy", "dtype");
-      t->npCheckDtype = attrOf("xacc._src.capture.numpy_ops", "check_dtype");
-      t->npDtypeOf = attrOf("xacc._src.capture.numpy_ops", "np_dtype");
-      t->npToArray = attrOf("xacc._src.capture.numpy_ops", "to_numpy");
-      t->npToScalar = attrOf("xacc._src.capture.numpy_ops", "to_numpy_scalar");
+      t->ndarray = moduleAttr("numpy", "ndarray");
+      t->npGeneric = moduleAttr("numpy", "generic");
+      t->npUfunc = moduleAttr("numpy", "ufunc");
+      t->npDtype = moduleAttr("numpy", "dtype");
+      t->npCheckDtype = moduleAttr("xacc._src.capture.numpy_ops", "check_dtype");
+      t->npDtypeOf = moduleAttr("xacc._src.capture.numpy_ops", "np_dtype");
+      t->npToArray = moduleAttr("xacc._src.capture.numpy_ops", "to_numpy");
+      t->npToScalar = moduleAttr("xacc._src.capture.numpy_ops", "to_numpy_scalar");
     }
     if (PyErr_Occurred()) PyErr_Clear();
     return t;

@@ -267,8 +267,12 @@ private:
   bool guardOnce(const SourceRef& s, int kind);
   /// inspect.signature(f) of a function known at capture time: a constant.
   VarRef signatureOf(const VarRef& v);
-  /// A method of an immutable builtin value on constant arguments, run now.
-  VarRef foldBuiltinMethod(PyObject* o, std::vector<VarRef>& args, std::vector<std::pair<PyRef, VarRef>>& kwargs);
+  /// `o` called now on constant arguments, its result a constant: a function
+  /// marked as a trace-time constant (`marked`: the result must be None, bool,
+  /// int, float or str) or a method of an immutable builtin value (any plain
+  /// constant, tuples and lists of them included).
+  VarRef callOnConstants(PyObject* o, std::vector<VarRef>& args,
+                         std::vector<std::pair<PyRef, VarRef>>& kwargs, bool marked);
   VarRef callObject(Frame& f, const VarRef& fn, std::vector<VarRef>& args,
                     std::vector<std::pair<PyRef, VarRef>>& kwargs);
   VarRef callBuiltin(PyObject* f, std::vector<VarRef>& args,
