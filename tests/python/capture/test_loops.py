@@ -339,21 +339,35 @@ def test_while_inside_a_for_loop():
     assert c["internal_errors"] == 0
 
 
-def test_loop_body_gradients_match_eager():
-    def f(w, x):
-        for i in range(3):
-            x = torch.tanh(x * w)
-            print(i)
-            x = x + w
-        return x.sum()
+def loop_body_with_print(w, x):
+    for i in range(3):
+        x = torch.tanh(x * w)
+        print(i)
+        x = x + w
+    return x.sum()
 
+
+def range_loop_past_the_unroll_bound(w, x):
+    for i in range(70):
+        x = torch.sin(x * w) + 0.1
+    return x.sum()
+
+
+@pytest.mark.parametrize("f,graphs_ok", [
+    # the print splits the body: loop-body functions, several graphs
+    pytest.param(loop_body_with_print, lambda c: c["graphs"] >= 2, id="body-with-print"),
+    # one ctrl.loop: one graph, no break
+    pytest.param(range_loop_past_the_unroll_bound, lambda c: c["graphs"] == 1 and c["breaks"] == 0,
+                 id="range-ctrl-loop"),
+])
+def test_loop_gradients_match_eager(f, graphs_ok):
     w1 = torch.randn(3, requires_grad=True)
     w2 = w1.detach().clone().requires_grad_(True)
     x = torch.randn(3)
     f(w1, x).backward()
     jit(f)(w2, x).backward()
     same(w1.grad, w2.grad)
-    assert counters()["graphs"] >= 2
+    assert graphs_ok(counters()), counters()
 
 
 # -- range loops past the unroll bound: one ctrl.loop -------------------------
@@ -411,21 +425,6 @@ def test_loop_index_used_as_a_python_number_unrolls():
     check(index_as_python_number, lambda i: (torch.randn(3),), calls=2, graphs=1, breaks=0)
     n, _ = _loops_in(index_as_python_number, torch.randn(3))
     assert n == 0
-
-
-def test_range_loop_gradients_match_eager():
-    def f(w, x):
-        for i in range(70):
-            x = torch.sin(x * w) + 0.1
-        return x.sum()
-
-    w1 = torch.randn(3, requires_grad=True)
-    w2 = w1.detach().clone().requires_grad_(True)
-    x = torch.randn(3)
-    f(w1, x).backward()
-    jit(f)(w2, x).backward()
-    same(w1.grad, w2.grad)
-    assert counters()["graphs"] == 1 and counters()["breaks"] == 0
 
 
 def temp_used_after(x):
