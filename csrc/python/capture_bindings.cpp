@@ -26,19 +26,11 @@ namespace {
 // Python); `storage` holds the argument pointers and must outlive the view.
 cap::FrameView frameViewOf(py::tuple args, py::dict globals, py::handle builtins, py::handle closure,
                            py::tuple consts, std::vector<PyObject*>& storage) {
-  cap::FrameView v;
   storage.clear();
   for (py::handle h : args) storage.push_back(h.ptr());
-  v.args = storage.data();
-  v.nargs = storage.size();
-  v.globals = globals.ptr();
-  v.builtins = builtins.is_none() ? nullptr : builtins.ptr();
-  v.closure = closure.is_none() ? nullptr : closure.ptr();
-  if (consts.size()) {
-    v.consts = &PyTuple_GET_ITEM(consts.ptr(), 0);
-    v.nconsts = consts.size();
-  }
-  return v;
+  return cap::FrameView::of(storage.data(), storage.size(), globals.ptr(),
+                            builtins.is_none() ? nullptr : builtins.ptr(),
+                            closure.is_none() ? nullptr : closure.ptr(), consts.ptr());
 }
 
 ir::Type typeFromSpec(py::handle spec) {

@@ -295,17 +295,7 @@ CacheEntry::~CacheEntry() {
 
 FrameView CacheEntry::view(PyObject* const* args, size_t nargs, PyObject* globals,
                            PyObject* builtins, PyObject* closure) const {
-  FrameView v;
-  v.args = args;
-  v.nargs = nargs;
-  v.globals = globals;
-  v.builtins = builtins;
-  v.closure = closure;
-  if (consts) {
-    v.consts = &PyTuple_GET_ITEM(consts, 0);
-    v.nconsts = PyTuple_GET_SIZE(consts);
-  }
-  return v;
+  return FrameView::of(args, nargs, globals, builtins, closure, consts);
 }
 
 namespace {
@@ -375,16 +365,7 @@ GraphFunction::~GraphFunction() {
 }
 
 PyObject* GraphFunction::call(PyObject* const* args, size_t nargs) const {
-  FrameView v;
-  v.args = args;
-  v.nargs = nargs;
-  v.globals = globals;
-  v.builtins = builtins;
-  v.closure = closure;
-  if (consts) {
-    v.consts = &PyTuple_GET_ITEM(consts, 0);
-    v.nconsts = PyTuple_GET_SIZE(consts);
-  }
+  FrameView v = FrameView::of(args, nargs, globals, builtins, closure, consts);
   std::vector<PyObject*> resolved(sources->size());
   if (!sources->resolve(v, resolved.data())) {
     sources->release(resolved.data());

@@ -31,6 +31,22 @@ struct FrameView {
   PyObject* closure = nullptr;   ///< tuple of cells or null (borrowed)
   PyObject* const* consts = nullptr;  ///< the entry's constants
   size_t nconsts = 0;
+
+  /// A view of a frame's slots; `consts` is a tuple of the entry's constants or null.
+  static FrameView of(PyObject* const* args, size_t nargs, PyObject* globals, PyObject* builtins,
+                      PyObject* closure, PyObject* consts) {
+    FrameView v;
+    v.args = args;
+    v.nargs = nargs;
+    v.globals = globals;
+    v.builtins = builtins;
+    v.closure = closure;
+    if (consts) {
+      v.consts = &PyTuple_GET_ITEM(consts, 0);
+      v.nconsts = static_cast<size_t>(PyTuple_GET_SIZE(consts));
+    }
+    return v;
+  }
 };
 
 /// How a node fetches its value (from the frame for roots, else from its parent).
