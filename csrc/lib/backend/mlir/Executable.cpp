@@ -1013,12 +1013,26 @@ std::string emitMlir(const ir::Graph& g, EmitStage stage, const CompileOptions& 
     for (const ir::Node* n : s.region.nodes) os << " " << n->opName();
     os << "\n";
     KernelIR k;
-    std::string error;
-    if (!buildKernel(s.region, describeInputs(s.region, 0), k, error)) {
-      os << c << "not lowered: " << error << "\n";
-      continue;
+    std::string error, text;
+    // Dims declared dynamic: the size-generic kernel the executable would run
+    // (Note [Size-generic kernels]), else the kernel with those dims at 0.
+    SizePattern pattern;
+    bool dynamic = false;
+    for (ir::Value* v : s.region.inputs)
+      if (v->type().isTensor())
+        for (const auto& d : v->type().dims()) dynamic |= !d.isStatic();
+    if (dynamic && declaredGenericKernel(s.region, k, pattern, error))
+      text = emitKernelMlir(k, {}, &error);
+    if (!text.empty()) {
+      os << c << "size-generic kernel for " << patternText(pattern) << "\n";
+    } else {
+      if (dynamic) os << c << "one kernel per size (" << error << "); dynamic dims printed as 0\n";
+      if (!buildKernel(s.region, describeInputs(s.region, 0), k, error)) {
+        os << c << "not lowered: " << error << "\n";
+        continue;
+      }
+      text = emitKernelMlir(k);
     }
-    std::string text = emitKernelMlir(k);
     if (stage == EmitStage::Kernel) {
       os << text;
       continue;

@@ -108,14 +108,17 @@ public:
 
   bool node(const KNode& a, const KNode& b, const KNode& c, KNode& out) {
     auto same = [&](auto get) { return get(a) == get(b) && get(a) == get(c); };
+    std::string what = a.op.empty() ? "" : " (" + a.op + ")";
     if (!same([](const KNode& n) { return n.kind; }) || !same([](const KNode& n) { return n.op; }) ||
         !same([](const KNode& n) { return n.dtype; }) || !same([](const KNode& n) { return n.args; }) ||
-        !same([](const KNode& n) { return n.index; }) || !same([](const KNode& n) { return n.ival; }) ||
-        !same([](const KNode& n) { return n.dims; }) || !same([](const KNode& n) { return n.keepDim; }))
-      return fail("a kernel node that depends on sizes (" + a.op + ")");
+        !same([](const KNode& n) { return n.index; }))
+      return fail("a decomposition that depends on sizes");
+    if (!same([](const KNode& n) { return n.dims; }) || !same([](const KNode& n) { return n.keepDim; }))
+      return fail("reduced dims that depend on sizes" + what);
     // Constants compare bitwise (NaN included): 1/n of a mean differs.
-    if (std::memcmp(&a.fval, &b.fval, sizeof a.fval) || std::memcmp(&a.fval, &c.fval, sizeof a.fval))
-      return fail("a constant that depends on sizes (" + a.op + ")");
+    if (!same([](const KNode& n) { return n.ival; }) || std::memcmp(&a.fval, &b.fval, sizeof a.fval) ||
+        std::memcmp(&a.fval, &c.fval, sizeof a.fval))
+      return fail("a constant that depends on sizes" + what);
     if (a.viewIndex.size() != b.viewIndex.size() || a.viewIndex.size() != c.viewIndex.size())
       return fail("a view that depends on sizes");
     for (size_t j = 0; j < a.viewIndex.size(); ++j) {
@@ -227,6 +230,35 @@ bool buildSizeGenericKernel(const Region& r, const SizePattern& p, const KernelI
     return false;
   }
   return true;
+}
+
+bool declaredGenericKernel(const Region& r, KernelIR& generic, SizePattern& pattern, std::string& why) {
+  why = "no dims declared dynamic";
+  for (int merge = 0; merge < 2; ++merge) {
+    std::vector<InputDesc> in = describeInputs(r, 0);
+    std::map<std::string, int64_t> named;
+    int64_t next = 1001;
+    bool any = false;
+    for (size_t i = 0; i < in.size(); ++i) {
+      const ir::Type& t = r.inputs[i]->type();
+      if (!t.isTensor()) continue;
+      for (size_t j = 0; j < t.dims().size(); ++j) {
+        const ir::Dim& d = t.dims()[j];
+        if (d.isStatic()) continue;
+        any = true;
+        if (!d.sym.empty())
+          in[i].shape[j] = named.emplace(d.sym, next + static_cast<int64_t>(named.size()) + 100).first->second;
+        else
+          in[i].shape[j] = merge ? 1000 : next++;
+      }
+    }
+    if (!any) return false;
+    KernelIR concrete;
+    if (!derivePattern(r, in, in, nullptr, pattern) || !buildKernel(r, in, concrete, why)) continue;
+    if (buildSizeGenericKernel(r, pattern, concrete, generic, why) && instanceOf(generic, pattern, in, concrete))
+      return true;
+  }
+  return false;
 }
 
 bool instanceOf(const KernelIR& generic, const SizePattern& p, const std::vector<InputDesc>& in,

@@ -54,6 +54,12 @@ bool instanceOf(const KernelIR& generic, const SizePattern& p, const std::vector
 /// with equal keys differ at most in extents.
 std::string skeletonKey(const KernelIR& k);
 
+/// The size-generic kernel of a region over the dims its inputs declare
+/// dynamic (named symbols shared, `?` dims each their own, or else all one),
+/// as `xacc-mlir --emit` prints it; `pattern` names its symbols. False with
+/// `why` when the region declares none or its kernel depends on them.
+bool declaredGenericKernel(const Region& r, KernelIR& generic, SizePattern& pattern, std::string& why);
+
 /// `shape` with its symbolic extents replaced by the sizes of `in`.
 std::vector<int64_t> concreteShape(std::vector<int64_t> shape, const SizePattern& p,
                                    const std::vector<InputDesc>& in);
