@@ -130,3 +130,28 @@ def test_unknown_device_is_a_backend_error():
     import xacc
     with pytest.raises(xacc.BackendError, match="unknown device"):
         jit(lambda x: x, device="tpu0")
+
+
+def test_growing_sequence_compiles_kernels_once():
+    # Note [Size-generic kernels]: once capture makes the sequence dim dynamic,
+    # the xpu regions compile one kernel each for every later length (before,
+    # every length compiled every region again).
+    from xacc._C import mlir
+
+    def f(x, w):
+        h = F.layer_norm(x, (32,))
+        h = torch.softmax(h @ w, -1)
+        return F.gelu(h) * 0.75 + x.sum(-1, keepdim=True)
+
+    g = jit(f, device="xpu0")
+    w = torch.randn(32, 32)
+    before = mlir.kernel_totals()
+    lengths = [3, 4, 5, 6, 7, 9, 12, 20, 33]
+    for t in lengths:
+        x = torch.randn(2, t, 32)
+        torch.testing.assert_close(g(x, w), f(x, w), rtol=1e-4, atol=1e-4)
+    after = mlir.kernel_totals()
+    built = (after["compiled"] - before["compiled"]) + (after["disk_hits"] - before["disk_hits"])
+    # two regions: their kernels at length 3 (static capture) and one
+    # size-generic kernel each for all the rest
+    assert built <= 4, (before, after)
