@@ -155,3 +155,51 @@ def test_large_sizes_get_split_per_size_kernels():
     # the small sizes run the generic kernel (compiled here or by an earlier
     # test: the cache is process-wide), the large one a split per-size kernel
     assert s["split_runs"] >= 1 and kernels(e) <= 2 and s["kernel_launches"] >= 3, s
+
+
+# Op families through size-generic kernels: (GIR op with {x} the input, the
+# result's dims, eager function, input domain, whether one kernel serves all
+# sizes).
+FAMILIES = [
+    ("aten.exp({x})", "?, ?", torch.exp, "any", True),
+    ("aten.log({x})", "?, ?", torch.log, "pos", True),
+    ("aten.sqrt({x})", "?, ?", torch.sqrt, "pos", True),
+    ("aten.tanh({x})", "?, ?", torch.tanh, "any", True),
+    ("aten.sigmoid({x})", "?, ?", torch.sigmoid, "any", True),
+    ("aten.gelu({x})", "?, ?", torch.nn.functional.gelu, "any", True),
+    ("aten.silu({x})", "?, ?", torch.nn.functional.silu, "any", True),
+    ("aten.hardswish.default({x})", "?, ?", torch.nn.functional.hardswish, "any", True),
+    ("aten.leaky_relu.default({x}) {{negative_slope = 0.2}}", "?, ?",
+     lambda x: torch.nn.functional.leaky_relu(x, 0.2), "any", True),
+    ("aten.amax.default({x}) {{dim = [1], keepdim = true}}", "?, 1", lambda x: x.amax(1, keepdim=True), "any", True),
+    ("aten.amin.default({x}) {{dim = [0], keepdim = false}}", "?", lambda x: x.amin(0), "any", True),
+    ("aten.sum.dim_IntList({x}) {{dim = [1], keepdim = false}}", "?", lambda x: x.sum(1), "any", True),
+    ("aten._log_softmax.default({x}) {{dim = 1, half_to_float = false}}", "?, ?",
+     lambda x: torch.log_softmax(x, 1), "any", True),
+    ("aten._softmax.default({x}) {{dim = 0, half_to_float = false}}", "?, ?", lambda x: torch.softmax(x, 0), "any",
+     True),
+    # 1/n of the dynamic dim: one kernel per size, still right
+    ("aten.mean.dim({x}) {{dim = [1], keepdim = true}}", "?, 1", lambda x: x.mean(1, keepdim=True), "any", False),
+    # normalised over the static dim: generic over the rows
+    ("aten.layer_norm.default({x}) {{normalized_shape = [16]}}", "?, 16",
+     lambda x: torch.nn.functional.layer_norm(x, (16,)), "any", True),
+]
+
+
+@pytest.mark.parametrize("op,out,fn,domain,generic", FAMILIES, ids=[f[0].split("(")[0] for f in FAMILIES])
+def test_op_families_at_many_sizes(op, out, fn, domain, generic):
+    static_last = out.endswith("16")
+    ty = "[?, 16]" if static_last else "[?, ?]"
+    g = (f"graph @g(%x: tensor<f32, {ty}, cpu>) -> tensor<f32, [{out}], cpu> {{\n"
+         f"  %0 = {op.format(x='%x')} : tensor<f32, [{out}], cpu>\n  return %0\n}}\n")
+    e = compile_graph(g)
+    sizes = [(3, 16), (6, 16), (9, 16), (40, 16)] if static_last else [(3, 5), (6, 17), (2, 64), (11, 3)]
+    for r, c in sizes:
+        x = torch.randn(r, c)
+        if domain == "pos":
+            x = x.abs() + 0.1
+        (y,) = e(x)
+        torch.testing.assert_close(y, fn(x), rtol=2e-5, atol=2e-5)
+    # a generic kernel may come from an earlier test (they are process-wide)
+    n = kernels(e)
+    assert (n <= 1) if generic else (n >= 2), e.stats()
