@@ -50,6 +50,9 @@ struct KNode {
   std::vector<int> dims;              ///< Reduce: reduced dims of args[0], sorted
   bool keepDim = false;               ///< Reduce
   std::vector<AffineIndex> viewIndex; ///< View: one entry per dim of args[0]
+  /// Const of a size-generic kernel (float dtypes): the value is the size of
+  /// this symbol plus `fval` (mean's count n, var's n - 1).
+  int symbol = -1;
 };
 
 /// Note [Size-generic kernels]: a shape entry <= -2 is a symbolic extent,

@@ -331,7 +331,7 @@ private:
         v = "%s" + std::to_string(n.index);
         break;
       case KNode::Const:
-        v = constant(b, n.dtype, n.fval, n.ival);
+        v = n.symbol >= 0 ? symbolicConstant(b, n) : constant(b, n.dtype, n.fval, n.ival);
         break;
       case KNode::View: {
         std::vector<AffineIndex> in(n.viewIndex.size());
@@ -357,6 +357,26 @@ private:
     }
     b.memo[key] = v;
     return v;
+  }
+
+  /// A Const whose value is a symbol's size plus fval (KNode::symbol): the
+  /// size as f64, plus the offset, rounded to the constant's type, as the
+  /// per-size kernel's literal is.
+  std::string symbolicConstant(Body& b, const KNode& n) {
+    auto it = symbols_.find(symbolicExtent(n.symbol));
+    if (it == symbols_.end()) {
+      unsupported_ = "a constant of a size no argument has";
+      return constant(b, n.dtype, 0, 0);
+    }
+    std::string i = fresh(), f = fresh();
+    b.text << "    " << i << " = arith.index_cast " << it->second << " : index to i64\n";
+    b.text << "    " << f << " = arith.sitofp " << i << " : i64 to f64\n";
+    if (n.fval != 0) {
+      std::string off = constant(b, DType::F64, n.fval, 0), g = fresh();
+      b.text << "    " << g << " = arith.addf " << f << ", " << off << " : f64\n";
+      f = g;
+    }
+    return cast(b, f, DType::F64, n.dtype);
   }
 
   std::string constant(Body& b, DType d, double f, int64_t i) {

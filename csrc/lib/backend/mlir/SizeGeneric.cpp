@@ -17,10 +17,13 @@
 //      extents, and each extent must be the same in all three (a fixed size)
 //      or be exactly one symbol's size in each (printed `?`, read from an
 //      argument at run time, MlirEmitter.cpp);
-//   3. a kernel that depends on a size in any other way (a constant 1/n of a
-//      mean, a view offset n - 1, an extent n * m of a flattening view, a
-//      reshape to sizes written in the graph, a decomposition chosen by size)
-//      is refused, and the skeleton keeps per-size kernels. At probe sizes an
+//      A float constant that is a symbol's size plus a small integer (the
+//      count n of a mean, n - 1 of an unbiased var) becomes a symbolic
+//      constant (KNode::symbol), computed from the size at run time;
+//   3. a kernel that depends on a size in any other way (a view offset
+//      n - 1, an extent or count n * m, a reshape to sizes written in the
+//      graph, a decomposition chosen by size) is refused, and the skeleton
+//      keeps per-size kernels. At probe sizes an
 //      `expand` to a literal size the input no longer has keeps the input's
 //      dim (ProbeLowering): static graphs expand to the traced sizes, and the
 //      check below keeps this from ever changing a result.
@@ -43,6 +46,8 @@ namespace xacc::backend::mlir {
 namespace {
 
 using ir::DType;
+
+bool isFloatType(DType d) { return d == DType::F32 || d == DType::F64 || d == DType::F16 || d == DType::BF16; }
 
 bool sameStructure(const std::vector<InputDesc>& a, const std::vector<InputDesc>& b) {
   if (a.size() != b.size()) return false;
@@ -115,10 +120,28 @@ public:
       return fail("a decomposition that depends on sizes");
     if (!same([](const KNode& n) { return n.dims; }) || !same([](const KNode& n) { return n.keepDim; }))
       return fail("reduced dims that depend on sizes" + what);
-    // Constants compare bitwise (NaN included): 1/n of a mean differs.
-    if (!same([](const KNode& n) { return n.ival; }) || std::memcmp(&a.fval, &b.fval, sizeof a.fval) ||
-        std::memcmp(&a.fval, &c.fval, sizeof a.fval))
+    // (A float Const's ival is its value truncated, never printed.)
+    bool floatConst = a.kind == KNode::Const && isFloatType(a.dtype);
+    if (!floatConst && !same([](const KNode& n) { return n.ival; }))
       return fail("a constant that depends on sizes" + what);
+    // Float constants compare bitwise (NaN included); one that is a symbol's
+    // size plus the same offset in all three (mean's count n, var's n - 1)
+    // becomes a symbolic constant.
+    out = a;
+    if (std::memcmp(&a.fval, &b.fval, sizeof a.fval) || std::memcmp(&a.fval, &c.fval, sizeof a.fval)) {
+      bool found = false;
+      if (floatConst)
+        for (size_t k = 0; k < sizes_[0].size() && !found; ++k) {
+          double off = a.fval - static_cast<double>(sizes_[0][k]);
+          if (b.fval == static_cast<double>(sizes_[1][k]) + off && c.fval == static_cast<double>(sizes_[2][k]) + off &&
+              off == std::floor(off) && std::abs(off) <= 2) {
+            out.symbol = static_cast<int>(k);
+            out.fval = off;
+            found = true;
+          }
+        }
+      if (!found) return fail("a constant that depends on sizes" + what);
+    }
     if (a.viewIndex.size() != b.viewIndex.size() || a.viewIndex.size() != c.viewIndex.size())
       return fail("a view that depends on sizes");
     for (size_t j = 0; j < a.viewIndex.size(); ++j) {
@@ -127,7 +150,6 @@ public:
           x.add != z.add)
         return fail("a view index that depends on sizes");
     }
-    out = a;
     return shape(a.shape, b.shape, c.shape, out.shape);
   }
 
@@ -269,8 +291,13 @@ bool instanceOf(const KernelIR& generic, const SizePattern& p, const std::vector
     return false;
   for (size_t i = 0; i < g.nodes.size(); ++i) {
     const KNode &a = g.nodes[i], &b = c.nodes[i];
+    double value = a.fval;
+    if (a.symbol >= 0) {
+      auto [si, sj] = p.symbolAt[static_cast<size_t>(a.symbol)];
+      value += static_cast<double>(in[static_cast<size_t>(si)].shape[static_cast<size_t>(sj)]);
+    }
     if (a.kind != b.kind || a.op != b.op || a.dtype != b.dtype || a.args != b.args || a.index != b.index ||
-        a.ival != b.ival || std::memcmp(&a.fval, &b.fval, sizeof a.fval) || a.dims != b.dims ||
+        (a.symbol < 0 && a.ival != b.ival) || std::memcmp(&value, &b.fval, sizeof value) || a.dims != b.dims ||
         a.keepDim != b.keepDim || a.viewIndex.size() != b.viewIndex.size() ||
         concreteShape(a.shape, p, in) != b.shape)
       return false;
