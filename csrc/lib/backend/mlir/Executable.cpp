@@ -733,6 +733,8 @@ private:
         if (tooBigForGeneric(*g, in)) return nullptr;
         std::lock_guard<std::mutex> sl(statsMu_);
         ++stats_.memoryCacheHits;
+        std::lock_guard<std::mutex> tl(Totals::get().mu);
+        ++Totals::get().t.memoryHits;
         return g;
       }
     if (gk.failed.count(skel) || list.size() >= 3) return nullptr;
