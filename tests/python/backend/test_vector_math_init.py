@@ -31,6 +31,19 @@ import os, sys, torch
 torch.set_num_threads(1)
 if sys.argv[1] == "xacc":
     import xacc
+elif sys.argv[1] == "xacc-in-mode":
+    from torch.utils._python_dispatch import TorchDispatchMode
+
+    class Log(TorchDispatchMode):
+        seen = []
+
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            self.seen.append(str(func))
+            return func(*args, **(kwargs or {}))
+
+    with Log():
+        import xacc
+    assert not [f for f in Log.seen if f.startswith(("aten.exp", "aten.ones"))], Log.seen
 os.environ["MKL_ENABLE_INSTRUCTIONS"] = sys.argv[2]
 torch.manual_seed(0)
 x = torch.randn(1 << 16) * 3
@@ -57,3 +70,7 @@ def test_mkl_chooses_vml_kernels_when_xacc_is_imported(tmp_path):
     with_xacc = tanh_in_child(tmp_path, "xacc", "AVX512")
     differ = int((with_xacc != avx2).sum())
     assert differ == 0, f"{differ} of {avx2.numel()} tanh values are not AVX2's: MKL chose after `import xacc`"
+    # Imported under a Python dispatch mode: the mode does not see the call,
+    # which still reaches MKL.
+    in_mode = tanh_in_child(tmp_path, "xacc-in-mode", "AVX512")
+    assert torch.equal(in_mode, avx2)

@@ -7,6 +7,7 @@
 #include <ATen/core/function_schema.h>
 #include <ATen/ops/exp.h>
 #include <ATen/ops/ones.h>
+#include <c10/core/impl/LocalDispatchKeySet.h>
 
 #include <mutex>
 #include <unordered_map>
@@ -508,6 +509,10 @@ bool isAtenAvailable() {
 /// their own accuracy mode). tests/python/backend/test_vector_math_init.py.
 static void initVectorMath() {
   try {
+    // A Python dispatch mode active at the first registration (a fake-tensor
+    // mode) must neither see these ops nor turn them into fake ones.
+    c10::impl::ExcludeDispatchKeyGuard noPython(
+        c10::DispatchKeySet({c10::DispatchKey::Python, c10::DispatchKey::PythonTLSSnapshot}));
     (void)at::exp(at::ones({16}, at::kFloat));
   } catch (const std::exception&) {
     // A libtorch without CPU kernels: nothing to choose.
