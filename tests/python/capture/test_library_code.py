@@ -2,14 +2,16 @@
 translator captures: nested containers running the same forward, methods of
 constant strings, registry objects with a Python __getitem__."""
 
+import collections
 import inspect
+from collections.abc import Mapping
 
 import pytest
 import torch
 import torch.nn as nn
 
 from harness import check, r
-from xacc.jit import jit
+from xacc.jit import counters, jit
 
 
 class Block(nn.Module):
@@ -154,3 +156,67 @@ def test_dict_subclass_registry_read_is_guarded():
     finally:
         CLASS_REGISTRY.clear()
     torch.testing.assert_close(jm(x), m.fc(x))
+
+
+class Flags:
+    """A library object with its own __contains__ written in Python."""
+
+    def __init__(self):
+        self.names = set()
+
+    def __contains__(self, name):
+        return name in self.names
+
+
+class Registered(Mapping):
+    """A Mapping subclass (transformers' attention registry): `in` is Mapping.__contains__."""
+
+    def __init__(self):
+        self._local = {}
+
+    def __getitem__(self, key):
+        return self._local[key]
+
+    def __iter__(self):
+        return iter(self._local)
+
+    def __len__(self):
+        return len(self._local)
+
+
+FLAGS = Flags()
+REGISTERED = Registered()
+QUEUE = collections.deque([1, 2])
+
+
+def flag_set(x):
+    return x * 3 if "fast" in FLAGS else x + 1
+
+
+def name_registered(x):
+    return x * 3 if "sdpa" not in REGISTERED else x + 1
+
+
+def in_queue(x):
+    return x * 3 if 3 in QUEUE else x + 1
+
+
+@pytest.mark.parametrize("f,add,remove,breaks", [
+    (flag_set, lambda: FLAGS.names.add("fast"), lambda: FLAGS.names.discard("fast"), 0),
+    (name_registered, lambda: REGISTERED._local.update(sdpa=1), lambda: REGISTERED._local.clear(), 0),
+    # a __contains__ in C: a break, the test runs natively
+    (in_queue, lambda: QUEUE.append(3), lambda: 3 in QUEUE and QUEUE.remove(3), 1),
+], ids=["python-contains", "mapping-contains", "c-contains"])
+def test_in_on_an_object_from_outside_follows_its_state(f, add, remove, breaks):
+    # `k in obj` for an object read from a global: the answer at the next call
+    # follows the object's contents (guards through the code that answers it).
+    remove()
+    j, x = jit(f), torch.randn(3)
+    try:
+        for change in (None, add, remove):
+            if change:
+                change()
+            torch.testing.assert_close(j(x), f(x))
+        assert counters()["breaks"] == breaks, counters()
+    finally:
+        remove()

@@ -606,7 +606,7 @@ VarRef Translator::call(Frame& f, const VarRef& fn, std::vector<VarRef> args,
         }
         bool get = std::strcmp(mix, "get") == 0;
         if (!get) {  // os.environ.__contains__(k): its presence alone is guarded
-          int in = environContains(fn->self, args[0]);
+          int in = objectContains(fn->self, args[0]);
           if (in == -1) return nullptr;
           if (in >= 0) return makeConst(PyRef::borrow(in ? Py_True : Py_False));
         }

@@ -302,7 +302,7 @@ bool Frame::step(const Instr& ins, bool& done, VarRef& result) {
         push(makeConst(PyRef::borrow((r != 0) != (ins.arg != 0) ? Py_True : Py_False)));
         return true;
       };
-      int r = t.environContains(container, item);  // Note [os.environ reads]
+      int r = t.objectContains(container, item);  // an object read from outside the frame
       if (r == -1) return false;
       if (r >= 0) return answer(r);
       PyRef k = t.constOf(item);

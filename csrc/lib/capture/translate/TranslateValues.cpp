@@ -443,13 +443,39 @@ int Translator::environEntry(const VarRef& env, PyObject* key, PyRef* value) {
   return 1;
 }
 
-int Translator::environContains(const VarRef& env, const VarRef& key) {
-  if (!isEnviron(env)) return -2;
-  if (!isConst(key) || !PyUnicode_Check(key->obj.get())) {
-    fail("GB011", "'in' os.environ with a non-constant or non-str key");
+int Translator::objectContains(const VarRef& obj, const VarRef& key) {
+  if (isEnviron(obj)) {  // Note [os.environ reads]
+    if (!isConst(key) || !PyUnicode_Check(key->obj.get())) {
+      fail("GB011", "'in' os.environ with a non-constant or non-str key");
+      return -1;
+    }
+    return environEntry(obj, key->obj.get(), nullptr);
+  }
+  if (!obj->is(Var::Kind::Object) || !obj->source) return -2;
+  // An object read from outside the frame may hold other keys at the next
+  // call: its answer comes from code that reads (and guards) its state.
+  static PyObject* containsName = PyUnicode_InternFromString("__contains__");
+  PyObject* c = _PyType_Lookup(Py_TYPE(obj->obj.get()), containsName);  // borrowed
+  const PyTypes* T = pyTypes();
+  if (c && T && c == T->mappingContains) {
+    // Mapping.__contains__ is `try: self[key] except KeyError: return False`.
+    Failure before = failure_;
+    if (subscr(obj, key)) return 1;
+    if (failure_.code == "GB011" && failure_.detail == "missing key (raises KeyError)" &&
+        before.code.empty()) {
+      failure_ = before;
+      return 0;
+    }
     return -1;
   }
-  return environEntry(env, key->obj.get(), nullptr);
+  if (c && PyFunction_Check(c) && isUserFunction(c)) {
+    PyRef keep = PyRef::borrow(c);
+    VarRef r = inlineFunction(c, {obj, key}, {}, nullptr);
+    return r ? truth(r) : -1;
+  }
+  fail("GB011", std::string("'in' on a ") + Py_TYPE(obj->obj.get())->tp_name +
+                    " read from outside the frame (no __contains__ to trace)");
+  return -1;
 }
 
 VarRef Translator::subscr(const VarRef& obj, const VarRef& idx) {

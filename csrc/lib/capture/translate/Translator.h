@@ -162,10 +162,12 @@ public:
   VarRef binary(PyObject* op, const VarRef& a, const VarRef& b);
   VarRef unary(PyObject* op, const VarRef& v);
   VarRef subscr(const VarRef& obj, const VarRef& idx);
-  /// `key in env` when `env` is `os.environ` reached from a source: the answer
-  /// now, guarded by that key alone being present or absent. -2 when `env` is
-  /// something else, -1 after a failure, else 0 or 1.
-  int environContains(const VarRef& env, const VarRef& key);
+  /// `key in obj` for an object reached from a source, answered through code
+  /// that guards what it reads: `os.environ` guards that key alone being
+  /// present or absent; Mapping.__contains__ is `self[key]` (KeyError: False);
+  /// a __contains__ written in Python is inlined; any other is a GB011 break.
+  /// -2 when `obj` is no such object, -1 after a failure, else 0 or 1.
+  int objectContains(const VarRef& obj, const VarRef& key);
   bool storeSubscr(const VarRef& obj, const VarRef& idx, const VarRef& val);
   VarRef call(Frame& f, const VarRef& fn, std::vector<VarRef> args,
               std::vector<std::pair<PyRef, VarRef>> kwargs);
