@@ -226,22 +226,21 @@ public:
   static bool isT(Value* v) { return v && v->type().isTensor(); }
 
   // Arithmetic that works on tensors (aten) and floats (arith).
-  Value* add(Value* a, Value* b) {
+  /// A commutative op: the tensor form with the tensor first, or the core op
+  /// on two floats.
+  Value* commutative(const char* aten, ir::CoreOp scalar, Value* a, Value* b) {
     if (!a || !b) return nullptr;
-    if (isT(a) || isT(b)) return op("aten.add.Tensor", {isT(a) ? a : b, isT(a) ? b : a});
-    return core(ir::CoreOp::Add, {a, b});
+    if (isT(a) || isT(b)) return op(aten, {isT(a) ? a : b, isT(a) ? b : a});
+    return core(scalar, {a, b});
   }
+  Value* add(Value* a, Value* b) { return commutative("aten.add.Tensor", ir::CoreOp::Add, a, b); }
   Value* sub(Value* a, Value* b) {
     if (!a || !b) return nullptr;
     if (isT(a)) return op("aten.sub.Tensor", {a, b});
     if (isT(b)) return neg(op("aten.sub.Tensor", {b, a}));
     return core(ir::CoreOp::Sub, {a, b});
   }
-  Value* mul(Value* a, Value* b) {
-    if (!a || !b) return nullptr;
-    if (isT(a) || isT(b)) return op("aten.mul.Tensor", {isT(a) ? a : b, isT(a) ? b : a});
-    return core(ir::CoreOp::Mul, {a, b});
-  }
+  Value* mul(Value* a, Value* b) { return commutative("aten.mul.Tensor", ir::CoreOp::Mul, a, b); }
   Value* div(Value* a, Value* b) {
     if (!a || !b) return nullptr;
     if (isT(a)) return op("aten.div.Tensor", {a, b});

@@ -116,6 +116,18 @@ bool addmmRule(RuleCtx& c, const char* an, const char* bn) {
   return ok;
 }
 
+/// The dims named by a reduction's constant `dim` list, every dim of `x` when
+/// it is None or empty. False: `dim` is not a constant.
+bool reductionDims(RuleCtx& c, Value* x, std::vector<int64_t>& dims) {
+  bool none = false;
+  if (!argIntList(c.arg("dim"), dims, none)) return false;
+  if (none || dims.empty()) {
+    dims.clear();
+    for (size_t i = 0; i < rankOf(x); ++i) dims.push_back(int64_t(i));
+  }
+  return true;
+}
+
 bool reduceRule(RuleCtx& c, bool mean) {
   Autodiff& ad = c.ad;
   Value* x = c.val("self");
@@ -822,11 +834,8 @@ const std::unordered_map<std::string, Rule>& rules() {
       Autodiff& ad = c.ad;
       Value* x = c.val("self");
       std::vector<int64_t> dims;
-      bool none;
-      if (!argIntList(c.arg("dim"), dims, none)) return c.fail("'dim' must be a constant");
-      bool all = none || dims.empty();
+      if (!reductionDims(c, x, dims)) return c.fail("'dim' must be a constant");
       bool keep = argBool(c.arg("keepdim"), false);
-      if (all) for (size_t i = 0; i < rankOf(x); ++i) dims.push_back(int64_t(i));
       Value* g = unsqueezeReduced(ad, c.g, x, dims, false, keep);
       Value* o = unsqueezeReduced(ad, c.out, x, dims, false, keep);
       Value* m = ad.op("aten.eq.Tensor", {x, o});
@@ -848,10 +857,7 @@ const std::unordered_map<std::string, Rule>& rules() {
           Autodiff& ad = c.ad;
           Value* x = c.val("self");
           std::vector<int64_t> dims;
-          bool none;
-          if (!argIntList(c.arg("dim"), dims, none)) return c.fail("'dim' must be a constant");
-          bool all = none || dims.empty();
-          if (all) for (size_t i = 0; i < rankOf(x); ++i) dims.push_back(int64_t(i));
+          if (!reductionDims(c, x, dims)) return c.fail("'dim' must be a constant");
           double corr = 1.0;
           const Arg& ca = c.arg("correction");
           if (c.n->opName().find(".dim") != std::string::npos) {
