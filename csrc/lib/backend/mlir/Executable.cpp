@@ -433,11 +433,7 @@ public:
     // Compile the variants for the declared types now, when they are static.
     for (auto& s : steps_) {
       if (!s.region) continue;
-      bool isStatic = true;
-      for (ir::Value* v : s.region->region.inputs)
-        if (v->type().isTensor())
-          for (const auto& d : v->type().dims()) isStatic &= d.isStatic();
-      if (isStatic) variantFor(*s.region, describeInputs(s.region->region, 0));
+      if (!declaresDynamicDims(s.region->region)) variantFor(*s.region, describeInputs(s.region->region, 0));
     }
     for (auto& [r, why] : regionFailures_) stats_.fallbackReasons.push_back(why);
     built_ = true;
@@ -710,8 +706,11 @@ private:
   /// then gets a per-size kernel, split.
   bool tooBigForGeneric(const Variant& g, const std::vector<InputDesc>& in) const {
     if (!g.splittable || !opts_.parallel || at::get_num_threads() <= 1) return false;
-    auto shape = concreteShape(g.kernel.at(g.kernel.outputs[0]).shape, g.pattern, in);
-    return g.workPerElement * static_cast<double>(numelOf(shape)) >= static_cast<double>(opts_.parallelThreshold);
+    // On every run of a generic kernel: the output's element count, no copies.
+    double elements = 1;
+    for (int64_t e : g.kernel.at(g.kernel.outputs[0]).shape)
+      elements *= static_cast<double>(isSymbolicExtent(e) ? symbolSize(g.pattern, in, symbolIndex(e)) : e);
+    return g.workPerElement * elements >= static_cast<double>(opts_.parallelThreshold);
   }
 
   /// A size-generic kernel for region `r` at `in` (Note [Size-generic
@@ -738,12 +737,8 @@ private:
         return g;
       }
     if (gk.failed.count(skel) || list.size() >= 3) return nullptr;
-    bool declared = false;
-    for (size_t i = 0; i < r.region.inputs.size(); ++i)
-      if (r.region.inputs[i]->type().isTensor())
-        for (const auto& d : r.region.inputs[i]->type().dims()) declared |= !d.isStatic();
     auto seen = gk.firstSeen.find(skel);
-    if (seen == gk.firstSeen.end() && !declared) {
+    if (seen == gk.firstSeen.end() && !declaresDynamicDims(r.region)) {
       gk.firstSeen.emplace(skel, in);
       return nullptr;
     }
@@ -752,12 +747,8 @@ private:
     if (!derivePattern(r.region, seen == gk.firstSeen.end() ? in : seen->second, in, prev, v->pattern))
       return nullptr;
     std::string why, text;
-    if (buildSizeGenericKernel(r.region, v->pattern, concrete, v->kernel, why)) {
-      if (!instanceOf(v->kernel, v->pattern, in, concrete))
-        why = "the generic kernel is not the region's kernel at its own sizes";
-      else
-        text = emitKernelMlir(v->kernel, {}, &why);
-    }
+    if (buildSizeGenericKernel(r.region, v->pattern, concrete, v->kernel, why))
+      text = emitKernelMlir(v->kernel, {}, &why);
     if (text.empty()) {
       logLine("region " + std::to_string(r.index) + ": no size-generic kernel for " + patternText(v->pattern) +
               " (" + why + "); one kernel per size");
@@ -780,9 +771,9 @@ private:
   /// Compiles (or finds in the kernel caches) the kernel `text` of variant `v`;
   /// `key` names its signature in the log. A size-generic kernel that fails to
   /// compile is no fallback: the region compiles per size instead.
-  void compileVariant(RegionState& r, Variant& vr, const std::string& text, const std::string& key) {
-    Variant* v = &vr;
-    std::string what = (v->generic ? "size-generic kernel for " : "kernel for ") + key;
+  void compileVariant(RegionState& r, Variant& v, const std::string& text, const std::string& key) {
+    std::string region = "region " + std::to_string(r.index) + ": ";
+    std::string what = (v.generic ? "size-generic kernel for " : "kernel for ") + key;
     // The cache directory is part of the key: a kernel first needed under a
     // new directory (an AOT build collecting objects) is stored there too.
     std::string cacheKey =
@@ -791,41 +782,40 @@ private:
       std::lock_guard<std::mutex> cl(KernelCache::get().mu);
       auto ck = KernelCache::get().kernels.find(cacheKey);
       if (ck != KernelCache::get().kernels.end()) {
-        v->fn = ck->second;
+        v.fn = ck->second;
         std::lock_guard<std::mutex> sl(statsMu_);
         ++stats_.memoryCacheHits;
         std::lock_guard<std::mutex> tl(Totals::get().mu);
         ++Totals::get().t.memoryHits;
       }
     }
-    if (!v->fn) {
+    if (!v.fn) {
       auto t0 = std::chrono::steady_clock::now();
       KernelSource src = KernelSource::Compiled;
-      v->fn = compileKernel(text, "kernel", jit_, src, v->error);
+      v.fn = compileKernel(text, "kernel", jit_, src, v.error);
       double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
       {
         std::lock_guard<std::mutex> sl(statsMu_);
         stats_.compileSeconds += seconds;
-        if (v->fn) ++(src == KernelSource::DiskCache ? stats_.diskCacheHits : stats_.kernelsCompiled);
+        if (v.fn) ++(src == KernelSource::DiskCache ? stats_.diskCacheHits : stats_.kernelsCompiled);
         std::lock_guard<std::mutex> tl(Totals::get().mu);
         Totals::get().t.compileSeconds += seconds;
-        if (v->fn) ++(src == KernelSource::DiskCache ? Totals::get().t.diskHits : Totals::get().t.compiled);
+        if (v.fn) ++(src == KernelSource::DiskCache ? Totals::get().t.diskHits : Totals::get().t.compiled);
       }
-      if (!v->fn) {
-        if (v->generic)
-          logLine("region " + std::to_string(r.index) + ": " + what + " failed (" + v->error + ")");
+      if (!v.fn) {
+        if (v.generic)
+          logLine(region + what + " failed (" + v.error + ")");
         else
-          noteFailure(r, v->error);
+          noteFailure(r, v.error);
         return;
       }
-      std::string region = "region " + std::to_string(r.index) + ": ";
       if (src == KernelSource::DiskCache)
-        logLine(region + (v->generic ? "size-generic " : "") + "kernel loaded from disk cache" +
-                (v->generic ? " (" + key + ")" : ""));
+        logLine(region + (v.generic ? "size-generic " : "") + "kernel loaded from disk cache" +
+                (v.generic ? " (" + key + ")" : ""));
       else
         logLine(region + "compiled " + what);
       std::lock_guard<std::mutex> cl(KernelCache::get().mu);
-      KernelCache::get().kernels.emplace(cacheKey, v->fn);
+      KernelCache::get().kernels.emplace(cacheKey, v.fn);
     }
   }
 
@@ -1019,10 +1009,7 @@ std::string emitMlir(const ir::Graph& g, EmitStage stage, const CompileOptions& 
     // Dims declared dynamic: the size-generic kernel the executable would run
     // (Note [Size-generic kernels]), else the kernel with those dims at 0.
     SizePattern pattern;
-    bool dynamic = false;
-    for (ir::Value* v : s.region.inputs)
-      if (v->type().isTensor())
-        for (const auto& d : v->type().dims()) dynamic |= !d.isStatic();
+    bool dynamic = declaresDynamicDims(s.region);
     if (dynamic && declaredGenericKernel(s.region, k, pattern, error))
       text = emitKernelMlir(k, {}, &error);
     if (!text.empty()) {

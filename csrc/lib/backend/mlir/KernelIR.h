@@ -28,6 +28,7 @@ struct AffineIndex {
   int dim = -1;
   int64_t mul = 1;
   int64_t add = 0;
+  bool operator==(const AffineIndex&) const = default;
 };
 
 struct KNode {

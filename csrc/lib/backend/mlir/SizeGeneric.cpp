@@ -47,8 +47,6 @@ namespace {
 
 using ir::DType;
 
-bool isFloatType(DType d) { return d == DType::F32 || d == DType::F64 || d == DType::F16 || d == DType::BF16; }
-
 bool sameStructure(const std::vector<InputDesc>& a, const std::vector<InputDesc>& b) {
   if (a.size() != b.size()) return false;
   for (size_t i = 0; i < a.size(); ++i) {
@@ -121,7 +119,7 @@ public:
     if (!same([](const KNode& n) { return n.dims; }) || !same([](const KNode& n) { return n.keepDim; }))
       return fail("reduced dims that depend on sizes" + what);
     // (A float Const's ival is its value truncated, never printed.)
-    bool floatConst = a.kind == KNode::Const && isFloatType(a.dtype);
+    bool floatConst = a.kind == KNode::Const && ir::isFloatingDType(a.dtype);
     if (!floatConst && !same([](const KNode& n) { return n.ival; }))
       return fail("a constant that depends on sizes" + what);
     // Float constants compare bitwise (NaN included); one that is a symbol's
@@ -142,14 +140,7 @@ public:
         }
       if (!found) return fail("a constant that depends on sizes" + what);
     }
-    if (a.viewIndex.size() != b.viewIndex.size() || a.viewIndex.size() != c.viewIndex.size())
-      return fail("a view that depends on sizes");
-    for (size_t j = 0; j < a.viewIndex.size(); ++j) {
-      const AffineIndex &x = a.viewIndex[j], &y = b.viewIndex[j], &z = c.viewIndex[j];
-      if (x.dim != y.dim || x.dim != z.dim || x.mul != y.mul || x.mul != z.mul || x.add != y.add ||
-          x.add != z.add)
-        return fail("a view index that depends on sizes");
-    }
+    if (!same([](const KNode& n) { return n.viewIndex; })) return fail("a view index that depends on sizes");
     return shape(a.shape, b.shape, c.shape, out.shape);
   }
 
@@ -224,10 +215,7 @@ bool matchesPattern(const SizePattern& p, const std::vector<InputDesc>& in) {
       int k = p.sym[i][j];
       int64_t n = in[i].shape[j];
       if (k < 0 ? n != p.sig[i].shape[j] : n < 2) return false;
-      if (k >= 0) {
-        auto [si, sj] = p.symbolAt[static_cast<size_t>(k)];
-        if (n != in[static_cast<size_t>(si)].shape[static_cast<size_t>(sj)]) return false;
-      }
+      if (k >= 0 && n != symbolSize(p, in, k)) return false;
     }
   return true;
 }
@@ -249,6 +237,10 @@ bool buildSizeGenericKernel(const Region& r, const SizePattern& p, const KernelI
   Joiner j(sizes);
   if (concrete.dynRows >= 0 || !j.kernel(concrete, probe[0], probe[1], generic)) {
     why = j.why.empty() ? "dynamic rows" : j.why;
+    return false;
+  }
+  if (!instanceOf(generic, p, p.sig, concrete)) {
+    why = "the generic kernel is not the region's kernel at its own sizes";
     return false;
   }
   return true;
@@ -277,9 +269,21 @@ bool declaredGenericKernel(const Region& r, KernelIR& generic, SizePattern& patt
     if (!any) return false;
     KernelIR concrete;
     if (!derivePattern(r, in, in, nullptr, pattern) || !buildKernel(r, in, concrete, why)) continue;
-    if (buildSizeGenericKernel(r, pattern, concrete, generic, why) && instanceOf(generic, pattern, in, concrete))
-      return true;
+    if (buildSizeGenericKernel(r, pattern, concrete, generic, why)) return true;
   }
+  return false;
+}
+
+int64_t symbolSize(const SizePattern& p, const std::vector<InputDesc>& in, int k) {
+  auto [i, j] = p.symbolAt[static_cast<size_t>(k)];
+  return in[static_cast<size_t>(i)].shape[static_cast<size_t>(j)];
+}
+
+bool declaresDynamicDims(const Region& r) {
+  for (const ir::Value* v : r.inputs)
+    if (v->type().isTensor())
+      for (const auto& d : v->type().dims())
+        if (!d.isStatic()) return true;
   return false;
 }
 
@@ -291,20 +295,11 @@ bool instanceOf(const KernelIR& generic, const SizePattern& p, const std::vector
     return false;
   for (size_t i = 0; i < g.nodes.size(); ++i) {
     const KNode &a = g.nodes[i], &b = c.nodes[i];
-    double value = a.fval;
-    if (a.symbol >= 0) {
-      auto [si, sj] = p.symbolAt[static_cast<size_t>(a.symbol)];
-      value += static_cast<double>(in[static_cast<size_t>(si)].shape[static_cast<size_t>(sj)]);
-    }
+    double value = a.fval + (a.symbol >= 0 ? static_cast<double>(symbolSize(p, in, a.symbol)) : 0.0);
     if (a.kind != b.kind || a.op != b.op || a.dtype != b.dtype || a.args != b.args || a.index != b.index ||
         (a.symbol < 0 && a.ival != b.ival) || std::memcmp(&value, &b.fval, sizeof value) || a.dims != b.dims ||
-        a.keepDim != b.keepDim || a.viewIndex.size() != b.viewIndex.size() ||
-        concreteShape(a.shape, p, in) != b.shape)
+        a.keepDim != b.keepDim || a.viewIndex != b.viewIndex || concreteShape(a.shape, p, in) != b.shape)
       return false;
-    for (size_t j = 0; j < a.viewIndex.size(); ++j)
-      if (a.viewIndex[j].dim != b.viewIndex[j].dim || a.viewIndex[j].mul != b.viewIndex[j].mul ||
-          a.viewIndex[j].add != b.viewIndex[j].add)
-        return false;
   }
   for (size_t i = 0; i < g.inputs.size(); ++i)
     if (g.inputs[i].dtype != c.inputs[i].dtype || g.inputs[i].contiguous != c.inputs[i].contiguous ||
@@ -349,10 +344,7 @@ std::string skeletonKey(const KernelIR& k) {
 std::vector<int64_t> concreteShape(std::vector<int64_t> shape, const SizePattern& p,
                                    const std::vector<InputDesc>& in) {
   for (int64_t& e : shape)
-    if (isSymbolicExtent(e)) {
-      auto [i, j] = p.symbolAt[static_cast<size_t>(symbolIndex(e))];
-      e = in[static_cast<size_t>(i)].shape[static_cast<size_t>(j)];
-    }
+    if (isSymbolicExtent(e)) e = symbolSize(p, in, symbolIndex(e));
   return shape;
 }
 

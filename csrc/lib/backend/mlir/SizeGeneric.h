@@ -60,6 +60,12 @@ std::string skeletonKey(const KernelIR& k);
 /// `why` when the region declares none or its kernel depends on them.
 bool declaredGenericKernel(const Region& r, KernelIR& generic, SizePattern& pattern, std::string& why);
 
+/// Whether any tensor input of `r` declares a dynamic dim (`?` or a symbol).
+bool declaresDynamicDims(const Region& r);
+
+/// The run-time size of symbol k of `p` in `in`.
+int64_t symbolSize(const SizePattern& p, const std::vector<InputDesc>& in, int k);
+
 /// `shape` with its symbolic extents replaced by the sizes of `in`.
 std::vector<int64_t> concreteShape(std::vector<int64_t> shape, const SizePattern& p,
                                    const std::vector<InputDesc>& in);
