@@ -319,20 +319,23 @@ void GuardTree::addDimRelation(int a, int dimA, const std::string& op, int b, in
   dimEqs_.push_back(std::move(e));
 }
 
+namespace {
+/// DimEq::Op spelled as addDimRelation takes it ("" for an equality of shared symbols).
+const char* const kDimOpNames[] = {"", "==", "!=", "<", "<=", ">", ">="};
+}  // namespace
+
 std::vector<GuardTree::DimGuard> GuardTree::dimGuards() const {
-  static const char* kNames[] = {"", "==", "!=", "<", "<=", ">", ">="};
   std::vector<DimGuard> out;
   out.reserve(dimEqs_.size());
   for (const DimEq& e : dimEqs_)
-    out.push_back({e.a, e.dimA, kNames[static_cast<int>(e.op)], e.b, e.dimB, e.value, e.symbol});
+    out.push_back({e.a, e.dimA, kDimOpNames[static_cast<int>(e.op)], e.b, e.dimB, e.value, e.symbol});
   return out;
 }
 
 std::string GuardTree::dimEqText(const DimEq& e) const {
   if (e.op != DimEq::Op::None) {
-    static const char* kNames[] = {"==", "==", "!=", "<", "<=", ">", ">="};
     std::string rhs = e.b >= 0 ? path(e.b) + ".size(" + std::to_string(e.dimB) + ")" : std::to_string(e.value);
-    return path(e.a) + ".size(" + std::to_string(e.dimA) + ") " + kNames[static_cast<int>(e.op)] + " " + rhs +
+    return path(e.a) + ".size(" + std::to_string(e.dimA) + ") " + kDimOpNames[static_cast<int>(e.op)] + " " + rhs +
            " (" + e.symbol + ")";
   }
   return path(e.a) + ".size(" + std::to_string(e.dimA) + ") == " + path(e.b) + ".size(" + std::to_string(e.dimB) +
