@@ -112,6 +112,31 @@ void collect(const VarRef& v, std::set<Var*>& seen, std::vector<VarRef>& out) {
 
 }  // namespace
 
+namespace {
+
+/// Appends the ints of a host list of value ids to `out`.
+void appendIds(PyObject* list, std::vector<int>& out) {
+  for (Py_ssize_t k = 0; k < PyList_GET_SIZE(list); ++k)
+    out.push_back(static_cast<int>(PyLong_AsLong(PyList_GET_ITEM(list, k))));
+}
+
+}  // namespace
+
+bool Translator::bindLoopCarried(Frame& f, const std::vector<size_t>& carried, PyObject* bodyIds,
+                                 std::vector<int>& ids) {
+  appendIds(bodyIds, ids);
+  for (size_t k = 0; k < carried.size(); ++k) {
+    const VarRef& v = f.slots[carried[k]];
+    PyRef meta = hostCall("bind_fresh", Py_BuildValue("(Oi)", v->obj.get(), ids[k + 1]));
+    if (!meta) return false;
+    auto nv = std::make_shared<Var>(*v);
+    nv->source = nullptr;
+    nv->obj = meta;
+    f.slots[carried[k]] = nv;
+  }
+  return true;
+}
+
 PyRef Translator::hostCall(const char* method, PyObject* args) {
   if (!args) {
     failPy("GB004", method);
@@ -447,10 +472,6 @@ bool Translator::whileLoop(Frame& f, size_t bodyIp, size_t exitIp, int line, int
     for (size_t k = from; k < ids.size(); ++k) PyList_Append(l, PyRef::steal(PyLong_FromLong(ids[k])).get());
     return l;
   };
-  auto toInts = [](PyObject* list, std::vector<int>& out) {
-    for (Py_ssize_t k = 0; k < PyList_GET_SIZE(list); ++k)
-      out.push_back(static_cast<int>(PyLong_AsLong(PyList_GET_ITEM(list, k))));
-  };
   // ^cond(c, ts...) -> c
   PyObject* specs = PyList_New(0);
   PyList_Append(specs, PyRef::steal(PyUnicode_FromString("bool")).get());
@@ -469,16 +490,7 @@ bool Translator::whileLoop(Frame& f, size_t bodyIp, size_t exitIp, int line, int
   PyRef bodyIds = hostCall("begin_region", Py_BuildValue("(sN)", "body", specs));
   if (!bodyIds) return giveUp("");
   std::vector<int> bin;
-  toInts(bodyIds.get(), bin);
-  for (size_t k = 0; k < carried.size(); ++k) {
-    const VarRef& v = f.slots[carried[k]];
-    PyRef meta = hostCall("bind_fresh", Py_BuildValue("(Oi)", v->obj.get(), bin[k + 1]));
-    if (!meta) return giveUp("");
-    auto nv = std::make_shared<Var>(*v);
-    nv->source = nullptr;
-    nv->obj = meta;
-    f.slots[carried[k]] = nv;
-  }
+  if (!bindLoopCarried(f, carried, bodyIds.get(), bin)) return giveUp("");
   std::vector<VarRef> entry = f.slots;
   const size_t backIp = exitIp - 1;
   ArmEnd e;
@@ -521,7 +533,7 @@ bool Translator::whileLoop(Frame& f, size_t bodyIp, size_t exitIp, int line, int
   PyRef hb;
   if (auto why = endLoopBody(pre, hb)) return giveUp(*why);
   std::vector<int> cids;
-  toInts(condIds.get(), cids);
+  appendIds(condIds.get(), cids);
   f.line = line;
   f.offset = offset;
   PyRef res = hostCall("add_loop", Py_BuildValue("(NOOiNOi)", idList(init), hc.get(), hb.get(), cids[0], idList(out),
@@ -727,17 +739,7 @@ int Translator::rangeLoop(Frame& f, const Instr& ins) {
   if (!bodyIds) return quiet("");
   open = true;
   std::vector<int> bin;
-  for (Py_ssize_t k = 0; k < PyList_GET_SIZE(bodyIds.get()); ++k)
-    bin.push_back(static_cast<int>(PyLong_AsLong(PyList_GET_ITEM(bodyIds.get(), k))));
-  for (size_t k = 0; k < carried.size(); ++k) {
-    const VarRef& v = f.slots[carried[k]];
-    PyRef meta = hostCall("bind_fresh", Py_BuildValue("(Oi)", v->obj.get(), bin[k + 1]));
-    if (!meta) return quiet("");
-    auto nv = std::make_shared<Var>(*v);
-    nv->source = nullptr;
-    nv->obj = meta;
-    f.slots[carried[k]] = nv;
-  }
+  if (!bindLoopCarried(f, carried, bodyIds.get(), bin)) return quiet("");
   auto index = makeVar(Var::Kind::SymScalar, firstObj);
   index->vid = bin[0];
   index->name = "loop index";

@@ -315,6 +315,10 @@ private:
   /// Closes a loop body's region (hb: its handle) when the body left the state before it
   /// (`pre`) unchanged but for carried tensors; else the reason (empty: a failure already set).
   std::optional<std::string> endLoopBody(const Snapshot& pre, PyRef& hb);
+  /// Opens a loop body's region: `bodyIds` (begin_region's list: the index or
+  /// condition, then one id per carried slot) into `ids`, and each carried slot
+  /// of `f` rebound to a fresh meta of its id. False: a host call failed.
+  bool bindLoopCarried(Frame& f, const std::vector<size_t>& carried, PyObject* bodyIds, std::vector<int>& ids);
   bool runArm(Frame& f, size_t start, const std::function<bool(size_t)>& stop, ArmEnd& end);
   VarRef mergeVar(const VarRef& a, const VarRef& b, MergeCtx& m);
   bool notCaptured(Frame& f, int line, int offset, const std::string& why);
