@@ -654,14 +654,8 @@ PyRef emitBreak(Translator& t, Frame& top, const Instr& ins, PyObject* func, Bre
   int tempCount = 0;
   auto callResume = [&](int target, const std::vector<bool>& lay) -> bool {
     auto& reg = registry();
-    PyRef resumeFn;
     auto key = std::make_tuple(orig, target, lay, unbound, fn->func_globals);
-    {
-      std::lock_guard<std::mutex> lock(reg.mu);
-      auto it = reg.fns.find(key);
-      if (it != reg.fns.end() && reinterpret_cast<PyFunctionObject*>(it->second)->func_closure == fn->func_closure)
-        resumeFn = PyRef::borrow(it->second);
-    }
+    PyRef resumeFn = registeredFunction(reg.fns, key, fn);
     if (!resumeFn) {
       std::string error;
       PyRef rcode = makeResume(orig, target, lay, unbound, error);
@@ -669,21 +663,8 @@ PyRef emitBreak(Translator& t, Frame& top, const Instr& ins, PyObject* func, Bre
         if (PyErr_Occurred()) PyErr_Clear();
         return em.failWith("GB020", "resume function: " + error);
       }
-      PyObject* f = PyFunction_New(rcode.get(), fn->func_globals);
-      if (!f) {
-        PyErr_Clear();
-        return em.failWith("GB020", "resume function object");
-      }
-      if (fn->func_closure) PyFunction_SetClosure(f, fn->func_closure);
-      resumeFn = PyRef::steal(f);
-      std::lock_guard<std::mutex> lock(reg.mu);
-      Py_INCREF(f);
-      Py_INCREF(reinterpret_cast<PyObject*>(orig));
-      auto [it, inserted] = reg.fns.emplace(key, f);
-      if (!inserted) {
-        Py_DECREF(it->second);
-        it->second = f;
-      }
+      resumeFn = registerFunction(reg.fns, key, rcode.get(), fn, orig);
+      if (!resumeFn) return em.failWith("GB020", "resume function object");
     }
     std::vector<int> temps;
     for (size_t i = 0; i < lay.size(); ++i) {

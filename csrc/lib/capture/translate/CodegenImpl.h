@@ -154,6 +154,40 @@ struct ResumeRegistry {
 
 ResumeRegistry& registry();
 
+/// The function `fns` holds for `key` when it was made with `fn`'s closure,
+/// else null (a resume or loop-body function is made once per code, target,
+/// layout and globals, and reused while the closure is the same).
+template <typename Map, typename Key>
+PyRef registeredFunction(Map& fns, const Key& key, PyFunctionObject* fn) {
+  std::lock_guard<std::mutex> lock(registry().mu);
+  auto it = fns.find(key);
+  if (it != fns.end() && reinterpret_cast<PyFunctionObject*>(it->second)->func_closure == fn->func_closure)
+    return PyRef::borrow(it->second);
+  return PyRef();
+}
+
+/// `code` as a function of `fn`'s globals and closure, stored in `fns` under
+/// `key` (replacing an older one; `orig`, the code it was made from, stays
+/// alive with it). Null, with the Python error cleared, on failure.
+template <typename Map, typename Key>
+PyRef registerFunction(Map& fns, const Key& key, PyObject* code, PyFunctionObject* fn, PyCodeObject* orig) {
+  PyObject* f = PyFunction_New(code, fn->func_globals);
+  if (!f) {
+    PyErr_Clear();
+    return PyRef();
+  }
+  if (fn->func_closure) PyFunction_SetClosure(f, fn->func_closure);
+  std::lock_guard<std::mutex> lock(registry().mu);
+  Py_INCREF(f);
+  Py_INCREF(reinterpret_cast<PyObject*>(orig));
+  auto [it, inserted] = fns.emplace(key, f);
+  if (!inserted) {
+    Py_DECREF(it->second);
+    it->second = f;
+  }
+  return PyRef::steal(f);
+}
+
 struct LoopPlan {
   int head = -1, end = -1;        ///< orig offsets: the FOR_ITER and the last jump back to it
   int done = -1;                  ///< FOR_ITER's exit target

@@ -203,12 +203,7 @@ PyRef loopBody(PyCodeObject* orig, const Bytecode* bc, const LoopPlan& p, const 
                PyFunctionObject* fn, std::string& why) {
   auto& reg = registry();
   auto key = std::make_tuple(orig, p.head, params, fn->func_globals);
-  {
-    std::lock_guard<std::mutex> lock(reg.mu);
-    auto it = reg.bodyFns.find(key);
-    if (it != reg.bodyFns.end() && reinterpret_cast<PyFunctionObject*>(it->second)->func_closure == fn->func_closure)
-      return PyRef::borrow(it->second);
-  }
+  if (PyRef known = registeredFunction(reg.bodyFns, key, fn)) return known;
   const int nlocals = orig->co_nlocals;
   // New local numbering: the parameters, the loop value, the other locals the body uses.
   std::map<int, int> slot;
@@ -331,23 +326,12 @@ PyRef loopBody(PyCodeObject* orig, const Bytecode* bc, const LoopPlan& p, const 
     PyErr_Clear();
     return (why = "building the loop body's code"), PyRef();
   }
-  PyObject* f = PyFunction_New(code.get(), fn->func_globals);
-  if (!f) {
-    PyErr_Clear();
-    return (why = "loop body function object"), PyRef();
-  }
-  if (fn->func_closure) PyFunction_SetClosure(f, fn->func_closure);
+  PyRef f = registerFunction(reg.bodyFns, key, code.get(), fn, orig);
+  if (!f) return (why = "loop body function object"), PyRef();
   std::lock_guard<std::mutex> lock(reg.mu);
   Py_INCREF(code.get());
   reg.bodies.insert(reinterpret_cast<PyCodeObject*>(code.get()));
-  Py_INCREF(f);
-  Py_INCREF(reinterpret_cast<PyObject*>(orig));
-  auto [it, inserted] = reg.bodyFns.emplace(key, f);
-  if (!inserted) {
-    Py_DECREF(it->second);
-    it->second = f;
-  }
-  return PyRef::steal(f);
+  return f;
 }
 
 }  // namespace xacc::capture::translate::codegen
