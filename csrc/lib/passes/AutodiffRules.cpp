@@ -200,6 +200,10 @@ struct Call {
     attrs.set(name, std::move(v));
     return *this;
   }
+  /// The node's argument `name`, or `fallback` when it is None.
+  Call& passOr(const char* name, Attr fallback) {
+    return c.arg(name).isNone() ? set(name, std::move(fallback)) : pass(name);
+  }
   Value* emit(std::string_view op) { return c.ad.op(op, ops, attrs); }
   Node* emitNode(std::string_view op) { return c.ad.opNode(op, ops, attrs); }
 };
@@ -721,11 +725,7 @@ const std::unordered_map<std::string, Rule>& rules() {
           if (!staticShape(c.val("self"), shape)) return c.fail("the input's shape must be static");
           Call k(c, {c.g});
           k.set("input_sizes", intArray(shape)).pass("dim");
-          if (c.arg("start").isNone()) k.set("start", Attr::integer(0));
-          else k.pass("start");
-          if (c.arg("end").isNone()) k.set("end", Attr::integer(INT64_MAX));
-          else k.pass("end");
-          k.pass("step");
+          k.passOr("start", Attr::integer(0)).passOr("end", Attr::integer(INT64_MAX)).pass("step");
           return c.give("self", k.emit("aten.slice_backward")), true;
         });
     def({"split.Tensor", "split_with_sizes", "unbind.int", "split.sizes", "chunk"},
@@ -957,10 +957,7 @@ const std::unordered_map<std::string, Rule>& rules() {
          A{"dilation", IL, Attr::integer(1)}, A{"ceil_mode", S, Attr::boolean(false)}},
         [](RuleCtx& c) {
           Call k(c, {c.g, c.val("self")});
-          k.pass("kernel_size");
-          if (c.arg("stride").isNone()) k.set("stride", intArray({}));
-          else k.pass("stride");
-          k.pass("padding").pass("dilation").pass("ceil_mode");
+          k.pass("kernel_size").passOr("stride", intArray({})).pass("padding").pass("dilation").pass("ceil_mode");
           k.ops.push_back(c.n->result(1));
           return c.give("self", k.emit("aten.max_pool2d_with_indices_backward")), true;
         });
@@ -970,12 +967,8 @@ const std::unordered_map<std::string, Rule>& rules() {
          A{"divisor_override", S}},
         [](RuleCtx& c) {
           Call k(c, {c.g, c.val("self")});
-          k.pass("kernel_size");
-          if (c.arg("stride").isNone()) k.set("stride", intArray({}));
-          else k.pass("stride");
-          k.pass("padding").pass("ceil_mode").pass("count_include_pad");
-          if (c.arg("divisor_override").isNone()) k.set("divisor_override", Attr::none());
-          else k.pass("divisor_override");
+          k.pass("kernel_size").passOr("stride", intArray({})).pass("padding").pass("ceil_mode");
+          k.pass("count_include_pad").passOr("divisor_override", Attr::none());
           return c.give("self", k.emit("aten.avg_pool2d_backward")), true;
         });
     def({"_adaptive_avg_pool2d", "adaptive_avg_pool2d"}, {A{"self", T}, A{"output_size", IL}}, [](RuleCtx& c) {
