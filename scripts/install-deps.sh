@@ -1,35 +1,19 @@
 #!/usr/bin/env bash
-# Installs what xacc's build and tests need and is missing: Debian packages through
-# apt-get, Python packages through pip. Idempotent and quick on a ready machine: it
-# asks dpkg and importlib.metadata what is there and runs apt-get/pip only for what is
-# not (no `apt-get update` and no pip resolution when nothing is missing).
+# Installs what xacc's build and tests need, at the versions pinned in requirements/:
+# Debian packages from requirements/debian.txt through apt-get, PyPI packages from
+# requirements/lock.txt through pip. Idempotent and quick on a ready machine: it asks
+# dpkg and importlib.metadata what is there and runs apt-get/pip only for what is
+# missing or at another version (no `apt-get update`, no pip resolution otherwise).
 #
 # torch is pinned to 2.13.0 and installed first, from the CPU wheel pip's find-links
-# points at; every later pip call carries a constraint so nothing can replace it.
-# PYTHON (default: python3) selects the interpreter to install into.
+# points at; every later pip call carries the lock as a constraint so nothing can
+# replace it. PYTHON (default: python3) selects the interpreter to install into.
 set -euo pipefail
 
 PYTHON="${PYTHON:-python3}"
-TORCH_VERSION="2.13.0"
-
-APT_PACKAGES=(
-  # toolchain
-  build-essential cmake ninja-build ccache git pkg-config
-  # MLIR/LLVM 22: libraries, mlir-opt, FileCheck, not, lit-22
-  libmlir-22-dev llvm-22-dev mlir-22-tools llvm-22-tools
-  # runtime, formatting, JSON, CLI, unit tests, pictures
-  libtbb-dev libfmt-dev nlohmann-json3-dev libcli11-dev libgtest-dev graphviz
-  # headless rendering of the export report (tests/python/export)
-  chromium
-)
-
-# Python packages after torch: "import-name:pip-name".
-PIP_PACKAGES=(
-  pybind11:pybind11 pytest:pytest hypothesis:hypothesis lit:lit numpy:numpy
-  onnx:onnx onnxruntime:onnxruntime matplotlib:matplotlib
-  # GPT-2 small from a config with random weights (benchmarks/models)
-  transformers:transformers
-)
+REPO="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+LOCK="$REPO/requirements/lock.txt"
+DEBIAN_LOCK="$REPO/requirements/debian.txt"
 
 log() { printf -- '-- install-deps: %s\n' "$*"; }
 
@@ -45,20 +29,33 @@ as_root() {
 }
 
 # --- Debian packages -------------------------------------------------------------
+mapfile -t apt_pins < <(sed -e 's/#.*//' -e '/^[[:space:]]*$/d' "$DEBIAN_LOCK")
+apt_names=("${apt_pins[@]%%=*}")
+installed="$(dpkg-query -W -f='${Package}=${Version} ${db:Status-Abbrev}\n' "${apt_names[@]}" 2>/dev/null || true)"
 missing_apt=()
-installed="$(dpkg-query -W -f='${Package} ${db:Status-Abbrev}\n' "${APT_PACKAGES[@]}" 2>/dev/null || true)"
-for pkg in "${APT_PACKAGES[@]}"; do
-  if ! grep -qE "^${pkg} ii" <<<"$installed"; then
-    missing_apt+=("$pkg")
+for pin in "${apt_pins[@]}"; do
+  if ! grep -qxF "$pin ii " <<<"$installed"; then
+    missing_apt+=("$pin")
   fi
 done
 if [ ${#missing_apt[@]} -gt 0 ]; then
-  log "apt packages missing: ${missing_apt[*]}"
+  log "apt packages missing or at another version: ${missing_apt[*]}"
   as_root env DEBIAN_FRONTEND=noninteractive apt-get update -q
-  as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends \
-    "${missing_apt[@]}"
+  if ! as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -q \
+      --no-install-recommends --allow-downgrades "${missing_apt[@]}"; then
+    # The mirror keeps only each suite's newest version; say which pins moved.
+    for pin in "${missing_apt[@]}"; do
+      served="$(apt-cache policy "${pin%%=*}" | sed -n 's/^  Candidate: //p')"
+      if [ "$served" != "${pin#*=}" ]; then
+        echo "install-deps: WARNING: ${pin%%=*} ${pin#*=} is pinned in requirements/debian.txt" \
+             "but the mirror serves ${served:-nothing}; installing that (update the pin)" >&2
+      fi
+    done
+    as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends \
+      "${missing_apt[@]%%=*}"
+  fi
 else
-  log "apt packages: all present"
+  log "apt packages: all present at their pinned versions"
 fi
 
 # --- Python packages -------------------------------------------------------------
@@ -67,60 +64,60 @@ if ! command -v "$PYTHON" >/dev/null 2>&1; then
   exit 1
 fi
 
-constraints="$(mktemp)"
-trap 'rm -f "$constraints"' EXIT
-echo "torch==${TORCH_VERSION}" >"$constraints"
+# Every lock line that is not installed at exactly its version (torch's +cpu tag aside).
+mapfile -t wrong < <("$PYTHON" - "$LOCK" <<'PYEOF'
+import importlib.metadata as md
+import sys
+
+for line in open(sys.argv[1]):
+    line = line.split("#", 1)[0].strip()
+    if not line:
+        continue
+    name, want = line.split("==")
+    try:
+        have = md.version(name).split("+")[0]
+    except md.PackageNotFoundError:
+        have = None
+    if have != want:
+        print(line)
+PYEOF
+)
+
 pip_install() {
-  "$PYTHON" -m pip install --disable-pip-version-check --constraint "$constraints" "$@"
+  "$PYTHON" -m pip install --disable-pip-version-check --constraint "$LOCK" "$@"
 }
 
-# Ask importlib.metadata (no imports, no resolution) what is installed.
-status="$("$PYTHON" - "$TORCH_VERSION" "${PIP_PACKAGES[@]}" <<'EOF'
-import importlib.metadata as md
-import importlib.util
-import sys
-
-want_torch, specs = sys.argv[1], sys.argv[2:]
-try:
-    torch_ok = md.version("torch").split("+")[0] == want_torch
-except md.PackageNotFoundError:
-    torch_ok = False
-print("torch" if torch_ok else "torch-missing")
-# Editable installs need PEP 660 support and a built-in bdist_wheel (setuptools >= 70.1).
-try:
-    have = tuple(int(x) for x in md.version("setuptools").split(".")[:2])
-except (md.PackageNotFoundError, ValueError):
-    have = (0, 0)
-if have < (70, 1):
-    print("missing setuptools>=70.1")
-for spec in specs:
-    module, dist = spec.split(":")
-    if importlib.util.find_spec(module) is None:
-        print("missing", dist)
-EOF
-)"
-
-if grep -qx "torch-missing" <<<"$status"; then
-  log "installing torch==${TORCH_VERSION}"
-  pip_install "torch==${TORCH_VERSION}"
+torch_pin="$(grep -E '^torch==' "$LOCK")"
+if printf '%s\n' "${wrong[@]}" | grep -qx "$torch_pin"; then
+  log "installing $torch_pin"
+  pip_install "$torch_pin"
+fi
+rest=()
+for pin in "${wrong[@]}"; do
+  [ "$pin" = "$torch_pin" ] || rest+=("$pin")
+done
+if [ ${#rest[@]} -gt 0 ]; then
+  log "installing the pinned ${rest[*]}"
+  pip_install --no-deps "${rest[@]}"
 else
-  log "torch ${TORCH_VERSION}: present"
+  log "python packages: all at their pinned versions"
 fi
 
-mapfile -t missing_pip < <(sed -n "s/^missing //p" <<<"$status")
-if [ ${#missing_pip[@]} -gt 0 ]; then
-  log "installing ${missing_pip[*]}"
-  pip_install "${missing_pip[@]}"
-else
-  log "python packages: all present"
-fi
-
-# A last guard: the torch that is importable now is the pinned one.
-"$PYTHON" - "$TORCH_VERSION" <<'EOF'
+# A last guard: what is importable now is what the lock says.
+"$PYTHON" -m pip check --disable-pip-version-check >/dev/null 2>&1 \
+  || log "note: pip check reports conflicts outside the lock (packages this image had)"
+"$PYTHON" - "$LOCK" <<'PYEOF'
 import importlib.metadata as md
 import sys
 
-have = md.version("torch")
-if have.split("+")[0] != sys.argv[1]:
-    sys.exit(f"install-deps: torch {have} is installed, need {sys.argv[1]}")
-EOF
+bad = []
+for line in open(sys.argv[1]):
+    line = line.split("#", 1)[0].strip()
+    if line:
+        name, want = line.split("==")
+        have = md.version(name).split("+")[0]
+        if have != want:
+            bad.append(f"{name} {have} (lock: {want})")
+if bad:
+    sys.exit("install-deps: not at the locked versions: " + ", ".join(bad))
+PYEOF

@@ -52,3 +52,21 @@ def test_model_output_forbidden_method_is_a_break():
         return x
 
     check(f, r(3), min_graphs=0)
+
+
+@dataclass
+class _CacheOut(generic.ModelOutput):
+    logits: torch.Tensor | None = None
+    cache: torch.Tensor | None = None
+
+
+@pytest.mark.skipif(not hasattr(generic, "_BCCacheNameMeta"), reason="transformers without the cache-name wrapper")
+def test_model_output_old_cache_argument_name_is_renamed_as_in_eager():
+    # transformers' metaclass wraps every ModelOutput __init__ and renames
+    # past_key_values= to cache=; the translator models only the plain
+    # arguments and leaves the renaming call to Python (one break).
+    def f(x):
+        o = _CacheOut(logits=x + 1, past_key_values=x * 3)
+        return o.cache + o.logits
+
+    check(f, r(3), min_graphs=1)

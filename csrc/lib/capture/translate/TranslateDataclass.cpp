@@ -32,16 +32,48 @@ PyObject* modelOutputBase() {
   return PyType_Check(c) ? c : nullptr;
 }
 
-bool generatedInit(PyObject* cls) {
+bool isGeneratedFunction(PyObject* f) {
+  if (!PyFunction_Check(f)) return false;
+  PyObject* fn = reinterpret_cast<PyCodeObject*>(PyFunction_GET_CODE(f))->co_filename;
+  return PyUnicode_Check(fn) && PyUnicode_CompareWithASCIIString(fn, "<string>") == 0;
+}
+
+/// Whether `f` is the wrapper transformers' ModelOutput metaclass
+/// (_BCCacheNameMeta, transformers >= 5.2x) puts around every dataclass __init__:
+/// it renames the keyword arguments `past_key_values`/`cache_params` to `cache`
+/// (with a one-time warning) and calls the generated __init__ (`__wrapped__`).
+bool isCacheNameWrapper(PyObject* f) {
+  if (!PyFunction_Check(f)) return false;
+  // functools.wraps copied the wrapped function's names; the code object keeps its own.
+  auto* code = reinterpret_cast<PyCodeObject*>(PyFunction_GET_CODE(f));
+  PyObject* file = code->co_filename;
+  if (!PyUnicode_Check(code->co_qualname) || !PyUnicode_Check(file) ||
+      PyUnicode_CompareWithASCIIString(code->co_qualname, "_BCCacheNameMeta.__setattr__.<locals>.__init__") != 0)
+    return false;
+  PyRef suffix = PyRef::steal(PyUnicode_FromString("transformers/utils/generic.py"));
+  return PyUnicode_Tailmatch(file, suffix.get(), 0, PY_SSIZE_T_MAX, 1) == 1;
+}
+
+/// The class's __init__ is the one @dataclass generated, or that one inside the
+/// metaclass's name-compatibility wrapper (`*wrapped` says which).
+bool generatedInit(PyObject* cls, bool* wrapped) {
+  *wrapped = false;
   PyObject* init = PyObject_GetAttrString(cls, "__init__");
   if (!init) {
     PyErr_Clear();
     return false;
   }
   PyRef i = PyRef::steal(init);
-  if (!PyFunction_Check(init)) return false;
-  PyObject* fn = reinterpret_cast<PyCodeObject*>(PyFunction_GET_CODE(init))->co_filename;
-  return PyUnicode_Check(fn) && PyUnicode_CompareWithASCIIString(fn, "<string>") == 0;
+  if (isGeneratedFunction(init)) return true;
+  if (!isCacheNameWrapper(init)) return false;
+  PyObject* inner = PyObject_GetAttrString(init, "__wrapped__");
+  if (!inner) {
+    PyErr_Clear();
+    return false;
+  }
+  PyRef in = PyRef::steal(inner);
+  *wrapped = isGeneratedFunction(inner);
+  return *wrapped;
 }
 
 }  // namespace
@@ -52,7 +84,8 @@ bool isModelOutputClass(PyObject* cls) {
   if (!PyType_IsSubtype(reinterpret_cast<PyTypeObject*>(cls), reinterpret_cast<PyTypeObject*>(base))) return false;
   PyObject* post = PyObject_GetAttrString(cls, "__post_init__");
   PyObject* basePost = PyObject_GetAttrString(base, "__post_init__");
-  bool ok = post && basePost && post == basePost && generatedInit(cls) &&
+  bool wrapped = false;
+  bool ok = post && basePost && post == basePost && generatedInit(cls, &wrapped) &&
             PyObject_HasAttrString(cls, "__dataclass_fields__");
   Py_XDECREF(post);
   Py_XDECREF(basePost);
@@ -93,7 +126,16 @@ VarRef Translator::modelOutput(PyObject* cls, std::vector<VarRef>& args,
     PyTuple_SET_ITEM(names.get(), i, name);
     if (i < static_cast<Py_ssize_t>(args.size())) values[static_cast<size_t>(i)] = args[static_cast<size_t>(i)];
   }
+  bool wrapped = false;
+  generatedInit(cls, &wrapped);
   for (auto& [k, v] : kwargs) {
+    // The metaclass's wrapper renames these (and warns once): left to Python.
+    if (wrapped && (PyUnicode_CompareWithASCIIString(k.get(), "past_key_values") == 0 ||
+                    PyUnicode_CompareWithASCIIString(k.get(), "cache_params") == 0)) {
+      fail("GB002", std::string("argument '") + PyUnicode_AsUTF8(k.get()) + "' renamed by " +
+                        reinterpret_cast<PyTypeObject*>(cls)->tp_name + ".__init__");
+      return nullptr;
+    }
     bool found = false;
     for (Py_ssize_t i = 0; i < n && !found; ++i) {
       if (PyUnicode_Compare(PyTuple_GET_ITEM(names.get(), i), k.get()) != 0) continue;
