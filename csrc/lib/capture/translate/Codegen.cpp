@@ -312,7 +312,9 @@ struct Emitter {
 
   bool rebuild(const VarRef& v) {
     using K = Var::Kind;
-    bool shared = !v->source && (v->is(K::List) || v->is(K::Dict) || (v->is(K::Set) && PySet_CheckExact(v->obj.get())));
+    // Mutable values made in the frame are built once and shared by every reference.
+    bool shared = !v->source && (v->is(K::List) || v->is(K::Dict) || v->is(K::Iter) ||
+                                 (v->is(K::Set) && PySet_CheckExact(v->obj.get())));
     if (shared) {
       auto it = built.find(v.get());
       if (it != built.end()) {
@@ -327,6 +329,60 @@ struct Emitter {
       asm_.op(Op::STORE_FAST, slot);
       built[v.get()] = slot;
     }
+    return true;
+  }
+
+  /// `fn(args...)` with fn a constant callable.
+  bool callConst(PyObject* fn, const std::vector<VarRef>& args, const std::vector<PyObject*>& consts = {}) {
+    asm_.op(Op::PUSH_NULL);
+    asm_.op(Op::LOAD_CONST, constant(fn));
+    maxDepth += 2 + static_cast<int>(args.size() + consts.size());
+    for (const VarRef& a : args)
+      if (!rebuild(a)) return false;
+    for (PyObject* c : consts) asm_.op(Op::LOAD_CONST, constant(c));
+    const int n = static_cast<int>(args.size() + consts.size());
+    asm_.op(Op::PRECALL, n);
+    asm_.op(Op::CALL, n);
+    return true;
+  }
+
+  /// An iterator as eager holds it at this point: over the same list at the same
+  /// index (list iterators stay live views), enumerate/zip over their inner
+  /// iterators, or the items not yet taken.
+  bool rebuildIter(const VarRef& v) {
+    using IterOf = Var::IterOf;
+    const PyTypes* T = pyTypes();
+    switch (v->iter) {
+      case IterOf::List:
+        if (v->pos == 0) {
+          if (!rebuild(v->self)) return false;
+          asm_.op(Op::GET_ITER);
+          return true;
+        }
+        {
+          PyRef pos = PyRef::steal(PyLong_FromSize_t(v->pos));
+          return callConst(T->listIterAt, {v->self}, {pos.get()});
+        }
+      case IterOf::Reversed: {
+        if (!v->self) return callConst(T->reversedAt, {makeSeq(Var::Kind::List, {})}, {Py_None});
+        PyRef index = PyRef::steal(PyLong_FromLongLong(static_cast<long long>(v->pos) - 1));
+        return callConst(T->reversedAt, {v->self}, {index.get()});
+      }
+      case IterOf::Enumerate: {
+        PyRef count = PyRef::steal(PyLong_FromLongLong(v->count));
+        return callConst(T->enumerate, {v->self}, {count.get()});
+      }
+      case IterOf::Zip:
+        return callConst(T->zip, v->items);
+      case IterOf::Generator:  // See Note [Lazy generators]
+        return failWith("GB011", "a generator suspended at a break cannot be rebuilt");
+      case IterOf::Items:
+        break;
+    }
+    for (size_t i = v->pos; i < v->items.size(); ++i)
+      if (!rebuild(v->items[i])) return false;
+    asm_.op(Op::BUILD_TUPLE, static_cast<int>(v->items.size() - v->pos));
+    asm_.op(Op::GET_ITER);
     return true;
   }
 
@@ -413,18 +469,7 @@ struct Emitter {
         return true;
       }
       case K::Iter:
-        if (v->pos == 0 && v->self && v->self->is(K::List)) {
-          // A fresh iterator over a list (a loop split at its header): over the
-          // list itself, so that appends made by the loop body are iterated as in eager.
-          if (!rebuild(v->self)) return false;
-          asm_.op(Op::GET_ITER);
-          return true;
-        }
-        for (size_t i = v->pos; i < v->items.size(); ++i)
-          if (!rebuild(v->items[i])) return false;
-        asm_.op(Op::BUILD_TUPLE, static_cast<int>(v->items.size() - v->pos));
-        asm_.op(Op::GET_ITER);
-        return true;
+        return rebuildIter(v);
       default:
         return failWith("GB011", "cannot rebuild this value at a break");
     }
@@ -454,7 +499,9 @@ void collectOutputs(Translator& t, const VarRef& v, std::set<const Var*>& seen, 
       for (const VarRef& i : v->items) collectOutputs(t, i, seen, outs, bad);
       break;
     case K::Iter:
-      for (size_t i = v->pos; i < v->items.size(); ++i) collectOutputs(t, v->items[i], seen, outs, bad);
+      for (size_t i = v->iter == Var::IterOf::Zip ? 0 : v->pos; i < v->items.size(); ++i)
+        collectOutputs(t, v->items[i], seen, outs, bad);
+      collectOutputs(t, v->self, seen, outs, bad);
       break;
     case K::TensorMethod:
     case K::BoundMethod:

@@ -57,6 +57,9 @@ struct PyTypes {
   PyObject* mappingContains = nullptr;   ///< collections.abc.Mapping.__contains__
   PyObject* finfo = nullptr;             ///< torch.finfo
   PyObject* iinfo = nullptr;             ///< torch.iinfo
+  PyObject* polyfills = nullptr;         ///< xacc._src.capture.polyfills.REFERENCE
+  PyObject* listIterAt = nullptr;        ///< xacc._src.capture.iterators.list_iter_at
+  PyObject* reversedAt = nullptr;        ///< xacc._src.capture.iterators.reversed_at
 };
 
 /// The table, filled on first use (GIL held). Null if torch cannot be imported.

@@ -155,41 +155,51 @@ VarRef Translator::callBuiltin(PyObject* f, std::vector<VarRef>& args,
     return constant(r);
   }
   if (f == T->enumerate) {
-    if (args.empty()) return bad("enumerate()");
-    std::vector<VarRef> xs;
-    if (!items(args[0], xs)) return nullptr;
-    long start = 0;
+    if (args.empty() || args.size() > 2) return bad("enumerate()");
     VarRef s = args.size() > 1 ? args[1] : nullptr;
-    for (auto& [k, v] : kwargs)
-      if (PyUnicode_CompareWithASCIIString(k.get(), "start") == 0) s = v;
+    for (auto& [k, v] : kwargs) {
+      if (PyUnicode_CompareWithASCIIString(k.get(), "start") != 0 || s) return bad("enumerate() arguments");
+      s = v;
+    }
+    int64_t start = 0;
     if (s) {
       PyRef c = constOf(s);
       if (!c) return nullptr;
-      start = PyLong_AsLong(c.get());
+      if (!PyLong_CheckExact(c.get())) return bad("enumerate() with a start that is not an int");
+      start = PyLong_AsLongLong(c.get());
+      if (start == -1 && PyErr_Occurred()) {
+        PyErr_Clear();
+        return bad("enumerate() start out of range");
+      }
     }
+    VarRef inner = iterate(args[0]);
+    if (!inner) return nullptr;
     auto it = makeVar(Var::Kind::Iter);
-    for (size_t i = 0; i < xs.size(); ++i)
-      it->items.push_back(makeSeq(Var::Kind::Tuple, {constant(PyLong_FromLong(start + static_cast<long>(i))), xs[i]}));
+    it->iter = Var::IterOf::Enumerate;
+    it->self = std::move(inner);
+    it->count = start;
     return it;
   }
   if (f == T->zip) {
-    std::vector<std::vector<VarRef>> lists(args.size());
-    size_t n = SIZE_MAX;
-    for (size_t i = 0; i < args.size(); ++i) {
-      if (!items(args[i], lists[i])) return nullptr;
-      n = std::min(n, lists[i].size());
-    }
+    if (!kwargs.empty()) return bad("zip() with keyword arguments");
     auto it = makeVar(Var::Kind::Iter);
-    if (args.empty()) n = 0;
-    for (size_t j = 0; j < n; ++j) {
-      std::vector<VarRef> tup;
-      for (auto& l : lists) tup.push_back(l[j]);
-      it->items.push_back(makeSeq(Var::Kind::Tuple, std::move(tup)));
+    it->iter = Var::IterOf::Zip;
+    for (const VarRef& a : args) {
+      VarRef inner = iterate(a);
+      if (!inner) return nullptr;
+      it->items.push_back(std::move(inner));
     }
     return it;
   }
   if (f == T->reversed && args.size() == 1) {
     auto it = makeVar(Var::Kind::Iter);
+    if (args[0]->is(Var::Kind::List)) {
+      it->iter = Var::IterOf::Reversed;
+      it->self = args[0];
+      it->pos = args[0]->items.size();
+      return it;
+    }
+    if (args[0]->is(Var::Kind::Iter)) return bad("reversed() of an iterator");
     if (!unpack(args[0], it->items)) return nullptr;
     std::reverse(it->items.begin(), it->items.end());
     return it;
@@ -197,8 +207,11 @@ VarRef Translator::callBuiltin(PyObject* f, std::vector<VarRef>& args,
   if (f == T->iter && args.size() == 1) return iterate(args[0]);
   if (f == T->next && args.size() == 1) {
     const VarRef& it = args[0];
-    if (it->is(Var::Kind::Iter) && it->pos < it->items.size()) return it->items[it->pos++];
-    return bad("next() on an unknown or exhausted iterator");
+    if (!it->is(Var::Kind::Iter)) return bad("next() on an unknown iterator");
+    VarRef x;
+    if (!advance(it, x)) return nullptr;
+    if (!x) return bad("next() on an exhausted iterator (raises StopIteration)");
+    return x;
   }
   if ((f == T->tuple || f == T->list) && args.size() <= 1 && kwargs.empty()) {
     std::vector<VarRef> xs;

@@ -14,12 +14,6 @@ namespace xacc::capture::translate {
 
 namespace {
 
-constexpr size_t kMaxInlineDepth = 32;
-/// How often one code object may be on the inline stack at once: a container
-/// nests the same forward (nn.Sequential inside nn.Sequential, a model's
-/// layer wrapper around each stage and each block), which is not recursion
-/// without end; real recursion stops here or at kMaxInlineDepth.
-constexpr long kMaxSameCode = 4;
 
 bool isA(PyObject* o, PyObject* type) {
   return PyObject_TypeCheck(o, reinterpret_cast<PyTypeObject*>(type));
@@ -274,6 +268,7 @@ const char* mappingMixin(PyObject* fn) {
 /// library do not).
 bool isUserFunction(PyObject* fn) {
   std::string mod = moduleOf(fn);
+  if (mod == "xacc._src.capture.polyfills") return true;  // reference implementations are inlined
   if (startsWith(mod, "torch.nn.modules") || startsWith(mod, "torch.nn.utils.parametrize")) return true;
   static const char* kLibs[] = {"torch",  "xacc",        "xjit",    "numpy",     "typing",
                                 "functools", "abc",      "collections", "dataclasses", "contextlib",
@@ -743,6 +738,7 @@ VarRef Translator::callObject(Frame& f, const VarRef& fn, std::vector<VarRef>& a
   if (T->inspectSignature && o == T->inspectSignature && args.size() == 1 && kwargs.empty())
     return signatureOf(args[0]);
   if (PyType_Check(o) && isModelOutputClass(o)) return modelOutput(o, args, kwargs);
+  if (VarRef r = polyfill(o, args, kwargs); r || failed()) return r;
   bool handled = false;
   VarRef r = callBuiltin(o, args, kwargs, handled);
   if (handled) return r;
@@ -794,6 +790,25 @@ VarRef Translator::callObject(Frame& f, const VarRef& fn, std::vector<VarRef>& a
   if (immutableBuiltinMethod(o)) return callOnConstants(o, args, kwargs, /*marked=*/false);
   fail("GB002", nameOf(o));
   return nullptr;
+}
+
+VarRef Translator::polyfill(PyObject* f, std::vector<VarRef>& args,
+                            std::vector<std::pair<PyRef, VarRef>>& kwargs) {
+  const PyTypes* T = pyTypes();
+  if (!T->polyfills || !PyDict_Check(T->polyfills)) return nullptr;
+  PyObject* entry = PyDict_GetItemWithError(T->polyfills, f);  // borrowed
+  if (!entry) {
+    PyErr_Clear();  // not there, or not hashable
+    return nullptr;
+  }
+  PyObject* ref = PyTuple_GET_ITEM(entry, 0);
+  if (PyObject_IsTrue(PyTuple_GET_ITEM(entry, 1))) {
+    bool constant = true;
+    for (const VarRef& a : args) constant = constant && isConst(a);
+    for (const auto& kv : kwargs) constant = constant && isConst(kv.second);
+    if (constant) return nullptr;  // the original itself, at capture time
+  }
+  return inlineFunction(ref, std::move(args), std::move(kwargs), nullptr);
 }
 
 VarRef Translator::inlineFunction(PyObject* fnObj, std::vector<VarRef> args,
@@ -926,7 +941,8 @@ VarRef Translator::inlineCode(PyCodeObject* code, PyObject* globals, const std::
   PyObject* builtins = PyDict_GetItemString(globals, "__builtins__");
   if (builtins && PyModule_Check(builtins)) builtins = PyModule_GetDict(builtins);
   if (!builtins || !PyDict_Check(builtins)) builtins = PyEval_GetBuiltins();
-  Frame f(*this, code, bc, globals, builtins);
+  auto frame = std::make_unique<Frame>(*this, code, bc, globals, builtins);
+  Frame& f = *frame;
   f.slots = std::move(slots);
   f.parent = current_;
   f.line = code->co_firstlineno;
@@ -942,18 +958,20 @@ VarRef Translator::inlineCode(PyCodeObject* code, PyObject* globals, const std::
       return Source::item(Source::root(Access::Const, idx), n);
     };
   }
-  std::vector<VarRef> yields;
-  if (generator) f.yields = &yields;
+  if (generator) {  // See Note [Lazy generators]
+    f.lazy = true;
+    auto it = makeVar(Var::Kind::Iter);
+    it->iter = Var::IterOf::Generator;
+    it->gen = std::make_shared<GenFrame>();
+    it->gen->frame = std::move(frame);
+    it->gen->name = name;
+    return it;
+  }
   inlineStack_.push_back(code);
   VarRef result;
   bool ok = runFrame(f, result);
   inlineStack_.pop_back();
   if (!ok) return nullptr;
-  if (generator) {
-    auto it = makeVar(Var::Kind::Iter);
-    it->items = std::move(yields);
-    return it;
-  }
   return result;
 }
 

@@ -57,6 +57,7 @@ struct Translator::Snapshot {
   size_t ip = 0;
   bool grad = true;
   std::vector<std::pair<VarRef, Var>> heap;  ///< contents of every reachable tracker
+  std::vector<std::pair<std::shared_ptr<GenFrame>, GenFrame::State>> gens;  ///< suspended generators
   PyRef binds;                               ///< the recorder's bindings (host.save_binds)
 };
 
@@ -67,6 +68,7 @@ std::optional<std::string> Translator::endLoopBody(const Snapshot& pre, PyRef& h
   for (const auto& [v, before] : pre.heap) {
     const Var& now = *v;
     bool same = now.kind == before.kind && now.items == before.items && now.pos == before.pos &&
+                now.iter == before.iter && now.count == before.count &&
                 now.self == before.self && now.obj.get() == before.obj.get() && now.keys.size() == before.keys.size();
     if (!same) return std::string("the loop body changes a container, iterator or object");
   }
@@ -108,6 +110,10 @@ void collect(const VarRef& v, std::set<Var*>& seen, std::vector<VarRef>& out) {
   for (const VarRef& i : v->kwItems) collect(i, seen, out);
   for (const VarRef& i : v->cells) collect(i, seen, out);
   collect(v->self, seen, out);
+  if (v->gen) {  // a suspended generator's locals and stack are reachable too
+    for (const VarRef& i : v->gen->frame->slots) collect(i, seen, out);
+    for (const VarRef& i : v->gen->frame->stack) collect(i, seen, out);
+  }
 }
 
 }  // namespace
@@ -161,7 +167,11 @@ void Translator::save(Frame& f, Snapshot& s) {
     for (const VarRef& v : fr->stack) collect(v, seen, all);
   }
   s.heap.clear();
-  for (const VarRef& v : all) s.heap.emplace_back(v, *v);
+  s.gens.clear();
+  for (const VarRef& v : all) {
+    s.heap.emplace_back(v, *v);
+    if (v->gen) s.gens.emplace_back(v->gen, v->gen->save());
+  }
   s.binds = hostCall("save_binds", PyTuple_New(0));
 }
 
@@ -170,6 +180,7 @@ void Translator::restore(Frame& f, const Snapshot& s) {
   f.stack = s.stack;
   f.ip = s.ip;
   for (const auto& [v, content] : s.heap) *v = content;
+  for (const auto& [g, state] : s.gens) g->load(state);
   if (gradEnabled_ != s.grad) setGrad(s.grad);
   if (s.binds) hostCall("restore_binds", Py_BuildValue("(O)", s.binds.get()));
 }
@@ -293,7 +304,7 @@ bool Translator::branch(Frame& f, const Instr& ins, bool jumpIfTrue, bool& done,
   const size_t jumpIp = static_cast<size_t>(f.bc->indexOf(ins.target));
   const int line = f.line, offset = f.offset;
   auto giveUp = [&](const std::string& why) { return notCaptured(f, line, offset, why); };
-  if (f.yields) return giveUp("inside a generator");
+  if (f.lazy) return giveUp("inside a generator");
   if (branchDepth_ >= kMaxBranchDepth) return giveUp("branches nested too deeply");
   const auto& instrs = f.bc->instrs();
   if (!jumpIfTrue && jumpIp > fallIp && instrs[jumpIp - 1].op == Op::POP_JUMP_BACKWARD_IF_TRUE &&
@@ -369,7 +380,8 @@ bool Translator::branch(Frame& f, const Instr& ins, bool jumpIfTrue, bool& done,
     const Var& a = *it->second;
     const Var& b = *v;
     if (a.kind != b.kind || a.items.size() != b.items.size() || a.keys.size() != b.keys.size() ||
-        a.pos != b.pos || a.kwItems.size() != b.kwItems.size() || a.cells.size() != b.cells.size() ||
+        a.pos != b.pos || a.iter != b.iter || a.count != b.count || a.kwItems.size() != b.kwItems.size() ||
+        a.cells.size() != b.cells.size() ||
         a.obj.get() != b.obj.get())
       return giveUp("the sides change a container or iterator differently");
     Var out = b;
@@ -657,7 +669,7 @@ int Translator::rangeLoop(Frame& f, const Instr& ins) {
   const size_t headIp = bodyIp - 1;
   if (instrs[backIp].op != Op::JUMP_BACKWARD || static_cast<size_t>(f.bc->indexOf(instrs[backIp].target)) != headIp)
     return 0;
-  if (instrs[bodyIp].op != Op::STORE_FAST || f.yields || branchDepth_ >= kMaxBranchDepth) return 0;
+  if (instrs[bodyIp].op != Op::STORE_FAST || f.lazy || branchDepth_ >= kMaxBranchDepth) return 0;
   const size_t target = static_cast<size_t>(instrs[bodyIp].arg);
   const long first = PyLong_AsLong(it->items[it->pos]->obj.get());
   const long second = PyLong_AsLong(it->items[it->pos + 1]->obj.get());

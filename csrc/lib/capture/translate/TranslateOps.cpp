@@ -625,8 +625,9 @@ bool Frame::step(const Instr& ins, bool& done, VarRef& result) {
         if (stack.empty() || !stack.back()->is(Var::Kind::Iter)) return t.fail("GB020", "internal: range loop state");
       }
       VarRef iter = stack.back();
-      if (iter->pos < iter->items.size()) {
-        VarRef v = iter->items[iter->pos++];
+      VarRef v;
+      if (!t.advance(iter, v)) return false;
+      if (v) {
         push(std::move(v));
       } else {
         stack.pop_back();
@@ -640,15 +641,19 @@ bool Frame::step(const Instr& ins, bool& done, VarRef& result) {
       done = true;
       return true;
     case Op::RETURN_GENERATOR:
-      if (!yields) return t.fail("GB013", "generator");
+      if (!lazy) return t.fail("GB013", "generator");
       push(makeConst(PyRef::borrow(Py_None)));
       return true;
     case Op::YIELD_VALUE:
-      if (!yields) return t.fail("GB013", "yield");
-      if (!need(1)) return false;
-      yields->push_back(pop());
-      push(makeConst(PyRef::borrow(Py_None)));
-      return true;
+      if (lazy) {  // See Note [Lazy generators]: suspend with the value
+        if (!need(1)) return false;
+        result = pop();
+        push(makeConst(PyRef::borrow(Py_None)));  // what the yield expression gives on resume
+        suspended = true;
+        done = true;
+        return true;
+      }
+      return t.fail("GB013", "yield");
 
     // -- calls ----------------------------------------------------------------------------
     case Op::KW_NAMES:

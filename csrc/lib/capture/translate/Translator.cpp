@@ -89,6 +89,9 @@ const PyTypes* pyTypes() {
     t->finfo = moduleAttr("torch", "finfo");
     t->iinfo = moduleAttr("torch", "iinfo");
     t->partial = moduleAttr("functools", "partial");
+    t->polyfills = moduleAttr("xacc._src.capture.polyfills", "REFERENCE");
+    t->listIterAt = moduleAttr("xacc._src.capture.iterators", "list_iter_at");
+    t->reversedAt = moduleAttr("xacc._src.capture.iterators", "reversed_at");
     t->inspectSignature = moduleAttr("inspect", "signature");
     t->osEnviron = moduleAttr("os", "environ");
     if (PyObject* mapping = moduleAttr("collections.abc", "Mapping")) {
@@ -331,6 +334,14 @@ VarRef Translator::wrap(PyObject* value, const SourceRef& source) {
     guardType(source, value);
     static PyObject* funcName = PyUnicode_InternFromString("__func__");
     guardId(Source::attr(source, funcName), PyMethod_GET_FUNCTION(value));
+    return makeVar(Var::Kind::Object, PyRef::borrow(value), source);
+  }
+  if (PyCFunction_Check(value) && PyCFunction_GET_SELF(value) && !PyModule_Check(PyCFunction_GET_SELF(value)) &&
+      source) {
+    // A builtin method bound to an object or a class (`dict.fromkeys`, `lst.append`):
+    // a new object at every attribute read; equal (same C function, same bound
+    // object) is what the code relies on.
+    guardEquals(source, value);
     return makeVar(Var::Kind::Object, PyRef::borrow(value), source);
   }
   if (PyFunction_Check(value) || PyCFunction_Check(value) || PyModule_Check(value) || PyType_Check(value) ||
@@ -601,10 +612,15 @@ bool Translator::unpack(const VarRef& v, std::vector<VarRef>& out) {
     case Var::Kind::List:
       out = v->items;
       return true;
-    case Var::Kind::Iter:
-      out.assign(v->items.begin() + static_cast<std::ptrdiff_t>(v->pos), v->items.end());
-      v->pos = v->items.size();
-      return true;
+    case Var::Kind::Iter: {
+      out.clear();
+      for (;;) {
+        VarRef x;
+        if (!advance(v, x)) return false;
+        if (!x) return true;
+        out.push_back(std::move(x));
+      }
+    }
     case Var::Kind::Dict:
       out.clear();
       for (const PyRef& k : v->keys) out.push_back(makeConst(k));
@@ -706,10 +722,95 @@ VarRef Translator::iterate(const VarRef& v) {
     return it;
   }
   auto it = makeVar(Var::Kind::Iter);
+  if (v->is(Var::Kind::List)) {
+    // A live view: items appended, removed or replaced later are seen as in eager.
+    it->iter = Var::IterOf::List;
+    it->self = v;
+    return it;
+  }
   if (!unpack(v, it->items)) return nullptr;
   if (v->is(Var::Kind::Const) && PyRange_Check(v->obj.get())) it->obj = v->obj;  // see rangeLoop
-  if (v->is(Var::Kind::List)) it->self = v;  // rebuilt as iter(list) at a loop split (Codegen.cpp)
   return it;
+}
+
+bool Translator::advance(const VarRef& it, VarRef& out) {
+  using IterOf = Var::IterOf;
+  out = nullptr;
+  switch (it->iter) {
+    case IterOf::Items:
+      if (it->pos < it->items.size()) out = it->items[it->pos++];
+      return true;
+    case IterOf::List:
+      // list_iterator: the item at the index while the index is inside the
+      // list; once past the end it stays exhausted, whatever is appended later.
+      if (it->self && it->pos < it->self->items.size()) {
+        out = it->self->items[it->pos++];
+      } else {
+        it->iter = IterOf::Items;
+        it->self = nullptr;
+        it->items.clear();
+        it->pos = 0;
+      }
+      return true;
+    case IterOf::Reversed:
+      // list_reverseiterator: index from len-1 down; a list that shrank below
+      // the index ends it.
+      if (it->self && it->pos > 0 && it->pos <= it->self->items.size()) {
+        out = it->self->items[--it->pos];
+      } else {
+        it->pos = 0;
+        it->self = nullptr;
+      }
+      return true;
+    case IterOf::Enumerate: {
+      VarRef x;
+      if (!advance(it->self, x)) return false;
+      if (x) out = makeSeq(Var::Kind::Tuple, {makeConst(PyRef::steal(PyLong_FromLongLong(it->count++))), x});
+      return true;
+    }
+    case IterOf::Zip: {
+      // zip stops at the first exhausted iterator, having taken one item from
+      // each iterator before it.
+      if (it->items.empty()) return true;
+      std::vector<VarRef> tuple;
+      for (const VarRef& inner : it->items) {
+        VarRef x;
+        if (!advance(inner, x)) return false;
+        if (!x) {
+          it->items.clear();
+          return true;
+        }
+        tuple.push_back(std::move(x));
+      }
+      out = makeSeq(Var::Kind::Tuple, std::move(tuple));
+      return true;
+    }
+    case IterOf::Generator: {  // See Note [Lazy generators]
+      GenFrame& g = *it->gen;
+      if (g.finished) return true;
+      PyCodeObject* code = g.frame->code;
+      if (inlineStack_.size() >= kMaxInlineDepth ||
+          std::count(inlineStack_.begin(), inlineStack_.end(), code) >= kMaxSameCode)
+        return fail("GB016", "inlining generator " + g.name);
+      Frame& f = *g.frame;
+      f.parent = current_;
+      f.suspended = false;
+      inlineStack_.push_back(code);
+      VarRef value;
+      bool ok = runFrame(f, value);
+      inlineStack_.pop_back();
+      f.parent = nullptr;
+      if (!ok) return false;
+      ++it->pos;
+      if (f.suspended) {
+        out = std::move(value);
+      } else {
+        g.finished = true;  // returned: StopIteration
+      }
+      return true;
+    }
+  }
+  return fail("GB020", "internal: unknown iterator");
 }
 
 int Translator::valueOf(const VarRef& v) {

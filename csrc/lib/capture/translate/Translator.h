@@ -106,6 +106,14 @@ struct Failure {
 
 struct Frame;
 
+/// How deep inlined calls nest.
+constexpr size_t kMaxInlineDepth = 32;
+/// How often one code object may be on the inline stack at once: a container
+/// nests the same forward (nn.Sequential inside nn.Sequential, a model's
+/// layer wrapper around each stage and each block), which is not recursion
+/// without end; real recursion stops here or at kMaxInlineDepth.
+constexpr long kMaxSameCode = 4;
+
 struct Options {
   std::string device = "cpu";
   /// Breaks found by earlier attempts, by top-frame offset: translation stops
@@ -179,6 +187,9 @@ public:
   PyRef constOf(const VarRef& v);
   bool unpack(const VarRef& v, std::vector<VarRef>& out);
   VarRef iterate(const VarRef& v);
+  /// The next item of iterator `it` into `out` (null once exhausted, as eager's
+  /// next() would raise StopIteration); false with a failure set when it cannot.
+  bool advance(const VarRef& it, VarRef& out);
   VarRef fromPython(PyObject* value);
   VarRef fromConst(PyObject* value);
   bool isConst(const VarRef& v) const;
@@ -277,6 +288,10 @@ private:
                          std::vector<std::pair<PyRef, VarRef>>& kwargs, bool marked);
   VarRef callObject(Frame& f, const VarRef& fn, std::vector<VarRef>& args,
                     std::vector<std::pair<PyRef, VarRef>>& kwargs);
+  /// A call of a builtin or stdlib helper that xacc/_src/capture/polyfills.py
+  /// has a Python reference for: that function inlined (null when there is none,
+  /// or when the original is evaluated on constant arguments instead).
+  VarRef polyfill(PyObject* f, std::vector<VarRef>& args, std::vector<std::pair<PyRef, VarRef>>& kwargs);
   VarRef callBuiltin(PyObject* f, std::vector<VarRef>& args,
                      std::vector<std::pair<PyRef, VarRef>>& kwargs, bool& handled);
   VarRef callModule(const VarRef& mod, std::vector<VarRef>& args,
@@ -347,7 +362,11 @@ struct Frame {
   size_t ip = 0;
   int line = 0;
   int offset = -1;  ///< offset of the instruction being executed
-  std::vector<VarRef>* yields = nullptr;  ///< generator frames: collected yields
+  /// A lazily run generator (GenFrame): YIELD_VALUE suspends the frame (runFrame
+  /// returns with `suspended` and the value); ctrl.if and ctrl.loop are not
+  /// formed inside such a frame (TranslateControl.cpp gives up there).
+  bool lazy = false;
+  bool suspended = false;
 
   Frame(Translator& tr, PyCodeObject* c, const Bytecode* b, PyObject* g, PyObject* bi)
       : t(tr), code(c), bc(b), globals(g), builtins(bi) {}
@@ -364,6 +383,34 @@ struct Frame {
   void push(VarRef v) { stack.push_back(std::move(v)); }
   /// Executes one instruction; `done` is set by RETURN_VALUE with `result`.
   bool step(const Instr& ins, bool& done, VarRef& result);
+};
+
+/// Note [Lazy generators]: an inlined generator function runs nothing when it is
+/// called; each step of its iterator (FOR_ITER, next(), list(), ...) resumes its
+/// frame up to the next yield, as eager Python does, so side effects of the
+/// generator body and of the code consuming it interleave as in eager. The frame
+/// state is part of the translator's snapshots (ctrl.if arms, loop bodies); a
+/// generator still suspended at a graph break cannot be rebuilt, so such a break
+/// is refused (GB011) and the frame runs in Python.
+struct GenFrame {
+  std::unique_ptr<Frame> frame;
+  bool finished = false;
+  std::string name;
+  /// What a snapshot restores.
+  struct State {
+    std::vector<VarRef> slots, stack;
+    size_t ip = 0;
+    int line = 0;
+    bool finished = false;
+  };
+  State save() const { return {frame->slots, frame->stack, frame->ip, frame->line, finished}; }
+  void load(const State& s) {
+    frame->slots = s.slots;
+    frame->stack = s.stack;
+    frame->ip = s.ip;
+    frame->line = s.line;
+    finished = s.finished;
+  }
 };
 
 /// Whether a Python function is user code to inline (TranslateCalls.cpp).

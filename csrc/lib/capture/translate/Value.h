@@ -80,6 +80,7 @@ struct Source {
 
 struct Var;
 using VarRef = std::shared_ptr<Var>;
+struct GenFrame;  // Translator.h
 
 /// One tracked value. A single struct with a kind keeps the executor simple;
 /// which fields mean something depends on the kind (see each field).
@@ -97,7 +98,7 @@ struct Var {
     BoundMethod,   ///< obj: a Python function, self: the bound tracker
     TensorMethod,  ///< self: the tensor, name: the method
     ContainerMethod,  ///< self: a list/tuple/dict tracker, name: the method
-    Iter,          ///< items, pos; self: the list iterated (iter() of a list), else null
+    Iter,          ///< an iterator; what it iterates is `iter` (see IterOf)
     Cell,          ///< self: the content (null when empty)
     CellRef,       ///< self: a Cell tracker (LOAD_CLOSURE)
     Set,           ///< obj: a real set/frozenset of constants, built by the program's own
@@ -126,6 +127,21 @@ struct Var {
   std::string name;
   size_t pos = 0;
   int vid = -1;
+  /// Iter: what the iterator walks. Iterators over lists stay live views of the
+  /// list (eager's list_iterator reads the list at each step), so a loop body that
+  /// appends to the list it iterates, or a zip/enumerate made before the list
+  /// changed, sees what eager sees; see Translator::advance.
+  enum class IterOf : uint8_t {
+    Items,      ///< items from pos (a generator's yields, a tuple, range, dict keys...)
+    List,       ///< self: the List tracker, pos: the next index (list_iterator)
+    Reversed,   ///< self: the List tracker, pos: next index + 1, 0 once exhausted
+    Enumerate,  ///< self: the inner iterator, count: the next count
+    Zip,        ///< items: the inner iterators
+    Generator,  ///< gen: an inlined generator's frame, run to its next yield at each step;
+                ///< pos counts the steps taken (so snapshots see it move)
+  } iter = IterOf::Items;
+  int64_t count = 0;  ///< Iter of Enumerate: the next count
+  std::shared_ptr<GenFrame> gen;  ///< Iter of Generator
   /// Tensor: what the user's code sees (see Note [NumPy capture] in TranslateNumpy.cpp).
   enum class Np : uint8_t { Tensor, Array, Scalar } np = Np::Tensor;
 
