@@ -1,9 +1,10 @@
 """Runtime errors of `camel run` always surface, under every scheduler.
 
 * Unbounded recursion (a `fib` without a base case) is a located E0417 stack
-  overflow within 10 s and under 2 GB of peak memory, with the sequential
-  scheduler, the parallel one (whose other tasks stop once one has failed)
-  and `--backend=xpu` (when the mlir executor is built).
+  overflow under 2 GB of peak memory and well within a minute (see LIMIT_S),
+  with the sequential scheduler, the parallel one (whose other tasks stop
+  once one has failed, and whose task stacks share one frame budget) and
+  `--backend=xpu` (when the mlir executor is built).
 * SIGINT ends the process as before (killed by SIGINT) but everything the
   program printed before the signal reaches a piped stdout.
 * A string index out of range is a located runtime error (E3014), not an
