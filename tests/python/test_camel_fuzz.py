@@ -6,7 +6,8 @@ Two parts, both with fixed seeds:
   every position the grammar nests (`a ?? a ?? ...`, `a!!!!...`, `int | int |
   ...`, `int[][]...`, `A of A of ...`, parentheses, blocks, lambdas, angle
   brackets, unary minus, postfix chains). Each must give a located E1125
-  (nesting too deep) from both `camel check` and `camel run`, never a signal;
+  (nesting too deep) from both `camel check` and `camel run`, never a signal,
+  and `camel inspect --ast` must print it without crashing;
 * `camel run` on mutated versions of the program corpus (tests/camel/programs)
   that still pass `camel check`, and on random token soups: every run ends
   with a status (0 to 255), never a signal, and every error it prints is a
@@ -104,6 +105,18 @@ def test_deep_forms_are_diagnosed(tmp_path: Path, form: str, command: str) -> No
     assert errors, proc.stderr[:2000]
     assert any(d["code"] == "E1125" for d in errors), proc.stderr[:2000]
     for d in errors:
+        assert located(d), d
+
+
+@pytest.mark.parametrize("form", sorted(DEEP_FORMS))
+def test_deep_forms_dump_without_crashing(tmp_path: Path, form: str) -> None:
+    # `inspect --ast` prints what the parser built: a long left-nested chain
+    # parses (semantic analysis rejects it) and its dump is cut, not a crash.
+    src = tmp_path / f"{form}.cml"
+    src.write_text(DEEP_FORMS[form])
+    proc = run_camel("inspect", "--ast", "--error-format=json", str(src))
+    assert proc.returncode in (0, 1), (proc.returncode, proc.stderr[:2000])
+    for d in diagnostics(proc.stderr):
         assert located(d), d
 
 
