@@ -3,7 +3,9 @@
 // the parent a child fills (`callee:`, `then:`, `param:`); list elements of
 // one role repeat it. Ranges are `<line:col-endcol>` on one line and
 // `<line:col-endline:endcol>` otherwise (end exclusive). The format is stable:
-// lit tests match it with FileCheck.
+// lit tests match it with FileCheck. A tree deeper than kMaxDepth levels (a
+// long left-nested chain) is cut there with one "... (deeper levels not
+// shown)" line.
 #include <fmt/format.h>
 
 #include "xacc/camel/AST.h"
@@ -40,11 +42,22 @@ public:
 
   void node(const Node* n, std::string_view role, int depth) {
     if (!n) return;
+    // Left-nested operator chains parse without recursion and can be far
+    // deeper than any nesting the parser accepts; printing them recurses.
+    if (depth > kMaxDepth) {
+      if (!clipped_) line(depth, role, "... (deeper levels not shown)", n->range());
+      clipped_ = true;
+      return;
+    }
     line(depth, role, describe(n), n->range());
     children(n, depth + 1);
   }
 
 private:
+  /// Deeper than semantic analysis accepts (SemaResolve's kMaxExprDepth).
+  static constexpr int kMaxDepth = 1200;
+  bool clipped_ = false;
+
   void line(int depth, std::string_view role, const std::string& text, const SourceRange& r) {
     out.append(size_t(depth) * 2, ' ');
     if (!role.empty()) {

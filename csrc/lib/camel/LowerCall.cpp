@@ -207,7 +207,7 @@ LV Lowerer::callBuiltin(Binding* b, NameExpr* name, std::vector<LV>& ws, std::ve
   for (LV& v : as) types.push_back(v.t);
   const StdlibEntry* chosen = nullptr;
   std::string lastErr;
-  auto overloads = stdlibOverloads(b->module, b->name);
+  auto overloads = builtinOverloads(*b);
   for (const StdlibEntry* e : overloads) {
     if (e->withParams != kVariadic && size_t(e->withParams) != ws.size()) continue;
     if (e->params != kVariadic && size_t(e->params) != as.size()) continue;
@@ -226,8 +226,13 @@ LV Lowerer::callBuiltin(Binding* b, NameExpr* name, std::vector<LV>& ws, std::ve
   if (!chosen) {
     auto& d = report(diags_, Diag::NoMatchingFunction, at.loc(), {shown, argsText(ws, as)});
     if (!lastErr.empty()) d.suggestion = lastErr;
-    for (const StdlibEntry* e : overloads)
-      d.notes.push_back({support::Severity::Note, "", {}, "candidate: " + b->name + e->signature, {}, {}});
+    // Built-ins have no source: their notes are located at "<built-in>".
+    support::SourceLoc builtinLoc{support::SourceManager::global().internName("<built-in>"), 0, 0, 1};
+    for (const StdlibEntry* e : overloads) {
+      std::string qual = e->module.empty() ? "" : e->module + "::";
+      d.notes.push_back({support::Severity::Note, "", builtinLoc,
+                         "candidate: " + qual + b->name + e->signature, {}, {}});
+    }
     return {};
   }
   // In a graph with effects, builtins that see functions or arrays are ordered

@@ -91,10 +91,9 @@ LV Lowerer::expr(Expr* e, Type expected) {
         return one(CoreOp::Builtin, {base.v, idx.v}, e->range(),
                    ir::attrs({{"name", ir::Attr::string("tensor::__idx__")}}), {r});
       }
-      if (base.t.kind() == TypeKind::Str) {
-        Value* next = one(CoreOp::Add, {idx.v, b_.constInt(1)}, e->range()).v;
-        return one(CoreOp::StrSlice, {base.v, idx.v, next}, e->range());
-      }
+      if (base.t.kind() == TypeKind::Str)
+        return one(CoreOp::Builtin, {base.v, idx.v}, e->range(),
+                   ir::attrs({{"name", ir::Attr::string(kStrAtBuiltin)}}), {Type::string()});
       report(diags_, Diag::TypeNotIndexable, ix->base->loc(), {camelTypeName(base.t)});
       return {};
     }

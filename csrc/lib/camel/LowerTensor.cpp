@@ -200,12 +200,19 @@ bool Lowerer::tensorRecipeOne(const std::string& r, const std::string& shown, st
     return true;
   }
   Value* v = n->result(0);
-  if (post == "item") {
-    ir::Node* m = atenNode("aten.item.default", {v}, {}, shown, args, at);
-    v = m ? m->result(0) : nullptr;
-  } else if (post == "f64") {
-    ir::Node* m = atenNode("aten._to_copy.default", {v}, ir::attrs({{"dtype", ir::Attr::string("f64")}}),
-                           shown, args, at);
+  // The steps after `->`, in order: `f64` converts a tensor that is not f64
+  // already (Camel's Tensor is f64), `item` reads a 0-d tensor's scalar.
+  std::stringstream steps(post);
+  std::string step;
+  while (v && steps >> step) {
+    ir::Node* m = nullptr;
+    if (step == "item") {
+      m = atenNode("aten.item.default", {v}, {}, shown, args, at);
+    } else if (step == "f64") {
+      if (v->type().isTensor() && v->type().dtype() == ir::DType::F64) continue;
+      m = atenNode("aten._to_copy.default", {v}, ir::attrs({{"dtype", ir::Attr::string("f64")}}),
+                   shown, args, at);
+    }
     v = m ? m->result(0) : nullptr;
   }
   out = v ? LV{v, v->type()} : LV{};

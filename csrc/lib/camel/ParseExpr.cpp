@@ -205,7 +205,10 @@ Expr* Parser::parseNullable() {
   Expr* e = parseUnary();
   if (at(TK::questionquestion) || at(TK::exclaimexclaim)) {
     BinaryOp op = consume().is(TK::questionquestion) ? BinaryOp::Coalesce : BinaryOp::ErrorThen;
-    Expr* rhs = parseExpr();  // the right operand is a whole data-expr
+    // The right operand is a whole data-expr: `a ?? b ?? c` nests to the right.
+    DepthGuard guard(*this);
+    if (!guard.ok) return errorExpr();
+    Expr* rhs = parseExpr();
     e = ctx_.make<BinaryExpr>(rangeFrom(start), op, e, rhs);
   }
   return e;

@@ -52,7 +52,9 @@ TypeExpr* Parser::parseTypeLevel(int level, bool exprCtx) {
   size_t start = pos_;
   TypeExpr* lhs = parseTypeLevel(level + 1, exprCtx);
   TypeOp op;
+  unsigned links = 0;
   while (typeOpAt(tok().kind, level, exprCtx, op) && !bail()) {
+    if (chainTooLong(links)) break;
     consume();
     TypeExpr* rhs = parseTypeLevel(level + 1, exprCtx);
     lhs = ctx_.make<BinaryType>(rangeFrom(start), op, lhs, rhs);
@@ -66,6 +68,8 @@ TypeExpr* Parser::parseTypeUnit(bool exprCtx) {
     Ident name{std::string(tok().text), rangeOf(tok())};
     consume();
     consume();  // of
+    DepthGuard guard(*this);
+    if (!guard.ok) return ctx_.make<ErrorType>(rangeOf(tok()));
     TypeExpr* inner = parseTypeUnit(exprCtx);
     return ctx_.make<OfType>(rangeFrom(start), std::move(name), inner);
   }
@@ -87,7 +91,9 @@ TypeExpr* Parser::parseTypeUnit(bool exprCtx) {
     s->setRange(rangeFrom(start));
     t = s;
   }
+  unsigned dims = 0;
   while (at(TK::l_square) && peekTok().is(TK::r_square) && !bail()) {
+    if (chainTooLong(dims)) break;
     consume();
     consume();
     t = ctx_.make<ArrayType>(rangeFrom(start), t);

@@ -237,15 +237,24 @@ void Parser::synchronize(bool topLevel) {
 
 Parser::DepthGuard::DepthGuard(Parser& parser) : p(parser) {
   ok = ++p.depth_ <= p.opts_.maxDepth;
-  if (ok) return;
-  if (p.speculating_ > 0) {
-    p.specFailed_ = true;
-  } else if (!p.abort_) {
-    std::string limit = std::to_string(p.opts_.maxDepth);
-    report(p.diags_, Diag::NestingTooDeep, p.locOf(p.tok()), {limit}).suggestion =
+  if (!ok) p.tooDeep();
+}
+
+void Parser::tooDeep() {
+  if (speculating_ > 0) {
+    specFailed_ = true;
+  } else if (!abort_) {
+    std::string limit = std::to_string(opts_.maxDepth);
+    report(diags_, Diag::NestingTooDeep, locOf(tok()), {limit}).suggestion =
         "split the expression with 'let' bindings or helper functions";
-    p.abort_ = true;
+    abort_ = true;
   }
+}
+
+bool Parser::chainTooLong(unsigned& links) {
+  if (++links <= opts_.maxDepth) return false;
+  tooDeep();
+  return true;
 }
 
 // ---------------------------------------------------------------------------

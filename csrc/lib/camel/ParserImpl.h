@@ -77,6 +77,12 @@ private:
   bool startsStatementKeyword(const Token& t) const;
   void addNote(support::Diagnostic* d, const Token& at, std::string msg) const;
 
+  /// Reports NestingTooDeep once and stops parsing (fails a speculation).
+  void tooDeep();
+  /// Counts one more link of a left-nested chain parsed by a loop (`A | B | ...`,
+  /// `T[][]...`): later passes recurse on it, so it is limited like nesting.
+  bool chainTooLong(unsigned& links);
+
   struct DepthGuard {
     Parser& p;
     bool ok;

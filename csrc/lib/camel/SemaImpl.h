@@ -64,6 +64,9 @@ struct Binding {
   size_t declOrder = 0;
   // Builtin.
   std::string module;         ///< stdlib module ("" for globals)
+  /// Imported by name from `module`: the global built-in of the same name keeps
+  /// its overloads (an import adds overloads, it does not hide them).
+  bool withGlobal = false;
   // Global lowering state.
   ir::Graph* initGraph = nullptr;
   bool effectfulInit = false;  ///< initGraph is the token-threading getter (lowerEffectfulGlobal)
@@ -185,5 +188,8 @@ std::string typeListName(const std::vector<ir::Type>& ts);
 size_t editDistance(const std::string& a, const std::string& b);
 /// The closest of `candidates` to `name`, or empty when none is close.
 std::string closestName(const std::string& name, const std::vector<std::string>& candidates);
+/// The overloads a call of the builtin binding `b` chooses from, in order: the
+/// module's, then (`b->withGlobal`) those of the global built-in of that name.
+std::vector<const StdlibEntry*> builtinOverloads(const Binding& b);
 
 }  // namespace xacc::camel::sema

@@ -124,6 +124,18 @@ Binding* Resolver::lookupBuiltin(const std::string& module, const std::string& n
   return b;
 }
 
+Binding* Resolver::importedBuiltin(Binding* b) {
+  if (stdlibOverloads("", b->name).empty()) return b;
+  std::string key = "import:" + b->module + "::" + b->name;
+  auto it = prog_.builtins.find(key);
+  if (it != prog_.builtins.end()) return it->second;
+  Binding* g = prog_.newBinding(BindKind::Builtin, b->name);
+  g->module = b->module;
+  g->withGlobal = true;
+  prog_.builtins[key] = g;
+  return g;
+}
+
 Binding* Resolver::lookup(const std::string& name) {
   for (size_t i = scopes_.size(); i-- > 0;) {
     auto it = scopes_[i].find(name);
@@ -553,7 +565,7 @@ void Resolver::noteCall(Expr* callee) {
       }
       break;
     case BindKind::Builtin:
-      for (const StdlibEntry* e : stdlibOverloads(b->module, b->name))
+      for (const StdlibEntry* e : builtinOverloads(*b))
         if (e->effectful || !e->deterministic) owner->directEffect = true;
       break;
     default: owner->directEffect = true; break;
@@ -771,13 +783,13 @@ void Resolver::resolveImport(ImportDecl* d) {
         report(diags_, Diag::ImportNameNotExported, n.range.loc(), {modName, n.name});
         return;
       }
-      unit_->scope[n.name] = b;
+      unit_->scope[n.name] = importedBuiltin(b);
     };
     if (d->form == ImportDecl::Form::Names) {
       for (const Ident& n : d->names) bindStd(n);
     } else {
       for (const StdlibEntry& e : stdlibEntries())
-        if (e.module == last) unit_->scope[e.name] = lookupBuiltin(last, e.name);
+        if (e.module == last) unit_->scope[e.name] = importedBuiltin(lookupBuiltin(last, e.name));
       for (const std::string& t : moduleTypeNames(last)) bindType(t);
     }
     return;

@@ -28,6 +28,9 @@ private:
   void noteUse(Binding* b);
   void noteCall(Expr* callee);
   Binding* lookupBuiltin(const std::string& module, const std::string& name);
+  /// The binding an import of builtin `b` gives: `b` itself, or one that also
+  /// keeps the global built-in of the same name (Binding::withGlobal).
+  Binding* importedBuiltin(Binding* b);
   Binding* lookup(const std::string& name);
   Binding* lookupQualified(const std::vector<std::string>& quals, const std::string& name);
   std::vector<std::string> visibleNames();

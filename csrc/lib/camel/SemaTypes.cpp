@@ -174,5 +174,12 @@ std::string closestName(const std::string& name, const std::vector<std::string>&
   return best;
 }
 
+std::vector<const StdlibEntry*> builtinOverloads(const Binding& b) {
+  std::vector<const StdlibEntry*> out = stdlibOverloads(b.module, b.name);
+  if (b.withGlobal)
+    for (const StdlibEntry* e : stdlibOverloads("", b.name)) out.push_back(e);
+  return out;
+}
+
 }  // namespace sema
 }  // namespace xacc::camel

@@ -4,6 +4,7 @@
 #include "xacc/runtime/Runtime.h"
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <mutex>
@@ -40,6 +41,11 @@ struct Runtime::Shared {
   std::unordered_map<const ir::Graph*, bool> safe;  ///< concurrentSafe's answers
   unsigned threads = 1;     ///< threads that run tasks
   unsigned spawnDepth = 0;  ///< parallel levels (0: the sequential scheduler)
+  /// See Note [A failed task stops the others].
+  std::atomic<bool> failed{false};
+  /// Parallel scheduler: frames not yet reserved by any runtime (see Note
+  /// [Parallel frame budget]).
+  std::atomic<int64_t> frameBudget{0};
 #ifdef XACC_HAVE_TBB
   std::unique_ptr<tbb::global_control> threadLimit;
   /// A runtime for tasks that run on other threads than their group's, with
@@ -73,6 +79,7 @@ struct Runtime::Shared {
     // levels add well under 1% to fib(30)'s run; deeper adds more.
     // One thread spawns as deep as two, so `--threads 1` measures the cost
     // of the parallel machinery itself.
+    frameBudget.store(int64_t(Runtime::kMaxFrames));
     unsigned log2 = 0;
     while ((1u << log2) < std::max(threads, 2u)) ++log2;
     spawnDepth = o.spawnDepth > 0 ? o.spawnDepth : log2 + 9;
@@ -239,6 +246,45 @@ Runtime::Runtime(std::shared_ptr<Shared> shared, support::DiagnosticEngine& diag
 
 Runtime::~Runtime() = default;
 
+// Note [A failed task stops the others]: a runtime error ends the program, so
+// once a task of the parallel scheduler has failed the work of the others is
+// wasted; on a runaway recursion it is worse, each task descending to the
+// frame limit on its own (minutes, and gigabytes per thread). So a failure
+// sets Shared::failed: tasks not started yet do not start, and running ones
+// check it as their call stack grows (every kStopCheck frames) and fail
+// without a diagnostic of their own. The first real failure is still
+// reported: it travels up through the groups that contain it, and a group
+// reports the diagnostics of its first task that has any.
+//
+// Note [Parallel frame budget]: the limit on nested calls (maxFrames_) bounds
+// memory when one stack grows; under the parallel scheduler every running task
+// has a stack, so the limit is on their frames together: each runtime reserves
+// frames from Shared::frameBudget in blocks of kStopCheck as its stack grows
+// past what it holds (at the same checks), and a worker gives its reservation
+// back when its task ends. A stack that cannot reserve more is the same
+// located E0417 as a sequential one past maxFrames_.
+bool Runtime::stopSlow(bool& overflow) {
+  Shared& sh = *shared_;
+  if (sh.failed.load(std::memory_order_relaxed)) return true;
+  if (sh.options.scheduler != Scheduler::Parallel) return false;
+  size_t need = frames_.size() + rawFrames_.size() + kStopCheck;
+  while (reserved_ < need) {
+    if (sh.frameBudget.fetch_sub(int64_t(kStopCheck)) < int64_t(kStopCheck)) {
+      sh.frameBudget.fetch_add(int64_t(kStopCheck));
+      overflow = true;
+      return true;
+    }
+    reserved_ += kStopCheck;
+  }
+  return false;
+}
+
+void Runtime::releaseFrames() {
+  if (reserved_ == 0) return;
+  shared_->frameBudget.fetch_add(int64_t(reserved_));
+  reserved_ = 0;
+}
+
 void Runtime::setOutput(std::function<void(std::string_view)> out) {
   if (!out) out = [](std::string_view s) { std::fwrite(s.data(), 1, s.size(), stdout); };
   shared_->out = std::move(out);
@@ -371,6 +417,15 @@ bool Runtime::pushCall(const Program& p, ir::Datum* args, size_t nargs, size_t r
                                               " nested calls");
     return false;
   }
+  if (bool overflow = false; checkpoint(frames_.size()) && stopSlow(overflow)) {
+    if (!overflow) return false;
+    std::string message = "stack overflow: more than " + std::to_string(maxFrames_) +
+                          " nested calls (all parallel tasks together)";
+    if (site) return fail(*site, "E0417", std::move(message));
+    const ir::Graph& g = *p.graph;
+    diag_.error("E0417", g.front() ? g.front()->loc() : support::SourceLoc{}, std::move(message));
+    return false;
+  }
   size_t base = stack_.size();
   stack_.resize(base + p.numSlots);
   ir::Datum* slots = stack_.data() + base;
@@ -394,6 +449,7 @@ bool Runtime::spawn(uint32_t n, const std::function<bool(Runtime&, uint32_t)>& t
   tbb::task_group group;
   for (uint32_t k = 1; k < n; ++k)
     group.run([sh, depth, &task, &out, k] {
+      if (sh->failed.load(std::memory_order_relaxed)) return;  // stopped: no diagnostics
       std::vector<std::unique_ptr<Shared::Worker>>& idle = sh->idle.local();
       std::unique_ptr<Shared::Worker> w;
       if (idle.empty()) {
@@ -404,6 +460,7 @@ bool Runtime::spawn(uint32_t n, const std::function<bool(Runtime&, uint32_t)>& t
       }
       w->rt.parDepth_ = depth;
       out[k].ok = task(w->rt, k);
+      w->rt.releaseFrames();
       if (out[k].ok) {
         w->diag.clear();
         // The same thread's list: a task runs start to end on one thread
@@ -411,20 +468,28 @@ bool Runtime::spawn(uint32_t n, const std::function<bool(Runtime&, uint32_t)>& t
         sh->idle.local().push_back(std::move(w));
       } else {
         out[k].diags = w->diag.diagnostics();  // a failed worker is not reused
+        sh->failed.store(true, std::memory_order_relaxed);
       }
     });
   ++parDepth_;
+  size_t errorsBefore = diag_.errorCount();
   out[0].ok = task(*this, 0);
+  if (!out[0].ok) sh->failed.store(true, std::memory_order_relaxed);
   --parDepth_;
   group.wait();
+  // Task 0 reported here itself; workers report into their own engines. A
+  // stopped task failed without diagnostics: the failure that stopped it is
+  // reported by the group that ran it.
+  bool ok = true;
+  bool reported = diag_.errorCount() > errorsBefore;
   for (uint32_t k = 0; k < n; ++k) {
-    if (out[k].ok) continue;
-    // Task 0 reported here itself; workers report into their own engines.
+    ok &= out[k].ok;
+    if (out[k].ok || reported || out[k].diags.empty()) continue;
     for (const support::Diagnostic& d : out[k].diags)
       diag_.report(d.severity, d.code, d.loc, d.message).notes = d.notes;
-    return false;
+    reported = true;
   }
-  return true;
+  return ok;
 #else
   std::vector<support::DiagnosticEngine> diags(n);
   std::unique_ptr<bool[]> ok(new bool[n]());
@@ -432,10 +497,11 @@ bool Runtime::spawn(uint32_t n, const std::function<bool(Runtime&, uint32_t)>& t
   for (uint32_t k = 0; k < n; ++k) {
     if (k == 0) {
       ok[0] = task(*this, 0);
-      continue;
+    } else {
+      Runtime worker(shared_, diags[k], parDepth_);
+      ok[k] = task(worker, k);
     }
-    Runtime worker(shared_, diags[k], parDepth_);
-    ok[k] = task(worker, k);
+    if (!ok[k]) break;  // the program fails: the tasks after it are not run
   }
   --parDepth_;
   for (uint32_t k = 0; k < n; ++k) {
@@ -780,6 +846,15 @@ bool Runtime::runRaw(const Program& entry0, const ir::Datum* args, const uint32_
           return failRaw(*in.node, "E0417", "stack overflow: more than " + std::to_string(maxFrames_) +
                                                 " nested calls", frames0, nullptr, nullptr);
         }
+        if (bool overflow = false; checkpoint(rawFrames_.size()) && stopSlow(overflow)) {
+          stats_.calls += calls;
+          if (overflow)
+            return failRaw(*in.node, "E0417", "stack overflow: more than " + std::to_string(maxFrames_) +
+                                                  " nested calls (all parallel tasks together)",
+                           frames0, nullptr, nullptr);
+          rawFrames_.resize(frames0);
+          return false;
+        }
         size_t nb = top;
         size_t ret = size_t(F - S) + in.dst;
         need(nb + cp->numSlots);
@@ -986,7 +1061,8 @@ bool Runtime::execute(size_t baseDepth) {
           if (!runRaw(*cp, R, opnd + in.opBegin, dst, in.node)) return false;
           break;
         }
-        if (!in.tail && in.opCount == cp->numParams && frames_.size() < maxFrames_) {
+        if (!in.tail && in.opCount == cp->numParams && frames_.size() < maxFrames_ &&
+            !checkpoint(frames_.size())) {
           // Fast path: the callee's slots are constructed in place, its
           // parameters copied straight from our slots.
           size_t nb = stack_.size();

@@ -86,6 +86,58 @@ Diagnostic& DiagnosticEngine::report(Severity sev, std::string code, SourceLoc l
   return diags_.back();
 }
 
+// Note [Source echo]: the source line under a diagnostic is echoed as
+// printable text: a NUL or other control byte (tabs excepted) shows as an
+// escape (\0, \x1b), so the echo can neither end early nor garble the
+// terminal; a line longer than kEchoWidth bytes is clipped to a window around
+// the caret, with "..." at each cut end. The caret and `~` run line up with
+// the shown text.
+static constexpr size_t kEchoWidth = 160;
+
+/// How byte `c` of a source line is shown in the echo.
+static std::string echoByte(unsigned char c) {
+  if (c == 0) return "\\0";
+  if ((c < 0x20 && c != '\t') || c == 0x7f) {
+    char buf[8];
+    std::snprintf(buf, sizeof buf, "\\x%02x", c);
+    return buf;
+  }
+  return std::string(1, char(c));
+}
+
+static void echoLine(std::string_view line, uint32_t col, uint32_t len, std::string& out) {
+  size_t caret = std::min<size_t>(col > 0 ? col - 1 : 0, line.size());
+  size_t lo = 0, hi = line.size();
+  if (line.size() > kEchoWidth) {
+    lo = caret > kEchoWidth / 2 ? caret - kEchoWidth / 2 : 0;
+    hi = std::min(line.size(), lo + kEchoWidth);
+    if (hi == line.size()) lo = line.size() - kEchoWidth;
+    // Never cut inside a UTF-8 sequence.
+    while (lo > 0 && (static_cast<unsigned char>(line[lo]) & 0xC0) == 0x80) --lo;
+    while (hi < line.size() && (static_cast<unsigned char>(line[hi]) & 0xC0) == 0x80) ++hi;
+  }
+  std::string text = lo > 0 ? "..." : "";
+  std::string pad(text.size(), ' ');
+  // The caret covers the first `len` bytes from the caret (at least one).
+  size_t end = std::min(hi, caret + std::max<size_t>(len, 1));
+  size_t marked = 0;
+  for (size_t i = lo; i < hi; ++i) {
+    std::string shown = echoByte(static_cast<unsigned char>(line[i]));
+    // Keep tabs so the caret lines up under the source text.
+    if (i < caret) pad += shown == "\t" ? shown : std::string(shown.size(), ' ');
+    if (i >= caret && i < end) marked += shown.size();
+    text += shown;
+  }
+  if (hi < line.size()) text += "...";
+  out += "  ";
+  out += text;
+  out += "\n  ";
+  out += pad;
+  out += '^';
+  if (marked > 1) out.append(marked - 1, '~');
+  out += '\n';
+}
+
 static void renderOne(const SourceManager& sm, const Diagnostic& d, std::string& out) {
   out += d.loc.str();
   out += ": ";
@@ -96,19 +148,7 @@ static void renderOne(const SourceManager& sm, const Diagnostic& d, std::string&
   out += '\n';
   if (d.loc.valid()) {
     std::string_view line = sm.lineText(d.loc.file, d.loc.line);
-    if (!line.empty()) {
-      out += "  ";
-      out += line;
-      out += "\n  ";
-      // Keep tabs so the caret lines up under the source text.
-      for (uint32_t i = 1; i < d.loc.col && i - 1 < line.size(); ++i)
-        out += line[i - 1] == '\t' ? '\t' : ' ';
-      out += '^';
-      uint32_t len = d.loc.length;
-      uint32_t avail = d.loc.col <= line.size() ? uint32_t(line.size() - d.loc.col + 1) : 1;
-      for (uint32_t i = 1; i < std::min(len, avail); ++i) out += '~';
-      out += '\n';
-    }
+    if (!line.empty()) echoLine(line, d.loc.col, d.loc.length, out);
   }
   for (const Diagnostic& n : d.notes) renderOne(sm, n, out);
   if (!d.suggestion.empty()) out += "  help: " + d.suggestion + "\n";

@@ -22,14 +22,19 @@
 // Adding a command: write `int runX(const GlobalOptions&, const XArgs&)`,
 // register its subcommand in `main`, and dispatch on it below.
 #include <chrono>
+#include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <string>
 #include <vector>
 
+#include <pthread.h>
+#include <signal.h>
 #include <time.h>
 #include <unistd.h>
+
+#include <thread>
 
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
@@ -201,7 +206,36 @@ int exitStatusOf(const ir::Datum& d) {
   }
 }
 
+// Note [SIGINT flushes output]: program output goes through stdio, fully
+// buffered when stdout is a pipe or a file, and the default SIGINT action ends
+// the process without flushing it. So SIGINT is blocked in every thread (those
+// started later inherit the mask) and one thread waits for it: it flushes
+// stdout and stderr (stdio's own locks order this after a write in progress),
+// keeping stdout locked, then restores the default action and re-raises, so
+// the process still ends by the signal (status 130 in a shell). An ignored
+// SIGINT stays ignored.
+void flushOutputOnInterrupt() {
+  struct sigaction old {};
+  if (sigaction(SIGINT, nullptr, &old) != 0 || old.sa_handler == SIG_IGN) return;
+  sigset_t set;
+  sigemptyset(&set);
+  sigaddset(&set, SIGINT);
+  if (pthread_sigmask(SIG_BLOCK, &set, nullptr) != 0) return;
+  std::thread([set] {
+    int sig = 0;
+    if (sigwait(&set, &sig) != 0) return;
+    // Holding stdout's lock until the end: nothing is written after the flush.
+    flockfile(stdout);
+    std::fflush(stdout);
+    std::fflush(stderr);
+    std::signal(SIGINT, SIG_DFL);
+    pthread_sigmask(SIG_UNBLOCK, &set, nullptr);
+    ::kill(::getpid(), SIGINT);
+  }).detach();
+}
+
 int runProgram(const GlobalOptions& g, const RunArgs& a) {
+  flushOutputOnInterrupt();
   using Clock = std::chrono::steady_clock;
   auto seconds = [](Clock::time_point t0) {
     return std::chrono::duration<double>(Clock::now() - t0).count();

@@ -156,7 +156,7 @@ private:
 /// lowers to one GIR op instead of a func.builtin call (so tensor code becomes
 /// `aten.*` nodes that export, autodiff and the ATen executor understand):
 ///     "aten.zeros.default(size[]) dtype=f64"
-///     "aten.sum.default(%) -> item | aten.sum.dim_IntList(%, dim[])"
+///     "aten.sum.default(%) -> f64 item | aten.sum.dim_IntList(%, dim[]) -> f64"
 ///     "aten.argmax.default(%, dim) -> f64"
 /// `op(params) attrs -> post`, alternatives separated by `|` (the first whose
 /// parameter count is the call's applies). One param per Camel operand, in
@@ -165,9 +165,10 @@ private:
 /// as that attribute when it is a compile-time constant (an int or a float;
 /// `name[]`: an array literal of ints, or one int as `[n]`) and as an operand
 /// otherwise.
-/// `attrs` are `name=value` (ints, or strings such as dtype names). `post`:
-/// `item` turns a 0-d tensor result into a float (aten.item.default), `f64`
-/// converts the result to float64 (aten._to_copy.default). The first non-token
+/// `attrs` are `name=value` (ints, or strings such as dtype names). `post` is
+/// steps applied in order: `item` turns a 0-d tensor result into its scalar
+/// (aten.item.default), `f64` converts a result that is not float64 already
+/// (aten._to_copy.default; a Tensor<bool> sums to int64). The first non-token
 /// result is the call's value. The builtin with the same GIR name stays
 /// registered; it is what runs when the recipe does not apply.
 void defineOpLowering(std::string gir, std::string recipe);

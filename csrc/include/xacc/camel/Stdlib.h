@@ -100,6 +100,8 @@ void registerGirModule();
 int girLastRunStatus();
 
 inline constexpr int kVariadic = -1;
+/// The GIR builtin `s[i]` on a string lowers to (bounds-checked; no table row).
+inline constexpr const char* kStrAtBuiltin = "str.at";
 
 /// One overload of a standard-library function as the front end sees it.
 struct StdlibEntry {

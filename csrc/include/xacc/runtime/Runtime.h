@@ -160,6 +160,17 @@ private:
   /// `rawFrom` (which are dropped), or `leaf` called at `leafSite`.
   bool failRaw(const ir::Node& n, std::string code, std::string message, size_t rawFrom,
                const Program* leaf, const ir::Node* leafSite);
+  /// Whether a call that makes a stack `depth` frames deep must look at the
+  /// shared state (stopSlow): every kStopCheck frames.
+  static bool checkpoint(size_t depth) { return (depth & (kStopCheck - 1)) == 0; }
+  static constexpr size_t kStopCheck = 1024;
+  /// At a checkpoint: whether this task must stop, because another has failed
+  /// (Note [A failed task stops the others] in Runtime.cpp) or, with
+  /// `overflow` set, because the parallel frame budget is spent (Note
+  /// [Parallel frame budget]); reserves frames from that budget otherwise.
+  bool stopSlow(bool& overflow);
+  /// Gives this runtime's reserved frames back to the parallel budget.
+  void releaseFrames();
   /// Whether the parallel scheduler spawns at this runtime's depth.
   bool spawnsHere() const { return parDepth_ < spawnDepth_; }
   /// Runs task(worker, k) for k in [0, n) (k = 0 on this runtime, the others
@@ -187,6 +198,9 @@ private:
   /// "stack overflow" instead of exhausting the native stack.
   unsigned nesting_ = 0;
   static constexpr unsigned kMaxNesting = 1000;
+  /// Default limit on nested calls (setMaxFrames); under the parallel
+  /// scheduler, on the frames of all running tasks together.
+  static constexpr size_t kMaxFrames = 10'000'000;
   SlotStack stack_;
   const ir::Graph* lastGraph_ = nullptr;  ///< programFor's one-entry cache
   const Program* lastProgram_ = nullptr;
@@ -205,7 +219,8 @@ private:
   std::vector<RawFrame> rawFrames_;
   std::vector<ir::Datum> scratch_;  ///< tail calls: arguments while the frame is replaced
   std::vector<Frame> frames_;
-  size_t maxFrames_ = 10'000'000;
+  size_t maxFrames_ = kMaxFrames;
+  size_t reserved_ = 0;  ///< frames held from Shared::frameBudget (parallel scheduler)
   Stats stats_;
 };
 

@@ -5,6 +5,7 @@
 // restores the original terminal settings when switched off and at process
 // exit. Everything here reads or changes process state, so all are effectful;
 // all but set_terminal_raw_mode/clear_input_buffer are nondeterministic.
+// `os::sleep` is the global `sleep` under the module's name.
 #include <poll.h>
 #include <pwd.h>
 #include <termios.h>
@@ -174,6 +175,10 @@ void registerOs() {
     return true;
   };
   define(std::move(clear));
+
+  // The reference also exports the global `sleep` from `os` (its programs
+  // write `import { sleep } from os`).
+  alias("os", "sleep", "sleep");
 }
 
 }  // namespace xacc::camel::stdlib

@@ -1,6 +1,9 @@
 // String built-ins of spec 14.3: format<args…>(fmt) on the fmt library's
 // mini-language, join<sep>(parts), len (of a string or an array: one builtin,
-// dispatching on the operand type) and the substring form of contains.
+// dispatching on the operand type) and the substring form of contains; and
+// `str.at`, the builtin `s[i]` lowers to (spec 9.3: the one-byte string at i,
+// an index outside [0, len) is a run-time error, as for arrays). It has no
+// table row: Camel code reaches it only through indexing.
 #include "StdlibImpl.h"
 
 namespace xacc::camel::stdlib {
@@ -114,6 +117,31 @@ void registerStrings() {
                 r.push_back(Datum::boolean(s->find(*sub) != std::string::npos));
                 return true;
               }});
+
+  ir::Builtin at;
+  at.name = kStrAtBuiltin;
+  at.summary = "s[i]: the one-byte string at byte i";
+  at.infer = [](const Types& a, Types& r, std::string& err) {
+    if (a.size() != 2) {
+      err = "takes 2 arguments";
+      return false;
+    }
+    if (!want(strLike(a[0]), a, 0, "the indexed value", "a string", err) ||
+        !want(intLike(a[1]), a, 1, "the index", "an int", err))
+      return false;
+    r = {Type::string()};
+    return true;
+  };
+  at.fn = [](Interpreter& I, const Node& n, Datums& a, Datums& r) {
+    const std::string* s;
+    int64_t i;
+    if (!getStr(I, n, "string index", a[0], s) || !getInt(I, n, "string index", a[1], i)) return false;
+    if (i < 0 || uint64_t(i) >= s->size())
+      return fail(I, n, RuntimeDiag::StringIndexOutOfRange, {std::to_string(i), std::to_string(s->size())});
+    r.push_back(Datum::string(std::string(1, (*s)[size_t(i)])));
+    return true;
+  };
+  ir::BuiltinRegistry::get().add(std::move(at));
 }
 
 }  // namespace xacc::camel::stdlib

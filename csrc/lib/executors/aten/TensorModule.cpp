@@ -569,7 +569,7 @@ void registerTensorModule() {
       {"divide", "aten.div.Tensor(%, %)"},
       {"pow", "aten.pow.Tensor_Tensor(%, %)"},
       {"matmul", "aten.matmul.default(%, %)"},
-      {"sum", "aten.sum.default(%) -> item | aten.sum.dim_IntList(%, dim[])"},
+      {"sum", "aten.sum.default(%) -> f64 item | aten.sum.dim_IntList(%, dim[]) -> f64"},
       {"max", "aten.max.dim(%, dim)"},
       {"argmax", "aten.argmax.default(%, dim) -> f64"},
       {"reshape", "aten.reshape.default(%, shape[])"},

@@ -350,9 +350,14 @@ void registerPythonModule() {
     }
     PythonCall call(n);
     PyRef runpy = PyRef::steal(PyImport_ImportModule("runpy"));
-    PyRef res = runpy ? PyRef::steal(PyObject_CallMethod(runpy.get(), "run_path", "ss", path.c_str(),
-                                                         "__main__"))
-                      : PyRef();
+    // run_path(path, init_globals=None, run_name=None): the name goes by keyword.
+    PyRef res;
+    if (runpy) {
+      PyRef fn = PyRef::steal(PyObject_GetAttrString(runpy.get(), "run_path"));
+      PyRef args = PyRef::steal(Py_BuildValue("(s)", path.c_str()));
+      PyRef kwargs = PyRef::steal(Py_BuildValue("{s:s}", "run_name", "__main__"));
+      if (fn && args && kwargs) res = PyRef::steal(PyObject_Call(fn.get(), args.get(), kwargs.get()));
+    }
     if (!res) return pyFail(I, n, "py_run(\"" + path + "\")", takePythonError());
     r.push_back(wrapObject(Py_None));
     return true;
