@@ -57,6 +57,7 @@ struct PyTypes {
   PyObject* mappingContains = nullptr;   ///< collections.abc.Mapping.__contains__
   PyObject* finfo = nullptr;             ///< torch.finfo
   PyObject* iinfo = nullptr;             ///< torch.iinfo
+  PyObject* viewOf = nullptr;            ///< xacc._src.capture.convert.view_of (Note [Returned views])
 };
 
 /// The table, filled on first use (GIL held). Null if torch cannot be imported.

@@ -91,6 +91,7 @@ const PyTypes* pyTypes() {
     t->partial = moduleAttr("functools", "partial");
     t->inspectSignature = moduleAttr("inspect", "signature");
     t->osEnviron = moduleAttr("os", "environ");
+    t->viewOf = moduleAttr("xacc._src.capture.convert", "view_of");
     if (PyObject* mapping = moduleAttr("collections.abc", "Mapping")) {
       t->mappingGet = PyObject_GetAttrString(mapping, "get");
       t->mappingContains = PyObject_GetAttrString(mapping, "__contains__");
@@ -238,6 +239,7 @@ VarRef Translator::wrap(PyObject* value, const SourceRef& source) {
       fail(code.empty() ? "GB011" : code, detail);
       return nullptr;
     }
+    if (source) inputMetas_.emplace(meta.get(), std::make_pair(meta, source));
     return makeVar(Var::Kind::Tensor, std::move(meta), source);
   }
   if (T->ndarray && PyObject_TypeCheck(value, reinterpret_cast<PyTypeObject*>(T->ndarray)))
@@ -562,6 +564,8 @@ int Translator::truth(const VarRef& v) {
     case Var::Kind::List:
     case Var::Kind::Dict:
       return v->items.empty() ? 0 : 1;
+    case Var::Kind::DictView:
+      return v->self->items.empty() ? 0 : 1;
     case Var::Kind::Object: {
       PyObject* o = v->obj.get();
       PyTypeObject* tp = Py_TYPE(o);
@@ -608,6 +612,9 @@ bool Translator::unpack(const VarRef& v, std::vector<VarRef>& out) {
     case Var::Kind::Dict:
       out.clear();
       for (const PyRef& k : v->keys) out.push_back(makeConst(k));
+      return true;
+    case Var::Kind::DictView:
+      out = viewItems(*v);
       return true;
     case Var::Kind::Set: {
       PyObject* it = PyObject_GetIter(v->obj.get());
@@ -710,6 +717,33 @@ VarRef Translator::iterate(const VarRef& v) {
   if (v->is(Var::Kind::Const) && PyRange_Check(v->obj.get())) it->obj = v->obj;  // see rangeLoop
   if (v->is(Var::Kind::List)) it->self = v;  // rebuilt as iter(list) at a loop split (Codegen.cpp)
   return it;
+}
+
+SourceRef Translator::inputSource(const VarRef& v) const {
+  if (!v->is(Var::Kind::Tensor) || v->isNumpy()) return nullptr;
+  if (v->source) return v->source;
+  auto it = inputMetas_.find(v->obj.get());
+  return it == inputMetas_.end() ? nullptr : it->second.second;
+}
+
+bool Translator::viewBase(const VarRef& v, SourceRef& baseSource, int& baseVid) {
+  baseSource = nullptr;
+  baseVid = -1;
+  if (!v->is(Var::Kind::Tensor) || v->isNumpy() || inputSource(v)) return false;
+  PyRef base = PyRef::steal(PyObject_GetAttrString(v->obj.get(), "_base"));
+  if (!base || base.get() == Py_None) {
+    PyErr_Clear();
+    return false;
+  }
+  auto it = inputMetas_.find(base.get());
+  if (it != inputMetas_.end()) {
+    baseSource = it->second.second;
+    return true;
+  }
+  std::string detail;
+  baseVid = host_.valueOf(base.get(), detail);
+  if (PyErr_Occurred()) PyErr_Clear();
+  return baseVid >= 0;
 }
 
 int Translator::valueOf(const VarRef& v) {
@@ -853,6 +887,11 @@ PyObject* Translator::typeOf(const VarRef& v) {
     case Var::Kind::Tuple: return reinterpret_cast<PyObject*>(&PyTuple_Type);
     case Var::Kind::List: return reinterpret_cast<PyObject*>(&PyList_Type);
     case Var::Kind::Dict: return v->obj ? v->obj.get() : reinterpret_cast<PyObject*>(&PyDict_Type);
+    case Var::Kind::DictView:
+      if (v->self->obj) return nullptr;  // a ModelOutput's (OrderedDict) views have types of their own
+      return reinterpret_cast<PyObject*>(v->name == "keys"     ? &PyDictKeys_Type
+                                         : v->name == "values" ? &PyDictValues_Type
+                                                               : &PyDictItems_Type);
     default: return nullptr;
   }
 }

@@ -112,6 +112,9 @@ struct Var {
     SymScalar,     ///< a Python int/float that is a graph value: obj = the value seen at
                    ///< capture, vid = its graph value (-1 until used), items = the
                    ///< argument trackers it was computed from (empty: it is one)
+    DictView,      ///< `d.keys()`, `d.values()`, `d.items()`: self = the Dict tracker, name =
+                   ///< the method. Live, as in Python: every read sees the dict as it is
+                   ///< then (viewItems), later stores included.
   };
   Kind kind = Kind::Null;
   SourceRef source;
@@ -146,6 +149,18 @@ inline VarRef makeSeq(Var::Kind k, std::vector<VarRef> items, SourceRef src = nu
   auto v = makeVar(k, {}, std::move(src));
   v->items = std::move(items);
   return v;
+}
+
+/// The items a DictView yields now: keys (constants), values, or (key, value) tuples.
+inline std::vector<VarRef> viewItems(const Var& view) {
+  const Var& d = *view.self;
+  if (view.name == "values") return d.items;
+  std::vector<VarRef> out;
+  for (size_t j = 0; j < d.keys.size(); ++j) {
+    VarRef k = makeConst(d.keys[j]);
+    out.push_back(view.name == "keys" ? k : makeSeq(Var::Kind::Tuple, {k, d.items[j]}));
+  }
+  return out;
 }
 
 }  // namespace xacc::capture::translate
