@@ -444,6 +444,12 @@ def _compile_frame(func: types.FunctionType, args: tuple, opts: Options, ev: Com
         _skip(code, ev, f"{fcode} {fdetail}")
         return
     _, fn, bcode, detail, filename, lineno, function, silent = r
+    if silent and ctx.builder.num_nodes == 0:
+        # Split at RETURN_VALUE (a value rebuilt by bytecode, attribute writes)
+        # with no graph before it: the break function would only redo what the
+        # frame's own code does.
+        _skip(code, ev, "nothing to capture")
+        return
     info = _break_info(code, bcode, detail, filename, lineno, function)
     if not silent:
         if opts.fullgraph:
