@@ -35,20 +35,32 @@ import torch
 from xacc.jit import counters, jit
 
 
-def clone(v: Any) -> Any:
-    if isinstance(v, torch.Tensor):
+def clone(v: Any, memo: dict | None = None) -> Any:
+    """A copy of `v` (tensors, lists, tuples, dicts) in which objects shared in
+    `v` stay shared (`f(x, x)` gets one tensor twice) and views stay views of
+    (a copy of) their base, strides included; other objects are kept."""
+    memo = {} if memo is None else memo
+    if id(v) in memo:
+        return memo[id(v)]
+    if isinstance(v, torch.Tensor) and v._base is not None and v._base.requires_grad == v.requires_grad:
+        # A view (an expanded buffer, a slice): the same view of a copy of its base.
+        c = clone(v._base, memo).as_strided(v.size(), v.stride(), v.storage_offset())
+    elif isinstance(v, torch.Tensor):
         c = v.detach().clone()
         if type(v) is not torch.Tensor and isinstance(v, torch.nn.Parameter):
-            return torch.nn.Parameter(c, requires_grad=v.requires_grad)
-        c.requires_grad_(v.requires_grad)
-        return c
-    if isinstance(v, tuple) and hasattr(v, "_fields"):
-        return type(v)(*(clone(e) for e in v))
-    if isinstance(v, (list, tuple)):
-        return type(v)(clone(e) for e in v)
-    if isinstance(v, dict):
-        return {k: clone(e) for k, e in v.items()}
-    return v
+            c = torch.nn.Parameter(c, requires_grad=v.requires_grad)
+        else:
+            c.requires_grad_(v.requires_grad)
+    elif isinstance(v, tuple) and hasattr(v, "_fields"):
+        c = type(v)(*(clone(e, memo) for e in v))
+    elif isinstance(v, (list, tuple)):
+        c = type(v)(clone(e, memo) for e in v)
+    elif isinstance(v, dict):
+        c = {k: clone(e, memo) for k, e in v.items()}
+    else:
+        return v
+    memo[id(v)] = c
+    return c
 
 
 _DICT_VIEWS = (type({}.keys()), type({}.values()), type({}.items()))
