@@ -105,6 +105,22 @@ def test_dict_views_see_later_stores():
     assert out[1] is True and out[2] == 3 and out[3] == [1, 2, 4] and out[4] == [1, 2, 4]
 
 
+def items_updated_while_iterating(x):
+    d = {"a": x, "b": x + 1}
+    seen = []
+    for k, v in d.items():
+        d["b"] = v * 10  # the next item is read after this store
+        seen.append(v)
+    return seen, list(d.values())
+
+
+def test_iterating_a_dict_view_sees_stores_made_meanwhile():
+    check(items_updated_while_iterating, r(3))
+    x = torch.ones(3)
+    seen, _ = jit(items_updated_while_iterating)(x)
+    assert torch.equal(seen[1], x * 10)
+
+
 def view_returned(x):
     d = {"a": x + 1}
     keys = d.keys()
@@ -207,6 +223,16 @@ def test_a_returned_parameter_is_that_parameter():
     p, w = make(0)
     out = jit(returns_input)(p, w)
     assert out[0] is p and type(out[0]) is torch.nn.Parameter
+
+
+def parameter_checks(p, x):
+    return isinstance(p, torch.nn.Parameter), type(p) is torch.nn.Parameter, type(x) is torch.Tensor, p * x
+
+
+def test_a_parameter_passed_in_is_a_parameter_to_the_code():
+    check(parameter_checks, lambda i: (torch.nn.Parameter(torch.randn(3)), torch.randn(3)))
+    out = jit(parameter_checks)(torch.nn.Parameter(torch.randn(3)), torch.randn(3))
+    assert out[:3] == (True, True, True)
 
 
 class Scale(torch.nn.Module):

@@ -457,9 +457,9 @@ struct Emitter {
         return true;
       }
       case K::Iter:
-        if (v->pos == 0 && v->self && v->self->is(K::List)) {
-          // A fresh iterator over a list (a loop split at its header): over the
-          // list itself, so that appends made by the loop body are iterated as in eager.
+        if (v->pos == 0 && v->self && (v->self->is(K::List) || v->self->is(K::DictView))) {
+          // A fresh iterator over a list or dict view (a loop split at its header): over
+          // the object itself, so that what the loop body stores is iterated as in eager.
           if (!rebuild(v->self)) return false;
           asm_.op(Op::GET_ITER);
           return true;

@@ -95,8 +95,9 @@ VarRef Translator::callBuiltin(PyObject* f, std::vector<VarRef>& args,
     if (!cls) return nullptr;
     const VarRef& v = args[0];
     int r;
-    if ((v->is(Var::Kind::Tensor) && !v->isNumpy()) || v->is(Var::Kind::Object) || v->is(Var::Kind::Const) ||
-        v->is(Var::Kind::Set)) {
+    if (v->is(Var::Kind::Tensor) && !v->isNumpy()) {
+      r = PyObject_IsSubclass(typeOf(v), cls.get());  // the input's type, not its meta twin's
+    } else if (v->is(Var::Kind::Object) || v->is(Var::Kind::Const) || v->is(Var::Kind::Set)) {
       r = PyObject_IsInstance(v->obj.get(), cls.get());
     } else {
       PyObject* tp = typeOf(v);
@@ -213,6 +214,7 @@ VarRef Translator::callBuiltin(PyObject* f, std::vector<VarRef>& args,
   if (f == T->iter && args.size() == 1) return iterate(args[0]);
   if (f == T->next && args.size() == 1) {
     const VarRef& it = args[0];
+    if (it->is(Var::Kind::Iter) && !syncIter(it)) return nullptr;
     if (it->is(Var::Kind::Iter) && it->pos < it->items.size()) return it->items[it->pos++];
     return bad("next() on an unknown or exhausted iterator");
   }

@@ -630,6 +630,7 @@ bool Frame::step(const Instr& ins, bool& done, VarRef& result) {
         if (stack.empty() || !stack.back()->is(Var::Kind::Iter)) return t.fail("GB020", "internal: range loop state");
       }
       VarRef iter = stack.back();
+      if (!t.syncIter(iter)) return false;
       if (iter->pos < iter->items.size()) {
         VarRef v = iter->items[iter->pos++];
         push(std::move(v));

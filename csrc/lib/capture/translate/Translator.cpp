@@ -239,7 +239,8 @@ VarRef Translator::wrap(PyObject* value, const SourceRef& source) {
       fail(code.empty() ? "GB011" : code, detail);
       return nullptr;
     }
-    if (source) inputMetas_.emplace(meta.get(), std::make_pair(meta, source));
+    if (source)
+      inputMetas_.emplace(meta.get(), InputMeta{meta, source, PyRef::borrow(reinterpret_cast<PyObject*>(tp))});
     return makeVar(Var::Kind::Tensor, std::move(meta), source);
   }
   if (T->ndarray && PyObject_TypeCheck(value, reinterpret_cast<PyTypeObject*>(T->ndarray)))
@@ -606,6 +607,7 @@ bool Translator::unpack(const VarRef& v, std::vector<VarRef>& out) {
       out = v->items;
       return true;
     case Var::Kind::Iter:
+      if (!syncIter(v)) return false;
       out.assign(v->items.begin() + static_cast<std::ptrdiff_t>(v->pos), v->items.end());
       v->pos = v->items.size();
       return true;
@@ -716,14 +718,28 @@ VarRef Translator::iterate(const VarRef& v) {
   if (!unpack(v, it->items)) return nullptr;
   if (v->is(Var::Kind::Const) && PyRange_Check(v->obj.get())) it->obj = v->obj;  // see rangeLoop
   if (v->is(Var::Kind::List)) it->self = v;  // rebuilt as iter(list) at a loop split (Codegen.cpp)
+  if (v->is(Var::Kind::DictView)) {
+    it->self = v;
+    it->keys = v->self->keys;  // the keys iteration started with (syncIter)
+  }
   return it;
+}
+
+bool Translator::syncIter(const VarRef& it) {
+  if (!it->self || !it->self->is(Var::Kind::DictView)) return true;
+  const std::vector<PyRef>& now = it->self->self->keys;
+  bool same = now.size() == it->keys.size();
+  for (size_t i = 0; same && i < now.size(); ++i) same = now[i].get() == it->keys[i].get();
+  if (!same) return fail("GB011", "a dict changed size during iteration (raises RuntimeError)");
+  it->items = viewItems(*it->self);
+  return true;
 }
 
 SourceRef Translator::inputSource(const VarRef& v) const {
   if (!v->is(Var::Kind::Tensor) || v->isNumpy()) return nullptr;
   if (v->source) return v->source;
   auto it = inputMetas_.find(v->obj.get());
-  return it == inputMetas_.end() ? nullptr : it->second.second;
+  return it == inputMetas_.end() ? nullptr : it->second.source;
 }
 
 bool Translator::viewBase(const VarRef& v, SourceRef& baseSource, int& baseVid) {
@@ -737,7 +753,7 @@ bool Translator::viewBase(const VarRef& v, SourceRef& baseSource, int& baseVid) 
   }
   auto it = inputMetas_.find(base.get());
   if (it != inputMetas_.end()) {
-    baseSource = it->second.second;
+    baseSource = it->second.source;
     return true;
   }
   std::string detail;
@@ -879,7 +895,11 @@ bool Translator::setGrad(bool enabled) {
 
 PyObject* Translator::typeOf(const VarRef& v) {
   switch (v->kind) {
-    case Var::Kind::Tensor: return v->isNumpy() ? numpyType(v) : pyTypes()->tensor;
+    case Var::Kind::Tensor: {
+      if (v->isNumpy()) return numpyType(v);
+      auto it = inputMetas_.find(v->obj.get());  // an input: its own type (nn.Parameter, ...)
+      return it != inputMetas_.end() ? it->second.type.get() : pyTypes()->tensor;
+    }
     case Var::Kind::Const:
     case Var::Kind::Object:
     case Var::Kind::SymScalar:

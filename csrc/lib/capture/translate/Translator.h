@@ -194,6 +194,11 @@ public:
   PyRef constOf(const VarRef& v);
   bool unpack(const VarRef& v, std::vector<VarRef>& out);
   VarRef iterate(const VarRef& v);
+  /// Brings an iterator over a dict view up to date before it is read: the
+  /// values it yields are the dict's as they are now (stores made while
+  /// iterating are seen, as in Python); a change of the dict's keys raises
+  /// RuntimeError in Python: a failure here.
+  bool syncIter(const VarRef& it);
   VarRef fromPython(PyObject* value);
   VarRef fromConst(PyObject* value);
   bool isConst(const VarRef& v) const;
@@ -321,7 +326,12 @@ private:
   const std::vector<VarRef>* markSyms_ = nullptr;  ///< pythonValue: numbers given as markers
   bool numpyArgs_ = false;  ///< pythonValue: building a NumPy call (flagged tensors only)
   std::vector<AttrWrite> attrWrites_;  ///< Note [Replayed attribute writes], in program order
-  std::map<PyObject*, std::pair<PyRef, SourceRef>> inputMetas_;  ///< meta twin -> (meta, source) of inputs
+  struct InputMeta {
+    PyRef meta;
+    SourceRef source;
+    PyRef type;  ///< the input's own type (nn.Parameter, a subclass), guarded with it
+  };
+  std::map<PyObject*, InputMeta> inputMetas_;  ///< inputs by meta twin
   int branchDepth_ = 0;     ///< nested ctrl.if arms being traced
   // TranslateControl.cpp helpers.
   struct Snapshot;
