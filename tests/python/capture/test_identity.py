@@ -6,10 +6,14 @@ caller would trip over by hand."""
 
 import gc
 
+import pytest
 import torch
 
 from harness import check, compare_call, r, r2
+from xacc._C import capture as C
 from xacc.jit import jit
+
+DEVICES = ["cpu"] + (["xpu0"] if C.device_available("xpu0") else [])
 
 
 # -- distinct outputs stay distinct (CSE must not merge outputs) -------------
@@ -20,10 +24,11 @@ def two_equal_sums(a, b):
     return x, y
 
 
-def test_equal_outputs_stay_distinct_tensors():
-    check(two_equal_sums, r2(3, 4), graphs=1)
+@pytest.mark.parametrize("device", DEVICES)
+def test_equal_outputs_stay_distinct_tensors(device):
+    check(two_equal_sums, r2(3, 4), graphs=1, device=device)
     a, b = torch.randn(3, 4), torch.randn(3, 4)
-    x, y = jit(two_equal_sums)(a, b)
+    x, y = jit(two_equal_sums, device=device)(a, b)
     assert x is not y
     before = y.clone()
     x.add_(1)
