@@ -9,6 +9,8 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
+#include <set>
+
 #include "../lib/capture/translate/Codegen.h"
 #include "../lib/capture/translate/PyTypes.h"
 #include "../lib/capture/translate/Translator.h"
@@ -215,11 +217,37 @@ py::object splitResult(tr::Translator& t, const tr::Instr& ins, py::handle func,
 }
 
 /// The output template of the return value (the spec `graph_entry` takes);
-/// false when bytecode would be needed to rebuild it.
-bool makeTemplate(tr::Translator& t, const tr::VarRef& v, std::vector<int>& outs, py::object& spec) {
+/// false when bytecode is needed to rebuild it: an input returned (rebuilt from
+/// its source, so the caller gets that very object back, Parameters and tensors
+/// that require grad included), a list or dict met twice (one object, built
+/// once by the break function's code), a value of another kind.
+struct TemplateState {
+  std::set<const tr::Var*> containers;  ///< lists and dicts met so far
+  std::set<int> tensors;                ///< graph values of every tensor returned
+};
+
+/// The graph values of the tensors computed by the graph in `v`.
+void returnedTensors(tr::Translator& t, const tr::VarRef& v, std::set<int>& out, int depth = 0) {
+  using K = tr::Var::Kind;
+  if (depth > 64) return;
+  if (v->is(K::Tensor) && !v->isNumpy() && !t.inputSource(v)) {
+    int id = t.valueOf(v);
+    if (id >= 0) out.insert(id);
+  } else if (v->is(K::Tuple) || v->is(K::List) || v->is(K::Dict)) {
+    for (const auto& i : v->items) returnedTensors(t, i, out, depth + 1);
+  }
+}
+
+bool makeTemplate(tr::Translator& t, const tr::VarRef& v, std::vector<int>& outs, py::object& spec,
+                  TemplateState& st) {
   using K = tr::Var::Kind;
   switch (v->kind) {
     case K::Tensor: {
+      if (t.inputSource(v)) return false;
+      // A view of an input or of another returned tensor (Note [Returned views]).
+      tr::SourceRef baseSource;
+      int baseVid = -1;
+      if (t.viewBase(v, baseSource, baseVid) && (baseSource || st.tensors.count(baseVid))) return false;
       int id = t.valueOf(v);
       if (id < 0) return false;
       size_t k = std::find(outs.begin(), outs.end(), id) - outs.begin();
@@ -257,10 +285,11 @@ bool makeTemplate(tr::Translator& t, const tr::VarRef& v, std::vector<int>& outs
     case K::Tuple:
     case K::List: {
       if (v->source) return false;
+      if (v->is(K::List) && !st.containers.insert(v.get()).second) return false;
       py::list items;
       for (const auto& i : v->items) {
         py::object s;
-        if (!makeTemplate(t, i, outs, s)) return false;
+        if (!makeTemplate(t, i, outs, s, st)) return false;
         items.append(s);
       }
       spec = py::make_tuple(v->is(K::Tuple) ? "tuple" : "list", items);
@@ -268,10 +297,11 @@ bool makeTemplate(tr::Translator& t, const tr::VarRef& v, std::vector<int>& outs
     }
     case K::Dict: {
       if (v->source || v->obj) return false;  // obj: a ModelOutput, rebuilt by bytecode
+      if (!st.containers.insert(v.get()).second) return false;
       py::list keys, items;
       for (size_t i = 0; i < v->keys.size(); ++i) {
         py::object s;
-        if (!makeTemplate(t, v->items[i], outs, s)) return false;
+        if (!makeTemplate(t, v->items[i], outs, s, st)) return false;
         keys.append(py::reinterpret_borrow<py::object>(v->keys[i].get()));
         items.append(s);
       }
@@ -315,7 +345,9 @@ py::object translate(py::handle func, py::tuple args, py::handle host, cap::Guar
     std::vector<int> outs;
     py::object spec;
     bool writes = !t.attrWrites().empty();
-    if (writes || !makeTemplate(t, ret, outs, spec)) {
+    TemplateState st;
+    returnedTensors(t, ret, st.tensors);
+    if (writes || !makeTemplate(t, ret, outs, spec, st)) {
       if (t.failed()) return breakResult(t.failure());
       // The return value must be rebuilt by bytecode, or attribute writes
       // replayed after the graph (Note [Replayed attribute writes]): split at

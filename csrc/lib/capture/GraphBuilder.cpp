@@ -337,11 +337,38 @@ bool GraphBuilder::runPasses(std::string_view pipeline, std::string& error,
   support::DiagnosticEngine diag;
   passes::PassManager pm(diag);
   for (const auto& [k, v] : options) pm.setOption(k, v);
+  // Note [Distinct outputs]: each graph result stands for one Python object
+  // the caller gets (the translator lists every tracked value once), so two
+  // results that passes merged (cse of `a + b` computed twice) or folded into
+  // a parameter (`x * 1` -> x) must come back as distinct tensors, as in
+  // eager: the later ones become copies.
+  std::vector<bool> wasParam;
+  for (ir::Value* v : graph_->results()) wasParam.push_back(v->isParam());
   if (!pm.addPipeline(pipeline) || !pm.run(*module_)) {
     error = diag.renderAllText();
     return false;
   }
   values_.clear();  // ids are invalid once passes have rewritten the graph
+  std::vector<ir::Value*> rs(graph_->results().begin(), graph_->results().end());
+  bool changed = false;
+  for (size_t i = 0; i < rs.size(); ++i) {
+    ir::Value* v = rs[i];
+    if (v->type().isToken()) continue;
+    auto end = rs.begin() + static_cast<std::ptrdiff_t>(i);
+    bool merged = std::find(rs.begin(), end, v) != end;
+    bool folded = v->isParam() && i < wasParam.size() && !wasParam[i];
+    if (!merged && !folded) continue;
+    if (!v->type().isTensor()) continue;  // numbers have no identity
+    ir::Builder b(*graph_);
+    ir::Node* n = b.create("aten.clone.default", {v}, {}, {v->type()});
+    if (!n) {
+      error = "distinct outputs: " + b.error();
+      return false;
+    }
+    rs[i] = n->result(0);
+    changed = true;
+  }
+  if (changed) graph_->setResults(rs);
   return true;
 }
 

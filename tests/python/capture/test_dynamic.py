@@ -7,7 +7,7 @@ import torch.nn.functional as F
 import pytest
 
 import xacc
-from harness import check
+from harness import check, compare_call
 from xacc._C import capture as xacc_C
 from xacc._src.capture import convert
 from xacc.jit import counters, jit
@@ -90,7 +90,7 @@ def test_branch_on_size_relation_is_a_guard():
     jf = jit(expand_to_batch)
     for n in (2, 3, 4, 5):
         x, p = torch.randn(n, 8), torch.randn(1, 8)
-        torch.testing.assert_close(jf(x, p), expand_to_batch(x, p))
+        compare_call(expand_to_batch, jf, (x, p,))
     assert counters()["recompiles"] == 1, counters()
     g = [e for e in convert.EVENTS if e.outcome == "graph"][-1]
     assert "[s0, 8]" in g.graph, g.graph
@@ -98,7 +98,7 @@ def test_branch_on_size_relation_is_a_guard():
     jf2 = jit(expand_to_batch)
     for n in (2, 3, 4):
         x, p = torch.randn(n, 8), torch.randn(n, 8)
-        torch.testing.assert_close(jf2(x, p), expand_to_batch(x, p))
+        compare_call(expand_to_batch, jf2, (x, p,))
     assert counters()["recompiles"] == 2, counters()
 
 
@@ -112,13 +112,13 @@ def test_relation_between_two_dynamic_sizes_is_guarded():
     jf = jit(relation_two_symbols)
     for n, m in ((2, 5), (3, 7), (4, 9)):
         x, y = torch.randn(n, 4), torch.randn(m, 4)
-        torch.testing.assert_close(jf(x, y), relation_two_symbols(x, y))
+        compare_call(relation_two_symbols, jf, (x, y,))
     assert counters()["recompiles"] == 1, counters()
     g = [e for e in convert.EVENTS if e.outcome == "graph"][-1]
     assert any("L['x'].size(0) < L['y'].size(0) (s0 < s1)" in s for s in g.guards), g.guards
     # The relation no longer holds: the guard fails, and the other arm runs.
     x, y = torch.randn(6, 4), torch.randn(3, 4)
-    torch.testing.assert_close(jf(x, y), relation_two_symbols(x, y))
+    compare_call(relation_two_symbols, jf, (x, y,))
     assert counters()["recompiles"] == 2, counters()
     ex = xacc.explain(relation_two_symbols)
     ex(torch.randn(2, 4), torch.randn(5, 4))
@@ -131,9 +131,9 @@ def test_size_one_is_not_dynamic():
     jf = jit(mlp)
     for n in (2, 3, 5):
         x = torch.randn(n, 4)
-        torch.testing.assert_close(jf(x), mlp(x))
+        compare_call(mlp, jf, (x,))
     x = torch.randn(1, 4)  # a 1-sized dim broadcasts differently: recompiles
-    torch.testing.assert_close(jf(x), mlp(x))
+    compare_call(mlp, jf, (x,))
     assert counters()["recompiles"] == 2
 
 
@@ -141,10 +141,10 @@ def test_non_contiguous_input_recompiles_correctly():
     jf = jit(mlp)
     for n in (2, 3, 5):
         x = torch.randn(n, 4)
-        torch.testing.assert_close(jf(x), mlp(x))
+        compare_call(mlp, jf, (x,))
     x = torch.randn(4, 6).t()[:, :4].contiguous().t().t()
     x = torch.randn(4, 6).t()[:, :4]  # (6, 4), not contiguous
-    torch.testing.assert_close(jf(x), mlp(x))
+    compare_call(mlp, jf, (x,))
     assert counters()["internal_errors"] == 0
 
 
@@ -264,12 +264,12 @@ def test_dims_sharing_a_symbol_are_guarded_equal():
     jf = jit(shared)
     for n in (2, 3, 4):
         x, y = torch.randn(n, 4), torch.randn(n)
-        torch.testing.assert_close(jf(x, y), shared(x, y))
+        compare_call(shared, jf, (x, y,))
     assert counters()["recompiles"] == 1
     g = [e for e in convert.EVENTS if e.outcome == "graph"][-1]
     assert any("size(0) == " in s and "(both are s0)" in s for s in g.guards), g.guards
     x, y = torch.randn(5, 4), torch.randn(3)  # no longer equal: another graph
-    torch.testing.assert_close(jf(x, y), shared(x, y))
+    compare_call(shared, jf, (x, y,))
     assert counters()["recompiles"] == 2
     ex = xacc.explain(shared)
     ex(torch.randn(2, 4), torch.randn(2))
@@ -316,7 +316,7 @@ def test_expanded_input_batch_dim_is_dynamic():
     jf = jit(with_expanded)
     for n in (2, 3, 4, 6):
         x, ids = torch.randn(n, 5), base.expand(n, 5)
-        torch.testing.assert_close(jf(x, ids), with_expanded(x, ids))
+        compare_call(with_expanded, jf, (x, ids,))
     assert counters()["recompiles"] == 1 and counters()["graphs"] == 2, counters()
     g = [e for e in convert.EVENTS if e.outcome == "graph"][-1]
     assert any("size=[>=2, 5], stride=[0, 1]" in x for x in g.guards), g.guards

@@ -444,6 +444,12 @@ def _compile_frame(func: types.FunctionType, args: tuple, opts: Options, ev: Com
         _skip(code, ev, f"{fcode} {fdetail}")
         return
     _, fn, bcode, detail, filename, lineno, function, silent = r
+    if silent and ctx.builder.num_nodes == 0:
+        # Split at RETURN_VALUE (a value rebuilt by bytecode, attribute writes)
+        # with no graph before it: the break function would only redo what the
+        # frame's own code does.
+        _skip(code, ev, "nothing to capture")
+        return
     info = _break_info(code, bcode, detail, filename, lineno, function)
     if not silent:
         if opts.fullgraph:
@@ -668,3 +674,20 @@ def _dis(code: types.CodeType) -> str:
 def _builtins_dict(func: types.FunctionType) -> dict:
     b = func.__globals__.get("__builtins__", __builtins__)
     return b if isinstance(b, dict) else b.__dict__
+
+
+def view_of(base: torch.Tensor, out: torch.Tensor, geometry: tuple | None) -> torch.Tensor:
+    """Note [Returned views] (Translator.h): graph output `out`, which eager
+    Python returns as a view of `base` (a frame input or another returned
+    tensor), as that view: same values, same `_base`, same storage. When the
+    backend computed `out` as a copy, the view is rebuilt from `geometry` (the
+    sizes, strides and offset seen at capture), which holds while the sizes do."""
+    root = base if base._base is None else base._base
+    if out._base is root:
+        return out
+    if out.untyped_storage().data_ptr() == base.untyped_storage().data_ptr():
+        return base.as_strided(out.size(), out.stride(), out.storage_offset())
+    if geometry is not None and tuple(out.shape) == geometry[0]:
+        size, stride, offset = geometry
+        return base.as_strided(size, stride, base.storage_offset() + offset)
+    raise RuntimeError("xacc: a view returned by a captured graph cannot be rebuilt as a view of its base")

@@ -22,3 +22,11 @@ def reversed_at(lst: list, index: int | None) -> Iterator[Any]:
     it = reversed(lst)
     it.__setstate__(-1 if index is None else index)
     return it
+
+
+def dict_iter_at(view: Any, index: int) -> Iterator[Any]:
+    """iter(view) of a dict view with `index` items taken (a live dict iterator)."""
+    it = iter(view)
+    for _ in range(index):
+        next(it)
+    return it

@@ -216,6 +216,25 @@ std::pair<int, int> instructionGroup(const std::string& code, int offset) {
   return {start, end};
 }
 
+/// (sizes, strides, storage offset from its base) of the view tracked by `v`
+/// at capture: what view_of falls back to when the graph's output is a copy.
+/// None when they cannot be read.
+PyRef geometry(const VarRef& v) {
+  PyObject* m = v->obj.get();
+  PyRef size = PyRef::steal(PyObject_CallMethod(m, "size", nullptr));
+  PyRef stride = PyRef::steal(PyObject_CallMethod(m, "stride", nullptr));
+  PyRef off = PyRef::steal(PyObject_CallMethod(m, "storage_offset", nullptr));
+  PyRef base = PyRef::steal(PyObject_GetAttrString(m, "_base"));
+  PyRef baseOff = base ? PyRef::steal(PyObject_CallMethod(base.get(), "storage_offset", nullptr)) : PyRef();
+  PyRef sizes = size ? PyRef::steal(PySequence_Tuple(size.get())) : PyRef();
+  if (!sizes || !stride || !off || !baseOff) {
+    PyErr_Clear();
+    return PyRef::borrow(Py_None);
+  }
+  PyRef rel = PyRef::steal(PyLong_FromLongLong(PyLong_AsLongLong(off.get()) - PyLong_AsLongLong(baseOff.get())));
+  return PyRef::steal(PyTuple_Pack(3, sizes.get(), stride.get(), rel.get()));
+}
+
 /// What the break function rebuilds values from.
 struct Emitter {
   Translator& t;
@@ -368,6 +387,16 @@ struct Emitter {
         PyRef index = PyRef::steal(PyLong_FromLongLong(static_cast<long long>(v->pos) - 1));
         return callConst(T->reversedAt, {v->self}, {index.get()});
       }
+      case IterOf::DictView:
+        if (v->pos == 0) {
+          if (!rebuild(v->self)) return false;
+          asm_.op(Op::GET_ITER);
+          return true;
+        }
+        {
+          PyRef pos = PyRef::steal(PyLong_FromSize_t(v->pos));
+          return callConst(T->dictIterAt, {v->self}, {pos.get()});
+        }
       case IterOf::Enumerate: {
         PyRef count = PyRef::steal(PyLong_FromLongLong(v->count));
         return callConst(T->enumerate, {v->self}, {count.get()});
@@ -392,6 +421,7 @@ struct Emitter {
     switch (v->kind) {
       case K::Null: asm_.op(Op::PUSH_NULL); return true;
       case K::Tensor: {
+        if (SourceRef s = t.inputSource(v)) return source(s);  // the input object itself
         if (v->source) return source(v->source);
         int vid = t.valueOf(v);
         if (v->isNumpy()) {
@@ -405,7 +435,22 @@ struct Emitter {
           asm_.op(Op::CALL, 1);
           return true;
         }
-        if (vid >= 0 && output(vid)) return true;
+        if (vid >= 0 && outIndex.count(vid)) {
+          // A view of an input or of another live tensor: view_of(base, out) (Note [Returned views]).
+          SourceRef baseSource;
+          int baseVid = -1;
+          if (t.viewBase(v, baseSource, baseVid) && (baseSource || outIndex.count(baseVid)) && pyTypes()->viewOf) {
+            asm_.op(Op::PUSH_NULL);
+            asm_.op(Op::LOAD_CONST, constant(pyTypes()->viewOf));
+            if (!(baseSource ? source(baseSource) : output(baseVid)) || !output(vid)) return false;
+            asm_.op(Op::LOAD_CONST, constant(geometry(v).get()));
+            asm_.op(Op::PRECALL, 3);
+            asm_.op(Op::CALL, 3);
+            maxDepth += 4;
+            return true;
+          }
+          return output(vid);
+        }
         return failWith("GB020", "tensor with no source and no graph output");
       }
       case K::SymScalar:
@@ -459,6 +504,15 @@ struct Emitter {
         asm_.op(Op::LOAD_ATTR, name(n.get()));
         return true;
       }
+      case K::DictView: {  // the rebuilt dict's own view: d.keys()
+        if (!rebuild(v->self)) return false;
+        PyRef n = PyRef::steal(PyUnicode_FromString(v->name.c_str()));
+        asm_.op(Op::LOAD_METHOD, name(n.get()));
+        asm_.op(Op::PRECALL, 0);
+        asm_.op(Op::CALL, 0);
+        maxDepth += 2;
+        return true;
+      }
       case K::BoundMethod: {
         asm_.op(Op::PUSH_NULL);
         asm_.op(Op::LOAD_CONST, constant(reinterpret_cast<PyObject*>(&PyMethod_Type)));
@@ -483,7 +537,7 @@ void collectOutputs(Translator& t, const VarRef& v, std::set<const Var*>& seen, 
   using K = Var::Kind;
   switch (v->kind) {
     case K::Tensor:
-      if (!v->source) {
+      if (!v->source && !t.inputSource(v)) {
         int vid = t.valueOf(v);
         if (vid < 0) bad = true;
         else if (std::find(outs.begin(), outs.end(), vid) == outs.end()) outs.push_back(vid);
@@ -506,6 +560,7 @@ void collectOutputs(Translator& t, const VarRef& v, std::set<const Var*>& seen, 
     case K::TensorMethod:
     case K::BoundMethod:
     case K::ContainerMethod:
+    case K::DictView:
       collectOutputs(t, v->self, seen, outs, bad);
       break;
     default:

@@ -60,6 +60,8 @@ struct PyTypes {
   PyObject* polyfills = nullptr;         ///< xacc._src.capture.polyfills.REFERENCE
   PyObject* listIterAt = nullptr;        ///< xacc._src.capture.iterators.list_iter_at
   PyObject* reversedAt = nullptr;        ///< xacc._src.capture.iterators.reversed_at
+  PyObject* dictIterAt = nullptr;        ///< xacc._src.capture.iterators.dict_iter_at
+  PyObject* viewOf = nullptr;            ///< xacc._src.capture.convert.view_of (Note [Returned views])
 };
 
 /// The table, filled on first use (GIL held). Null if torch cannot be imported.

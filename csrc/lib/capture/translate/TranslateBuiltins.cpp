@@ -1,6 +1,9 @@
 // Python builtins called on trackers (`len`, `range`, `enumerate`, `zip`,
 // `isinstance`, `getattr`, `min`/`max`, ...) and pure functions evaluated at
 // capture time on constant arguments (`math.*`, `operator.*`, `sorted`, ...).
+#include <algorithm>
+#include <iterator>
+
 #include "PyTypes.h"
 #include "Translator.h"
 
@@ -28,6 +31,18 @@ VarRef Translator::callBuiltin(PyObject* f, std::vector<VarRef>& args,
     return it && unpack(it, out);
   };
   auto typeOf = [&](const VarRef& v) { return this->typeOf(v); };
+  // locals(), vars() and dir() read the running frame itself: a split frame's
+  // break function has locals of its own (the graph's outputs, temporaries), so
+  // these cannot run there. The failure has no offset: the frame runs in Python.
+  static PyObject* frameReaders[] = {moduleAttr("builtins", "locals"), moduleAttr("builtins", "vars"),
+                                     moduleAttr("builtins", "dir")};
+  if (args.empty() && kwargs.empty() && std::find(std::begin(frameReaders), std::end(frameReaders), f) !=
+                                            std::end(frameReaders)) {
+    fail("GB002", std::string(PyCFunction_Check(f) ? reinterpret_cast<PyCFunctionObject*>(f)->m_ml->ml_name : "?") +
+                      "() reads the frame");
+    failWhole();
+    return nullptr;
+  }
   if (f == T->len) {
     if (args.size() != 1) return bad("len() arguments");
     const VarRef& v = args[0];
@@ -46,6 +61,7 @@ VarRef Translator::callBuiltin(PyObject* f, std::vector<VarRef>& args,
     }
     if (v->is(Var::Kind::Tuple) || v->is(Var::Kind::List) || v->is(Var::Kind::Dict))
       return constant(PyLong_FromSize_t(v->items.size()));
+    if (v->is(Var::Kind::DictView)) return constant(PyLong_FromSize_t(v->self->items.size()));
     if (v->is(Var::Kind::Set)) return constant(PyLong_FromSsize_t(PySet_GET_SIZE(v->obj.get())));
     if (v->is(Var::Kind::Const) || (v->is(Var::Kind::Object) && isA(v->obj.get(), T->module))) {
       Py_ssize_t n = PyObject_Length(v->obj.get());
@@ -79,8 +95,9 @@ VarRef Translator::callBuiltin(PyObject* f, std::vector<VarRef>& args,
     if (!cls) return nullptr;
     const VarRef& v = args[0];
     int r;
-    if ((v->is(Var::Kind::Tensor) && !v->isNumpy()) || v->is(Var::Kind::Object) || v->is(Var::Kind::Const) ||
-        v->is(Var::Kind::Set)) {
+    if (v->is(Var::Kind::Tensor) && !v->isNumpy()) {
+      r = PyObject_IsSubclass(typeOf(v), cls.get());  // the input's type, not its meta twin's
+    } else if (v->is(Var::Kind::Object) || v->is(Var::Kind::Const) || v->is(Var::Kind::Set)) {
       r = PyObject_IsInstance(v->obj.get(), cls.get());
     } else {
       PyObject* tp = typeOf(v);

@@ -318,7 +318,8 @@ VarRef Translator::tensorMethod(const VarRef& tm, std::vector<VarRef>& args,
   if (t->isNumpy()) return numpyMethod(tm, args, kwargs);
   if (name == "numpy" && numpyEnabled()) return tensorToNumpy(t, args, kwargs);
   if (name == "cuda" || name == "cpu" || name == "xpu") return t;
-  if (name == "to" || name == "type") {
+  if (name == "type") return tensorType(t, args, kwargs);
+  if (name == "to") {
     std::vector<std::pair<PyRef, VarRef>> kw;
     for (auto& [k, v] : kwargs) {
       const char* s = PyUnicode_AsUTF8(k.get());
@@ -327,7 +328,7 @@ VarRef Translator::tensorMethod(const VarRef& tm, std::vector<VarRef>& args,
     std::vector<VarRef> rest;
     for (auto& a : args)
       if (!isDeviceLike(a)) rest.push_back(a);
-    if (name == "to" && !rest.empty() && rest[0]->is(Var::Kind::Tensor)) {
+    if (!rest.empty() && rest[0]->is(Var::Kind::Tensor)) {
       PyObject* dt = PyObject_GetAttrString(rest[0]->obj.get(), "dtype");
       if (!dt) {
         failPy("GB020", "dtype");
@@ -349,8 +350,10 @@ VarRef Translator::tensorMethod(const VarRef& tm, std::vector<VarRef>& args,
       fail("GB005", "Tensor." + name + "()");
       return nullptr;
     }
+  // requires_grad_ and detach_ change the caller's tensor itself, which a graph cannot:
+  // they run in Python.
   static const char* kOpaque[] = {"backward", "register_hook", "retain_grad", "data_ptr", "storage",
-                                  "untyped_storage"};
+                                  "untyped_storage", "requires_grad_", "detach_"};
   for (const char* r : kOpaque)
     if (name == r) {
       fail("GB002", "Tensor." + name + "()");
@@ -365,6 +368,47 @@ VarRef Translator::tensorMethod(const VarRef& tm, std::vector<VarRef>& args,
   std::vector<VarRef> all{t};
   all.insert(all.end(), args.begin(), args.end());
   return record(method.get(), all, kwargs);
+}
+
+VarRef Translator::tensorType(const VarRef& t, std::vector<VarRef>& args,
+                              std::vector<std::pair<PyRef, VarRef>>& kwargs) {
+  // Tensor.type(dtype=None, non_blocking=False): without a type, its name
+  // ("torch.FloatTensor"); else the tensor converted to that type (the tensor
+  // itself when it has it already). The type may be a dtype, a name or a legacy
+  // tensor class. Captured tensors are CPU tensors.
+  auto bad = [&](const std::string& what, bool py = false) -> VarRef {
+    if (py) failPy("GB011", what);
+    else fail("GB011", what);
+    return nullptr;
+  };
+  VarRef type = args.empty() ? nullptr : args[0];
+  if (args.size() > 2) return bad("Tensor.type arguments");
+  for (auto& [k, v] : kwargs) {
+    const char* s = PyUnicode_AsUTF8(k.get());
+    if (!strcmp(s, "dtype")) type = v;
+    else if (strcmp(s, "non_blocking")) return bad(std::string("Tensor.type(") + s + "=...)");
+  }
+  // A CPU tensor of the same dtype answers for the meta twin (whose name is "torch.meta.FloatTensor").
+  PyRef dtype = PyRef::steal(PyObject_GetAttrString(t->obj.get(), "dtype"));
+  PyRef empty = PyRef::steal(moduleAttr("torch", "empty"));
+  PyRef probe = dtype && empty ? PyRef::steal(PyObject_CallFunction(empty.get(), "i", 0)) : PyRef();
+  if (probe) probe = PyRef::steal(PyObject_CallMethod(probe.get(), "to", "O", dtype.get()));
+  if (!probe) return bad("Tensor.type", true);
+  if (!type || (type->is(Var::Kind::Const) && type->obj.get() == Py_None)) {
+    PyObject* r = PyObject_CallMethod(probe.get(), "type", nullptr);
+    if (!r) return bad("Tensor.type()", true);
+    return makeConst(PyRef::steal(r));
+  }
+  if (!type->is(Var::Kind::Const) && !(type->is(Var::Kind::Object) && PyType_Check(type->obj.get())))
+    return bad("Tensor.type of a value that is not a constant");
+  PyRef converted = PyRef::steal(PyObject_CallMethod(probe.get(), "type", "O", type->obj.get()));
+  if (!converted) return bad("Tensor.type", true);
+  PyRef isCpu = PyRef::steal(PyObject_GetAttrString(converted.get(), "is_cpu"));
+  if (isCpu.get() != Py_True) return bad("Tensor.type to a type that is not a CPU type");
+  PyRef target = PyRef::steal(PyObject_GetAttrString(converted.get(), "dtype"));
+  PyRef to = PyRef::steal(PyObject_GetAttrString(pyTypes()->tensor, "to"));
+  if (!target || !to) return bad("Tensor.type", true);
+  return record(to.get(), {t, makeConst(target)}, {});
 }
 
 VarRef Translator::containerMethod(const VarRef& obj, const std::string& name, std::vector<VarRef>& args,
@@ -457,17 +501,15 @@ VarRef Translator::containerMethod(const VarRef& obj, const std::string& name, s
         if (PyObject_RichCompareBool(obj->keys[j].get(), k.get(), Py_EQ) == 1) return obj->items[j];
       return args.size() > 1 ? args[1] : none();
     }
-    if (name == "keys") {
-      std::vector<VarRef> ks;
-      for (const PyRef& k : obj->keys) ks.push_back(makeConst(k));
-      return makeSeq(Var::Kind::List, std::move(ks));
-    }
-    if (name == "values") return makeSeq(Var::Kind::List, obj->items);
-    if (name == "items") {
-      std::vector<VarRef> its;
-      for (size_t j = 0; j < obj->keys.size(); ++j)
-        its.push_back(makeSeq(Var::Kind::Tuple, {makeConst(obj->keys[j]), obj->items[j]}));
-      return makeSeq(Var::Kind::List, std::move(its));
+    if (name == "keys" || name == "values" || name == "items") {
+      if (!args.empty()) {
+        fail("GB011", "." + name + " with arguments");
+        return nullptr;
+      }
+      auto view = makeVar(Var::Kind::DictView);
+      view->self = obj;
+      view->name = name;
+      return view;
     }
     if (name == "copy") {
       auto d = makeVar(Var::Kind::Dict);

@@ -298,6 +298,11 @@ bool Frame::step(const Instr& ins, bool& done, VarRef& result) {
     case Op::CONTAINS_OP: {
       if (!need(2)) return false;
       VarRef container = pop(), item = pop();
+      // `k in d.keys()` is `k in d` (the view is live); values and items views compare
+      // their items by ==, which only constants answer here.
+      if (container->is(Var::Kind::DictView)) {
+        container = container->name == "keys" ? container->self : makeSeq(Var::Kind::List, viewItems(*container));
+      }
       auto answer = [&](int r) {
         push(makeConst(PyRef::borrow((r != 0) != (ins.arg != 0) ? Py_True : Py_False)));
         return true;

@@ -92,8 +92,10 @@ const PyTypes* pyTypes() {
     t->polyfills = moduleAttr("xacc._src.capture.polyfills", "REFERENCE");
     t->listIterAt = moduleAttr("xacc._src.capture.iterators", "list_iter_at");
     t->reversedAt = moduleAttr("xacc._src.capture.iterators", "reversed_at");
+    t->dictIterAt = moduleAttr("xacc._src.capture.iterators", "dict_iter_at");
     t->inspectSignature = moduleAttr("inspect", "signature");
     t->osEnviron = moduleAttr("os", "environ");
+    t->viewOf = moduleAttr("xacc._src.capture.convert", "view_of");
     if (PyObject* mapping = moduleAttr("collections.abc", "Mapping")) {
       t->mappingGet = PyObject_GetAttrString(mapping, "get");
       t->mappingContains = PyObject_GetAttrString(mapping, "__contains__");
@@ -241,6 +243,8 @@ VarRef Translator::wrap(PyObject* value, const SourceRef& source) {
       fail(code.empty() ? "GB011" : code, detail);
       return nullptr;
     }
+    if (source)
+      inputMetas_.emplace(meta.get(), InputMeta{meta, source, PyRef::borrow(reinterpret_cast<PyObject*>(tp))});
     return makeVar(Var::Kind::Tensor, std::move(meta), source);
   }
   if (T->ndarray && PyObject_TypeCheck(value, reinterpret_cast<PyTypeObject*>(T->ndarray)))
@@ -573,6 +577,8 @@ int Translator::truth(const VarRef& v) {
     case Var::Kind::List:
     case Var::Kind::Dict:
       return v->items.empty() ? 0 : 1;
+    case Var::Kind::DictView:
+      return v->self->items.empty() ? 0 : 1;
     case Var::Kind::Object: {
       PyObject* o = v->obj.get();
       PyTypeObject* tp = Py_TYPE(o);
@@ -624,6 +630,9 @@ bool Translator::unpack(const VarRef& v, std::vector<VarRef>& out) {
     case Var::Kind::Dict:
       out.clear();
       for (const PyRef& k : v->keys) out.push_back(makeConst(k));
+      return true;
+    case Var::Kind::DictView:
+      out = viewItems(*v);
       return true;
     case Var::Kind::Set: {
       PyObject* it = PyObject_GetIter(v->obj.get());
@@ -728,6 +737,12 @@ VarRef Translator::iterate(const VarRef& v) {
     it->self = v;
     return it;
   }
+  if (v->is(Var::Kind::DictView)) {
+    it->iter = Var::IterOf::DictView;
+    it->self = v;
+    it->keys = v->self->keys;  // the keys iteration started with
+    return it;
+  }
   if (!unpack(v, it->items)) return nullptr;
   if (v->is(Var::Kind::Const) && PyRange_Check(v->obj.get())) it->obj = v->obj;  // see rangeLoop
   return it;
@@ -785,6 +800,17 @@ bool Translator::advance(const VarRef& it, VarRef& out) {
       out = makeSeq(Var::Kind::Tuple, std::move(tuple));
       return true;
     }
+    case IterOf::DictView: {
+      // A dict iterator: the dict's items as they are now (stores to existing
+      // keys are seen); a change of its keys raises RuntimeError in Python.
+      const std::vector<PyRef>& now = it->self->self->keys;
+      bool same = now.size() == it->keys.size();
+      for (size_t i = 0; same && i < now.size(); ++i) same = now[i].get() == it->keys[i].get();
+      if (!same) return fail("GB011", "a dict changed size during iteration (raises RuntimeError)");
+      std::vector<VarRef> items = viewItems(*it->self);
+      if (it->pos < items.size()) out = items[it->pos++];
+      return true;
+    }
     case IterOf::Generator: {  // See Note [Lazy generators]
       GenFrame& g = *it->gen;
       if (g.finished) return true;
@@ -811,6 +837,33 @@ bool Translator::advance(const VarRef& it, VarRef& out) {
     }
   }
   return fail("GB020", "internal: unknown iterator");
+}
+
+SourceRef Translator::inputSource(const VarRef& v) const {
+  if (!v->is(Var::Kind::Tensor) || v->isNumpy()) return nullptr;
+  if (v->source) return v->source;
+  auto it = inputMetas_.find(v->obj.get());
+  return it == inputMetas_.end() ? nullptr : it->second.source;
+}
+
+bool Translator::viewBase(const VarRef& v, SourceRef& baseSource, int& baseVid) {
+  baseSource = nullptr;
+  baseVid = -1;
+  if (!v->is(Var::Kind::Tensor) || v->isNumpy() || inputSource(v)) return false;
+  PyRef base = PyRef::steal(PyObject_GetAttrString(v->obj.get(), "_base"));
+  if (!base || base.get() == Py_None) {
+    PyErr_Clear();
+    return false;
+  }
+  auto it = inputMetas_.find(base.get());
+  if (it != inputMetas_.end()) {
+    baseSource = it->second.source;
+    return true;
+  }
+  std::string detail;
+  baseVid = host_.valueOf(base.get(), detail);
+  if (PyErr_Occurred()) PyErr_Clear();
+  return baseVid >= 0;
 }
 
 int Translator::valueOf(const VarRef& v) {
@@ -946,7 +999,11 @@ bool Translator::setGrad(bool enabled) {
 
 PyObject* Translator::typeOf(const VarRef& v) {
   switch (v->kind) {
-    case Var::Kind::Tensor: return v->isNumpy() ? numpyType(v) : pyTypes()->tensor;
+    case Var::Kind::Tensor: {
+      if (v->isNumpy()) return numpyType(v);
+      auto it = inputMetas_.find(v->obj.get());  // an input: its own type (nn.Parameter, ...)
+      return it != inputMetas_.end() ? it->second.type.get() : pyTypes()->tensor;
+    }
     case Var::Kind::Const:
     case Var::Kind::Object:
     case Var::Kind::SymScalar:
@@ -954,6 +1011,11 @@ PyObject* Translator::typeOf(const VarRef& v) {
     case Var::Kind::Tuple: return reinterpret_cast<PyObject*>(&PyTuple_Type);
     case Var::Kind::List: return reinterpret_cast<PyObject*>(&PyList_Type);
     case Var::Kind::Dict: return v->obj ? v->obj.get() : reinterpret_cast<PyObject*>(&PyDict_Type);
+    case Var::Kind::DictView:
+      if (v->self->obj) return nullptr;  // a ModelOutput's (OrderedDict) views have types of their own
+      return reinterpret_cast<PyObject*>(v->name == "keys"     ? &PyDictKeys_Type
+                                         : v->name == "values" ? &PyDictValues_Type
+                                                               : &PyDictItems_Type);
     default: return nullptr;
   }
 }

@@ -137,6 +137,19 @@ public:
   Frame* topFrame() { return topFrame_.get(); }
   /// Graph value of a tensor tracker (-1 + failure when unknown).
   int valueOf(const VarRef& v);
+  /// Where a tensor tracker's object comes from when it is an input of the frame:
+  /// its source, or the source of the input it is the very object of (`x.to(x.dtype)`,
+  /// `x.contiguous()` return `x`); null for a tensor the graph computes. Such a
+  /// tensor is rebuilt from its source, never from a graph output, so the caller
+  /// gets the input object back (Note [Distinct outputs] in GraphBuilder.cpp).
+  SourceRef inputSource(const VarRef& v) const;
+  /// Note [Returned views]: a tensor the graph computes that eager Python would
+  /// hand back as a view (`x.view(-1)`, `x[0]`, `y.t()`) must come back as a view
+  /// of the same base object, or the caller's writes through it go nowhere.
+  /// The base of tracker `v`'s meta twin when `v` is such a view: `baseSource`
+  /// set when the base is a frame input, else `baseVid` its graph value (the
+  /// caller checks that the base is live). False when `v` is no view.
+  bool viewBase(const VarRef& v, SourceRef& baseSource, int& baseVid);
 
   /// Note [Replayed attribute writes]: `obj.name = value` on a plain Python
   /// object reached from a source (transformers' output collector writes
@@ -164,6 +177,8 @@ public:
   /// Turns the pending Python error into a failure with `code`.
   bool failPy(const std::string& code, const std::string& what);
   bool failed() const { return !failure_.code.empty(); }
+  /// Marks the failure as one the frame cannot be split at (no offset): it runs in Python.
+  void failWhole() { failure_.offset = -1; }
 
   VarRef wrap(PyObject* value, const SourceRef& source);
   VarRef getattr(const VarRef& obj, PyObject* name);
@@ -301,6 +316,8 @@ private:
   VarRef tensorMethod(const VarRef& tm, std::vector<VarRef>& args,
                       std::vector<std::pair<PyRef, VarRef>>& kwargs);
   VarRef tensorAttr(const VarRef& t, PyObject* name);
+  /// `t.type(...)`: its type name, or `t` converted (TranslateCalls.cpp).
+  VarRef tensorType(const VarRef& t, std::vector<VarRef>& args, std::vector<std::pair<PyRef, VarRef>>& kwargs);
   VarRef moduleChild(const VarRef& mod, PyObject* name, bool& found);
   PyRef pythonValue(const VarRef& v);
   VarRef superOf(Frame& f, std::vector<VarRef>& args);
@@ -319,6 +336,12 @@ private:
   const std::vector<VarRef>* markSyms_ = nullptr;  ///< pythonValue: numbers given as markers
   bool numpyArgs_ = false;  ///< pythonValue: building a NumPy call (flagged tensors only)
   std::vector<AttrWrite> attrWrites_;  ///< Note [Replayed attribute writes], in program order
+  struct InputMeta {
+    PyRef meta;
+    SourceRef source;
+    PyRef type;  ///< the input's own type (nn.Parameter, a subclass), guarded with it
+  };
+  std::map<PyObject*, InputMeta> inputMetas_;  ///< inputs by meta twin
   int branchDepth_ = 0;     ///< nested ctrl.if arms being traced
   // TranslateControl.cpp helpers.
   struct Snapshot;

@@ -113,6 +113,9 @@ struct Var {
     SymScalar,     ///< a Python int/float that is a graph value: obj = the value seen at
                    ///< capture, vid = its graph value (-1 until used), items = the
                    ///< argument trackers it was computed from (empty: it is one)
+    DictView,      ///< `d.keys()`, `d.values()`, `d.items()`: self = the Dict tracker, name =
+                   ///< the method. Live, as in Python: every read sees the dict as it is
+                   ///< then (viewItems), later stores included.
   };
   Kind kind = Kind::Null;
   SourceRef source;
@@ -137,6 +140,7 @@ struct Var {
     Reversed,   ///< self: the List tracker, pos: next index + 1, 0 once exhausted
     Enumerate,  ///< self: the inner iterator, count: the next count
     Zip,        ///< items: the inner iterators
+    DictView,   ///< self: the DictView tracker, keys: the dict's keys when it started, pos
     Generator,  ///< gen: an inlined generator's frame, run to its next yield at each step;
                 ///< pos counts the steps taken (so snapshots see it move)
   } iter = IterOf::Items;
@@ -162,6 +166,18 @@ inline VarRef makeSeq(Var::Kind k, std::vector<VarRef> items, SourceRef src = nu
   auto v = makeVar(k, {}, std::move(src));
   v->items = std::move(items);
   return v;
+}
+
+/// The items a DictView yields now: keys (constants), values, or (key, value) tuples.
+inline std::vector<VarRef> viewItems(const Var& view) {
+  const Var& d = *view.self;
+  if (view.name == "values") return d.items;
+  std::vector<VarRef> out;
+  for (size_t j = 0; j < d.keys.size(); ++j) {
+    VarRef k = makeConst(d.keys[j]);
+    out.push_back(view.name == "keys" ? k : makeSeq(Var::Kind::Tuple, {k, d.items[j]}));
+  }
+  return out;
 }
 
 }  // namespace xacc::capture::translate
