@@ -732,7 +732,8 @@ VarRef Translator::run(PyObject* func, PyObject* args) {
   auto* fn = reinterpret_cast<PyFunctionObject*>(func);
   auto* code = reinterpret_cast<PyCodeObject*>(fn->func_code);
   std::string error;
-  // Resume code is translated once (its cache entry covers later calls): not cached.
+  // Resume code (a copy of the whole original per break) is decoded for this
+  // translation only: caching it would keep O(code) memory per break.
   if (resumeOrigin(code, nullptr)) resumeBc_ = Bytecode::decode(code, error);
   const Bytecode* bc = resumeBc_ ? resumeBc_.get() : Bytecode::of(code, error);
   if (!bc) {
