@@ -6,7 +6,8 @@ hooks in one process are not supported together, see the capture report)
       torch.compile(backend="eager"); overhead = time(compiled) - time(eager);
   (b) cold capture time of fresh functions: xacc.jit vs torch.compile(backend="eager")
       (both after their one-time imports and warm-up on another function);
-  (c) end-to-end latency of small models: eager vs xacc.jit.
+  (c) end-to-end latency of small models: eager vs xacc.jit;
+  (d) capture time per graph break in a frame with N breaks (break_scaling.py).
 
     PYTHONPATH=... python benchmarks/capture/run.py [--quick]
 """
@@ -146,6 +147,11 @@ def main() -> None:
     c = xacc_counters()
     print(f"counters: graphs={c['graphs']} breaks={c['breaks']} recompiles={c['recompiles']} "
           f"internal_errors={c['internal_errors']}")
+
+    # (d) graph breaks (resets the counters)
+    import break_scaling
+    print("(d) capture time per graph break, N prints in one frame (first call, eager-equal output)")
+    break_scaling.run([50, 200] if ns.quick else [100, 400, 1600])
 
 
 if __name__ == "__main__":

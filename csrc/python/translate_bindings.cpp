@@ -390,6 +390,10 @@ void bindTranslate(py::module_& c) {
     if (!orig) return py::none();
     return py::make_tuple(py::reinterpret_borrow<py::object>(reinterpret_cast<PyObject*>(orig)), prologue);
   });
+  c.def("resume_line", [](py::handle code) {
+    // The user's line a resume code object continues at (0: unknown or not one).
+    return PyCode_Check(code.ptr()) ? tr::resumeLine(reinterpret_cast<PyCodeObject*>(code.ptr())) : 0;
+  });
   c.def("register_resume", [](py::handle code, py::handle orig, int prologue) {
     if (!PyCode_Check(code.ptr()) || !PyCode_Check(orig.ptr())) throw py::type_error("expected code objects");
     tr::registerResume(reinterpret_cast<PyCodeObject*>(code.ptr()), reinterpret_cast<PyCodeObject*>(orig.ptr()),

@@ -12,6 +12,15 @@
 // (see Note [Capture state]) and retries the cache once. Frames whose entry
 // replaces the bytecode are never evaluated: the caller (_PyEval_Vector)
 // clears and pops them, exactly as after a normal return.
+//
+// Note [Resume trampoline]: a break function does not call its resume
+// function; it returns `(resume, args...)` (the resume function first, a
+// function of a code the translator registered as a resume code), and the hook
+// that ran it calls resume(*args) itself, in a loop. When that call reaches
+// the hook and its entry is again a break function, the request it returns is
+// passed up to the loop that is already running instead of starting another
+// one. So a frame with N breaks runs at a constant Python and C stack depth,
+// and a traceback shows one frame for the user's function, as in eager.
 #define Py_BUILD_CORE
 #include <Python.h>
 #include <internal/pycore_frame.h>
@@ -26,6 +35,10 @@
 #include "xacc/capture/EvalFrame.h"
 
 namespace xacc::capture {
+
+namespace translate {
+PyCodeObject* resumeOrigin(PyCodeObject* code, int* prologue);  // translate/Codegen.h
+}
 
 namespace {
 
@@ -42,6 +55,9 @@ bool gInstalled = false;
 PyObject* gCallback = nullptr;
 int gRecompileLimit = 8;
 thread_local CaptureState tState = CaptureState::Off;
+/// Set by a trampoline just before it calls a resume function; read and
+/// cleared by the first hook call that follows (Note [Resume trampoline]).
+thread_local bool tFromTrampoline = false;
 std::unordered_set<PyCodeObject*> gCodes;  ///< code objects that carry an extra (GIL-protected)
 
 struct Counters {
@@ -112,14 +128,38 @@ struct Resolved {
   }
 };
 
+/// Whether `r`, returned by a break function, asks for a resume function to
+/// be called (Note [Resume trampoline]).
+bool isResumeRequest(PyObject* r) {
+  if (!PyTuple_CheckExact(r) || PyTuple_GET_SIZE(r) < 1) return false;
+  PyObject* f = PyTuple_GET_ITEM(r, 0);
+  return PyFunction_Check(f) &&
+         translate::resumeOrigin(reinterpret_cast<PyCodeObject*>(PyFunction_GET_CODE(f)), nullptr) != nullptr;
+}
+
+/// Runs the resume requests in `r` until one returns the frame's result; with
+/// `passUp`, hands a request to the trampoline that called this frame.
+PyObject* trampoline(PyObject* r, bool passUp) {
+  while (r && isResumeRequest(r)) {
+    if (passUp) return r;
+    PyObject* const* items = &PyTuple_GET_ITEM(r, 0);
+    tFromTrampoline = true;
+    PyObject* next = PyObject_Vectorcall(items[0], items + 1, static_cast<size_t>(PyTuple_GET_SIZE(r) - 1), nullptr);
+    tFromTrampoline = false;
+    Py_DECREF(r);
+    r = next;
+  }
+  return r;
+}
+
 /// Runs entry `e` for `frame` after its guards passed.
 PyObject* runEntry(const CacheEntry& e, PyThreadState* ts, _PyInterpreterFrame* frame,
-                   PyObject** resolved, int throwflag, size_t nargs) {
+                   PyObject** resolved, int throwflag, size_t nargs, bool passUp) {
   e.hits.fetch_add(1, std::memory_order_relaxed);
   switch (e.kind) {
     case CacheEntry::Kind::Graph: return e.runGraph(resolved);
     case CacheEntry::Kind::Code:
-      return PyObject_Vectorcall(e.fn, frame->localsplus, nargs, nullptr);
+      return trampoline(PyObject_Vectorcall(e.fn, frame->localsplus, nargs, nullptr), passUp);
     case CacheEntry::Kind::Default: return defaultEval(ts, frame, throwflag);
   }
   return nullptr;
@@ -128,7 +168,7 @@ PyObject* runEntry(const CacheEntry& e, PyThreadState* ts, _PyInterpreterFrame* 
 /// Looks for an entry whose guards pass; runs it and returns true on a hit.
 /// When `failures` is given, collects the first failing guard of each entry.
 bool lookupAndRun(CodeExtra* extra, PyThreadState* ts, _PyInterpreterFrame* frame, int throwflag,
-                  PyObject*& result, std::vector<std::string>* failures) {
+                  PyObject*& result, std::vector<std::string>* failures, bool passUp) {
   PyCodeObject* code = frame->f_code;
   size_t nargs = argSlots(code);
   PyObject* closure = frame->f_func ? frame->f_func->func_closure : nullptr;
@@ -148,7 +188,7 @@ bool lookupAndRun(CodeExtra* extra, PyThreadState* ts, _PyInterpreterFrame* fram
       extra->entries.erase(extra->entries.begin() + i);
       extra->entries.insert(extra->entries.begin(), e);
     }
-    result = runEntry(*e, ts, frame, r.data, throwflag, nargs);
+    result = runEntry(*e, ts, frame, r.data, throwflag, nargs, passUp);
     e->guards->release(r.data);
     return true;
   }
@@ -156,6 +196,8 @@ bool lookupAndRun(CodeExtra* extra, PyThreadState* ts, _PyInterpreterFrame* fram
 }
 
 PyObject* xaccEvalFrame(PyThreadState* ts, _PyInterpreterFrame* frame, int throwflag) {
+  const bool passUp = tFromTrampoline;
+  tFromTrampoline = false;
   CaptureState state = tState;
   if (state == CaptureState::Off || throwflag) return defaultEval(ts, frame, throwflag);
   PyCodeObject* code = frame->f_code;
@@ -167,7 +209,7 @@ PyObject* xaccEvalFrame(PyThreadState* ts, _PyInterpreterFrame* frame, int throw
 
   PyObject* result = nullptr;
   if (extra && !extra->entries.empty() &&
-      lookupAndRun(extra, ts, frame, throwflag, result, nullptr)) {
+      lookupAndRun(extra, ts, frame, throwflag, result, nullptr, passUp)) {
     gStats.hits.fetch_add(1, std::memory_order_relaxed);
     return result;
   }
@@ -242,7 +284,7 @@ PyObject* xaccEvalFrame(PyThreadState* ts, _PyInterpreterFrame* frame, int throw
 
   extra = getExtra(code);
   if (extra && extra->action != 1 && !extra->entries.empty() &&
-      lookupAndRun(extra, ts, frame, throwflag, result, nullptr))
+      lookupAndRun(extra, ts, frame, throwflag, result, nullptr, passUp))
     return result;
   gStats.fallbacks.fetch_add(1, std::memory_order_relaxed);
   return defaultEval(ts, frame, throwflag);

@@ -235,10 +235,10 @@ def callback(func: types.FunctionType, args: tuple, failures: list[str]) -> Any:
             log("recompiles", "recompiling %s (%s:%d): %s", code.co_qualname, code.co_filename,
                 code.co_firstlineno, "; ".join(failures))
         t0 = time.perf_counter()
-        ev = CompileEvent(code.co_qualname, code.co_filename, code.co_firstlineno, "error",
+        ev = CompileEvent(_frame_name(code), code.co_filename, code.co_firstlineno, "error",
                           recompile_reasons=list(failures), code=code, device=opts.device,
                           entry=len(C.entries(code)))
-        debug("capture", "translating %s (%s:%d) with arguments (%s)", code.co_qualname, code.co_filename,
+        debug("capture", "translating %s (%s:%d) with arguments (%s)", ev.function, code.co_filename,
               code.co_firstlineno, ", ".join(_describe_arg(a) for a in args))
         if failures:
             debug("recompiles", "%s already has %d cache entries", code.co_qualname, ev.entry)
@@ -664,11 +664,34 @@ def _skip(code: types.CodeType, ev: CompileEvent, why: str) -> None:
     log("capture", "skipping %s (%s:%d): %s", code.co_qualname, code.co_filename, code.co_firstlineno, why)
 
 
-def _dis(code: types.CodeType) -> str:
-    import io
-    s = io.StringIO()
-    dis.dis(code, file=s)
-    return s.getvalue()
+class _dis:
+    """`dis` of a code object for a log line, made only when the line is written
+    (a resume function holds the whole original code: disassembling it on every
+    compile made capture time quadratic in the number of breaks)."""
+
+    __slots__ = ("code",)
+
+    def __init__(self, code: types.CodeType) -> None:
+        self.code = code
+
+    def __str__(self) -> str:
+        import io
+        s = io.StringIO()
+        dis.dis(self.code, file=s)
+        return s.getvalue()
+
+
+def _frame_name(code: types.CodeType) -> str:
+    """How explain and the logs name a frame. Resume and loop-body functions
+    carry the user's names (so tracebacks show the user's function); they are
+    told apart here by where they continue."""
+    if C.is_resume(code):
+        line = C.resume_line(code)
+        return f"{code.co_qualname} (resumed at line {line})" if line else f"{code.co_qualname} (resumed)"
+    if C.is_loop_body(code):
+        line = next((ln for _, _, ln in code.co_lines() if ln), 0)
+        return f"{code.co_qualname} (loop body at line {line})"
+    return code.co_qualname
 
 
 def _builtins_dict(func: types.FunctionType) -> dict:

@@ -18,6 +18,9 @@ def _const(v: object) -> str:
     if isinstance(v, types.CodeType):
         return f"<code {v.co_qualname}>"
     if isinstance(v, types.FunctionType):
+        from xacc._C import capture as C
+        if C.is_resume(v.__code__):  # it carries the user's names (translate/Codegen.h)
+            return f"<resume {v.__code__.co_qualname} at line {C.resume_line(v.__code__)}>"
         return f"<function {v.__code__.co_qualname}>"
     if type(v).__name__ == "GraphFunction":
         return "<compiled graph>"

@@ -33,6 +33,57 @@ int readVarint(const unsigned char* p, size_t n, size_t& i) {
   return v;
 }
 
+/// The line of every code unit of `code`, decoded from co_linetable in one
+/// pass (PyCode_Addr2Line walks the table from its start on every call, which
+/// made decoding quadratic in the code's length). -1: no location. The 3.11
+/// format (Objects/locations.md): an entry is a header byte (bit 7 set, a kind
+/// in bits 3-6, its length in code units minus one in bits 0-2) and data.
+std::vector<int> unitLines(PyCodeObject* code, size_t units) {
+  std::vector<int> lines(units, -1);
+  PyObject* lt = code->co_linetable;
+  if (!lt || !PyBytes_Check(lt)) return lines;
+  const auto* p = reinterpret_cast<const unsigned char*>(PyBytes_AS_STRING(lt));
+  const size_t n = static_cast<size_t>(PyBytes_GET_SIZE(lt));
+  size_t i = 0, unit = 0;
+  int line = code->co_firstlineno;
+  auto varint = [&] {  // little-endian 6-bit chunks, bit 6 = more
+    unsigned v = 0, shift = 0;
+    while (i < n) {
+      unsigned char b = p[i++];
+      v |= static_cast<unsigned>(b & 63) << shift;
+      shift += 6;
+      if (!(b & 64)) break;
+    }
+    return v;
+  };
+  auto svarint = [&] {
+    unsigned v = varint();
+    return (v & 1) ? -static_cast<int>(v >> 1) : static_cast<int>(v >> 1);
+  };
+  while (i < n) {
+    const unsigned char head = p[i++];
+    const int kind = (head >> 3) & 15, length = (head & 7) + 1;
+    bool located = true;
+    if (kind == 15) {  // no location
+      located = false;
+    } else if (kind == 14) {  // long form: line delta, end line delta, columns
+      line += svarint();
+      varint();
+      varint();
+      varint();
+    } else if (kind == 13) {  // no columns: line delta
+      line += svarint();
+    } else if (kind >= 10) {  // one-line form: delta kind - 10, two column bytes
+      line += kind - 10;
+      i += 2;
+    } else {  // short form: same line, one column byte
+      i += 1;
+    }
+    for (int k = 0; k < length && unit < units; ++k) lines[unit++] = located ? line : -1;
+  }
+  return lines;
+}
+
 }  // namespace
 
 const OpcodeInfo& opcodeInfo(uint8_t op) { return table().info[op]; }
@@ -47,6 +98,15 @@ const Bytecode* Bytecode::of(PyCodeObject* code, std::string& error) {
     auto it = cache.find(code);
     if (it != cache.end()) return it->second.get();
   }
+  std::unique_ptr<Bytecode> bc = decode(code, error);
+  if (!bc) return nullptr;
+  std::lock_guard<std::mutex> lock(mu);
+  auto [it, inserted] = cache.emplace(code, std::move(bc));
+  if (inserted) Py_INCREF(reinterpret_cast<PyObject*>(code));
+  return it->second.get();
+}
+
+std::unique_ptr<Bytecode> Bytecode::decode(PyCodeObject* code, std::string& error) {
   PyObject* raw = PyCode_GetCode(code);
   if (!raw) {
     PyErr_Clear();
@@ -57,6 +117,7 @@ const Bytecode* Bytecode::of(PyCodeObject* code, std::string& error) {
   const auto* p = reinterpret_cast<const unsigned char*>(PyBytes_AS_STRING(raw));
   const int n = static_cast<int>(PyBytes_GET_SIZE(raw));
   bc->index_.assign(static_cast<size_t>(n / 2 + 1), -1);
+  const std::vector<int> lines = unitLines(code, static_cast<size_t>(n / 2));
   int ext = 0;
   for (int off = 0; off < n;) {
     uint8_t op = p[off];
@@ -75,7 +136,7 @@ const Bytecode* Bytecode::of(PyCodeObject* code, std::string& error) {
     ins.next = off + 2 + 2 * info.caches;
     if (info.flags & kJumpForward) ins.target = off + 2 + 2 * ins.arg;
     if (info.flags & kJumpBackward) ins.target = off + 2 - 2 * ins.arg;
-    ins.line = PyCode_Addr2Line(code, off);
+    ins.line = lines[static_cast<size_t>(off / 2)];
     bc->index_[off / 2] = static_cast<int>(bc->instrs_.size());
     if (info.flags & kJumpBackward) bc->loopRanges_.emplace_back(ins.target, off);
     bc->instrs_.push_back(ins);
@@ -94,10 +155,7 @@ const Bytecode* Bytecode::of(PyCodeObject* code, std::string& error) {
       bc->tryRanges_.emplace_back(2 * start, 2 * (start + length));
     }
   }
-  std::lock_guard<std::mutex> lock(mu);
-  auto [it, inserted] = cache.emplace(code, std::move(bc));
-  if (inserted) Py_INCREF(reinterpret_cast<PyObject*>(code));
-  return it->second.get();
+  return bc;
 }
 
 bool Bytecode::inTry(int offset) const {

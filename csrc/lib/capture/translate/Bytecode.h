@@ -64,6 +64,9 @@ class Bytecode {
 public:
   /// Decodes `code` (cached per code object for the process lifetime).
   static const Bytecode* of(PyCodeObject* code, std::string& error);
+  /// Decodes `code` without caching it: for resume code, a copy of the whole
+  /// original code per graph break, decoded once for its one translation.
+  static std::unique_ptr<Bytecode> decode(PyCodeObject* code, std::string& error);
 
   const std::vector<Instr>& instrs() const { return instrs_; }
   /// Index of the instruction at `offset`, or -1.

@@ -125,6 +125,9 @@ PyRef makeResume(PyCodeObject* orig, int target, const std::vector<bool>& layout
     if (b) asm_.op(Op::LOAD_FAST, nvar + k++);
     else asm_.op(Op::PUSH_NULL);
   }
+  // The stack arguments are on the stack now: unbound, so that the frame's
+  // f_locals (a traceback's, a debugger's) holds the user's locals only.
+  for (int i = 0; i < nvals; ++i) asm_.op(Op::DELETE_FAST, nvar + i);
   const int sentinelConst = static_cast<int>(PyTuple_GET_SIZE(orig->co_consts));
   int maybeLabel = 1000;
   for (int i : unbound) {
@@ -176,14 +179,19 @@ PyRef makeResume(PyCodeObject* orig, int target, const std::vector<bool>& layout
   std::string exc = shiftedExceptionTable(orig, static_cast<int>(prologue.size()));
   setItem(kw.get(), "co_exceptiontable", PyBytes_FromStringAndSize(exc.data(), static_cast<Py_ssize_t>(exc.size())));
   setItem(kw.get(), "co_stacksize", PyLong_FromLong(orig->co_stacksize + static_cast<int>(layout.size()) + 2));
-  if (maybeLabel > 1000) {
-    // The sentinel is not marshallable: only resume functions after a split loop hold it.
-    PyRef consts = PyRef::steal(PySequence_List(orig->co_consts));
-    PyList_Append(consts.get(), unboundSentinel());
-    setItem(kw.get(), "co_consts", PyList_AsTuple(consts.get()));
-  }
-  setItem(kw.get(), "co_name", PyUnicode_FromFormat("__xacc_resume_%U_at_%d", orig->co_name, target));
-  setItem(kw.get(), "co_qualname", PyUnicode_FromFormat("%U.<resume at %d>", orig->co_qualname, target));
+  PyRef consts = PyRef::steal(PySequence_List(orig->co_consts));
+  // The sentinel is not marshallable: only resume functions after a split loop hold it.
+  if (maybeLabel > 1000) PyList_Append(consts.get(), unboundSentinel());
+  // Unused, but part of the code's hash: resume code of one function differs
+  // from the original only in its prologue, which the hash does not read, so
+  // dicts keyed by code objects would otherwise see every one of them collide.
+  PyRef where = PyRef::steal(PyUnicode_FromFormat("<resume at %d>", target));
+  PyList_Append(consts.get(), where.get());
+  setItem(kw.get(), "co_consts", PyList_AsTuple(consts.get()));
+  // The user's names (and, above, file and line table): a traceback, sys._getframe
+  // and inspect see the user's function (the registry tells resume code apart).
+  setItem(kw.get(), "co_name", Py_NewRef(orig->co_name));
+  setItem(kw.get(), "co_qualname", Py_NewRef(orig->co_qualname));
   PyRef out = replaceCode(orig, kw.get());
   if (!out) return {};
   auto& reg = registry();
@@ -191,6 +199,7 @@ PyRef makeResume(PyCodeObject* orig, int target, const std::vector<bool>& layout
   Py_INCREF(out.get());
   Py_INCREF(reinterpret_cast<PyObject*>(orig));
   reg.origin[reinterpret_cast<PyCodeObject*>(out.get())] = {orig, static_cast<int>(prologue.size())};
+  reg.target[reinterpret_cast<PyCodeObject*>(out.get())] = target;
   return out;
 }
 
@@ -620,6 +629,23 @@ PyCodeObject* resumeOrigin(PyCodeObject* code, int* prologue) {
   return it->second.first;
 }
 
+int resumeLine(PyCodeObject* code) {
+  PyCodeObject* orig = nullptr;
+  int target = -1;
+  {
+    auto& reg = registry();
+    std::lock_guard<std::mutex> lock(reg.mu);
+    auto it = reg.target.find(code);
+    if (it == reg.target.end()) return 0;
+    target = it->second;
+    orig = reg.origin[code].first;
+  }
+  std::string error;
+  const Bytecode* bc = Bytecode::of(orig, error);
+  const int i = bc ? bc->indexOf(target) : -1;
+  return i < 0 ? 0 : std::max(0, bc->instrs()[static_cast<size_t>(i)].line);
+}
+
 bool isLoopBody(PyCodeObject* code) {
   auto& reg = registry();
   std::lock_guard<std::mutex> lock(reg.mu);
@@ -731,6 +757,13 @@ PyRef emitBreak(Translator& t, Frame& top, const Instr& ins, PyObject* func, Bre
   for (int i : bound)
     if (!em.rebuild(top.slots[static_cast<size_t>(i)])) return {};
   for (auto it = bound.rbegin(); it != bound.rend(); ++it) a.op(Op::STORE_FAST, *it);
+  // What the rest runs natively sees the user's locals only (f_locals): not the
+  // graph's outputs and rebuilt containers, and no argument slot the frame had
+  // unbound at the break (a resume frame's stack values and unbound locals).
+  for (int i = 0; i < nargs && !atReturn; ++i)
+    if (std::find(bound.begin(), bound.end(), i) == bound.end()) a.op(Op::DELETE_FAST, i);
+  if (hasGraph) a.op(Op::DELETE_FAST, em.outLocal);
+  for (const auto& [var, slot] : em.built) a.op(Op::DELETE_FAST, slot);
 
   // The resume function takes every original local, then the stack values.
   const int origLocals = orig->co_nlocals;
@@ -775,7 +808,8 @@ PyRef emitBreak(Translator& t, Frame& top, const Instr& ins, PyObject* func, Bre
     }
     tempCount += static_cast<int>(lay.size());
     for (auto it = temps.rbegin(); it != temps.rend(); ++it) a.op(Op::STORE_FAST, *it);
-    a.op(Op::PUSH_NULL);
+    // Returned to the hook's trampoline, which makes the call (Note [Resume
+    // trampoline] in EvalFrame311.cpp): `return (resume, locals..., stack...)`.
     a.op(Op::LOAD_CONST, em.constant(resumeFn.get()));
     for (int i = 0; i < origLocals; ++i) {
       if (std::find(unbound.begin(), unbound.end(), i) != unbound.end()) {
@@ -790,8 +824,7 @@ PyRef emitBreak(Translator& t, Frame& top, const Instr& ins, PyObject* func, Bre
         a.op(Op::LOAD_FAST, temps[i]);
         ++nvals;
       }
-    a.op(Op::PRECALL, origLocals + nvals);
-    a.op(Op::CALL, origLocals + nvals);
+    a.op(Op::BUILD_TUPLE, 1 + origLocals + nvals);
     a.op(Op::RETURN_VALUE);
     em.maxDepth += origLocals + nvals + 2;
     return true;
@@ -921,8 +954,8 @@ PyRef emitBreak(Translator& t, Frame& top, const Instr& ins, PyObject* func, Bre
   setItem(kw.get(), "co_stacksize", PyLong_FromLong(em.maxDepth + code->co_stacksize));
   setItem(kw.get(), "co_exceptiontable", PyBytes_FromStringAndSize("", 0));
   setItem(kw.get(), "co_linetable", PyBytes_FromStringAndSize(lt.data(), static_cast<Py_ssize_t>(lt.size())));
-  setItem(kw.get(), "co_name", PyUnicode_FromFormat("__xacc_break_%U", code->co_name));
-  setItem(kw.get(), "co_qualname", PyUnicode_FromFormat("%U.<break>", code->co_qualname));
+  setItem(kw.get(), "co_name", Py_NewRef(orig->co_name));
+  setItem(kw.get(), "co_qualname", Py_NewRef(orig->co_qualname));
   PyRef newCode = replaceCode(code, kw.get());
   if (!newCode) {
     std::string what = "break function";

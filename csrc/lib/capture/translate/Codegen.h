@@ -5,8 +5,9 @@
 //    calls the prefix graph (a GraphFunction constant that reads its inputs
 //    from the arguments), rebuilds the live locals and the value stack from
 //    graph outputs, sources and constants, runs the unsupported instruction(s)
-//    copied verbatim from the original code, then passes the stack and the
-//    locals to a resume function and returns its result;
+//    copied verbatim from the original code, then returns the resume
+//    function with the locals and the stack, `(resume, locals..., stack...)`,
+//    to the hook, which calls it (Note [Resume trampoline] in EvalFrame311.cpp);
 //  * the *resume function* for an offset of an original code object: its
 //    arguments are all the original locals followed by the stack values; a
 //    prologue pushes them back (NULLs where 3.11's call protocol had them),
@@ -15,7 +16,9 @@
 //    as is; exception-table offsets are shifted by the prologue length and
 //    closure-variable opargs by the number of added locals.
 // Resume functions re-enter the frame hook like any function; break functions
-// are marked skip by the caller.
+// are marked skip by the caller. Both carry the original's name, qualified
+// name, file and lines, so tracebacks and frame introspection see the user's
+// function; resumeOrigin() tells them apart.
 #pragma once
 
 #include <Python.h>
@@ -42,6 +45,9 @@ public:
 /// A resume code object's original code and prologue length (bytes), or
 /// null when `code` is not a resume function.
 PyCodeObject* resumeOrigin(PyCodeObject* code, int* prologue);
+/// The line of the original code where resume code `code` continues (0 when
+/// unknown, or `code` is no resume code): how logs and explain name it.
+int resumeLine(PyCodeObject* code);
 /// Whether `code` is a loop body function made at a break inside a loop
 /// (Note [Loop bodies] in Codegen.cpp).
 bool isLoopBody(PyCodeObject* code);

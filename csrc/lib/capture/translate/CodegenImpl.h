@@ -147,6 +147,7 @@ void setItem(PyObject* d, const char* k, PyObject* v);
 struct ResumeRegistry {
   std::mutex mu;
   std::map<PyCodeObject*, std::pair<PyCodeObject*, int>> origin;  // strong refs to both
+  std::map<PyCodeObject*, int> target;  // resume code -> the original offset it continues at
   std::map<std::tuple<PyCodeObject*, int, std::vector<bool>, std::vector<int>, PyObject*>, PyObject*> fns;
   std::set<PyCodeObject*> bodies;  // loop body code objects (strong refs)
   std::map<std::tuple<PyCodeObject*, int, std::vector<int>, PyObject*>, PyObject*> bodyFns;

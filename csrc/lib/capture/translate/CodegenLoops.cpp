@@ -306,7 +306,6 @@ PyRef loopBody(PyCodeObject* orig, const Bytecode* bc, const LoopPlan& p, const 
   std::string bytes, lt;
   a.assemble(bytes, lt);
   PyRef kw = PyRef::steal(PyDict_New());
-  const int line = instrs[static_cast<size_t>(hi)].line;
   setItem(kw.get(), "co_code", PyBytes_FromStringAndSize(bytes.data(), static_cast<Py_ssize_t>(bytes.size())));
   setItem(kw.get(), "co_consts", PyList_AsTuple(consts.get()));
   setItem(kw.get(), "co_varnames", PyList_AsTuple(names.get()));
@@ -319,8 +318,9 @@ PyRef loopBody(PyCodeObject* orig, const Bytecode* bc, const LoopPlan& p, const 
           PyLong_FromLong(orig->co_stacksize + static_cast<int>(p.stored.size()) + p.below + p.values + 4));
   setItem(kw.get(), "co_exceptiontable", PyBytes_FromStringAndSize("", 0));
   setItem(kw.get(), "co_linetable", PyBytes_FromStringAndSize(lt.data(), static_cast<Py_ssize_t>(lt.size())));
-  setItem(kw.get(), "co_name", PyUnicode_FromFormat("__xacc_loop_%U_at_%d", orig->co_name, p.head));
-  setItem(kw.get(), "co_qualname", PyUnicode_FromFormat("%U.<loop body at line %d>", orig->co_qualname, line));
+  // The user's names, as for break and resume functions (Codegen.h).
+  setItem(kw.get(), "co_name", Py_NewRef(orig->co_name));
+  setItem(kw.get(), "co_qualname", Py_NewRef(orig->co_qualname));
   PyRef code = replaceCode(orig, kw.get());
   if (!code) {
     PyErr_Clear();

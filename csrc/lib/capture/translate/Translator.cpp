@@ -4,6 +4,8 @@
 // Translator.h.
 #include "Translator.h"
 
+#include "Codegen.h"
+
 #include "PyTypes.h"
 
 namespace xacc::capture::translate {
@@ -884,7 +886,10 @@ VarRef Translator::run(PyObject* func, PyObject* args) {
   auto* fn = reinterpret_cast<PyFunctionObject*>(func);
   auto* code = reinterpret_cast<PyCodeObject*>(fn->func_code);
   std::string error;
-  const Bytecode* bc = Bytecode::of(code, error);
+  // Resume code (a copy of the whole original per break) is decoded for this
+  // translation only: caching it would keep O(code) memory per break.
+  if (resumeOrigin(code, nullptr)) resumeBc_ = Bytecode::decode(code, error);
+  const Bytecode* bc = resumeBc_ ? resumeBc_.get() : Bytecode::of(code, error);
   if (!bc) {
     fail("GB020", error);
     return nullptr;

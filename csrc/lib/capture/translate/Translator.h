@@ -331,6 +331,7 @@ private:
   std::vector<PyCodeObject*> inlineStack_;
   Frame* top_ = nullptr;
   std::unique_ptr<Frame> topFrame_;
+  std::unique_ptr<Bytecode> resumeBc_;  ///< the top frame's code when it is resume code (Bytecode::decode)
   Frame* current_ = nullptr;
   bool gradEnabled_ = true;
   const std::vector<VarRef>* markSyms_ = nullptr;  ///< pythonValue: numbers given as markers
