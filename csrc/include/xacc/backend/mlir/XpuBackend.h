@@ -88,6 +88,11 @@ struct KernelTotals {
 };
 KernelTotals kernelTotals();
 
+/// Benchmarks only (benchmarks/backend/cache_verify.py): `false` skips the
+/// SHA-256 check of kernel disk cache entries (their other header checks still
+/// run), to time what the check costs. Never off in normal use.
+void setDiskCacheHashCheck(bool on);
+
 /// A compiled graph. `run` is reentrant (kernels compiled for new shapes are
 /// added under a lock).
 class Executable {
