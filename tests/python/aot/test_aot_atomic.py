@@ -31,11 +31,14 @@ def full_disk(tmp_path: Path):
 
 
 def fill(d: Path) -> None:
-    with open(d / "filler", "wb") as f, contextlib.suppress(OSError):
-        while True:
-            f.write(os.urandom(4096))
-            f.flush()
-            os.fsync(f.fileno())
+    """Writes to `d` until its filesystem is full."""
+    fd = os.open(d / "filler", os.O_WRONLY | os.O_CREAT, 0o644)
+    try:
+        with contextlib.suppress(OSError):
+            while True:
+                os.write(fd, os.urandom(4096))
+    finally:
+        os.close(fd)
 
 
 def payload(n: int) -> dict[str, bytes]:

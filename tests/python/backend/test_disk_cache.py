@@ -146,12 +146,13 @@ def tmpfs(path: Path, *options: str):
 
 def fill(d: Path) -> None:
     """Writes to `d` until its filesystem is full."""
-    with open(d / "filler", "wb") as f:
+    fd = os.open(d / "filler", os.O_WRONLY | os.O_CREAT, 0o644)
+    try:
         with contextlib.suppress(OSError):
             while True:
-                f.write(b"\0" * 4096)
-                f.flush()
-                os.fsync(f.fileno())
+                os.write(fd, os.urandom(4096))
+    finally:
+        os.close(fd)
 
 
 def limited_file_size() -> None:
