@@ -19,6 +19,7 @@ XACC_CACHE_DIR, and compares with eager PyTorch.
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import os
 import resource
 import shutil
@@ -125,6 +126,24 @@ def test_bad_entry_is_refused_and_recompiled(case: str, pristine: dict[str, Path
     again = run(cache, "a")
     assert again.returncode == 0 and "a MATCH" in again.stdout, again.stderr
     assert totals(again) == (0, 1), again.stderr
+
+
+def test_entry_header_binds_key_length_and_hash(pristine: dict[str, Path]) -> None:
+    (entry,) = entries(pristine["a"])
+    data = entry.read_bytes()
+    payload = data[128:]
+    assert data[:8] == b"XACCKOB\0"
+    assert data[16:48].decode() == entry.stem  # the key the object was stored under
+    assert int.from_bytes(data[64:72], "little") == len(payload) > 0
+    assert data[72:104] == hashlib.sha256(payload).digest()
+    assert payload[:4] == b"\x7fELF"
+
+
+def test_sha256_matches_hashlib() -> None:
+    # Every padding case (sizes around the 55/56/64-byte boundaries), and large inputs.
+    for n in [*range(0, 200), 1000, 4095, 4096, 65537, 1 << 20]:
+        data = bytes((i * 131 + n) & 255 for i in range(n)) if n < 5000 else os.urandom(n)
+        assert _C.mlir._sha256_hex(data) == hashlib.sha256(data).hexdigest(), n
 
 
 # -- criterion 2: a cache that cannot be written ------------------------------------------------

@@ -52,9 +52,9 @@
 #include <unistd.h>
 
 #include "Jit.h"
+#include "Sha256.h"
 #include "xacc/backend/mlir/XpuBackend.h"
 #include "llvm/Support/MemoryBuffer.h"
-#include "llvm/Support/SHA256.h"
 
 namespace xacc::backend::mlir {
 namespace {
@@ -109,10 +109,6 @@ uint64_t get64(const char* p) {
   uint64_t v = 0;
   for (int i = 7; i >= 0; --i) v = (v << 8) | static_cast<unsigned char>(p[i]);
   return v;
-}
-
-std::array<uint8_t, 32> sha256(const char* data, size_t n) {
-  return llvm::SHA256::hash(llvm::ArrayRef<uint8_t>(reinterpret_cast<const uint8_t*>(data), n));
 }
 
 /// Why `header` (kHeaderSize bytes of a file of `fileSize` bytes) does not

@@ -93,6 +93,10 @@ KernelTotals kernelTotals();
 /// run), to time what the check costs. Never off in normal use.
 void setDiskCacheHashCheck(bool on);
 
+/// The SHA-256 (hex) that kernel disk cache entries are checked with (tests
+/// compare it with other implementations).
+std::string diskCacheSha256Hex(const std::string& data);
+
 /// A compiled graph. `run` is reentrant (kernels compiled for new shapes are
 /// added under a lock).
 class Executable {
