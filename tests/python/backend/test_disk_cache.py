@@ -14,7 +14,10 @@ XACC_CACHE_DIR, and compares with eager PyTorch.
   output is that of a run with a working cache, exactly one warning is
   printed, and the exit code is 0.
 * Eviction: with XACC_CACHE_MAX_MB, the least recently accessed entries are
-  deleted after a write, and a cache hit counts as an access.
+  deleted after a write, and a cache hit counts as an access; temporary files
+  of dead writers are removed once an hour old.
+* The entry header holds the key, the length and the SHA-256 of the object,
+  and the backend's SHA-256 (SHA extensions) agrees with hashlib.
 """
 from __future__ import annotations
 
@@ -252,6 +255,11 @@ def test_lru_eviction_by_access_time(pristine: dict[str, Path], tmp_path: Path) 
         os.utime(p, (now - age, now - age))
         fakes.append(p)
     os.utime(kept, (now - 400, now - 400))
+    # Temporary files of writers that died: removed once an hour old.
+    stale, fresh = cache / ".stale.tmp1.0", cache / ".fresh.tmp2.0"
+    for p, age in ((stale, 7200), (fresh, 60)):
+        p.write_bytes(b"partial")
+        os.utime(p, (now - age, now - age))
     # ... until this run loads it (an access) and then compiles `b`, whose write
     # finds 1.2 MB + two kernels over the 1 MB limit.
     r = run(cache, "a", "b", XACC_CACHE_MAX_MB="1")
@@ -261,4 +269,5 @@ def test_lru_eviction_by_access_time(pristine: dict[str, Path], tmp_path: Path) 
     assert fakes[1].exists() and fakes[2].exists(), "more than needed was evicted"
     assert kept.exists(), "an entry used by this run was evicted"
     assert len(entries(cache)) == 4
+    assert not stale.exists() and fresh.exists()
     assert "evicted 1 least recently used" in r.stderr, r.stderr

@@ -32,7 +32,8 @@
 // Eviction: a hit sets the entry's access time explicitly (relatime mounts
 // would not), and after each write, while the `*.o` files of the directory add
 // up to more than XACC_CACHE_MAX_MB, the least recently accessed ones (other
-// than the entry just written) are deleted.
+// than the entry just written) are deleted; so are temporary files more than
+// an hour old (left by a writer that died).
 #include "DiskCache.h"
 
 #include <algorithm>
@@ -42,6 +43,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <ctime>
 #include <filesystem>
 #include <mutex>
 #include <set>
@@ -116,7 +118,8 @@ uint64_t get64(const char* p) {
 std::string headerProblem(const char* header, uint64_t fileSize, const std::string& key) {
   if (std::memcmp(header, kMagic, sizeof kMagic) != 0) return "not a kernel cache entry (bad magic bytes)";
   if (get32(header + 8) != kFormat || get32(header + 12) != kHeaderSize)
-    return "entry format " + std::to_string(get32(header + 8)) + ", this build reads " + std::to_string(kFormat);
+    return "entry format " + std::to_string(get32(header + 8)) + ", this build reads " +
+           std::to_string(kFormat);
   if (std::string(header + kKeyOff, kKeyLen) != key)
     return "stored under the wrong key (the header names " + std::string(header + kKeyOff, kKeyLen) + ")";
   if (std::string(header + kBuildOff, kBuildLen) != std::string(pipelineBuildId()).substr(0, kBuildLen))
@@ -182,15 +185,24 @@ void evict(const std::string& dir, const std::string& keep) {
   std::error_code ec;
   for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
     const fs::path& p = it->path();
-    if (p.extension() != ".o") continue;
     struct stat st;
     if (::stat(p.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) continue;
+    // A temporary file of a writer that died before its rename (an hour is
+    // far longer than any write takes).
+    std::string name = p.filename().string();
+    if (name.size() > 1 && name[0] == '.' && name.find(".tmp") != std::string::npos &&
+        st.st_mtim.tv_sec + 3600 < ::time(nullptr)) {
+      fs::remove(p, ec);
+      continue;
+    }
+    if (p.extension() != ".o") continue;
     total += static_cast<uint64_t>(st.st_size);
     if (p.filename() != keep) entries.push_back({p, static_cast<uint64_t>(st.st_size), st.st_atim});
   }
   if (total <= limit) return;
   std::sort(entries.begin(), entries.end(), [](const Entry& a, const Entry& b) {
-    return a.atime.tv_sec != b.atime.tv_sec ? a.atime.tv_sec < b.atime.tv_sec : a.atime.tv_nsec < b.atime.tv_nsec;
+    if (a.atime.tv_sec != b.atime.tv_sec) return a.atime.tv_sec < b.atime.tv_sec;
+    return a.atime.tv_nsec < b.atime.tv_nsec;
   });
   int removed = 0;
   for (const Entry& e : entries) {
@@ -242,8 +254,9 @@ std::unique_ptr<llvm::MemoryBuffer> readCacheEntry(const std::string& dir, const
   if (::fstat(fd, &st) != 0) {
     problem = std::string("cannot stat: ") + std::strerror(errno);
   } else if (static_cast<uint64_t>(st.st_size) < kHeaderSize) {
-    problem = st.st_size == 0 ? "empty file"
-                              : "truncated: " + std::to_string(st.st_size) + " bytes, shorter than the header";
+    problem = st.st_size == 0
+                  ? "empty file"
+                  : "truncated: " + std::to_string(st.st_size) + " bytes, shorter than the header";
   } else if (!readAll(fd, header, kHeaderSize, 0)) {
     problem = "cannot read the header";
   } else if (problem = headerProblem(header, static_cast<uint64_t>(st.st_size), key); problem.empty()) {
@@ -290,7 +303,8 @@ void writeCacheEntry(const std::string& dir, const std::string& key, std::string
   if (ec) return disableWrites(dir, "creating the directory", ec.value());
   static std::atomic<int> seq{0};
   fs::path final = fs::path(dir) / (key + ".o");
-  fs::path tmp = fs::path(dir) / ("." + key + ".tmp" + std::to_string(::getpid()) + "." + std::to_string(seq++));
+  fs::path tmp =
+      fs::path(dir) / ("." + key + ".tmp" + std::to_string(::getpid()) + "." + std::to_string(seq++));
   int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
   if (fd < 0) return disableWrites(dir, "creating a file", errno);
   const char* step = nullptr;

@@ -512,7 +512,8 @@ void addPackedEntryPoints(llvm::Module& m) {
   llvm::Type* i64 = llvm::Type::getInt64Ty(ctx);
   auto* type = llvm::FunctionType::get(llvm::Type::getVoidTy(ctx), {ptr}, false);
   for (llvm::Function* f : defined) {
-    auto* entry = llvm::Function::Create(type, llvm::GlobalValue::ExternalLinkage, "_mlir_" + f->getName(), m);
+    auto* entry =
+        llvm::Function::Create(type, llvm::GlobalValue::ExternalLinkage, "_mlir_" + f->getName(), m);
     llvm::IRBuilder<> b(llvm::BasicBlock::Create(ctx, "entry", entry));
     llvm::Value* args = entry->getArg(0);
     auto slot = [&](unsigned i) {
@@ -527,8 +528,8 @@ void addPackedEntryPoints(llvm::Module& m) {
 }
 
 /// Links `object` into a fresh LLJIT and finds `_mlir_<funcName>` in it.
-std::shared_ptr<CompiledKernel> linkObject(std::unique_ptr<llvm::MemoryBuffer> object, const std::string& funcName,
-                                           std::string& error) {
+std::shared_ptr<CompiledKernel> linkObject(std::unique_ptr<llvm::MemoryBuffer> object,
+                                           const std::string& funcName, std::string& error) {
   auto builder = llvm::orc::JITTargetMachineBuilder::detectHost();
   if (!builder) {
     error = errorText(builder.takeError());
@@ -576,9 +577,9 @@ std::shared_ptr<CompiledKernel> linkObject(std::unique_ptr<llvm::MemoryBuffer> o
 /// The kernel's LLVM module (from the pipeline's LLVM dialect), set up for the
 /// host target and optimised; with `entryPoints`, the packed entry points are
 /// added first so the optimiser can inline each function into its entry.
-std::unique_ptr<llvm::Module> optimizedModule(m::ModuleOp module, llvm::LLVMContext& llctx, llvm::TargetMachine& tm,
-                                              const JitOptions& opts, bool entryPoints, Context& c,
-                                              std::string& error) {
+std::unique_ptr<llvm::Module> optimizedModule(m::ModuleOp module, llvm::LLVMContext& llctx,
+                                              llvm::TargetMachine& tm, const JitOptions& opts, bool entryPoints,
+                                              Context& c, std::string& error) {
   auto llmod = m::translateModuleToLLVMIR(module, llctx);
   if (!llmod) {
     error = "translation to LLVM IR failed: " + c.diag;

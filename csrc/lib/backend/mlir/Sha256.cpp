@@ -69,9 +69,9 @@ __attribute__((target("sha,sse4.1,ssse3"))) void compressBlocks(uint32_t state[8
       if (g < 4)
         cur = _mm_shuffle_epi8(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p + 16 * g)), bswap);
       else
-        cur = _mm_sha256msg2_epu32(
-            _mm_add_epi32(_mm_sha256msg1_epu32(cur, m[(g + 1) % 4]), _mm_alignr_epi8(m[(g + 3) % 4], m[(g + 2) % 4], 4)),
-            m[(g + 3) % 4]);
+        cur = _mm_sha256msg2_epu32(_mm_add_epi32(_mm_sha256msg1_epu32(cur, m[(g + 1) % 4]),
+                                                 _mm_alignr_epi8(m[(g + 3) % 4], m[(g + 2) % 4], 4)),
+                                   m[(g + 3) % 4]);
       __m128i wk = _mm_add_epi32(cur, _mm_load_si128(reinterpret_cast<const __m128i*>(kRound + 4 * g)));
       cdgh = _mm_sha256rnds2_epu32(cdgh, abef, wk);
       abef = _mm_sha256rnds2_epu32(abef, cdgh, _mm_shuffle_epi32(wk, 0x0E));
