@@ -16,7 +16,8 @@ The public API is the explicit list in ``__all__``; everything else is private.
 
 from __future__ import annotations
 
-from xacc.errors import ArtifactError, BackendError, CompileError, ExecutionError, Unsupported, XaccError
+from xacc.errors import (ArtifactError, BackendError, CompileError, ConfigError, ExecutionError, Unsupported,
+                         XaccError)
 from xacc import debug, pgo
 from xacc._src.export import export
 from xacc.explain import explain
@@ -41,5 +42,6 @@ __all__ = [
     "BackendError",
     "Unsupported",
     "ArtifactError",
+    "ConfigError",
     "__version__",
 ]

@@ -35,8 +35,15 @@ class ArtifactError(XaccError):
     or built by another xacc/torch/Python version (see docs/aot.md)."""
 
 
+class ConfigError(XaccError, ValueError):
+    """An option has a value that is not allowed: an environment variable (checked when
+    xacc is imported) or a keyword argument (`xacc.jit(backend=...)`). The message names
+    the option, the value and what is allowed (the table in xacc/_src/config.py)."""
+
+
 class Unsupported(XaccError):
     """A construct cannot be captured and graph breaks were disallowed (fullgraph=True)."""
 
 
-__all__ = ["XaccError", "CompileError", "ExecutionError", "BackendError", "Unsupported", "ArtifactError"]
+__all__ = ["XaccError", "CompileError", "ExecutionError", "BackendError", "Unsupported", "ArtifactError",
+           "ConfigError"]

@@ -22,6 +22,7 @@ import torch
 from xacc._C import capture as _C
 from xacc._src.capture import convert as _convert
 from xacc._src.capture.config import RECOMPILE_LIMIT
+from xacc._src.config import check_jit_options
 
 F = TypeVar("F", bound=Callable[..., Any])
 _installed = False
@@ -93,7 +94,11 @@ def jit(fn: Any = None, *, device: str = "cpu", backend: str | None = None, full
     against float32, measured on the first call's inputs, stays within
     `tolerance` (docs/mixed-precision.md; `xacc.precision_report(fn)`).
     `pgo`: True, a profile path or xacc.pgo.Config: profile-guided optimization
-    (record a profile, or compile with one; docs/pgo.md)."""
+    (record a profile, or compile with one; docs/pgo.md).
+    `backend`: None (the device's: 'aten' for cpu, 'mlir' for xpuN) or that name.
+    A value that is not allowed raises xacc.ConfigError (xacc/_src/config.py)."""
+    check_jit_options(device=device, backend=backend, fullgraph=fullgraph, dynamic=dynamic, precision=precision,
+                      tolerance=tolerance)
     if fn is None:
         return lambda f: jit(f, device=device, backend=backend, fullgraph=fullgraph, dynamic=dynamic,
                              precision=precision, tolerance=tolerance, pgo=pgo)
@@ -127,6 +132,7 @@ def jit(fn: Any = None, *, device: str = "cpu", backend: str | None = None, full
 
 def capture(device: str = "cpu", fullgraph: bool = False) -> _Capture:
     """`with xacc.jit.capture(): ...` captures every frame called inside the block."""
+    check_jit_options(device=device, fullgraph=fullgraph)
     check_device(device)
     _ensure_installed()
     return _Capture(_convert.Options(device=device, fullgraph=fullgraph))

@@ -240,6 +240,10 @@ void bindMlir(py::module_& m) {
     d["compile_seconds"] = t.compileSeconds;
     return d;
   }, "Process-wide kernel counters: compiled, disk_hits, memory_hits, compile_seconds.");
+  x.def("_set_cache_hash_check", &xm::setDiskCacheHashCheck, py::arg("on"),
+        "Benchmarks only: False skips the SHA-256 check of kernel disk cache entries.");
+  x.def("_sha256_hex", [](py::bytes b) { return xm::diskCacheSha256Hex(std::string(b)); }, py::arg("data"),
+        "Tests only: the SHA-256 (hex) kernel disk cache entries are checked with.");
   x.def("available", &xm::isAvailable, "True when the backend can JIT kernels for the host.");
   x.def("lowered_ops", &xm::loweredOps, "Names of the aten.* ops the backend lowers to MLIR.");
 

@@ -8,14 +8,23 @@ only through `log()`/`debug()` on a declared channel, never with print().
 XACC_LOG is a comma list of channel names, `all`, or `+name` for a channel at
 debug level (`XACC_LOG=breaks,+capture`). Each channel is the `logging` logger
 `xacc.<name>` writing `[xacc:<name>] message` lines to stderr.
+
+Every option is validated here, from its table row: each environment variable
+(`ENV`) is parsed by its row's `parse` when xacc is imported (`check_env`), and
+each keyword argument of `xacc.jit` (`JIT_OPTIONS`) by its row's `check`
+(`check_jit_options`). A bad value raises `xacc.ConfigError` naming the option,
+the value and what is allowed (`EnvVar.allowed`, `JitOption.allowed`).
 """
 
 from __future__ import annotations
 
 import logging
+import math
 import os
+import re
 import sys
 from dataclasses import dataclass
+from typing import Any, Callable
 
 
 @dataclass(frozen=True)
@@ -55,7 +64,67 @@ CHANNELS: tuple[Channel, ...] = (
             "the per-graph scalar plan of `camel run --backend=xpu` (why each graph stays on the runtime)"),
     Channel("amp", "precision=\"auto\": per graph, each region's precision, measured error and back-outs",
             "nothing more"),
+    Channel("cache", "written by the C++ MLIR backend to stderr as `[xacc:cache] ...`: kernel disk cache entries "
+            "stored, entries refused on load (bad header, wrong key or build, truncated, SHA-256 mismatch: "
+            "deleted and compiled again) and evictions; a failed write is always reported, once, as "
+            "`[xacc:cache] warning: ...`",
+            "nothing more"),
 )
+
+
+CHANNEL_NAMES = tuple(c.name for c in CHANNELS)
+
+
+# -- typed parses of option values: each returns the value or raises ValueError ----------
+
+
+def _text(v: str) -> str:
+    return v
+
+
+def _channels(v: str) -> str:
+    for item in (s.strip() for s in v.split(",")):
+        if item and item.removeprefix("+") not in CHANNEL_NAMES + ("all",):
+            raise ValueError(item)
+    return v
+
+
+def _int_at_least(lo: int) -> Callable[[str], int]:
+    def parse(v: str) -> int:
+        n = int(v.strip(), 10)
+        if n < lo:
+            raise ValueError(v)
+        return n
+    return parse
+
+
+_FLAGS = {"0": False, "1": True, "false": False, "true": True, "no": False, "yes": True, "off": False, "on": True}
+
+
+def _flag(v: str) -> bool:
+    return _FLAGS[v.strip().lower()]  # KeyError: not allowed
+
+
+def _directory(v: str) -> str:
+    if os.path.exists(v) and not os.path.isdir(v):
+        raise ValueError(v)
+    return v
+
+
+def _cache_dir(v: str) -> str:
+    return v if v == "off" else _directory(v)
+
+
+def _file(v: str) -> str:
+    if os.path.isdir(v):
+        raise ValueError(v)
+    return v
+
+
+def _op_name(v: str) -> str:
+    if not re.fullmatch(r"[A-Za-z_]\w*(\.[A-Za-z_]\w*)+", v):
+        raise ValueError(v)
+    return v
 
 
 @dataclass(frozen=True)
@@ -63,40 +132,117 @@ class EnvVar:
     name: str
     default: str
     summary: str
+    parse: Callable[[str], Any] = _text  # raises ValueError or KeyError for a value that is not allowed
+    allowed: str = "any text"
 
 
 ENV: tuple[EnvVar, ...] = (
-    EnvVar("XACC_LOG", "", "log channels to enable: comma list of names, `all`, `+name` for debug level"),
-    EnvVar("XACC_RECOMPILE_LIMIT", "8", "cache entries per code object before it runs Python only"),
-    EnvVar("XACC_VERBOSE", "0", "show internal stack traces in errors"),
+    EnvVar("XACC_LOG", "", "log channels to enable: comma list of names, `all`, `+name` for debug level",
+           _channels, "a comma list of channel names (" + ", ".join(CHANNEL_NAMES) + "), `all`, `+name`"),
+    EnvVar("XACC_RECOMPILE_LIMIT", "8", "cache entries per code object before it runs Python only",
+           _int_at_least(1), "an integer >= 1"),
+    EnvVar("XACC_VERBOSE", "0", "show internal stack traces in errors", _flag,
+           "0 or 1 (also false/true, no/yes, off/on)"),
     EnvVar("XACC_DUMP", "", "directory: `python -m xjit` writes every export artifact of the run there "
-                           "(same as `--export DIR`)"),
+                           "(same as `--export DIR`)", _directory, "a directory path (not an existing file)"),
     EnvVar("XACC_CACHE_DIR", "", "directory of the MLIR backend's kernel disk cache (object files keyed by kernel "
                                  "text, pipeline build, LLVM version and CPU), on by default in "
                                  "`$XDG_CACHE_HOME/xacc` (`~/.cache/xacc`); `off`: no disk cache; also where "
                                  "`xacc.load` puts an artifact's kernels; `xjit --cache DIR` uses `DIR/kernels` "
-                                 "(docs/aot.md)"),
+                                 "(docs/aot.md)", _cache_dir, "`off` or a directory path (not an existing file)"),
+    EnvVar("XACC_CACHE_MAX_MB", "2048", "size limit of the kernel disk cache in MB: after each write, the least "
+                                        "recently used entries (access time) are deleted while the directory "
+                                        "holds more; `0`: no limit (docs/backend-xpu.md)",
+           _int_at_least(0), "an integer >= 0 (MB; 0: no limit)"),
     EnvVar("XACC_PGO_PROFILE", "", "the profile file of `xacc.jit(pgo=True)` and `python -m xjit --pgo` "
-                                   "(default `xacc_pgo.json` in the current directory; docs/pgo.md)"),
+                                   "(default `xacc_pgo.json` in the current directory; docs/pgo.md)",
+           _file, "a file path (not an existing directory)"),
     EnvVar("XACC_TEST_FAULT_OP", "", "TEST ONLY: the ATen executor and the MLIR lowering add 1 to the first "
                                      "result of every node of this op (e.g. `aten.relu.default`) so that "
-                                     "`xacc.debug.compare` must find it; read when a graph is prepared"),
+                                     "`xacc.debug.compare` must find it; read when a graph is prepared",
+           _op_name, "an op name such as `aten.relu.default`"),
 )
 
-CHANNEL_NAMES = tuple(c.name for c in CHANNELS)
+
+def _error(msg: str) -> Exception:
+    # Imported here: scripts/gen_logging_doc.py loads this file without the xacc package.
+    from xacc.errors import ConfigError
+
+    return ConfigError(msg)
+
+
+def _row(name: str) -> EnvVar:
+    for e in ENV:
+        if e.name == name:
+            return e
+    raise KeyError(f"undeclared environment variable {name}")
 
 
 def env(name: str) -> str:
-    """The value of a declared environment variable (its default when unset)."""
+    """The text of a declared environment variable (its default when unset or empty)."""
+    return os.environ.get(name) or _row(name).default
+
+
+def value(name: str) -> Any:
+    """The typed value of a declared environment variable; ConfigError when it is not allowed."""
+    e = _row(name)
+    v = env(name)
+    if not v:  # unset, and no default
+        return v
+    try:
+        return e.parse(v)
+    except (ValueError, KeyError):
+        raise _error(f"{name}={v!r} is not allowed: expected {e.allowed}") from None
+
+
+def check_env() -> None:
+    """Validates every declared environment variable (at import)."""
     for e in ENV:
-        if e.name == name:
-            return os.environ.get(name, e.default)
-    raise KeyError(f"undeclared environment variable {name}")
+        value(e.name)
+
+
+# -- the keyword arguments of xacc.jit -------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class JitOption:
+    name: str
+    allowed: str
+    check: Callable[[Any], bool]  # True when the value is allowed
+
+
+BACKENDS = {"aten": "cpu", "mlir": "xpu"}  # backend name -> the device names it runs (prefix)
+
+
+def _finite_at_least_0(v: Any) -> bool:
+    return isinstance(v, (int, float)) and not isinstance(v, bool) and v >= 0 and not math.isinf(v)
+
+
+JIT_OPTIONS: tuple[JitOption, ...] = (
+    JitOption("device", "a device name ('cpu' or 'xpuN')", lambda v: isinstance(v, str) and v != ""),
+    JitOption("backend", "None (the device's backend) or one of the known backends " + ", ".join(map(repr, BACKENDS)),
+              lambda v: v is None or (isinstance(v, str) and v in BACKENDS)),
+    JitOption("fullgraph", "True or False", lambda v: isinstance(v, bool)),
+    JitOption("dynamic", "None, True or False", lambda v: v is None or isinstance(v, bool)),
+    JitOption("precision", "one of 'float32', 'auto'", lambda v: isinstance(v, str) and v in ("float32", "auto")),
+    JitOption("tolerance", "a finite number >= 0", _finite_at_least_0),
+)
+
+
+def check_jit_options(**kwargs: Any) -> None:
+    """Raises ConfigError for a keyword argument of xacc.jit whose value is not allowed."""
+    for o in JIT_OPTIONS:
+        if o.name in kwargs and not o.check(kwargs[o.name]):
+            raise _error(f"xacc.jit: {o.name} must be {o.allowed}, not {kwargs[o.name]!r}")
+    backend, device = kwargs.get("backend"), kwargs.get("device", "cpu")
+    if backend is not None and not device.startswith(BACKENDS[backend]):
+        raise _error(f"xacc.jit: backend={backend!r} runs on {BACKENDS[backend]} devices, not "
+                          f"device={device!r}")
 
 
 def parse_log_spec(spec: str) -> dict[str, int]:
     """`capture,+guards` -> {channel: logging level}; unknown names are ignored
-    (reported once on stderr by `setup`)."""
+    (the XACC_LOG row of ENV rejects them)."""
     out: dict[str, int] = {}
     for item in (s.strip() for s in spec.split(",")):
         if not item:
@@ -115,9 +261,16 @@ _handlers: dict[str, logging.Handler] = {}
 
 
 def setup(spec: str | None = None) -> None:
-    """(Re)configures the channel loggers from `spec` (default: $XACC_LOG)."""
+    """(Re)configures the channel loggers from `spec` (default: $XACC_LOG);
+    ConfigError for an unknown channel name."""
     if spec is None:
-        spec = env("XACC_LOG")
+        spec = value("XACC_LOG")
+    else:
+        try:
+            _channels(spec)
+        except ValueError:
+            raise _error(f"log channels {spec!r} are not allowed: expected {_row('XACC_LOG').allowed}") \
+                from None
     wanted = parse_log_spec(spec)
     for name in CHANNEL_NAMES:
         lg = logging.getLogger(f"xacc.{name}")
@@ -135,11 +288,6 @@ def setup(spec: str | None = None) -> None:
                 lg.removeHandler(h)
                 del _handlers[name]
             lg.setLevel(logging.WARNING)
-    unknown = [s.strip().lstrip("+") for s in spec.split(",")
-               if s.strip() and s.strip().lstrip("+") not in CHANNEL_NAMES + ("all",)]
-    if unknown:
-        logging.getLogger("xacc").warning("XACC_LOG: unknown channel(s) %s; known: %s", ", ".join(unknown),
-                                          ", ".join(CHANNEL_NAMES))
 
 
 def log(channel: str, msg: str, *args: object) -> None:
@@ -171,11 +319,14 @@ def markdown() -> str:
              "## Channels", "", "| channel | reports | `+name` adds |", "| --- | --- | --- |"]
     for c in CHANNELS:
         lines.append(f"| `{c.name}` | {c.summary} | {c.debug} |")
-    lines += ["", "## Environment variables", "", "| variable | default | meaning |", "| --- | --- | --- |"]
+    lines += ["", "## Environment variables", "",
+              "Each value is checked when xacc is imported; one that is not allowed raises `xacc.ConfigError`.",
+              "", "| variable | default | allowed | meaning |", "| --- | --- | --- | --- |"]
     for e in ENV:
-        lines.append(f"| `{e.name}` | `{e.default}` | {e.summary} |" if e.default else
-                     f"| `{e.name}` | (unset) | {e.summary} |")
+        default = f"`{e.default}`" if e.default else "(unset)"
+        lines.append(f"| `{e.name}` | {default} | {e.allowed} | {e.summary} |")
     return "\n".join(lines) + "\n"
 
 
+check_env()
 setup()

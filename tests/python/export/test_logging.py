@@ -67,9 +67,13 @@ def test_channels_log_and_debug_level():
     assert "[xacc:" not in quiet
 
 
-def test_unknown_channel_is_reported():
-    err = _run("bogus")
-    assert "unknown channel(s) bogus" in err
+def test_unknown_channel_is_a_config_error():
+    # Issue 26: every option is validated from the config table (was: a warning).
+    env = dict(os.environ, XACC_LOG="breaks,bogus",
+               PYTHONPATH=ROOT + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    r = subprocess.run([sys.executable, "-c", PROG], capture_output=True, text=True, env=env, timeout=300)
+    assert r.returncode == 1
+    assert "xacc.errors.ConfigError: XACC_LOG='breaks,bogus' is not allowed" in r.stderr, r.stderr
 
 
 def test_library_code_never_prints():

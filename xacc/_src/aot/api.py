@@ -20,6 +20,7 @@ import os
 import shutil
 import tempfile
 import time
+import warnings
 from dataclasses import dataclass
 from typing import Any
 
@@ -141,15 +142,19 @@ def _install_kernels(art: artifact.Artifact, names: list[str]) -> str:
     """Copies the artifact's object files into the kernel disk cache the
     captured graphs use (see default_kernel_dir); returns the directory."""
     d = default_kernel_dir()
-    os.makedirs(d, exist_ok=True)
     for n in names:
         dst = os.path.join(d, os.path.basename(n))
         if os.path.exists(dst):
             continue
-        tmp = f"{dst}.tmp{os.getpid()}"
-        with open(tmp, "wb") as f:
-            f.write(art.files[n])
-        os.replace(tmp, dst)
+        # Each file is a kernel cache entry whose header the backend verifies
+        # before linking it (Note [Kernel disk cache entries]); written atomically.
+        try:
+            artifact.write_atomic(dst, art.files[n])
+        except OSError as e:
+            # Not stored: the graphs compile those kernels instead (same results).
+            warnings.warn(f"xacc.load: cannot store the artifact's kernels in {d} ({e.strerror or e}); "
+                          "they are compiled instead", store.CacheWarning, stacklevel=3)
+            break
     m = _mlir()
     if m is not None and m.capture_cache_dir() != d:
         m.set_capture_cache_dir(d)

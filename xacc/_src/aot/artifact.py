@@ -8,14 +8,18 @@ the header's other fields (canonical JSON) followed by the payload, so a
 changed byte anywhere is detected. Reading checks, in order: the magic, that
 the file is as long as the header says, the hash, then the versions; each
 failure raises ArtifactError naming the file and what is wrong. Nothing in a
-file is used before every check passed.
+file is used before every check passed. Writing is atomic (write_atomic: a
+temporary file, fsync, rename), so a crash or a full disk never leaves a
+partial artifact under the final name.
 """
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import importlib.util
 import io
+import itertools
 import json
 import os
 import platform
@@ -78,15 +82,47 @@ def dumps(meta: dict[str, Any], files: dict[str, bytes]) -> bytes:
     return MAGIC + struct.pack("<I", len(header)) + header + payload
 
 
-def write(path: str, meta: dict[str, Any], files: dict[str, bytes]) -> int:
-    """Writes atomically (a temporary file renamed over `path`); returns the size."""
-    data = dumps(meta, files)
+_seq = itertools.count()
+
+
+def write_atomic(path: str, data: bytes) -> None:
+    """Writes `data` to `path` so that a reader sees the old file, the whole new
+    one, or none: a temporary file in the same directory (unique per process and
+    call), fsync, rename over `path`, fsync of the directory. Raises OSError
+    (ENOSPC, EACCES, EROFS...) with the temporary file removed."""
     d = os.path.dirname(os.path.abspath(path))
     os.makedirs(d, exist_ok=True)
-    tmp = f"{path}.tmp{os.getpid()}"
-    with open(tmp, "wb") as f:
-        f.write(data)
-    os.replace(tmp, path)
+    tmp = os.path.join(d, f".{os.path.basename(path)}.tmp{os.getpid()}.{next(_seq)}")
+    try:
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o644)
+        try:
+            view = memoryview(data)
+            while view:
+                view = view[os.write(fd, view):]
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+    with contextlib.suppress(OSError):  # the rename itself reaches the disk
+        dfd = os.open(d, os.O_RDONLY | os.O_DIRECTORY)
+        try:
+            os.fsync(dfd)
+        finally:
+            os.close(dfd)
+
+
+def write(path: str, meta: dict[str, Any], files: dict[str, bytes]) -> int:
+    """Writes atomically (write_atomic); returns the size. ArtifactError when the
+    file cannot be written (nothing is left behind)."""
+    data = dumps(meta, files)
+    try:
+        write_atomic(path, data)
+    except OSError as e:
+        raise ArtifactError(f"cannot write {path}: {e.strerror or e}") from None
     return len(data)
 
 
@@ -145,4 +181,4 @@ def loads(data: bytes, path: str = "<bytes>") -> Artifact:
     return Artifact(meta, files)
 
 
-__all__ = ["Artifact", "dumps", "loads", "read", "write", "environment", "MAGIC", "FORMAT"]
+__all__ = ["Artifact", "dumps", "loads", "read", "write", "write_atomic", "environment", "MAGIC", "FORMAT"]

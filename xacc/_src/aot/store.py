@@ -20,11 +20,13 @@ usual; the stored entries stay installed for later calls that match them.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
 import threading
 import time
 import types
+import warnings
 from dataclasses import dataclass
 from typing import Any, Callable
 
@@ -32,6 +34,10 @@ from xacc._C import capture as C
 from xacc._src.aot import artifact, codec
 from xacc._src.config import debug, log
 from xacc.errors import ArtifactError
+
+
+class CacheWarning(UserWarning):
+    """A cache directory cannot be written; the program goes on without storing."""
 
 
 @dataclass
@@ -345,6 +351,7 @@ class CacheDir(Source, Sink):
         self.device = device
         self.limit = limit
         self.frames: dict[str, list[EntryRecord]] = {}
+        self.writable = True  # False after a write failed (one warning)
 
     def _path(self, key: str) -> str:
         h = hashlib.sha256(f"{key}|{self.device}".encode()).hexdigest()[:32]
@@ -360,7 +367,11 @@ class CacheDir(Source, Sink):
             if art.meta.get("key") != key or art.meta.get("device") != self.device:
                 raise ArtifactError(f"{path}: written for {art.meta.get('key')} on {art.meta.get('device')}")
         except ArtifactError as e:
-            log("aot", "cache file ignored: %s", e)
+            # Corrupted, truncated, from other versions or another key: never used, and
+            # deleted (this process writes the frame's entries again).
+            with contextlib.suppress(OSError):
+                os.unlink(path)
+            log("aot", "cache file ignored and deleted: %s", e)
             return None
         recs = frames.get(key, [])
         self.frames[key] = list(recs)
@@ -370,10 +381,19 @@ class CacheDir(Source, Sink):
         recs = self.frames.setdefault(key, [])
         recs.append(rec)
         del recs[:-self.limit]
+        if not self.writable:
+            return
         table, files = pack({key: recs})
         files["manifest.json"] = _json({"kind": "cache", "frames": table, "kernels": []})
         path = self._path(key)
-        artifact.write(path, {"kind": "cache", "key": key, "device": self.device}, files)
+        try:
+            artifact.write(path, {"kind": "cache", "key": key, "device": self.device}, files)
+        except ArtifactError as e:
+            # A full disk or a read-only directory: the program goes on without storing.
+            self.writable = False
+            warnings.warn(f"xacc: {e}; captured entries are not stored in {self.root} for the rest of this "
+                          "process", CacheWarning, stacklevel=2)
+            return
         log("aot", "cache: %d entries of %s written to %s", len(recs), key, path)
 
 

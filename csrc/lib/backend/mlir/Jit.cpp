@@ -6,11 +6,13 @@
 //   2. linalg -> scf loops -> (fastMath) polynomial approximations of exp, tanh,
 //      log, erf... in f32 so they vectorise;
 //   3. everything -> LLVM dialect.
-// The LLVM module is optimised at -O3 for a host TargetMachine (without one the
-// loop vectoriser has no cost model and does nothing) and JIT compiled by
-// mlir::ExecutionEngine. With a cache directory the object file is stored under
-// a hash of the kernel text, pipeline, LLVM version and host CPU, and a later
-// process loads it into a bare ORC LLJIT without running MLIR at all.
+// The LLVM module gets packed entry points (`_mlir_<f>(void**)`), is optimised
+// at -O3 for a host TargetMachine (without one the loop vectoriser has no cost
+// model and does nothing) and emitted as an object file into memory, which is
+// linked into a bare ORC LLJIT. With a cache directory the same object is
+// stored (DiskCache.cpp) under a hash of the kernel text, pipeline, LLVM
+// version and host CPU, and a later process links it, after verifying the
+// entry, without running MLIR at all.
 //
 // Pipelines are parsed with the two-argument parsePassPipeline: the
 // three-argument form nests the string under an extra module and silently
@@ -31,9 +33,11 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "DiskCache.h"
 #include "MathApprox.h"
 #include "Registration.h"
 #include "llvm/ExecutionEngine/Orc/AbsoluteSymbols.h"
+#include "llvm/ExecutionEngine/Orc/CompileUtils.h"
 #include "llvm/ExecutionEngine/Orc/ExecutionUtils.h"
 #include "llvm/ExecutionEngine/Orc/Mangling.h"
 #include "llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h"
@@ -46,6 +50,7 @@
 #include "llvm/Analysis/LoopInfo.h"
 #include "llvm/IR/Dominators.h"
 #include "llvm/IR/Function.h"
+#include "llvm/IR/IRBuilder.h"
 #include "llvm/IR/Instruction.h"
 #include "llvm/IR/IntrinsicInst.h"
 #include "llvm/IR/Operator.h"
@@ -481,16 +486,8 @@ std::string cacheKey(const std::string& text, const JitOptions& opts) {
   return buf;
 }
 
-class EngineKernel : public CompiledKernel {
-public:
-  EngineKernel(std::unique_ptr<m::ExecutionEngine> e, void (*fn)(void**)) : engine_(std::move(e)), fn_(fn) {}
-  void call(void** args) const override { fn_(args); }
-
-private:
-  std::unique_ptr<m::ExecutionEngine> engine_;
-  void (*fn_)(void**);
-};
-
+/// A kernel linked from an object file (compiled in this process or read from
+/// the disk cache) into a bare ORC LLJIT.
 class ObjectKernel : public CompiledKernel {
 public:
   ObjectKernel(std::unique_ptr<llvm::orc::LLJIT> jit, void (*fn)(void**)) : jit_(std::move(jit)), fn_(fn) {}
@@ -501,10 +498,38 @@ private:
   void (*fn_)(void**);
 };
 
-std::shared_ptr<CompiledKernel> loadObject(const std::string& path, const std::string& funcName,
-                                           std::string& error) {
-  auto buf = llvm::MemoryBuffer::getFile(path);
-  if (!buf) return nullptr;
+/// Adds `_mlir_<f>(void** args)` for every function `f` defined in `m`: the
+/// packed entry point CompiledKernel::call uses. args[i] points to the i-th
+/// argument of `f`; when `f` returns a value, args[numArgs] points to where it
+/// is stored. (mlir::ExecutionEngine's calling convention, which the kernels
+/// and ScalarJit.cpp were written against.)
+void addPackedEntryPoints(llvm::Module& m) {
+  std::vector<llvm::Function*> defined;
+  for (llvm::Function& f : m)
+    if (!f.isDeclaration() && !f.hasLocalLinkage()) defined.push_back(&f);
+  llvm::LLVMContext& ctx = m.getContext();
+  llvm::Type* ptr = llvm::PointerType::getUnqual(ctx);
+  llvm::Type* i64 = llvm::Type::getInt64Ty(ctx);
+  auto* type = llvm::FunctionType::get(llvm::Type::getVoidTy(ctx), {ptr}, false);
+  for (llvm::Function* f : defined) {
+    auto* entry =
+        llvm::Function::Create(type, llvm::GlobalValue::ExternalLinkage, "_mlir_" + f->getName(), m);
+    llvm::IRBuilder<> b(llvm::BasicBlock::Create(ctx, "entry", entry));
+    llvm::Value* args = entry->getArg(0);
+    auto slot = [&](unsigned i) {
+      return b.CreateLoad(ptr, b.CreateGEP(ptr, args, llvm::ConstantInt::get(i64, i)));
+    };
+    std::vector<llvm::Value*> values;
+    for (llvm::Argument& a : f->args()) values.push_back(b.CreateLoad(a.getType(), slot(a.getArgNo())));
+    llvm::Value* result = b.CreateCall(f, values);
+    if (!f->getReturnType()->isVoidTy()) b.CreateStore(result, slot(static_cast<unsigned>(values.size())));
+    b.CreateRetVoid();
+  }
+}
+
+/// Links `object` into a fresh LLJIT and finds `_mlir_<funcName>` in it.
+std::shared_ptr<CompiledKernel> linkObject(std::unique_ptr<llvm::MemoryBuffer> object,
+                                           const std::string& funcName, std::string& error) {
   auto builder = llvm::orc::JITTargetMachineBuilder::detectHost();
   if (!builder) {
     error = errorText(builder.takeError());
@@ -536,7 +561,7 @@ std::shared_ptr<CompiledKernel> loadObject(const std::string& path, const std::s
     error = errorText(std::move(e));
     return nullptr;
   }
-  if (auto e = (*jit)->addObjectFile(std::move(*buf))) {
+  if (auto e = (*jit)->addObjectFile(std::move(object))) {
     error = errorText(std::move(e));
     return nullptr;
   }
@@ -547,6 +572,28 @@ std::shared_ptr<CompiledKernel> loadObject(const std::string& path, const std::s
   }
   auto fn = sym->toPtr<void (*)(void**)>();
   return std::make_shared<ObjectKernel>(std::move(*jit), fn);
+}
+
+/// The kernel's LLVM module (from the pipeline's LLVM dialect), set up for the
+/// host target and optimised; with `entryPoints`, the packed entry points are
+/// added first so the optimiser can inline each function into its entry.
+std::unique_ptr<llvm::Module> optimizedModule(m::ModuleOp module, llvm::LLVMContext& llctx,
+                                              llvm::TargetMachine& tm, const JitOptions& opts, bool entryPoints,
+                                              Context& c, std::string& error) {
+  auto llmod = m::translateModuleToLLVMIR(module, llctx);
+  if (!llmod) {
+    error = "translation to LLVM IR failed: " + c.diag;
+    return nullptr;
+  }
+  m::ExecutionEngine::setupTargetTripleAndDataLayout(llmod.get(), &tm);
+  if (entryPoints) addPackedEntryPoints(*llmod);
+  // Scalar (Camel) code keeps IEEE rounding: no contraction or reciprocals.
+  if (auto e = optimizer(opts.optLevel, &tm, opts.fastMath && !opts.scalarOnly,
+                         opts.scalarOnly ? 1 : interleaveCount())(llmod.get())) {
+    error = errorText(std::move(e));
+    return nullptr;
+  }
+  return llmod;
 }
 
 }  // namespace
@@ -560,13 +607,17 @@ std::shared_ptr<CompiledKernel> compileKernel(const std::string& text, const std
                                               const JitOptions& opts, KernelSource& source,
                                               std::string& error) {
   initLlvmOnce();
-  std::string path;
+  std::string key;
   if (!opts.cacheDir.empty()) {
-    path = (std::filesystem::path(opts.cacheDir) / (cacheKey(text, opts) + ".o")).string();
-    std::string loadError;
-    if (auto k = loadObject(path, funcName, loadError)) {
-      source = KernelSource::DiskCache;
-      return k;
+    key = cacheKey(text, opts);
+    // Only an entry that passed every check is linked (Note [Kernel disk cache
+    // entries]); one that links but lacks the entry point is compiled again.
+    if (auto object = readCacheEntry(opts.cacheDir, key)) {
+      std::string loadError;
+      if (auto k = linkObject(std::move(object), funcName, loadError)) {
+        source = KernelSource::DiskCache;
+        return k;
+      }
     }
   }
   Context c;
@@ -574,47 +625,27 @@ std::shared_ptr<CompiledKernel> compileKernel(const std::string& text, const std
   if (!module) return nullptr;
   auto tm = hostTargetMachine(error);
   if (!tm) return nullptr;
-  m::ExecutionEngineOptions eo;
-  // `transformer` is a function_ref: the std::function it refers to must
-  // outlive create(). Assigning makeOptimizingTransformer(...) directly leaves
-  // it dangling, and the JIT then compiles unoptimised, scalar code.
-  // Scalar (Camel) code keeps IEEE rounding: no contraction or reciprocals.
-  std::function<llvm::Error(llvm::Module*)> optimize =
-      optimizer(opts.optLevel, tm.get(), opts.fastMath && !opts.scalarOnly,
-                opts.scalarOnly ? 1 : interleaveCount());
-  eo.transformer = optimize;
-  eo.jitCodeGenOptLevel = opts.optLevel >= 3 ? llvm::CodeGenOptLevel::Aggressive
-                          : opts.optLevel == 0 ? llvm::CodeGenOptLevel::None
-                                               : llvm::CodeGenOptLevel::Default;
-  eo.enableObjectDump = !path.empty();
-  eo.enableGDBNotificationListener = false;
-  eo.sectionMemoryMapper = &ArenaMapper::get();  // Note [JIT memory arena]
-  eo.enablePerfNotificationListener = false;
-  auto engine = m::ExecutionEngine::create(*module, eo, std::move(tm));
-  if (!engine) {
-    error = "ExecutionEngine: " + errorText(engine.takeError());
+  tm->setOptLevel(opts.optLevel >= 3 ? llvm::CodeGenOptLevel::Aggressive
+                  : opts.optLevel == 0 ? llvm::CodeGenOptLevel::None
+                                       : llvm::CodeGenOptLevel::Default);
+  llvm::LLVMContext llctx;
+  auto llmod = optimizedModule(*module, llctx, *tm, opts, /*entryPoints=*/true, c, error);
+  if (!llmod) return nullptr;
+  // The object is emitted into memory; only a whole object is written to the
+  // disk cache, and the kernel that runs is linked from these same bytes.
+  auto object = llvm::orc::SimpleCompiler(*tm)(*llmod);
+  if (!object) {
+    error = "code generation: " + errorText(object.takeError());
     return nullptr;
   }
-  (*engine)->registerSymbols(runtimeSymbols);
-  (*engine)->initialize();
-  auto fn = (*engine)->lookupPacked(funcName);
-  if (!fn) {
-    error = "lookup: " + errorText(fn.takeError());
+  if (!key.empty()) writeCacheEntry(opts.cacheDir, key, (*object)->getBuffer());
+  auto k = linkObject(std::move(*object), funcName, error);
+  if (!k) {
+    error = "linking: " + error;
     return nullptr;
-  }
-  if (!path.empty()) {
-    std::error_code ec;
-    std::filesystem::create_directories(opts.cacheDir, ec);
-    // Write under a unique name, then rename: concurrent processes never see a
-    // half-written object.
-    static std::atomic<int> seq{0};
-    std::string tmp = path + ".tmp" + std::to_string(::getpid()) + "." + std::to_string(seq++);
-    (*engine)->dumpToObjectFile(tmp);
-    std::filesystem::rename(tmp, path, ec);
-    if (ec) std::filesystem::remove(tmp, ec);
   }
   source = KernelSource::Compiled;
-  return std::make_shared<EngineKernel>(std::move(*engine), *fn);
+  return k;
 }
 
 bool lowerKernelText(const std::string& text, EmitStage stage, const JitOptions& opts, std::string& out,
@@ -627,20 +658,11 @@ bool lowerKernelText(const std::string& text, EmitStage stage, const JitOptions&
     module->print(os);
     return true;
   }
-  llvm::LLVMContext llctx;
-  auto llmod = m::translateModuleToLLVMIR(*module, llctx);
-  if (!llmod) {
-    error = "translation to LLVM IR failed: " + c.diag;
-    return false;
-  }
   auto tm = hostTargetMachine(error);
   if (!tm) return false;
-  m::ExecutionEngine::setupTargetTripleAndDataLayout(llmod.get(), tm.get());
-  if (auto e = optimizer(opts.optLevel, tm.get(), opts.fastMath && !opts.scalarOnly,
-                opts.scalarOnly ? 1 : interleaveCount())(llmod.get())) {
-    error = errorText(std::move(e));
-    return false;
-  }
+  llvm::LLVMContext llctx;
+  auto llmod = optimizedModule(*module, llctx, *tm, opts, /*entryPoints=*/false, c, error);
+  if (!llmod) return false;
   llvm::raw_string_ostream os(out);
   llmod->print(os, nullptr);
   return true;

@@ -88,6 +88,15 @@ struct KernelTotals {
 };
 KernelTotals kernelTotals();
 
+/// Benchmarks only (benchmarks/backend/cache_verify.py): `false` skips the
+/// SHA-256 check of kernel disk cache entries (their other header checks still
+/// run), to time what the check costs. Never off in normal use.
+void setDiskCacheHashCheck(bool on);
+
+/// The SHA-256 (hex) that kernel disk cache entries are checked with (tests
+/// compare it with other implementations).
+std::string diskCacheSha256Hex(const std::string& data);
+
 /// A compiled graph. `run` is reentrant (kernels compiled for new shapes are
 /// added under a lock).
 class Executable {

@@ -1,0 +1,19 @@
+// SHA-256 (FIPS 180-4) of a byte range, for the kernel disk cache's entry
+// check. On x86-64 hosts with the SHA extensions it runs on them (about ten
+// times LLVM's portable llvm::SHA256, which it otherwise calls): a cache load
+// hashes every byte of the object, and the check must stay a small part of
+// the load (benchmarks/backend/cache_verify.py).
+#pragma once
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+
+namespace xacc::backend::mlir {
+
+std::array<uint8_t, 32> sha256(const void* data, size_t size);
+
+/// True when sha256 uses the CPU's SHA instructions.
+bool sha256Accelerated();
+
+}  // namespace xacc::backend::mlir

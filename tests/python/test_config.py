@@ -1,0 +1,119 @@
+"""Issue 26, criterion 3: every option is validated from the config table
+(xacc/_src/config.py) and a bad value raises xacc.ConfigError naming the
+option, the value and what is allowed.
+
+* One bad value for every environment variable of `ENV` and every keyword
+  argument of `JIT_OPTIONS`; the tables below must cover every row, so a new
+  option without a bad-value case fails here.
+* The issue's cases: XACC_RECOMPILE_LIMIT=abc at import (a real process),
+  `backend="nonsense"` (the message lists the known backends) and
+  `device=None`.
+"""
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import xacc
+from xacc._src import config
+
+ROOT = str(Path(__file__).resolve().parents[2])
+FILE = str(Path(__file__).resolve())  # an existing file
+DIR = str(Path(__file__).resolve().parent)  # an existing directory
+
+BAD_ENV = {
+    "XACC_LOG": "breaks,nonsense",
+    "XACC_RECOMPILE_LIMIT": "abc",
+    "XACC_VERBOSE": "maybe",
+    "XACC_DUMP": FILE,
+    "XACC_CACHE_DIR": FILE,
+    "XACC_CACHE_MAX_MB": "-5",
+    "XACC_PGO_PROFILE": DIR,
+    "XACC_TEST_FAULT_OP": "relu everywhere",
+}
+
+BAD_KWARGS = {
+    "device": None,
+    "backend": "nonsense",
+    "fullgraph": "yes",
+    "dynamic": 1,
+    "precision": "float16",
+    "tolerance": float("inf"),
+}
+
+
+def test_config_error_is_an_xacc_error() -> None:
+    assert issubclass(xacc.ConfigError, xacc.XaccError)
+    assert "ConfigError" in xacc.__all__
+
+
+def test_every_env_row_has_a_bad_value() -> None:
+    assert sorted(BAD_ENV) == sorted(e.name for e in config.ENV)
+
+
+@pytest.mark.parametrize("name", sorted(BAD_ENV))
+def test_bad_env_value(name: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv(name, BAD_ENV[name])
+    with pytest.raises(xacc.ConfigError) as e:
+        config.check_env()
+    msg = str(e.value)
+    assert name in msg and repr(BAD_ENV[name]) in msg and "expected" in msg, msg
+
+
+@pytest.mark.parametrize("name", sorted(BAD_ENV))
+def test_default_and_good_values_pass(name: str, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    good = {"XACC_LOG": "breaks,+capture", "XACC_RECOMPILE_LIMIT": "3", "XACC_VERBOSE": "1",
+            "XACC_DUMP": str(tmp_path / "dump"), "XACC_CACHE_DIR": "off", "XACC_CACHE_MAX_MB": "0",
+            "XACC_PGO_PROFILE": str(tmp_path / "p.json"), "XACC_TEST_FAULT_OP": "aten.relu.default"}
+    monkeypatch.delenv(name, raising=False)
+    config.check_env()
+    monkeypatch.setenv(name, good[name])
+    config.check_env()
+
+
+def test_bad_env_fails_import_with_config_error() -> None:
+    # The issue's case: a bare ValueError from int() before.
+    prog = ("import sys\ntry:\n    import xacc\nexcept Exception as e:\n"
+            "    print(type(e).__module__ + '.' + type(e).__qualname__, '|', e)\n"
+            "    print(isinstance(e, sys.modules['xacc.errors'].XaccError))\n")
+    env = dict(os.environ, XACC_RECOMPILE_LIMIT="abc", PYTHONPATH=ROOT + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    r = subprocess.run([sys.executable, "-c", prog], capture_output=True, text=True, env=env, timeout=300)
+    assert r.returncode == 0, r.stderr
+    first, second = r.stdout.splitlines()
+    assert first.startswith("xacc.errors.ConfigError | XACC_RECOMPILE_LIMIT='abc'"), r.stdout
+    assert "integer" in first
+    assert second == "True"
+
+
+def test_every_jit_option_row_has_a_bad_value() -> None:
+    assert sorted(BAD_KWARGS) == sorted(o.name for o in config.JIT_OPTIONS)
+
+
+@pytest.mark.parametrize("name", sorted(BAD_KWARGS))
+def test_bad_jit_keyword(name: str) -> None:
+    with pytest.raises(xacc.ConfigError) as e:
+        xacc.jit(lambda x: x, **{name: BAD_KWARGS[name]})
+    assert f"{name} must be" in str(e.value) and repr(BAD_KWARGS[name]) in str(e.value), str(e.value)
+    with pytest.raises(xacc.ConfigError):  # the decorator form checks too
+        xacc.jit(**{name: BAD_KWARGS[name]})
+
+
+def test_unknown_backend_lists_the_known_ones() -> None:
+    with pytest.raises(xacc.ConfigError, match="backend must be .*'aten', 'mlir', not 'nonsense'"):
+        xacc.jit(lambda x: x, backend="nonsense")
+
+
+def test_backend_must_match_the_device() -> None:
+    with pytest.raises(xacc.ConfigError, match="backend='mlir' runs on xpu devices, not device='cpu'"):
+        xacc.jit(lambda x: x, backend="mlir")
+    assert xacc.jit(lambda x: x + 1, backend="aten")(1) == 2
+
+
+def test_device_none_is_a_config_error() -> None:
+    # The issue's case: AttributeError: 'NoneType' object has no attribute 'startswith' before.
+    with pytest.raises(xacc.ConfigError, match="device must be"):
+        xacc.jit(lambda x: x, device=None)
