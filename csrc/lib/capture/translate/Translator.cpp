@@ -4,6 +4,9 @@
 // Translator.h.
 #include "Translator.h"
 
+#include <algorithm>
+#include <iterator>
+
 #include "PyTypes.h"
 
 namespace xacc::capture::translate {
@@ -11,7 +14,7 @@ namespace xacc::capture::translate {
 namespace {
 
 
-enum GuardKind { kGuardType, kGuardId, kGuardEquals, kGuardLen };
+enum GuardKind { kGuardType, kGuardId, kGuardEquals, kGuardLen, kGuardKeys };
 
 std::string str(PyObject* o) {
   if (!o) return "";
@@ -215,6 +218,84 @@ void Translator::guardLen(const SourceRef& s, Py_ssize_t n) {
   tree_.addLeaf(node(s), std::move(l));
 }
 
+void Translator::guardKeys(const SourceRef& s, PyObject* dict) {
+  if (!s || !PyDict_Check(dict) || !guardOnce(s, kGuardKeys)) return;
+  PyRef keys = PyRef::steal(PyDict_Keys(dict));
+  Leaf l;
+  l.kind = Leaf::Kind::Keys;
+  l.obj = keys ? PyList_AsTuple(keys.get()) : nullptr;
+  if (!l.obj) {
+    PyErr_Clear();
+    return;
+  }
+  tree_.addLeaf(node(s), std::move(l));
+}
+
+void Translator::guardModuleKeys(const VarRef& mod) {
+  static PyObject* modulesName = PyUnicode_InternFromString("_modules");
+  if (!mod->source) return;
+  PyRef mods = PyRef::steal(PyObject_GetAttr(mod->obj.get(), modulesName));
+  if (!mods) {
+    PyErr_Clear();
+    return;
+  }
+  guardKeys(Source::attr(mod->source, modulesName), mods.get());
+}
+
+void Translator::guardSame(const SourceRef& s, const SourceRef& other, bool same) {
+  if (!s || !other) return;
+  int a = node(s), b = node(other);
+  if (a == b) return;
+  int later = std::max(a, b), earlier = std::min(a, b);
+  for (const Leaf& l : tree_.nodeLeaves(later))
+    if (l.kind == Leaf::Kind::SameAs && l.n == earlier) return;
+  Leaf l;
+  l.kind = Leaf::Kind::SameAs;
+  l.n = earlier;
+  l.obj = same ? Py_True : Py_False;
+  Py_INCREF(l.obj);
+  tree_.addLeaf(later, std::move(l));
+}
+
+// Note [Module hooks]: nn.Module.__call__ runs the module's own hooks and
+// torch's global ones around forward. Inlining a call models a module without
+// any, so each hook dict is guarded empty (registering a hook later recompiles,
+// and the call then breaks, GB012, so it runs natively with its hooks).
+namespace {
+const char* const kModuleHookDicts[] = {"_forward_hooks", "_forward_pre_hooks", "_backward_hooks",
+                                        "_backward_pre_hooks"};
+const char* const kGlobalHookDicts[] = {"_global_forward_hooks", "_global_forward_pre_hooks",
+                                        "_global_backward_hooks", "_global_backward_pre_hooks",
+                                        "_global_forward_hooks_always_called"};
+}  // namespace
+
+bool Translator::guardNoHooks(const VarRef& mod) {
+  auto check = [&](PyObject* owner, const SourceRef& src, const char* const* names, size_t n,
+                   const std::string& what) {
+    for (size_t i = 0; i < n; ++i) {
+      PyRef name = PyRef::steal(PyUnicode_InternFromString(names[i]));
+      PyRef d = PyRef::steal(PyObject_GetAttr(owner, name.get()));
+      if (!d) {  // a torch without this dict
+        PyErr_Clear();
+        continue;
+      }
+      Py_ssize_t len = PyObject_Length(d.get());
+      if (len < 0) return failPy("GB012", what);
+      if (len > 0) return fail("GB012", what);
+      guardLen(Source::attr(src, name.get()), 0);
+    }
+    return true;
+  };
+  PyObject* mm = pyTypes()->moduleModule;
+  int ci = mm ? host_.constIndex(mm) : -1;
+  if (ci < 0) return fail("GB012", "torch.nn.modules.module");
+  if (!check(mm, Source::root(Access::Const, ci), kGlobalHookDicts, std::size(kGlobalHookDicts),
+             "global module hooks"))
+    return false;
+  return check(mod->obj.get(), mod->source, kModuleHookDicts, std::size(kModuleHookDicts),
+               Py_TYPE(mod->obj.get())->tp_name);
+}
+
 // -- values -----------------------------------------------------------------------------
 
 static bool isConstType(PyObject* v, const PyTypes* T) {
@@ -230,6 +311,16 @@ VarRef Translator::wrap(PyObject* value, const SourceRef& source) {
   const PyTypes* T = pyTypes();
   PyTypeObject* tp = Py_TYPE(value);
   if (PyObject_TypeCheck(value, reinterpret_cast<PyTypeObject*>(T->tensor))) {
+    // Note [Tensor input identity]: one tensor read through two sources (an
+    // argument that is also a parameter, tied weights, `f(x, x)`) is one graph
+    // input and one tracker, so `a is b` and in-place ops see one tensor; the
+    // second source is guarded to be the same object. Tensors that are distinct
+    // objects here are guarded distinct (Leaf::Kind::Distinct).
+    auto seen = source ? tensorInputs_.find(value) : tensorInputs_.end();
+    if (seen != tensorInputs_.end()) {
+      guardSame(source, seen->second->source, true);
+      return seen->second;
+    }
     std::string code, detail;
     int n = -1;
     if (source) n = node(source);
@@ -238,7 +329,23 @@ VarRef Translator::wrap(PyObject* value, const SourceRef& source) {
       fail(code.empty() ? "GB011" : code, detail);
       return nullptr;
     }
-    return makeVar(Var::Kind::Tensor, std::move(meta), source);
+    auto v = makeVar(Var::Kind::Tensor, std::move(meta), source);
+    if (source) {
+      // Once per node: a descriptor may give a new tensor per read of one source.
+      bool marked = false;
+      for (const Leaf& l : tree_.nodeLeaves(n)) marked = marked || l.kind == Leaf::Kind::Distinct;
+      Leaf l;
+      l.kind = Leaf::Kind::Distinct;
+      if (!marked) tree_.addLeaf(n, std::move(l));
+      tensorInputs_.emplace(value, v);
+      inputRefs_.push_back(PyRef::borrow(value));
+    }
+    // Note [Tensor types]: the meta twin is a plain tensor; `isinstance` and
+    // `type()` answer with the input's own type (nn.Parameter), which its
+    // tensor guard checks exactly.
+    if (tp != reinterpret_cast<PyTypeObject*>(T->tensor))
+      tensorTypes_[v->obj.get()] = PyRef::borrow(reinterpret_cast<PyObject*>(tp));
+    return v;
   }
   if (T->ndarray && PyObject_TypeCheck(value, reinterpret_cast<PyTypeObject*>(T->ndarray)))
     return numpyInput(value, source);
@@ -309,7 +416,7 @@ VarRef Translator::wrap(PyObject* value, const SourceRef& source) {
         return nullptr;
       }
     guardType(source, value);
-    guardLen(source, PyDict_GET_SIZE(value));
+    guardKeys(source, value);  // iteration order and length
     auto d = makeVar(Var::Kind::Dict, {}, source);
     pos = 0;
     while (PyDict_Next(value, &pos, &k, &v)) {
@@ -667,6 +774,7 @@ bool Translator::unpack(const VarRef& v, std::vector<VarRef>& out) {
           PyObject_TypeCheck(o, reinterpret_cast<PyTypeObject*>(T->sequential))) {
         PyObject* mods = PyObject_GetAttrString(o, "_modules");
         if (!mods) return failPy("GB011", "_modules");
+        guardModuleKeys(v);  // a child appended later must not be skipped
         out.clear();
         PyObject *k, *m;
         Py_ssize_t pos = 0;
@@ -698,6 +806,7 @@ VarRef Translator::iterate(const VarRef& v) {
       failPy("GB011", "_modules");
       return nullptr;
     }
+    guardModuleKeys(v);
     auto it = makeVar(Var::Kind::Iter);
     PyObject *k, *m;
     Py_ssize_t pos = 0;
@@ -845,7 +954,11 @@ bool Translator::setGrad(bool enabled) {
 
 PyObject* Translator::typeOf(const VarRef& v) {
   switch (v->kind) {
-    case Var::Kind::Tensor: return v->isNumpy() ? numpyType(v) : pyTypes()->tensor;
+    case Var::Kind::Tensor: {
+      if (v->isNumpy()) return numpyType(v);
+      auto it = tensorTypes_.find(v->obj.get());  // Note [Tensor types]
+      return it != tensorTypes_.end() ? it->second.get() : pyTypes()->tensor;
+    }
     case Var::Kind::Const:
     case Var::Kind::Object:
     case Var::Kind::SymScalar:
