@@ -7,10 +7,17 @@ compares values, dtypes, types and identity with eager's."""
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
 import pytest
 import torch
 import torch.nn as nn
 
+import xacc
 from xacc.jit import counters, jit
 
 
@@ -278,3 +285,49 @@ def test_guards_cost_no_recompile_on_plain_repeated_calls():
         x, y = torch.randn(2, 3), torch.randn(2, 3)
         _same(f(x, y, {"k": 2.0}), jfn(x, y, {"k": 2.0}))
     assert counters()["recompiles"] == 0, counters()
+
+
+SCRIPT = textwrap.dedent("""
+    import torch
+    import torch.nn as nn
+
+    torch.manual_seed(0)
+    lin = nn.Linear(3, 3)
+
+    def run(x):
+        return lin(x)
+
+    def kind(x):
+        return x * 3 if isinstance(x, nn.Parameter) else x + 1
+
+    def cast(x, w):
+        with torch.autocast("cpu", dtype=torch.bfloat16):
+            return x @ w
+
+    def show(t):
+        print(t.dtype, [round(v, 3) for v in t.detach().float().flatten().tolist()])
+
+    x = torch.ones(1, 3)
+    show(run(x))
+    h = lin.register_forward_hook(lambda m, a, out: out * 10)
+    show(run(x))
+    h.remove()
+    show(run(x))
+    show(kind(torch.ones(2)))
+    show(kind(nn.Parameter(torch.ones(2), requires_grad=False)))
+    show(cast(torch.ones(2, 2), torch.full((2, 2), 0.3)))
+    show(cast(torch.ones(2, 2), torch.full((2, 2), 0.3)))
+""")
+
+
+def test_under_xjit_matches_python(tmp_path):
+    """The hook, exact-type and autocast cases as a script under `python -m xjit`."""
+    script = tmp_path / "guards.py"
+    script.write_text(SCRIPT)
+    root = Path(xacc.__file__).resolve().parents[1]  # the checkout under test
+    env = dict(os.environ, PYTHONPATH=str(root) + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    plain = subprocess.run([sys.executable, str(script)], env=env, capture_output=True, text=True, timeout=300)
+    xjit = subprocess.run([sys.executable, "-m", "xjit", str(script)], env=env, capture_output=True, text=True,
+                          timeout=300)
+    assert plain.returncode == 0 and xjit.returncode == 0, plain.stderr[-2000:] + xjit.stderr[-2000:]
+    assert xjit.stdout == plain.stdout, f"python:\n{plain.stdout}\nxjit:\n{xjit.stdout}"
