@@ -128,19 +128,28 @@ const char* const kGlobalHookDicts[] = {"_global_forward_hooks", "_global_forwar
 }  // namespace
 
 bool Translator::guardNoHooks(const VarRef& mod) {
+  // The dicts are read as items of the owner's `__dict__` (one dict lookup
+  // each on a cache hit, the `__dict__` node shared with other guards).
+  static PyObject* dictName = PyUnicode_InternFromString("__dict__");
   auto check = [&](PyObject* owner, const SourceRef& src, const char* const* names, size_t n,
                    const std::string& what) {
+    PyRef ns = PyRef::steal(PyObject_GetAttr(owner, dictName));
+    if (!ns || !PyDict_CheckExact(ns.get())) {
+      PyErr_Clear();
+      return fail("GB012", what + " without a __dict__");
+    }
+    SourceRef nsSrc = Source::attr(src, dictName);
     for (size_t i = 0; i < n; ++i) {
       PyRef name = PyRef::steal(PyUnicode_InternFromString(names[i]));
-      PyRef d = PyRef::steal(PyObject_GetAttr(owner, name.get()));
+      PyObject* d = PyDict_GetItemWithError(ns.get(), name.get());  // borrowed
       if (!d) {  // a torch without this dict
         PyErr_Clear();
         continue;
       }
-      Py_ssize_t len = PyObject_Length(d.get());
+      Py_ssize_t len = PyObject_Length(d);
       if (len < 0) return failPy("GB012", what);
       if (len > 0) return fail("GB012", what);
-      guardLen(Source::attr(src, name.get()), 0);
+      guardLen(Source::item(nsSrc, name.get()), 0);
     }
     return true;
   };
