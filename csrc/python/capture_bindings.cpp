@@ -292,6 +292,25 @@ void bindCapture(py::module_& m) {
         l.n = has ? 1 : 0;
         t.addLeaf(id, std::move(l));
       })
+      .def("leaf_keys", [](cap::GuardTree& t, int id, py::tuple keys) {
+        cap::Leaf l;
+        l.kind = cap::Leaf::Kind::Keys;
+        l.obj = keys.inc_ref().ptr();
+        t.addLeaf(id, std::move(l));
+      })
+      .def("leaf_same", [](cap::GuardTree& t, int id, int other, bool same) {
+        if (other < 0 || other >= id) throw py::value_error("leaf_same: the other node must come first");
+        cap::Leaf l;
+        l.kind = cap::Leaf::Kind::SameAs;
+        l.n = other;
+        l.obj = Py_NewRef(same ? Py_True : Py_False);
+        t.addLeaf(id, std::move(l));
+      })
+      .def("leaf_distinct", [](cap::GuardTree& t, int id) {
+        cap::Leaf l;
+        l.kind = cap::Leaf::Kind::Distinct;
+        t.addLeaf(id, std::move(l));
+      })
       .def("leaf_not_tensor", [](cap::GuardTree& t, int id) {
         cap::Leaf l;
         l.kind = cap::Leaf::Kind::NotTensor;
@@ -346,9 +365,10 @@ void bindCapture(py::module_& m) {
         t.addLeaf(id, std::move(l));
       })
       .def("dump", [](const cap::GuardTree& t) {
-        // (local_names, grad_mode, [(parent, kind, index, key, [leaf, ...]), ...], dims) where a
+        // (local_names, grad_mode, [(parent, kind, index, key, [leaf, ...]), ...], dims, autocast) where a
         // leaf is ("type", T) | ("id", obj) | ("eq", obj) | ("len", n) | ("not_tensor",) | ("hasattr", name, has) |
-        // ("haskey", key, has) | ("tensor", type, key_set, dtype, device_type, device_index, requires_grad,
+        // ("haskey", key, has) | ("keys", tuple) | ("same", other_node, is) | ("distinct",) |
+        // ("tensor", type, key_set, dtype, device_type, device_index, requires_grad,
         // contiguous, sizes, strides), and dims lists the dim guards as (a, dim_a, op, b,
         // dim_b, value, what), op "" for dims_equal (what: the symbol) else dim_relation's.
         // Rebuilding with node()/leaf_*()/dims_equal()/dim_relation() in this order gives
@@ -372,6 +392,11 @@ void bindCapture(py::module_& m) {
               case cap::Leaf::Kind::HasKey:
                 leaves.append(py::make_tuple("haskey", obj(), l.n != 0));
                 break;
+              case cap::Leaf::Kind::Keys: leaves.append(py::make_tuple("keys", obj())); break;
+              case cap::Leaf::Kind::SameAs:
+                leaves.append(py::make_tuple("same", l.n, l.obj == Py_True));
+                break;
+              case cap::Leaf::Kind::Distinct: leaves.append(py::make_tuple("distinct")); break;
               case cap::Leaf::Kind::Tensor:
                 leaves.append(py::make_tuple(
                     "tensor", py::reinterpret_borrow<py::object>(reinterpret_cast<PyObject*>(l.tensorType)),
@@ -388,13 +413,14 @@ void bindCapture(py::module_& m) {
         py::list dims;
         for (const auto& d : t.dimGuards())
           dims.append(py::make_tuple(d.a, d.dimA, d.op, d.b, d.dimB, d.value, d.what));
-        return py::make_tuple(t.localNames(), t.gradMode(), nodes, dims);
+        return py::make_tuple(t.localNames(), t.gradMode(), nodes, dims, t.autocast());
       })
       .def("dims_equal", &cap::GuardTree::addDimEquality, py::arg("a"), py::arg("dim_a"), py::arg("b"),
            py::arg("dim_b"), py::arg("symbol"))
       .def("dim_relation", &cap::GuardTree::addDimRelation, py::arg("a"), py::arg("dim_a"), py::arg("op"),
            py::arg("b"), py::arg("dim_b"), py::arg("value"), py::arg("what"))
       .def("set_grad_mode", &cap::GuardTree::setGradMode)
+      .def("set_autocast", &cap::GuardTree::setAutocast)
       .def("set_local_names", &cap::GuardTree::setLocalNames)
       .def("path", &cap::GuardTree::path)
       .def("describe", &cap::GuardTree::describe)
@@ -570,6 +596,7 @@ void bindCapture(py::module_& m) {
         return py::make_tuple(fwd, bwd, numResults, tg.numResiduals, saved, cot, req);
       },
       py::arg("text"), py::arg("wrt"), py::arg("device") = "cpu");
+  c.def("autocast_state", &cap::GuardTree::autocastState);
   c.def("install", &cap::installHook);
   c.def("uninstall", &cap::uninstallHook);
   c.def("installed", &cap::hookInstalled);

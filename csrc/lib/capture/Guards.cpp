@@ -2,9 +2,11 @@
 #include "xacc/capture/Guards.h"
 
 #include <torch/csrc/autograd/python_variable.h>
+#include <ATen/autocast_mode.h>
 #include <c10/core/GradMode.h>
 #include <torch/csrc/utils/tensor_numpy.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <stdexcept>
 
@@ -61,7 +63,7 @@ int GuardTree::node(int parent, Access access, int64_t index, PyObject* key) {
 void GuardTree::addLeaf(int id, Leaf leaf) { nodes_[id].leaves.push_back(std::move(leaf)); }
 
 size_t GuardTree::numLeaves() const {
-  size_t n = gradMode_ >= 0 ? 1 : 0;
+  size_t n = (gradMode_ >= 0 ? 1 : 0) + (autocast_ >= 0 ? 1 : 0);
   for (const Node& node : nodes_) n += node.leaves.size();
   n += dimEqs_.size();
   return n;
@@ -153,8 +155,48 @@ PyObject* GuardTree::fetch(const Node& n, const FrameView& view, PyObject** reso
   return nullptr;
 }
 
-bool GuardTree::runLeaf(const Leaf& l, PyObject* v) const {
+int64_t GuardTree::autocastState() {
+  // Bits 0-15: enabled per device type autocast supports; 16: the cast cache;
+  // 24-31, 32-39, 40-47: the dtypes of cpu, cuda and xpu when enabled.
+  int64_t s = 0;
+  const auto& devices = at::autocast::_AUTOCAST_SUPPORTED_DEVICES;
+  for (size_t i = 0; i < devices.size() && i < 16; ++i)
+    if (at::autocast::is_autocast_enabled(devices[i])) s |= int64_t{1} << i;
+  if (s == 0) return 0;
+  if (at::autocast::is_autocast_cache_enabled()) s |= int64_t{1} << 16;
+  const c10::DeviceType withDtype[] = {at::kCPU, at::kCUDA, at::kXPU};
+  for (int i = 0; i < 3; ++i)
+    if (at::autocast::is_autocast_enabled(withDtype[i]))
+      s |= static_cast<int64_t>(static_cast<uint8_t>(at::autocast::get_autocast_dtype(withDtype[i])))
+           << (24 + 8 * i);
+  return s;
+}
+
+namespace {
+/// Whether `v` is a dict whose keys are, in order, the items of tuple `keys`.
+bool keysEqual(PyObject* v, PyObject* keys) {
+  if (!PyDict_Check(v) || PyDict_GET_SIZE(v) != PyTuple_GET_SIZE(keys)) return false;
+  PyObject *k, *item;
+  Py_ssize_t pos = 0, i = 0;
+  while (PyDict_Next(v, &pos, &k, &item)) {
+    PyObject* want = PyTuple_GET_ITEM(keys, i++);
+    if (k == want) continue;
+    if (Py_TYPE(k) != Py_TYPE(want)) return false;
+    int eq = PyObject_RichCompareBool(k, want, Py_EQ);
+    if (eq != 1) {
+      if (eq < 0) PyErr_Clear();
+      return false;
+    }
+  }
+  return true;
+}
+}  // namespace
+
+bool GuardTree::runLeaf(const Leaf& l, PyObject* v, PyObject* const* resolved) const {
   switch (l.kind) {
+    case Leaf::Kind::Keys: return keysEqual(v, l.obj);
+    case Leaf::Kind::SameAs: return (v == resolved[l.n]) == (l.obj == Py_True);
+    case Leaf::Kind::Distinct: return true;  // checked over all its nodes in check()
     case Leaf::Kind::Type: return reinterpret_cast<PyObject*>(Py_TYPE(v)) == l.obj;
     case Leaf::Kind::Id: return v == l.obj;
     case Leaf::Kind::Equals: {
@@ -224,6 +266,9 @@ std::string GuardTree::leafText(const Leaf& l) const {
     case Leaf::Kind::HasAttr:
       return std::string(l.n ? "has" : "has no") + " attribute " + PyUnicode_AsUTF8(l.obj);
     case Leaf::Kind::HasKey: return std::string(l.n ? "has" : "has no") + " key " + reprOf(l.obj);
+    case Leaf::Kind::Keys: return "keys == " + reprOf(l.obj);
+    case Leaf::Kind::SameAs: return std::string(l.obj == Py_True ? "is " : "is not ") + path(static_cast<int>(l.n));
+    case Leaf::Kind::Distinct: return "is distinct from the other tensor inputs";
     case Leaf::Kind::Tensor: {
       std::string s = "tensor(dtype=" +
                       std::string(c10::toString(static_cast<c10::ScalarType>(l.dtype))) +
@@ -264,6 +309,13 @@ bool GuardTree::check(const FrameView& view, PyObject** resolved, std::string* w
     if (why) *why = std::string("grad mode is ") + (gradMode_ ? "enabled" : "disabled");
     return false;
   }
+  if (autocast_ >= 0 && autocastState() != autocast_) {
+    if (why) *why = autocast_ == 0 ? "autocast is disabled" : "autocast state is the one seen at capture";
+    return false;
+  }
+  PyObject* smallDistinct[16];
+  std::vector<PyObject*> bigDistinct;
+  size_t numDistinct = 0;
   for (size_t i = 0; i < nodes_.size(); ++i) {
     const Node& n = nodes_[i];
     PyObject* v = fetch(n, view, resolved);
@@ -274,10 +326,27 @@ bool GuardTree::check(const FrameView& view, PyObject** resolved, std::string* w
     }
     resolved[i] = v;
     for (const Leaf& l : n.leaves) {
-      if (!runLeaf(l, v)) {
+      if (l.kind == Leaf::Kind::Distinct) {
+        if (numDistinct < 16) smallDistinct[numDistinct] = v;
+        else {
+          if (bigDistinct.empty()) bigDistinct.assign(smallDistinct, smallDistinct + 16);
+          bigDistinct.push_back(v);
+        }
+        ++numDistinct;
+        continue;
+      }
+      if (!runLeaf(l, v, resolved)) {
         if (why) *why = path(static_cast<int>(i)) + ": " + leafText(l);
         return false;
       }
+    }
+  }
+  if (numDistinct > 1) {
+    PyObject** ptrs = numDistinct <= 16 ? smallDistinct : bigDistinct.data();
+    std::sort(ptrs, ptrs + numDistinct);
+    if (std::adjacent_find(ptrs, ptrs + numDistinct) != ptrs + numDistinct) {
+      if (why) *why = "tensor inputs seen as distinct objects at capture are distinct";
+      return false;
     }
   }
   for (const DimEq& e : dimEqs_) {
@@ -349,6 +418,7 @@ void GuardTree::release(PyObject** resolved) const {
 std::vector<std::string> GuardTree::describe() const {
   std::vector<std::string> out;
   if (gradMode_ >= 0) out.push_back(std::string("grad mode ") + (gradMode_ ? "enabled" : "disabled"));
+  if (autocast_ >= 0) out.push_back(autocast_ == 0 ? "autocast disabled" : "autocast state " + std::to_string(autocast_));
   for (size_t i = 0; i < nodes_.size(); ++i)
     for (const Leaf& l : nodes_[i].leaves) out.push_back(path(static_cast<int>(i)) + ": " + leafText(l));
   for (const DimEq& e : dimEqs_) out.push_back(dimEqText(e));

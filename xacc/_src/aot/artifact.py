@@ -32,8 +32,8 @@ import torch
 
 from xacc.errors import ArtifactError
 
-MAGIC = b"XACCAOT\x02"
-FORMAT = 2  # 2: guard trees carry their dim guards (equalities, relations)
+MAGIC = b"XACCAOT\x03"
+FORMAT = 3  # 2: guard trees carry their dim guards; 3: identity, key-order and autocast guards
 
 
 def environment() -> dict[str, str]:

@@ -151,11 +151,12 @@ def rebuild_tree(dump: tuple) -> Any:
     """A C++ GuardTree from `GuardTree.dump()` output (objects already decoded)."""
     from xacc._C import capture as C
 
-    local_names, grad_mode, nodes, dims = dump
+    local_names, grad_mode, nodes, dims, autocast = dump
     tree = C.GuardTree()
     tree.set_local_names(list(local_names))
     if grad_mode >= 0:
         tree.set_grad_mode(bool(grad_mode))
+    tree.set_autocast(autocast)
     for i, (parent, kind, index, key, leaves) in enumerate(nodes):
         n = tree.node(parent, kind, index, key)
         if n != i:
@@ -176,6 +177,12 @@ def rebuild_tree(dump: tuple) -> Any:
                 tree.leaf_hasattr(n, leaf[1], leaf[2])
             elif tag == "haskey":
                 tree.leaf_haskey(n, leaf[1], leaf[2])
+            elif tag == "keys":
+                tree.leaf_keys(n, leaf[1])
+            elif tag == "same":
+                tree.leaf_same(n, leaf[1], leaf[2])
+            elif tag == "distinct":
+                tree.leaf_distinct(n)
             elif tag == "tensor":
                 tree.leaf_tensor_meta(n, *leaf[1:])
             else:

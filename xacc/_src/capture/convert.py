@@ -214,13 +214,31 @@ def _third_party_infra(filename: str) -> bool | None:
 
 
 def callback(func: types.FunctionType, args: tuple, failures: list[str]) -> Any:
-    """Called by the hook (thread Off) on a cache miss of `func`'s frame."""
+    """Called by the hook (thread Off) on a cache miss of `func`'s frame.
+    Capture reads the arguments' metadata (sizes, dtypes) with tensor
+    subclasses' __torch_function__ disabled: a user's override sees the calls
+    the program makes, never ours (Note [__torch_function__] in host.py)."""
+    with torch._C.DisableTorchFunctionSubclass():
+        return _callback(func, args, failures)
+
+
+def _callback(func: types.FunctionType, args: tuple, failures: list[str]) -> Any:
     code = func.__code__
     resume = C.is_resume(code) or C.is_loop_body(code)
     if not resume and should_skip(code):
         C.mark_skip(code)
         return None
     opts = current_options()
+    autocast = C.autocast_state()
+    if autocast:
+        # Graphs are traced on meta tensors, which autocast never casts: under
+        # autocast (entered around the call, or inside the frame before a resume
+        # function) the frame runs in Python, guarded on that state.
+        tree = C.GuardTree()
+        tree.set_autocast(autocast)
+        C.add_entry(code, C.default_entry(tree, (), _label(code)))
+        log("capture", "%s runs in Python under torch.autocast", code.co_qualname)
+        return None
     if not resume and not any(_has_tensors(a) for a in args):
         # Nothing tensor-valued comes in (script mains, constructors): translating
         # such frames costs time and captures nothing.

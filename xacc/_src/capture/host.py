@@ -47,6 +47,9 @@ class State:
         # is a region of the same graph (see set_grad).
         self.entry_grad = torch.is_grad_enabled()
         self.tree.set_grad_mode(self.entry_grad)
+        # Autocast is off (convert.callback runs frames under it in Python); an
+        # entry is valid only while it stays off.
+        self.tree.set_autocast(C.autocast_state())
         self.consts: list[Any] = []
         self.inputs: list[int] = []  # guard-tree node per graph input, in parameter order
         self.input_vids: set[int] = set()  # their value ids (kept across ctrl.if arms)
@@ -172,7 +175,8 @@ class Host:
     def record(self, fn: Any, args: tuple, kwargs: dict | None, file: str | None, line: int) -> Any:
         rec = self.ctx.rec
         rec.loc = (file or "<unknown>", line)
-        return self._note(rec.call(fn, args, kwargs or {}), fn, args, kwargs)
+        _no_torch_function(args, kwargs)
+        return self._note(_no_torch_function(rec.call(fn, args, kwargs or {})), fn, args, kwargs)
 
     def _note(self, r: Any, fn: Any = None, args: tuple = (), kwargs: dict | None = None) -> Any:
         """Notes values Python reads from tensor metadata (sizes, ...) for the
@@ -417,12 +421,14 @@ class Host:
         return _MARKERS[i]
 
     def probe(self, fn: Any, args: tuple, kwargs: dict, values: list) -> list | None:
+        _no_torch_function(args, kwargs)
         return scalars.probe(fn, lambda s: (_subst(args, s), _subst(kwargs, s)), values)
 
     def record_sym(self, fn: Any, args: tuple, kwargs: dict, sentinels: list, vids: list[int],
                    file: str | None, line: int) -> Any:
         rec = self.ctx.rec
         rec.loc = (file or "<unknown>", line)
+        _no_torch_function(args, kwargs)
         if type(sentinels) is tuple:
             # Symbolic sizes: called with their values; the recorder matches
             # ATen arguments against the shadow run (resolve_size).
@@ -433,6 +439,35 @@ class Host:
             return self._note(rec.call(fn, _subst(args, sentinels), _subst(kwargs, sentinels)))
         finally:
             rec.sym = {}
+
+
+# Note [__torch_function__]: a torch call on a value whose type overrides
+# __torch_function__ (a tensor subclass other than nn.Parameter, or any object
+# defining it) runs the user's override, which a graph of ATen ops would skip on
+# every later call. Such calls are graph breaks, checked before the call runs on
+# metas (so the override never runs at capture) and on what it returns (a
+# subclass made by `as_subclass`, `Tensor._make_subclass`, ...): they run natively.
+_PLAIN_TENSOR_TYPES = (torch.Tensor, torch.nn.Parameter)
+
+
+def _overrides_torch_function(v: Any) -> bool:
+    t = type(v)
+    if t in _PLAIN_TENSOR_TYPES or t in CONST_TYPES:
+        return False
+    return isinstance(v, torch.Tensor) or hasattr(t, "__torch_function__")
+
+
+def _no_torch_function(v: Any, kwargs: dict | None = None, depth: int = 0) -> Any:
+    """`v`, after checking it (and `kwargs`) for values that override
+    __torch_function__ (GB011 when found; containers searched a few levels)."""
+    if kwargs:
+        _no_torch_function(tuple(kwargs.values()), None, depth)
+    if type(v) in (tuple, list) and depth < 3:
+        for e in v:
+            _no_torch_function(e, None, depth + 1)
+    elif _overrides_torch_function(v):
+        raise GraphBreak("GB011", f"{type(v).__name__} overrides __torch_function__ (runs natively)")
+    return v
 
 
 def _meta_str(t: torch.Tensor) -> str:

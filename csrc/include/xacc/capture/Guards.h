@@ -54,13 +54,22 @@ struct FrameView {
 enum class Access : uint8_t { Local, Global, Closure, Const, Attr, Item, AsTensor };
 
 /// One leaf check on a node's value.
+///   Keys:     the value is a dict whose keys, in order, equal the tuple `obj`
+///             (a container module's `_modules`: its length, names and order);
+///   SameAs:   the value is (obj == Py_True) or is not (Py_False) the value of
+///             node `n` (an identity the graph relied on: `a is b`, one input
+///             read through two sources);
+///   Distinct: the values of all nodes carrying this leaf are pairwise distinct
+///             objects (tensor inputs the graph treats as separate tensors).
 struct Leaf {
-  enum class Kind : uint8_t { Type, Id, Equals, Tensor, Length, NotTensor, HasAttr, HasKey };
+  enum class Kind : uint8_t { Type, Id, Equals, Tensor, Length, NotTensor, HasAttr, HasKey, Keys, SameAs, Distinct };
   Kind kind = Kind::Type;
-  /// Type: the type; Id/Equals: the object; HasAttr: the name; HasKey: the key (strong)
+  /// Type: the type; Id/Equals: the object; HasAttr: the name; HasKey: the key;
+  /// Keys: a tuple of keys; SameAs: Py_True or Py_False (strong)
   PyObject* obj = nullptr;
   /// Length; HasAttr/HasKey: 1 when the attribute/key must exist, 0 when it must not
-  /// (HasKey: `key in value`, a dict's own lookup for exact dicts)
+  /// (HasKey: `key in value`, a dict's own lookup for exact dicts); SameAs: the
+  /// other node (smaller than this leaf's node)
   int64_t n = 0;
   // Tensor metadata (Kind::Tensor); -1 in sizes/strides means "any".
   PyTypeObject* tensorType = nullptr;
@@ -92,6 +101,14 @@ public:
   void addLeaf(int id, Leaf leaf);
   /// Requires torch's grad mode to equal `enabled` when checked.
   void setGradMode(bool enabled) { gradMode_ = enabled ? 1 : 0; }
+  /// Requires torch's autocast state (autocastState()) to equal `state` when
+  /// checked; -1 leaves it unguarded. Graphs are traced on meta tensors, which
+  /// autocast never touches, so an entry is only valid for the state it saw.
+  void setAutocast(int64_t state) { autocast_ = state; }
+  /// The thread's autocast state: for each device type torch autocasts (cpu,
+  /// cuda, xpu, ...), whether it is enabled and its dtype, plus the cache flag;
+  /// 0 when autocast is off everywhere.
+  static int64_t autocastState();
   /// Guards that dim `dimA` of the tensor at node `a` equals dim `dimB` of the
   /// tensor at node `b` (dynamic dims sharing a symbol; checked after the leaves).
   void addDimEquality(int a, int dimA, int b, int dimB, std::string symbol) {
@@ -131,6 +148,8 @@ public:
   const std::vector<Leaf>& nodeLeaves(int id) const { return nodes_[id].leaves; }
   /// -1: grad mode not guarded; 0/1: required disabled/enabled.
   int gradMode() const { return gradMode_; }
+  /// -1: autocast not guarded; else the state required (setAutocast).
+  int64_t autocast() const { return autocast_; }
   const std::vector<std::string>& localNames() const { return localNames_; }
   /// The dim guards in the order added, for serialization: `op` is "" for an
   /// equality added by addDimEquality (its `what` is the shared symbol), else the
@@ -153,7 +172,7 @@ private:
     std::vector<Leaf> leaves;
   };
   PyObject* fetch(const Node& n, const FrameView& view, PyObject** resolved) const;
-  bool runLeaf(const Leaf& l, PyObject* v) const;
+  bool runLeaf(const Leaf& l, PyObject* v, PyObject* const* resolved) const;
   std::string leafText(const Leaf& l) const;
 
   struct DimEq {
@@ -169,6 +188,7 @@ private:
   std::vector<DimEq> dimEqs_;
   std::vector<std::string> localNames_;
   int gradMode_ = -1;  ///< -1: not guarded
+  int64_t autocast_ = -1;  ///< -1: not guarded
 };
 
 }  // namespace xacc::capture

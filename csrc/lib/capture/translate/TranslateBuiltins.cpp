@@ -64,6 +64,12 @@ VarRef Translator::callBuiltin(PyObject* f, std::vector<VarRef>& args,
     if (v->is(Var::Kind::DictView)) return constant(PyLong_FromSize_t(v->self->items.size()));
     if (v->is(Var::Kind::Set)) return constant(PyLong_FromSsize_t(PySet_GET_SIZE(v->obj.get())));
     if (v->is(Var::Kind::Const) || (v->is(Var::Kind::Object) && isA(v->obj.get(), T->module))) {
+      if (v->is(Var::Kind::Object)) {
+        if (!isA(v->obj.get(), T->moduleList) && !isA(v->obj.get(), T->sequential) &&
+            !isA(v->obj.get(), T->moduleDict))
+          return bad("len() of a module that is no container (its __len__ is not modelled)");
+        guardModuleKeys(v);
+      }
       Py_ssize_t n = PyObject_Length(v->obj.get());
       if (n < 0) {
         failPy("GB011", "len()");
@@ -95,9 +101,8 @@ VarRef Translator::callBuiltin(PyObject* f, std::vector<VarRef>& args,
     if (!cls) return nullptr;
     const VarRef& v = args[0];
     int r;
-    if (v->is(Var::Kind::Tensor) && !v->isNumpy()) {
-      r = PyObject_IsSubclass(typeOf(v), cls.get());  // the input's type, not its meta twin's
-    } else if (v->is(Var::Kind::Object) || v->is(Var::Kind::Const) || v->is(Var::Kind::Set)) {
+    // A tensor answers with its input's type (Note [Tensor types] in Translator.cpp).
+    if (v->is(Var::Kind::Object) || v->is(Var::Kind::Const) || v->is(Var::Kind::Set)) {
       r = PyObject_IsInstance(v->obj.get(), cls.get());
     } else {
       PyObject* tp = typeOf(v);

@@ -577,41 +577,36 @@ VarRef Translator::containerMethod(const VarRef& obj, const std::string& name, s
   return nullptr;
 }
 
-namespace {
-/// Whether any of `names` is an attribute of `obj` that is truthy or whose truth
-/// test fails (a missing attribute counts as false).
-bool anyAttrTrue(PyObject* obj, std::initializer_list<const char*> names) {
-  for (const char* name : names) {
-    PyObject* v = PyObject_GetAttrString(obj, name);
-    if (!v) {
-      PyErr_Clear();
-      continue;
-    }
-    int t = PyObject_IsTrue(v);
-    Py_DECREF(v);
-    if (t != 0) {
-      if (t < 0) PyErr_Clear();
-      return true;
-    }
-  }
-  return false;
-}
-}  // namespace
-
 VarRef Translator::callModule(const VarRef& mod, std::vector<VarRef>& args,
                               std::vector<std::pair<PyRef, VarRef>>& kwargs) {
   PyObject* m = mod->obj.get();
+  // A class with its own __call__ (its type is guarded) is called through it.
+  static PyObject* callName = PyUnicode_InternFromString("__call__");
+  PyObject* call = _PyType_Lookup(Py_TYPE(m), callName);  // borrowed
+  if (call != _PyType_Lookup(reinterpret_cast<PyTypeObject*>(pyTypes()->module), callName)) {
+    if (!call || !PyFunction_Check(call) || !isUserFunction(call)) {
+      fail("GB012", std::string(Py_TYPE(m)->tp_name) + ".__call__");
+      return nullptr;
+    }
+    PyRef keep = PyRef::borrow(call);
+    std::vector<VarRef> all{mod};
+    all.insert(all.end(), args.begin(), args.end());
+    return inlineFunction(call, std::move(all), std::move(kwargs), nullptr);
+  }
   // Hooks run arbitrary Python around forward: a module that has any (its own or
-  // the global ones on torch.nn.Module) is called natively.
-  if (anyAttrTrue(m, {"_forward_hooks", "_forward_pre_hooks", "_backward_hooks", "_backward_pre_hooks"})) {
-    fail("GB012", Py_TYPE(m)->tp_name);
+  // the global ones on torch.nn.Module) is called natively; their absence is
+  // guarded (Note [Module hooks]).
+  if (!guardNoHooks(mod)) return nullptr;
+  // __call__ runs `self.forward`: one set on the instance is not the class's.
+  static PyObject* forwardName = PyUnicode_InternFromString("forward");
+  static PyObject* dictName = PyUnicode_InternFromString("__dict__");
+  PyObject** dp = _PyObject_GetDictPtr(m);
+  if (dp && *dp && PyDict_GetItemWithError(*dp, forwardName)) {
+    fail("GB012", std::string(Py_TYPE(m)->tp_name) + ".forward set on the instance");
     return nullptr;
   }
-  if (anyAttrTrue(pyTypes()->moduleModule,
-                  {"_global_forward_hooks", "_global_forward_pre_hooks", "_global_backward_hooks"})) {
-    fail("GB012", "global module hooks");
-    return nullptr;
-  }
+  PyErr_Clear();
+  guardHas(Source::attr(mod->source, dictName), Leaf::Kind::HasKey, forwardName, false);
   PyObject* fwd = PyObject_GetAttrString(reinterpret_cast<PyObject*>(Py_TYPE(m)), "forward");
   if (!fwd) {
     failPy("GB002", "forward");
@@ -1092,7 +1087,7 @@ VarRef Translator::superAttr(const VarRef& sv, PyObject* name) {
       if (read) {
         PyObject* o = sv->self->obj.get();
         const SourceRef& src = sv->self->source;
-        guardLen(src, PyDict_GET_SIZE(o));
+        guardKeys(src, o);  // keys(), values() and items() follow their order
         auto d = makeVar(Var::Kind::Dict);
         PyObject *key, *val;
         Py_ssize_t pos = 0;

@@ -279,11 +279,17 @@ bool Frame::step(const Instr& ins, bool& done, VarRef& result) {
       if (!need(2)) return false;
       VarRef b = pop(), a = pop();
       bool same;
-      if (a->is(Var::Kind::Const) && b->is(Var::Kind::Const)) {
+      auto plain = [](const VarRef& v) { return v->is(Var::Kind::Object) || v->is(Var::Kind::Const); };
+      auto container = [](const VarRef& v) {
+        return v->is(Var::Kind::List) || v->is(Var::Kind::Dict) || v->is(Var::Kind::Tuple);
+      };
+      if (plain(a) && plain(b)) {
         same = a->obj.get() == b->obj.get();
-      } else if ((a->is(Var::Kind::Object) || a->is(Var::Kind::Const)) &&
-                 (b->is(Var::Kind::Object) || b->is(Var::Kind::Const))) {
-        same = a->obj.get() == b->obj.get();
+        // Two values read from the frame: the answer holds while they alias as now.
+        if (a->source && b->source) t.guardSame(a->source, b->source, same);
+      } else if (container(a) && container(b) && a->source && b->source && a.get() != b.get()) {
+        // Containers read through two sources: trackers do not hold the objects.
+        return t.fail("GB011", "'is' between two containers read from outside the frame");
       } else if (a->is(Var::Kind::Tensor) && b->is(Var::Kind::Tensor)) {
         same = a->obj.get() == b->obj.get() && a->np == b->np;
       } else if ((a->is(Var::Kind::Const) && a->obj.get() == Py_None) ||

@@ -68,8 +68,12 @@ VarRef Translator::moduleChild(const VarRef& mod, PyObject* name, bool& found) {
     }
     found = true;
     PyRef dname = PyRef::steal(PyUnicode_InternFromString(dn));
-    if (value == Py_None) return makeConst(PyRef::borrow(Py_None));
-    return wrap(value, Source::item(Source::attr(mod->source, dname.get()), name));
+    SourceRef src = Source::item(Source::attr(mod->source, dname.get()), name);
+    if (value == Py_None) {  // `bias=False`: another instance may have one
+      guardId(src, Py_None);
+      return makeConst(PyRef::borrow(Py_None));
+    }
+    return wrap(value, src);
   }
   return nullptr;
 }
@@ -80,6 +84,7 @@ VarRef Translator::tensorAttr(const VarRef& t, PyObject* nameObj) {
   if (name == "is_cuda" || name == "is_meta" || name == "is_xpu" || name == "is_mps")
     return makeConst(PyRef::borrow(Py_False));
   if (name == "is_cpu") return makeConst(PyRef::borrow(opts_.device == "cpu" ? Py_True : Py_False));
+  if (name == "__class__") return makeVar(Var::Kind::Object, PyRef::borrow(typeOf(t)));  // Note [Tensor types]
   if (name == "grad" || name == "grad_fn" || name == "_version" || name == "__array__") {
     fail("GB010", "Tensor." + name);
     return nullptr;
@@ -541,6 +546,7 @@ VarRef Translator::subscr(const VarRef& obj, const VarRef& idx) {
   if (obj->is(Var::Kind::Object) && (isA(obj->obj.get(), T->moduleList) || isA(obj->obj.get(), T->sequential))) {
     PyRef i = constOf(idx);
     if (!i) return nullptr;
+    guardModuleKeys(obj);  // which child a position names depends on all of them
     if (PySlice_Check(i.get()) && isA(obj->obj.get(), T->moduleList)) {
       // layers[:n]: the children as a list (what iterating the new ModuleList gives).
       PyRef mods = PyRef::steal(PyObject_GetAttrString(obj->obj.get(), "_modules"));
@@ -576,8 +582,15 @@ VarRef Translator::subscr(const VarRef& obj, const VarRef& idx) {
       Py_ssize_t n = PyList_GET_SIZE(keys.get()), k = PyLong_AsSsize_t(i.get());
       if (k < 0) k += n;
       if (k >= 0 && k < n) {
+        // Sequential indexes its children by position; ModuleList by the name
+        // str(index) (the two differ once `_modules` is reordered).
         bool found = false;
-        return moduleChild(obj, PyList_GET_ITEM(keys.get(), k), found);
+        if (!isA(obj->obj.get(), T->moduleList)) return moduleChild(obj, PyList_GET_ITEM(keys.get(), k), found);
+        PyRef name = PyRef::steal(PyUnicode_FromFormat("%zd", k));
+        VarRef c = moduleChild(obj, name.get(), found);
+        if (c || found || failed()) return c;
+        fail("GB011", "ModuleList index without its child (raises KeyError)");
+        return nullptr;
       }
     }
   }

@@ -13,8 +13,6 @@ namespace xacc::capture::translate {
 namespace {
 
 
-enum GuardKind { kGuardType, kGuardId, kGuardEquals, kGuardLen };
-
 std::string str(PyObject* o) {
   if (!o) return "";
   const char* s = PyUnicode_Check(o) ? PyUnicode_AsUTF8(o) : nullptr;
@@ -159,69 +157,6 @@ bool Translator::failPy(const std::string& code, const std::string& what) {
   return fail(code, msg);
 }
 
-// -- guards --------------------------------------------------------------------------
-
-int Translator::node(const SourceRef& s) {
-  int parent = s->parent ? node(s->parent) : -1;
-  return tree_.node(parent, s->access, s->index, s->key.get());
-}
-
-bool Translator::guardOnce(const SourceRef& s, int kind) {
-  int n = node(s);
-  return guarded_.insert({n, kind}).second;
-}
-
-void Translator::guardType(const SourceRef& s, PyObject* value) {
-  if (!s || !guardOnce(s, kGuardType)) return;
-  Leaf l;
-  l.kind = Leaf::Kind::Type;
-  l.obj = reinterpret_cast<PyObject*>(Py_TYPE(value));
-  Py_INCREF(l.obj);
-  tree_.addLeaf(node(s), std::move(l));
-}
-
-void Translator::guardId(const SourceRef& s, PyObject* value) {
-  if (!s || !guardOnce(s, kGuardId)) return;
-  Leaf l;
-  l.kind = Leaf::Kind::Id;
-  l.obj = value;
-  Py_INCREF(value);
-  tree_.addLeaf(node(s), std::move(l));
-}
-
-void Translator::guardEquals(const SourceRef& s, PyObject* value) {
-  if (!s || !guardOnce(s, kGuardEquals)) return;
-  Leaf l;
-  l.kind = Leaf::Kind::Equals;
-  l.obj = value;
-  Py_INCREF(value);
-  tree_.addLeaf(node(s), std::move(l));
-}
-
-void Translator::guardHas(const SourceRef& s, Leaf::Kind kind, PyObject* what, bool has) {
-  if (!s) return;
-  for (const Leaf& l : tree_.nodeLeaves(node(s))) {  // the same name or key asked twice: one leaf
-    if (l.kind != kind || (l.n != 0) != has || Py_TYPE(l.obj) != Py_TYPE(what)) continue;
-    int eq = PyObject_RichCompareBool(l.obj, what, Py_EQ);
-    if (eq < 0) PyErr_Clear();
-    if (eq == 1) return;
-  }
-  Leaf l;
-  l.kind = kind;
-  l.obj = what;
-  Py_INCREF(what);
-  l.n = has ? 1 : 0;
-  tree_.addLeaf(node(s), std::move(l));
-}
-
-void Translator::guardLen(const SourceRef& s, Py_ssize_t n) {
-  if (!s || !guardOnce(s, kGuardLen)) return;
-  Leaf l;
-  l.kind = Leaf::Kind::Length;
-  l.n = n;
-  tree_.addLeaf(node(s), std::move(l));
-}
-
 // -- values -----------------------------------------------------------------------------
 
 static bool isConstType(PyObject* v, const PyTypes* T) {
@@ -237,6 +172,16 @@ VarRef Translator::wrap(PyObject* value, const SourceRef& source) {
   const PyTypes* T = pyTypes();
   PyTypeObject* tp = Py_TYPE(value);
   if (PyObject_TypeCheck(value, reinterpret_cast<PyTypeObject*>(T->tensor))) {
+    // Note [Tensor input identity]: one tensor read through two sources (an
+    // argument that is also a parameter, tied weights, `f(x, x)`) is one graph
+    // input and one tracker, so `a is b` and in-place ops see one tensor; the
+    // second source is guarded to be the same object. Tensors that are distinct
+    // objects here are guarded distinct (Leaf::Kind::Distinct).
+    auto seen = source ? tensorInputs_.find(value) : tensorInputs_.end();
+    if (seen != tensorInputs_.end()) {
+      guardSame(source, seen->second->source, true);
+      return seen->second;
+    }
     std::string code, detail;
     int n = -1;
     if (source) n = node(source);
@@ -245,9 +190,24 @@ VarRef Translator::wrap(PyObject* value, const SourceRef& source) {
       fail(code.empty() ? "GB011" : code, detail);
       return nullptr;
     }
-    if (source)
-      inputMetas_.emplace(meta.get(), InputMeta{meta, source, PyRef::borrow(reinterpret_cast<PyObject*>(tp))});
-    return makeVar(Var::Kind::Tensor, std::move(meta), source);
+    auto v = makeVar(Var::Kind::Tensor, std::move(meta), source);
+    if (source) {
+      inputMetas_.emplace(v->obj.get(), InputMeta{v->obj, source, PyRef::borrow(reinterpret_cast<PyObject*>(tp))});
+      // Once per node: a descriptor may give a new tensor per read of one source.
+      bool marked = false;
+      for (const Leaf& l : tree_.nodeLeaves(n)) marked = marked || l.kind == Leaf::Kind::Distinct;
+      Leaf l;
+      l.kind = Leaf::Kind::Distinct;
+      if (!marked) tree_.addLeaf(n, std::move(l));
+      tensorInputs_.emplace(value, v);
+      inputRefs_.push_back(PyRef::borrow(value));
+    }
+    // Note [Tensor types]: the meta twin is a plain tensor; `isinstance` and
+    // `type()` answer with the input's own type (nn.Parameter), which its
+    // tensor guard checks exactly.
+    if (tp != reinterpret_cast<PyTypeObject*>(T->tensor))
+      tensorTypes_[v->obj.get()] = PyRef::borrow(reinterpret_cast<PyObject*>(tp));
+    return v;
   }
   if (T->ndarray && PyObject_TypeCheck(value, reinterpret_cast<PyTypeObject*>(T->ndarray)))
     return numpyInput(value, source);
@@ -318,7 +278,7 @@ VarRef Translator::wrap(PyObject* value, const SourceRef& source) {
         return nullptr;
       }
     guardType(source, value);
-    guardLen(source, PyDict_GET_SIZE(value));
+    guardKeys(source, value);  // iteration order and length
     auto d = makeVar(Var::Kind::Dict, {}, source);
     pos = 0;
     while (PyDict_Next(value, &pos, &k, &v)) {
@@ -694,6 +654,7 @@ bool Translator::unpack(const VarRef& v, std::vector<VarRef>& out) {
           PyObject_TypeCheck(o, reinterpret_cast<PyTypeObject*>(T->sequential))) {
         PyObject* mods = PyObject_GetAttrString(o, "_modules");
         if (!mods) return failPy("GB011", "_modules");
+        guardModuleKeys(v);  // a child appended later must not be skipped
         out.clear();
         PyObject *k, *m;
         Py_ssize_t pos = 0;
@@ -725,6 +686,7 @@ VarRef Translator::iterate(const VarRef& v) {
       failPy("GB011", "_modules");
       return nullptr;
     }
+    guardModuleKeys(v);
     auto it = makeVar(Var::Kind::Iter);
     PyObject *k, *m;
     Py_ssize_t pos = 0;
@@ -1006,8 +968,8 @@ PyObject* Translator::typeOf(const VarRef& v) {
   switch (v->kind) {
     case Var::Kind::Tensor: {
       if (v->isNumpy()) return numpyType(v);
-      auto it = inputMetas_.find(v->obj.get());  // an input: its own type (nn.Parameter, ...)
-      return it != inputMetas_.end() ? it->second.type.get() : pyTypes()->tensor;
+      auto it = tensorTypes_.find(v->obj.get());  // Note [Tensor types]
+      return it != tensorTypes_.end() ? it->second.get() : pyTypes()->tensor;
     }
     case Var::Kind::Const:
     case Var::Kind::Object:

@@ -284,6 +284,17 @@ private:
   void guardId(const SourceRef& s, PyObject* value);
   void guardEquals(const SourceRef& s, PyObject* value);
   void guardLen(const SourceRef& s, Py_ssize_t n);
+  /// The dict at `s` has exactly the keys of `dict`, in the same order (its
+  /// length included): what iterating it, or indexing by position, relied on.
+  void guardKeys(const SourceRef& s, PyObject* dict);
+  /// A container module's (Sequential, ModuleList, ModuleDict) `_modules` keys
+  /// (guardKeys): iterating it, its length, or a child by position relied on them.
+  void guardModuleKeys(const VarRef& mod);
+  /// The value at `s` is (or is not) the value at `other` (Leaf::Kind::SameAs).
+  void guardSame(const SourceRef& s, const SourceRef& other, bool same);
+  /// Note [Module hooks]: the hook dicts of the module at `mod` (and torch's
+  /// global ones) are empty, as seen when its call was inlined.
+  bool guardNoHooks(const VarRef& mod);
   /// The value at `s` has (or has not) the attribute or key `what`: kind HasAttr
   /// (getattr with a default, hasattr) or HasKey (`os.environ` keys read with
   /// .get or `in`). Asking twice adds one leaf.
@@ -328,6 +339,11 @@ private:
   Options opts_;
   Failure failure_;
   std::set<std::pair<int, int>> guarded_;
+  /// Note [Tensor input identity]: the tracker of each tensor read from a source.
+  std::map<PyObject*, VarRef> tensorInputs_;
+  std::vector<PyRef> inputRefs_;  ///< keeps tensorInputs_' keys alive
+  /// Note [Tensor types]: meta twin -> the input's type, when not torch.Tensor.
+  std::map<PyObject*, PyRef> tensorTypes_;
   std::vector<PyCodeObject*> inlineStack_;
   Frame* top_ = nullptr;
   std::unique_ptr<Frame> topFrame_;
