@@ -13,7 +13,9 @@ import subprocess
 import sys
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[3]
+# The tree whose xacc and xjit the processes import (another checkout's, to
+# check a case against it: XACC_FIDELITY_ROOT=/path/to/checkout).
+ROOT = Path(os.environ.get("XACC_FIDELITY_ROOT") or Path(__file__).resolve().parents[3])
 
 PRELUDE = '''\
 import os as _os

@@ -82,7 +82,7 @@ print("result", float(f(torch.ones(4))))
 def test_settrace_and_setprofile_events(tmp_path, device):
     script = write(tmp_path, BODY)
     eager, jitted = run(script), run(script, device)
-    assert " line f " in eager.stdout and "c_call" in eager.stdout
+    assert "\nline f " in eager.stdout and "c_call" in eager.stdout
     same(eager, jitted, device)
 
 

@@ -62,7 +62,7 @@ struct Instr {
 
 class Bytecode {
 public:
-  /// Decodes `code` (cached per code object for the process lifetime).
+  /// Decodes `code` (cached in the code object's co_extra, freed with it).
   static const Bytecode* of(PyCodeObject* code, std::string& error);
 
   const std::vector<Instr>& instrs() const { return instrs_; }
