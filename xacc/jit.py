@@ -15,6 +15,7 @@ plain Python, so results are always those of eager PyTorch.
 from __future__ import annotations
 
 import functools
+import gc
 from typing import Any, Callable, TypeVar
 
 import torch
@@ -35,7 +36,16 @@ def _ensure_installed() -> None:
         _C.set_recompile_limit(RECOMPILE_LIMIT)
         _C.set_callback(_convert.callback)
         _C.install()
+        gc.callbacks.append(_sweep)
         _installed = True
+
+
+def _sweep(phase: str, info: dict) -> None:
+    """After a full collection: frees the resume functions (and with them the
+    code objects and cache entries) of deleted functions (Note [Resume registry
+    sweep] in translate_bindings.cpp)."""
+    if phase == "stop" and info.get("generation") == 2:
+        _C.sweep_resumes()
 
 
 class _Capture:

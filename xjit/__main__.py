@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import argparse
 import atexit
+import builtins
 import os
-import runpy
+import signal
 import sys
 import time
+import types
 from collections import Counter
 
 
@@ -20,7 +22,9 @@ def _summary(t0: float, explain: bool) -> str:
     for ev in convert.EVENTS:
         for b in ev.breaks:
             breaks[f"{b.code} {b.reason}"] += 1
-    captured = sum(1 for ev in convert.EVENTS if ev.outcome in ("graph", "code"))
+    dropped = convert.EVENTS.dropped  # records of long-dead functions, only counted (events.py)
+    breaks.update({k.removeprefix("break "): n for k, n in dropped.items() if k.startswith("break ")})
+    captured = sum(1 for ev in convert.EVENTS if ev.outcome in ("graph", "code")) + dropped["captured"]
     lines = ["", "== xjit summary ==",
              f"frames captured: {captured} (compiled {c['frames']}, skipped {c['skipped']})",
              f"graphs: {c['graphs']}",
@@ -173,17 +177,80 @@ def main(argv: list[str] | None = None) -> int:
         if C_tap is not rec.tap:  # a recording PGO session sees graph calls too
             from xacc._C import capture as C0
             C0.set_graph_tap(C_tap)
+    code, path = _compile_script(ns.script)
+    if code is None:
+        return path  # the exit status python gives (no summary: the script never ran)
     atexit.register(_at_exit, t0, ns, rec)
-    sys.argv = [ns.script] + ns.args
-    sys.path.insert(0, os.path.dirname(os.path.abspath(ns.script)))
+    return _run_script(code, path, ns.script, ns.args)
+
+
+def _compile_script(script: str) -> tuple:
+    """(code, absolute path) of `script` compiled as `python script` compiles it,
+    or (None, exit status) after printing what python prints when the file
+    cannot be read (status 2) or does not compile (status 1)."""
+    path = os.path.abspath(script)  # __file__, tracebacks and warnings name it as python does
+    try:
+        with open(path, "rb") as f:
+            source = f.read()
+    except OSError as e:
+        prog = sys.orig_argv[0] if sys.orig_argv else "python"
+        print(f"{prog}: can't open file {path!r}: [Errno {e.errno}] {e.strerror}", file=sys.stderr)
+        return None, 2
+    try:
+        return compile(source, path, "exec", dont_inherit=True), path
+    except (SyntaxError, ValueError) as e:  # ValueError: a NUL byte in the source
+        sys.excepthook(type(e), e.with_traceback(None), None)  # python shows the error alone
+        return None, 1
+
+
+def _run_script(code: types.CodeType, path: str, script: str, args: list) -> int:
+    """Runs `code` as python runs a script: in a fresh `__main__` module (which
+    stays in sys.modules), with sys.argv and sys.path[0] as python sets them. An
+    uncaught exception is reported by sys.excepthook from the script's own frame
+    on (status 1); SystemExit propagates unchanged."""
+    from importlib.machinery import SourceFileLoader
+
+    main = types.ModuleType("__main__")
+    main.__dict__.update(__file__=path, __cached__=None, __builtins__=builtins, __annotations__={},
+                         __loader__=SourceFileLoader("__main__", path))
+    sys.modules["__main__"] = main
+    sys.argv = [script] + list(args)
+    # python puts the script's directory (symlinks resolved) first instead of the
+    # current directory that `-m` put there.
+    sys.path[0] = os.path.dirname(os.path.realpath(path))
     from xacc._C import capture as C
     C.set_state(2)
     try:
-        runpy.run_path(ns.script, run_name="__main__")
+        exec(code, main.__dict__)
+    except SystemExit:
+        raise
+    except BaseException as e:  # noqa: BLE001 - reported exactly as python reports it
+        tb = e.__traceback__
+        while tb is not None and tb.tb_frame.f_code is not code:
+            tb = tb.tb_next  # drop this function's frame: the traceback starts in the script
+        sys.excepthook(type(e), e.with_traceback(tb), tb)
+        if isinstance(e, KeyboardInterrupt):
+            return _INTERRUPTED
+        return 1
     finally:
         C.set_state(0)
     return 0
 
 
+# python dies of SIGINT after an uncaught KeyboardInterrupt (its exit status
+# shows the signal), once the atexit functions ran.
+_INTERRUPTED = -signal.SIGINT
+
+
+def _exit(status: int) -> None:
+    if status != _INTERRUPTED:
+        sys.exit(status)
+    atexit._run_exitfuncs()
+    sys.stdout.flush()
+    sys.stderr.flush()
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+    os.kill(os.getpid(), signal.SIGINT)
+
+
 if __name__ == "__main__":
-    sys.exit(main())
+    _exit(main())

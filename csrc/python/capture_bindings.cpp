@@ -174,7 +174,10 @@ void bindCapture(py::module_& m) {
         std::vector<PyObject*> in;
         for (py::handle a : args) in.push_back(a.ptr());
         PyObject* r = g.call(in.data(), in.size());
-        if (!r) throw py::error_already_set();
+        if (!r) {
+          cap::raiseAsEager();  // See Note [ATen error translation]
+          throw py::error_already_set();
+        }
         return py::reinterpret_steal<py::object>(r);
       });
 
@@ -519,7 +522,10 @@ void bindCapture(py::module_& m) {
       .def_property_readonly("inputs", [](const cap::GraphFunction& f) { return f.inputNodes; })
       .def("__call__", [](const cap::GraphFunction& f, py::args args) {
         PyObject* r = f.call(&PyTuple_GET_ITEM(args.ptr(), 0), args.size());
-        if (!r) throw py::error_already_set();
+        if (!r) {
+          cap::raiseAsEager();  // See Note [ATen error translation]
+          throw py::error_already_set();
+        }
         return py::reinterpret_steal<py::object>(r);
       });
 

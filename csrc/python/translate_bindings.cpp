@@ -9,9 +9,11 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
+#include <map>
 #include <set>
 
 #include "../lib/capture/translate/Codegen.h"
+#include "../lib/capture/translate/CodegenImpl.h"
 #include "../lib/capture/translate/PyTypes.h"
 #include "../lib/capture/translate/Translator.h"
 #include "xacc/capture/Guards.h"
@@ -375,7 +377,71 @@ py::object translate(py::handle func, py::tuple args, py::handle host, cap::Guar
 
 }  // namespace
 
+// Note [Resume registry sweep]: the registry of resume and loop-body functions
+// (CodegenImpl.h) holds strong references to the code objects it made them
+// from, so that a resume function is made once per split and reused. When the
+// user's function is deleted, the registry is all that keeps its code object
+// (and, through the code's co_extra cache, its graphs, break function and
+// resume functions) alive. A sweep finds each original code object whose every
+// reference is one of the registry's, and drops its entries: the code object
+// dies and its cache entries are freed with it. A resume code object that is
+// itself split has its own entries: it is released once its origin's entries
+// are gone, so the sweep repeats until nothing more goes. xacc.jit sweeps
+// after each full garbage collection (gc generation 2).
+size_t sweepResumeRegistry() {
+  auto& reg = tr::codegen::registry();
+  size_t freed = 0;
+  for (;;) {
+    std::vector<PyObject*> release;  // released after the lock: deallocation may run Python
+    {
+      std::lock_guard<std::mutex> lock(reg.mu);
+      std::map<PyCodeObject*, Py_ssize_t> held;  // original code -> references the registry holds
+      for (const auto& [rcode, o] : reg.origin) held[o.first]++;
+      for (const auto& [key, f] : reg.fns) held[std::get<0>(key)]++;
+      for (const auto& [key, f] : reg.bodyFns) held[std::get<0>(key)]++;
+      std::set<PyCodeObject*> unused;
+      for (const auto& [code, n] : held)
+        if (Py_REFCNT(reinterpret_cast<PyObject*>(code)) == n) unused.insert(code);
+      if (unused.empty()) break;
+      freed += unused.size();
+      auto keep = [&](PyCodeObject* orig) { return !unused.count(orig); };
+      for (auto it = reg.origin.begin(); it != reg.origin.end();) {
+        if (keep(it->second.first)) {
+          ++it;
+          continue;
+        }
+        release.push_back(reinterpret_cast<PyObject*>(it->first));
+        release.push_back(reinterpret_cast<PyObject*>(it->second.first));
+        it = reg.origin.erase(it);
+      }
+      auto sweep = [&](auto& fns, bool bodies) {
+        for (auto it = fns.begin(); it != fns.end();) {
+          PyCodeObject* orig = std::get<0>(it->first);
+          if (keep(orig)) {
+            ++it;
+            continue;
+          }
+          if (bodies) {
+            auto* body = reinterpret_cast<PyCodeObject*>(PyFunction_GET_CODE(it->second));
+            if (reg.bodies.erase(body)) release.push_back(reinterpret_cast<PyObject*>(body));
+          }
+          release.push_back(it->second);
+          release.push_back(reinterpret_cast<PyObject*>(orig));
+          it = fns.erase(it);
+        }
+      };
+      sweep(reg.fns, false);
+      sweep(reg.bodyFns, true);
+    }
+    for (PyObject* o : release) Py_DECREF(o);
+  }
+  return freed;
+}
+
 void bindTranslate(py::module_& c) {
+  c.def("sweep_resumes", &sweepResumeRegistry,
+        "Frees the resume and loop-body functions of code objects nothing else holds; returns "
+        "how many code objects were released (Note [Resume registry sweep]).");
   c.def("is_resume", [](py::handle code) {
     return PyCode_Check(code.ptr()) && tr::resumeOrigin(reinterpret_cast<PyCodeObject*>(code.ptr()), nullptr);
   });

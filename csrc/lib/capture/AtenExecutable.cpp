@@ -5,9 +5,11 @@
 #include "xacc/support/TestFault.h"
 #include "xacc/capture/AtenExecutable.h"
 
+#include <string_view>
 #include <unordered_map>
 
 #include <ATen/ScalarOps.h>
+#include <torch/csrc/Exceptions.h>
 
 #include "../backend/aten/AtenOp.h"
 #include "xacc/backend/aten/TensorDatum.h"
@@ -324,6 +326,7 @@ bool AtenExecutable::run(std::vector<c10::IValue>& inputs, std::vector<c10::IVal
           s.op->handle.callBoxed(stack);
         } catch (const std::exception& e) {
           error = aten::qualifiedName(s.op->schema()) + ": " + aten::exceptionMessage(e);
+          aten::noteOpError(std::current_exception(), error);  // See Note [ATen error translation]
           return false;
         }
         if (s.fault && !stack.empty() && stack[0].isTensor())
@@ -340,6 +343,32 @@ bool AtenExecutable::run(std::vector<c10::IValue>& inputs, std::vector<c10::IVal
   outputs.reserve(resultSlots_.size());
   for (int sl : resultSlots_) outputs.push_back(slots[sl]);
   return true;
+}
+
+void raiseAsEager() {
+  std::string error;
+  std::exception_ptr e = aten::takeOpError(error);
+  if (!e || error.empty() || !PyErr_Occurred()) return;
+  PyObject *type, *value, *tb;
+  PyErr_Fetch(&type, &value, &tb);
+  bool reported = false;
+  if (type == PyExc_RuntimeError) {  // exactly: what the executor boundary raises
+    PyErr_NormalizeException(&type, &value, &tb);
+    if (PyObject* s = value ? PyObject_Str(value) : nullptr) {
+      const char* u = PyUnicode_AsUTF8(s);
+      reported = u && std::string_view(u).find(error) != std::string_view::npos;
+      Py_DECREF(s);
+    }
+    PyErr_Clear();
+  }
+  if (!reported) {
+    PyErr_Restore(type, value, tb);
+    return;
+  }
+  Py_XDECREF(type);
+  Py_XDECREF(value);
+  Py_XDECREF(tb);
+  torch::translate_exception_to_python(e);
 }
 
 }  // namespace xacc::capture

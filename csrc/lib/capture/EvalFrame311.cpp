@@ -9,7 +9,8 @@
 // order against the frame's argument slots, globals and closure; a hit runs
 // the entry (a graph, a generated function, or the default evaluator); a miss
 // in Compile state calls the compile callback with the thread switched Off
-// (see Note [Capture state]) and retries the cache once. Frames whose entry
+// (see Note [Capture state]) and retries the cache once. Frames run while a
+// trace or profile function is set go to the default evaluator. Frames whose entry
 // replaces the bytecode are never evaluated: the caller (_PyEval_Vector)
 // clears and pops them, exactly as after a normal return.
 //
@@ -157,7 +158,11 @@ PyObject* runEntry(const CacheEntry& e, PyThreadState* ts, _PyInterpreterFrame* 
                    PyObject** resolved, int throwflag, size_t nargs, bool passUp) {
   e.hits.fetch_add(1, std::memory_order_relaxed);
   switch (e.kind) {
-    case CacheEntry::Kind::Graph: return e.runGraph(resolved);
+    case CacheEntry::Kind::Graph: {
+      PyObject* r = e.runGraph(resolved);
+      if (!r) raiseAsEager();  // See Note [ATen error translation]
+      return r;
+    }
     case CacheEntry::Kind::Code:
       return trampoline(PyObject_Vectorcall(e.fn, frame->localsplus, nargs, nullptr), passUp);
     case CacheEntry::Kind::Default: return defaultEval(ts, frame, throwflag);
@@ -200,6 +205,11 @@ PyObject* xaccEvalFrame(PyThreadState* ts, _PyInterpreterFrame* frame, int throw
   tFromTrampoline = false;
   CaptureState state = tState;
   if (state == CaptureState::Off || throwflag) return defaultEval(ts, frame, throwflag);
+  // While a trace or profile function is set (sys.settrace, sys.setprofile:
+  // debuggers, coverage, profilers), every frame runs as plain Python so that
+  // it sees the call, line and return events eager Python gives, as
+  // torch.compile does. Nothing is compiled meanwhile.
+  if (ts->c_tracefunc || ts->c_profilefunc) return defaultEval(ts, frame, throwflag);
   PyCodeObject* code = frame->f_code;
   if (code->co_flags & (CO_GENERATOR | CO_COROUTINE | CO_ASYNC_GENERATOR | CO_ITERABLE_COROUTINE))
     return defaultEval(ts, frame, throwflag);
@@ -279,6 +289,17 @@ PyObject* xaccEvalFrame(PyThreadState* ts, _PyInterpreterFrame* frame, int throw
     return nullptr;
   }
   Py_XDECREF(r);
+  // The callback turns every Exception into a fallback to Python. What else
+  // reaches here is the user's: KeyboardInterrupt (a SIGINT while capturing or
+  // compiling), SystemExit. It propagates as it would have from eager code, and
+  // a signal that arrived while C++ compiled is handled now, before the call
+  // can return normally.
+  if ((!r && !PyErr_ExceptionMatches(PyExc_Exception)) || (r && PyErr_CheckSignals() < 0)) {
+    Py_XDECREF(et);
+    Py_XDECREF(ev);
+    Py_XDECREF(etb);
+    return nullptr;
+  }
   if (!r) PyErr_Clear();
   PyErr_Restore(et, ev, etb);
 

@@ -17,14 +17,19 @@ Internal errors never reach the user: the frame is marked skip and logged.
 
 from __future__ import annotations
 
+import ast
 import dis
+import functools
+import linecache
 import os
+import signal
 import sys
 import sysconfig
 import threading
 import time
 import traceback
 import types
+import weakref
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -34,6 +39,7 @@ from xacc._C import capture as C
 from xacc._src.aot import store as aot_store
 from xacc._src.capture import dynamic, training
 from xacc._src.capture.breaks import BreakInfo, GraphBreak
+from xacc._src.capture.events import EVENTS, CompileEvent
 from xacc._src.capture.config import RECOMPILE_LIMIT, debug, log
 from xacc._src.capture.host import Host, State
 from xacc._src.amp import MODE as _MODE, guard_precision
@@ -67,50 +73,11 @@ class Options:
         return key if self.device == "cpu" else f"{self.device}/{key}"
 
 
-@dataclass
-class CompileEvent:
-    """One callback invocation, as explain() and counters see it."""
-
-    function: str
-    filename: str
-    lineno: int
-    outcome: str  # graph | code | skip | error
-    graph: str = ""
-    op_counts: dict = field(default_factory=dict)
-    breaks: list = field(default_factory=list)
-    guards: list = field(default_factory=list)
-    seconds: float = 0.0
-    recompile_reasons: list = field(default_factory=list)
-    dynamic: list = field(default_factory=list)  # dynamic-shape decisions (dynamic.py), for explain
-    # -- The export record: what xacc.export, xacc.debug.compare and `xjit --explain`
-    # read (xacc/_src/export, xacc/_src/debug). Nothing else of the translator is
-    # read from outside; keep filling these. --
-    code: types.CodeType | None = None  # the frame's original code object
-    rewritten: types.CodeType | None = None  # outcome "code": the generated break function
-    resumes: list = field(default_factory=list)  # resume functions' code objects it calls
-    graph_id: int = 0  # CompiledGraph.id of the captured graph (Note [Graph tap]); 0: none
-    # A training split's forward (training.py) returns the captured graph's results and then
-    # the residuals its backward reads: the tap sees both. -1: every output is a result.
-    graph_results: int = -1
-    graph_inputs: list = field(default_factory=list)  # a name per graph input ("L['x']", ...)
-    stage_seconds: dict = field(default_factory=dict)  # trace, passes, prepare
-    device: str = "cpu"  # target the frame was captured for
-    entry: int = 0  # index of this compile's cache entry on the code object
-    precision: Any = None  # amp.PrecisionReport when compiled with precision="auto"
-    pgo: list = field(default_factory=list)  # "PGO: ..." lines: what the profile changed (docs/pgo.md)
-
-    def graph_outputs(self, outputs: Any) -> list:
-        """The captured graph's results among the outputs the graph tap saw."""
-        outs = list(outputs)
-        return outs if self.graph_results < 0 else outs[:self.graph_results]
-
-
-EVENTS: list[CompileEvent] = []
 COUNTERS: dict[str, int] = {"frames": 0, "graphs": 0, "breaks": 0, "recompiles": 0, "skipped": 0,
                             "internal_errors": 0, "capture_seconds_us": 0, "pgo_decisions": 0}
 _tls = threading.local()
 _lock = threading.RLock()
-_label_count: dict[types.CodeType, int] = {}
+_label_count: "weakref.WeakKeyDictionary[types.CodeType, int]" = weakref.WeakKeyDictionary()
 
 
 def current_options() -> Options:
@@ -244,9 +211,14 @@ def _callback(func: types.FunctionType, args: tuple, failures: list[str]) -> Any
         # such frames costs time and captures nothing.
         C.mark_skip(code)
         return None
+    if not resume and _DEBUGGER_NAMES.intersection(code.co_names):
+        # breakpoint(), pdb.set_trace(), sys.settrace(...): the frame must be a
+        # real Python frame with its own locals for the debugger or tracer.
+        C.mark_skip(code)
+        return None
     if aot_store.SOURCES and aot_store.install(func, args):
         return None  # stored entries (xacc.load, xjit --cache) run this call
-    with _lock:
+    with _lock, _Interrupts():
         COUNTERS["frames"] += 1
         if failures:
             COUNTERS["recompiles"] += 1
@@ -254,7 +226,7 @@ def _callback(func: types.FunctionType, args: tuple, failures: list[str]) -> Any
                 code.co_firstlineno, "; ".join(failures))
         t0 = time.perf_counter()
         ev = CompileEvent(_frame_name(code), code.co_filename, code.co_firstlineno, "error",
-                          recompile_reasons=list(failures), code=code, device=opts.device,
+                          recompile_reasons=list(failures), code_ref=weakref.ref(code), device=opts.device,
                           entry=len(C.entries(code)))
         debug("capture", "translating %s (%s:%d) with arguments (%s)", ev.function, code.co_filename,
               code.co_firstlineno, ", ".join(_describe_arg(a) for a in args))
@@ -272,6 +244,12 @@ def _callback(func: types.FunctionType, args: tuple, failures: list[str]) -> Any
             ev.outcome = "error"
             info = gb.info()
             ev.breaks.append(info)
+            if gb.code == "GB019" or _in_raise_statement(*info.stack[0][:2]):
+                # The traced path reaches a raise statement (the break is the raise
+                # or is inside it: building the exception), so the call raises: the
+                # user's exception, as eager does, by running in Python (this call
+                # only; nothing is installed).
+                return None
             return Unsupported(f"xacc.jit(fullgraph=True): {info}")
         except Exception as e:  # noqa: BLE001 - never surfaces to user code
             COUNTERS["internal_errors"] += 1
@@ -287,6 +265,58 @@ def _callback(func: types.FunctionType, args: tuple, failures: list[str]) -> Any
             COUNTERS["capture_seconds_us"] += int(ev.seconds * 1e6)
             EVENTS.append(ev)
     return None
+
+
+@functools.lru_cache(maxsize=32)
+def _raise_spans(filename: str) -> tuple:
+    """(first line, last line) of every raise statement in the file."""
+    try:
+        tree = ast.parse("".join(linecache.getlines(filename)), filename)
+    except (SyntaxError, ValueError):
+        return ()
+    return tuple((n.lineno, n.end_lineno or n.lineno) for n in ast.walk(tree) if isinstance(n, ast.Raise))
+
+
+def _in_raise_statement(filename: str, lineno: int) -> bool:
+    return any(a <= lineno <= b for a, b in _raise_spans(filename))
+
+
+# Names whose use makes a frame run as plain Python (see callback).
+_DEBUGGER_NAMES = frozenset({"breakpoint", "set_trace", "settrace", "setprofile", "post_mortem"})
+
+
+class _Interrupts:
+    """Ctrl-C while a frame is captured or compiled is the user's: it must raise
+    KeyboardInterrupt from the call, as eager code would, and never be taken for
+    a translation failure (every Exception the translator meets becomes a
+    fallback to Python, and C++ drops errors of the Python calls it makes). So
+    while the callback runs on the main thread, SIGINT is noted (and raised at
+    once, to stop the translation); at the end the handler the program had is
+    restored and called with the signal, which raises KeyboardInterrupt out of
+    the call (the hook passes it on, EvalFrame311.cpp)."""
+
+    __slots__ = ("prev", "frame")
+
+    def __enter__(self) -> None:
+        self.prev = self.frame = None
+        if threading.current_thread() is threading.main_thread():
+            prev = signal.getsignal(signal.SIGINT)
+            if callable(prev):  # a Python-level handler: default_int_handler or the program's
+                self.prev = prev
+                signal.signal(signal.SIGINT, self._note)
+
+    def _note(self, signum: int, frame: Any) -> None:
+        self.frame = frame
+        raise KeyboardInterrupt
+
+    def __exit__(self, et: Any, e: Any, tb: Any) -> bool:
+        if self.prev is None:
+            return False
+        signal.signal(signal.SIGINT, self.prev)
+        if self.frame is None:
+            return False
+        self.prev(signal.SIGINT, self.frame)  # default_int_handler raises KeyboardInterrupt
+        return et is KeyboardInterrupt  # the program's handler returned: so does the callback
 
 
 def _describe_arg(a: Any) -> str:

@@ -24,12 +24,14 @@ contiguity and `size >= 2` instead of the size.
 from __future__ import annotations
 
 import types
+import weakref
 from typing import Any
 
 import torch
 
 
-_STATES: dict[types.CodeType, "State"] = {}
+# Weak: a deleted function's history goes with its code object.
+_STATES: "weakref.WeakKeyDictionary[types.CodeType, State]" = weakref.WeakKeyDictionary()
 
 
 class Mismatch(Exception):

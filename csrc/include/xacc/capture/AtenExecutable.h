@@ -44,4 +44,10 @@ private:
   std::vector<int> resultSlots_;
 };
 
+/// See Note [ATen error translation]: when the pending Python error is the
+/// RuntimeError that reports the op error noted on this thread, replaces it by
+/// the exception eager PyTorch raises for that op (its type and full message).
+/// Consumes the note either way. Call with the GIL held after an executor failed.
+void raiseAsEager();
+
 }  // namespace xacc::capture

@@ -221,6 +221,7 @@ bool runResolved(const AtenOp& op, const AttrDict& attrs, const std::vector<Datu
     op.handle.callBoxed(stack);
   } catch (const std::exception& e) {
     error = qualifiedName(schema) + ": " + exceptionMessage(e);
+    noteOpError(std::current_exception(), error);  // See Note [ATen error translation]
     return false;
   }
   const auto& rets = schema.returns();

@@ -280,6 +280,23 @@ bool toDatum(const c10::IValue& v, Datum& out, std::string& error) {
   return true;
 }
 
+namespace {
+struct OpError {
+  std::exception_ptr exception;
+  std::string error;
+};
+thread_local OpError tOpError;  // See Note [ATen error translation]
+}  // namespace
+
+void noteOpError(std::exception_ptr e, std::string error) { tOpError = {std::move(e), std::move(error)}; }
+
+std::exception_ptr takeOpError(std::string& error) {
+  error = std::move(tOpError.error);
+  std::exception_ptr e = std::move(tOpError.exception);
+  tOpError = {};
+  return e;
+}
+
 std::string exceptionMessage(const std::exception& e) {
   std::string msg;
   if (auto* ce = dynamic_cast<const c10::Error*>(&e))

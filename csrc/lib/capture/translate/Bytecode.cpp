@@ -1,8 +1,6 @@
 // Decoding of CPython 3.11 code objects. See Bytecode.h.
 #include "Bytecode.h"
 
-#include <mutex>
-#include <unordered_map>
 
 namespace xacc::capture::translate {
 
@@ -88,22 +86,40 @@ std::vector<int> unitLines(PyCodeObject* code, size_t units) {
 
 const OpcodeInfo& opcodeInfo(uint8_t op) { return table().info[op]; }
 
-const Bytecode* Bytecode::of(PyCodeObject* code, std::string& error) {
-  // Decoded code is kept for the process lifetime (like the code objects the
-  // hook caches entries on); the map holds a strong reference to the key.
-  static std::mutex mu;
-  static std::unordered_map<PyCodeObject*, std::unique_ptr<Bytecode>> cache;
-  {
-    std::lock_guard<std::mutex> lock(mu);
-    auto it = cache.find(code);
-    if (it != cache.end()) return it->second.get();
+namespace {
+
+// Decoded code lives in a co_extra slot of its code object and is freed with
+// it: a cache keyed by code objects must not keep a deleted function's code
+// alive (issue 19, bounded memory). The GIL guards the slot.
+Py_ssize_t gDecodedIndex = -1;
+
+void freeDecoded(void* p) { delete static_cast<Bytecode*>(p); }
+
+Bytecode* decoded(PyCodeObject* code) {
+  if (gDecodedIndex < 0) gDecodedIndex = _PyEval_RequestCodeExtraIndex(freeDecoded);
+  void* p = nullptr;
+  if (gDecodedIndex < 0 || _PyCode_GetExtra(reinterpret_cast<PyObject*>(code), gDecodedIndex, &p) < 0) {
+    PyErr_Clear();
+    return nullptr;
   }
+  return static_cast<Bytecode*>(p);
+}
+
+}  // namespace
+
+const Bytecode* Bytecode::of(PyCodeObject* code, std::string& error) {
+  if (const Bytecode* known = decoded(code)) return known;
   std::unique_ptr<Bytecode> bc = decode(code, error);
   if (!bc) return nullptr;
-  std::lock_guard<std::mutex> lock(mu);
-  auto [it, inserted] = cache.emplace(code, std::move(bc));
-  if (inserted) Py_INCREF(reinterpret_cast<PyObject*>(code));
-  return it->second.get();
+  // Decoding may have run Python (an allocation can collect): another thread
+  // may have stored this code's decoding meanwhile.
+  if (const Bytecode* known = decoded(code)) return known;
+  if (gDecodedIndex < 0 || _PyCode_SetExtra(reinterpret_cast<PyObject*>(code), gDecodedIndex, bc.get()) < 0) {
+    PyErr_Clear();
+    error = "cannot attach the decoded bytecode to its code object";
+    return nullptr;
+  }
+  return bc.release();
 }
 
 std::unique_ptr<Bytecode> Bytecode::decode(PyCodeObject* code, std::string& error) {

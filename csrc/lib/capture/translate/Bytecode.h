@@ -62,7 +62,7 @@ struct Instr {
 
 class Bytecode {
 public:
-  /// Decodes `code` (cached per code object for the process lifetime).
+  /// Decodes `code` (cached in the code object's co_extra, freed with it).
   static const Bytecode* of(PyCodeObject* code, std::string& error);
   /// Decodes `code` without caching it: for resume code, a copy of the whole
   /// original code per graph break, decoded once for its one translation.

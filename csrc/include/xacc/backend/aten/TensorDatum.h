@@ -7,6 +7,7 @@
 // (the xpu target executes on the host for now).
 #pragma once
 
+#include <exception>
 #include <string>
 #include <string_view>
 
@@ -59,5 +60,21 @@ bool toDatum(const c10::IValue& v, ir::Datum& out, std::string& error);
 
 /// The first line of an exception's message, without the C++ backtrace.
 std::string exceptionMessage(const std::exception& e);
+
+// Note [ATen error translation]: an executor reports a failed op as false plus
+// an error string ("aten::index.Tensor: index 5 is out of bounds ..."), which
+// the capture boundary raises as RuntimeError. Eager PyTorch raises the type the
+// op threw instead (c10::IndexError -> IndexError, c10::LinAlgError ->
+// torch.linalg.LinAlgError, ...), with the op's full message. So the executor
+// that catches an op's exception also notes it here, on this thread, under the
+// error string it reported; the Python boundary (capture::raiseAsEager) then
+// raises exactly what eager raises when the RuntimeError it is about to show
+// carries that string.
+
+/// Notes `e`, the exception of the op whose failure `error` reports.
+void noteOpError(std::exception_ptr e, std::string error);
+/// The exception noted on this thread (null when none) and its error string;
+/// the note is consumed.
+std::exception_ptr takeOpError(std::string& error);
 
 }  // namespace xacc::backend::aten

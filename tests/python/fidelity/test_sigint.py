@@ -1,0 +1,63 @@
+"""Issue 19, signals: Ctrl-C (SIGINT) while a first call is being captured and
+compiled raises KeyboardInterrupt out of that call, as it would out of eager
+code; the call does not return normally. The eager reference run is
+interrupted inside the same (slow, looping) program."""
+
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).parent))
+from fidelity_proc import devices, env, write  # noqa: E402
+
+# A long straight-line function: capturing and compiling it takes seconds.
+LINES = 6000
+BODY = '''\
+import sys
+import time
+
+import torch
+
+src = "def big(x):\\n" + "".join(f"    x = x * 1.0001 + {{i}}\\n" for i in range({lines})) + "    return x\\n"
+ns = {{}}
+exec(compile(src, "<big>", "exec"), ns)
+big = jit(ns["big"])
+x = torch.ones(2)
+calls = 0
+try:
+    print("start", flush=True)
+    t0 = time.perf_counter()
+    while time.perf_counter() - t0 < 30:
+        big(x)
+        calls += 1
+    print("no interrupt", flush=True)
+except KeyboardInterrupt:
+    print("interrupted", flush=True)
+print("calls returned normally:", calls, file=sys.stderr)
+'''
+
+
+def _interrupted(script: Path, device: str) -> tuple:
+    p = subprocess.Popen([sys.executable, str(script)], cwd=script.parent, env=env(device),
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    assert p.stdout.readline() == "start\n"
+    time.sleep(1.5)  # into the first call's capture when jitted
+    p.send_signal(signal.SIGINT)
+    out, err = p.communicate(timeout=300)
+    return p.returncode, out, err
+
+
+@pytest.mark.parametrize("device", devices())
+def test_sigint_during_first_compile_raises_keyboardinterrupt(tmp_path, device):
+    script = write(tmp_path, BODY.format(lines=LINES))
+    rc, out, err = _interrupted(script, "")
+    assert (rc, out) == (0, "interrupted\n"), out + err
+    assert "calls returned normally: 0" not in err  # eager: interrupted in some later call
+    rc, out, err = _interrupted(script, device)
+    assert (rc, out) == (0, "interrupted\n"), out + err
+    # Jitted: the signal came while the first call compiled, and that call raised.
+    assert "calls returned normally: 0" in err, out + err
