@@ -123,8 +123,10 @@ class _Xacc:
     """xacc.jit on one device, with its counters and break codes."""
 
     def __init__(self, device: str) -> None:
-        import xacc.jit as xj
+        import importlib
+
         from xacc._src.capture import convert
+        xj = importlib.import_module("xacc.jit")  # the module (xacc.jit the attribute is the function)
         self.xj, self.convert, self.device = xj, convert, device
         xj.reset()
 
@@ -309,7 +311,9 @@ def main() -> None:
     ap.add_argument("--csv", help="rows go here, appended (default build/sweep/sweep-transformers-<v>.csv)")
     ap.add_argument("--modes", default=",".join(COMPILED), help="compiled modes (eager always runs)")
     ap.add_argument("--only", help="comma-separated model types")
+    ap.add_argument("--missing-ok", action="store_true", help="--only names not discovered are left out")
     ap.add_argument("--limit", type=int, help="the first N discovered model types (after --only)")
+    ap.add_argument("--reverse", action="store_true", help="in reverse sorted order (two machines meet halfway)")
     ap.add_argument("--jobs", type=int, default=1, help="children at a time")
     ap.add_argument("--timeout", type=int, default=600, help="seconds per architecture")
     ap.add_argument("--threads", type=int, default=1, help="torch threads in every child")
@@ -342,9 +346,12 @@ def main() -> None:
     if a.only:
         want = a.only.split(",")
         unknown = [m for m in want if m not in archs]
-        if unknown:
+        if unknown and not a.missing_ok:
             raise SystemExit(f"not discovered: {', '.join(unknown)}")
+        if unknown:
+            print(f"not discovered here, not run: {', '.join(unknown)}")
         todo = [m for m in archs if m in want]
+    todo = todo[::-1] if a.reverse else todo
     todo = todo[:a.limit] if a.limit else todo
     path = a.csv or default_csv()
     os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
