@@ -77,14 +77,14 @@ def structure(o):
     return type(o).__name__
 
 
-def tensors(o) -> list:
+def tensors(o, detach: bool = True) -> list:
     import torch
     if isinstance(o, torch.Tensor):
-        return [o.detach()]
+        return [o.detach() if detach else o]
     if isinstance(o, dict):
-        return [t for v in o.values() for t in tensors(v)]
+        return [t for v in o.values() for t in tensors(v, detach)]
     if isinstance(o, (list, tuple)):
-        return [t for v in o for t in tensors(v)]
+        return [t for v in o for t in tensors(v, detach)]
     return []
 
 
@@ -210,7 +210,7 @@ def _train(built, tool, inp) -> bool:
 
     def step(model, opt, args, kwargs):
         out = model(*args, **kwargs)
-        loss = sum(t.float().pow(2).mean() for t in tensors(out) if t.is_floating_point())
+        loss = sum(t.float().pow(2).mean() for t in tensors(out, detach=False) if t.is_floating_point())
         loss.backward()
         opt.step()
         opt.zero_grad()
