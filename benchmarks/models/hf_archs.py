@@ -184,7 +184,9 @@ def small_config(model_type: str, level: int = 1):
 
 
 def _why(e: BaseException) -> str:
-    return f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}"[:300]
+    """One line: the exception type and its first two non-empty message lines."""
+    lines = [ln.strip() for ln in str(e).splitlines() if ln.strip()]
+    return f"{type(e).__name__}: {' '.join(lines[:2])}"[:300]
 
 
 # -- inputs -----------------------------------------------------------------------------------

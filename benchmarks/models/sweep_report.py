@@ -89,6 +89,22 @@ def summary(rows: list[dict], facts: dict | None = None) -> str:
         internal = sum(_int(by[m].get(mode, {}).get("internal_errors")) or 0 for m in built)
         if internal:
             lines.append(f"{mode} internal errors: {internal}")
+    crit = []
+    for mode in (m for m in XACC if m in modes):
+        ok = [by[m][mode] for m in built if by[m].get(mode, {}).get("status") == "ok"]
+        n = len(built) or 1
+        eq = sum(r.get("eager_equal") == "True" for r in ok) / n
+        zero = sum(_int(r.get("breaks")) == 0 for r in ok) / n
+        rc = sum((_int(r.get("recompiles")) or 0) <= 1 for r in ok) / n
+        worse = sum((_int(by[m][mode].get("breaks")) or 0) > (_int(by[m].get("dynamo", {}).get("breaks")) or 0)
+                    for m in built if by[m].get(mode, {}).get("status") == "ok")
+        crit.append(f"{mode}: eager-equal >= 98% {'PASS' if eq >= .98 else 'FAIL'}, zero-break >= 90% "
+                    f"{'PASS' if zero >= .9 else 'FAIL'}, no model more breaks than torch.compile "
+                    f"{'PASS' if not worse else 'FAIL'}, <= 1 recompile >= 95% {'PASS' if rc >= .95 else 'FAIL'}")
+    if crit:
+        lines.append(f"issue 18 criterion 1 on this run ({len(built)} built, needs >= 150: "
+                     f"{'PASS' if len(built) >= 150 else 'FAIL'}):")
+        lines.extend("  " + c for c in crit)
     if "dynamo" in modes:
         reasons: Counter = Counter()
         for m in built:

@@ -80,3 +80,38 @@ def test_first_discovered_architectures_run_end_to_end(tmp_path):
     assert len(read_rows(str(out))[0]) == len(rows)
     with open(out) as f:
         assert sum(1 for ln in f if ln.startswith("#")) == 1  # one header, not one per run
+
+
+def _write(path, rows):
+    from sweep import FIELDS
+    with open(path, "w") as f:
+        f.write("# sweep transformers=9.9 torch=2.13.0 discovered=4 modes=dynamo,xacc_cpu\n")
+        f.write(",".join(FIELDS) + "\n")
+        for r in rows:
+            f.write(",".join(str(r.get(k, "")) for k in FIELDS) + "\n")
+
+
+def _rows(breaks_a: int):
+    ok = dict(status="ok", eager_equal=True, recompiles=1, graphs=1)
+    return [dict(model="a", mode="eager", status="ok", **{"class": "A"}),
+            dict(model="a", mode="dynamo", breaks=0, **ok),
+            dict(model="a", mode="xacc_cpu", breaks=breaks_a, break_codes=f"GB002:{breaks_a}" if breaks_a else "",
+                 **ok),
+            dict(model="b", mode="eager", status="skip", reason="BModel L1: ValueError: needs bbox"),
+            dict(model="c", mode="eager", status="ok", **{"class": "C"}),
+            dict(model="c", mode="dynamo", breaks=1, **ok),
+            dict(model="c", mode="xacc_cpu", breaks=0, **ok)]
+
+
+def test_summary_and_diff_count_what_the_csv_says(tmp_path):
+    from sweep_report import diff, summary
+    _write(tmp_path / "old.csv", _rows(3))
+    _write(tmp_path / "new.csv", _rows(0))
+    text = summary(*read_rows(str(tmp_path / "old.csv")))
+    assert "4 discovered, 3 recorded (PARTIAL: 1 not run)" in text
+    assert "built (eager runs on batch 2, 3, 4): 2; skipped: 1" in text and "skip: ValueError: needs bbox" in text
+    assert "xacc_cpu: ran 2/2" in text and "zero-break 1/2 = 50.0%" in text
+    assert "more 1, same 0, fewer 1" in text and "GB002 3 in 1 models" in text
+    changes = diff(read_rows(str(tmp_path / "old.csv"))[0], read_rows(str(tmp_path / "new.csv"))[0])
+    assert "a [xacc_cpu]: breaks 3 -> 0" in changes and "xacc_cpu: zero-break 1 -> 2" in changes
+    assert "c [" not in changes  # unchanged rows are not listed
