@@ -156,6 +156,7 @@ def main() -> None:
     from sweep import read_rows
     models = sorted({r["model"] for r in read_rows(expected[0])[0]})
     out = VENV / f"sweep-transformers-{latest.get('transformers')}.csv"
+    out.unlink(missing_ok=True)  # a fresh run, not one resumed from an earlier test-latest
     print(f"\n== model sweep, newest releases ({len(models)} architectures of {Path(expected[0]).name}) -> {out}")
     p = run([str(py), str(ROOT / "benchmarks" / "models" / "sweep.py"), "--csv", str(out),
              "--only", ",".join(models), "--missing-ok", *shlex.split(a.sweep_args)], cwd=ROOT, env=env)
