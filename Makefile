@@ -4,6 +4,7 @@
 #   make install  system + Python deps, CMake build, editable install, tools on PATH
 #   make build    incremental CMake build in build/ (Ninja, ccache)
 #   make test     every suite (GoogleTest, lit, pytest), one summary line each
+#   make test-latest  capture suite + model sweep with the newest releases (build/venv-latest)
 #   make run      the main job (RUN_CMD below)
 #   make bench    benchmarks/*/run.py (BENCH=ir,camel for some)
 #   make clean    remove the build tree and the linked extension
@@ -30,7 +31,7 @@ comma := ,
 # frame hook on the CPU; prints the model's output and the capture summary.
 RUN_CMD := $(PYTHON) -m xjit --device cpu examples/tiny_gpt_cuda.py
 
-.PHONY: all install deps build package link-tools test run bench clean
+.PHONY: all install deps build package link-tools test test-latest run bench clean
 
 all: build
 
@@ -67,6 +68,12 @@ link-tools: build
 
 test: install
 	@$(PYTHON) scripts/run_tests.py
+
+# Not part of `test`: the newest releases of requirements/direct.txt (torch stays pinned) in a
+# venv of its own, the capture suite and the model sweep there, and what changed against the
+# pinned run (SWEEP_ARGS: extra benchmarks/models/sweep.py arguments, e.g. "--limit 20").
+test-latest: build
+	@$(PYTHON) scripts/test_latest.py
 
 run: install
 	$(RUN_CMD)

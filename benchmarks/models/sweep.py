@@ -1,0 +1,384 @@
+"""The model sweep of issue #18: every transformers architecture (discovered by
+hf_archs.py, never hand-picked) under eager, torch.compile(backend="eager")
+and xacc on cpu and xpu0, one CSV row per (architecture, mode).
+
+    PYTHONPATH=. python benchmarks/models/sweep.py [--csv PATH] [--modes dynamo,xacc_cpu,xacc_xpu0]
+        [--only llama,bert] [--limit N] [--jobs N] [--timeout S] [--perf N] [--train]
+    PYTHONPATH=. python benchmarks/models/sweep.py --summary PATH     # counts of a (partial) run
+    PYTHONPATH=. python benchmarks/models/sweep.py --diff OLD NEW     # per-model changes
+
+Each architecture runs in its own child process (a crash or hang costs that
+architecture only: --timeout per architecture). The child builds the model
+(hf_archs.build: small config, random weights, offline; a row with status
+"skip" and the reason when it cannot), computes the eager reference on batch
+sizes 2, 3, 4 (seeded, torch.manual_seed(0) before every call), then per mode,
+each from a clean cache (xacc.jit.reset / torch._dynamo.reset):
+
+  graphs, breaks   of the first call (batch 2); xacc: its counters and the
+                   stable break codes (GBnnn:count); dynamo: graphs handed to a
+                   counting eager backend and counters["graph_break"] (reasons);
+  recompiles       over the batch-3 and batch-4 calls (xacc: frames recompiled;
+                   dynamo: graphs compiled again);
+  eager_equal      every call's output has eager's structure (output classes,
+                   keys, tuple lengths, tensor shapes and dtypes) and values
+                   (allclose rtol 1e-3, atol 1e-4, NaN equal to NaN; integer
+                   tensors equal);
+  compile_s        first call minus one eager call (cold);
+  ms, eager_ms     median of --perf warm calls at batch 2, interleaved with eager.
+
+xacc modes run before dynamo in the child. --train adds one training step per
+compiled mode (forward, mean of squares of the float outputs, backward, SGD
+step, in eval mode so dropout is off): train_ok when every parameter is then
+allclose to one eager step. The CSV is appended row by row; a rerun with the
+same --csv skips the architectures already recorded (resumable). `#` lines at
+its top record the versions and the discovered count.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parents[1]
+sys.path.insert(0, str(HERE))
+
+MODES = ("eager", "xacc_cpu", "xacc_xpu0", "dynamo")
+COMPILED = MODES[1:]
+BATCHES = (2, 3, 4)
+RTOL, ATOL = 1e-3, 1e-4
+FIELDS = ["model", "task", "class", "level", "params", "mode", "status", "eager_equal", "max_diff", "graphs",
+          "breaks", "break_codes", "recompiles", "compile_s", "ms", "eager_ms", "internal_errors", "train_ok",
+          "reason"]
+
+
+# -- child side ---------------------------------------------------------------------------------
+
+def structure(o):
+    """The shape of an output: container types, keys, lengths, tensor shapes and dtypes."""
+    import torch
+    if isinstance(o, torch.Tensor):
+        return ("Tensor", tuple(o.shape), str(o.dtype))
+    if isinstance(o, dict):  # ModelOutput is an OrderedDict subclass
+        return (type(o).__name__, tuple((k, structure(v)) for k, v in o.items()))
+    if isinstance(o, (list, tuple)):
+        return (type(o).__name__, tuple(structure(v) for v in o))
+    if o is None or isinstance(o, (bool, int, float, str)):
+        return o
+    return type(o).__name__
+
+
+def tensors(o, detach: bool = True) -> list:
+    import torch
+    if isinstance(o, torch.Tensor):
+        return [o.detach() if detach else o]
+    if isinstance(o, dict):
+        return [t for v in o.values() for t in tensors(v, detach)]
+    if isinstance(o, (list, tuple)):
+        return [t for v in o for t in tensors(v, detach)]
+    return []
+
+
+def compare(ref, got) -> tuple[bool, float, str]:
+    """(eager-equal, max |diff| of float tensors, why not)."""
+    import torch
+    if structure(ref) != structure(got):
+        return False, float("nan"), f"structure differs: {str(structure(got))[:160]}"
+    worst = 0.0
+    for r, g in zip(tensors(ref), tensors(got)):
+        if r.is_floating_point() or r.is_complex():
+            if r.numel():
+                fin = torch.isfinite(r) & torch.isfinite(g)
+                worst = max(worst, float((r[fin] - g[fin]).abs().max()) if fin.any() else 0.0)
+            if not torch.allclose(g, r, rtol=RTOL, atol=ATOL, equal_nan=True):
+                return False, worst, f"values differ (max |diff| {worst:.3g})"
+        elif not torch.equal(r, g):
+            return False, worst, "integer values differ"
+    return True, worst, ""
+
+
+def _call(fn, inp):
+    import torch
+    args, kwargs = inp
+    torch.manual_seed(0)
+    return fn(*args, **kwargs)
+
+
+def _timed(fn, inp):
+    t0 = time.perf_counter()
+    out = _call(fn, inp)
+    return out, time.perf_counter() - t0
+
+
+class _Xacc:
+    """xacc.jit on one device, with its counters and break codes."""
+
+    def __init__(self, device: str) -> None:
+        import importlib
+
+        from xacc._src.capture import convert
+        xj = importlib.import_module("xacc.jit")  # the module (xacc.jit the attribute is the function)
+        self.xj, self.convert, self.device = xj, convert, device
+        xj.reset()
+
+    def compile(self, fn):
+        return self.xj.jit(fn, device=self.device)
+
+    def stats(self) -> dict:
+        c = self.xj.counters()
+        codes: dict[str, int] = {}
+        for ev in self.convert.EVENTS:
+            for b in ev.breaks:
+                codes[b.code] = codes.get(b.code, 0) + 1
+        return {"graphs": c["graphs"], "breaks": c["breaks"], "recompiles": c["recompiles"],
+                "internal_errors": c["internal_errors"], "codes": codes}
+
+
+class _Dynamo:
+    """torch.compile(backend="eager") as a counting backend, with Dynamo's counters."""
+
+    def __init__(self) -> None:
+        import torch._dynamo
+        from torch._dynamo.utils import counters
+        torch._dynamo.reset()
+        counters.clear()
+        self.counters, self.compiles = counters, 0
+
+    def compile(self, fn):
+        import torch
+
+        def backend(gm, example_inputs):
+            self.compiles += 1
+            return gm.forward  # what backend="eager" runs
+        return torch.compile(fn, backend=backend)
+
+    def stats(self) -> dict:
+        reasons = {r.splitlines()[0][:120] if r else "?": n for r, n in self.counters["graph_break"].items()}
+        return {"graphs": self.compiles, "breaks": sum(reasons.values()), "recompiles": self.compiles,
+                "internal_errors": "", "codes": reasons}
+
+
+def _codes_text(codes: dict) -> str:
+    return " | ".join(f"{k}:{v}" for k, v in sorted(codes.items(), key=lambda kv: -kv[1]))
+
+
+def run_mode(mode: str, built, inputs, refs, eager_one: float, perf: int, train: bool) -> dict:
+    import torch
+    tool = _Dynamo() if mode == "dynamo" else _Xacc("cpu" if mode == "xacc_cpu" else "xpu0")
+    model = built.model
+    row: dict = {}
+    with torch.no_grad():
+        cm = tool.compile(model)
+        out, first = _timed(cm, inputs[0])
+        s1 = tool.stats()
+        row.update(graphs=s1["graphs"], breaks=s1["breaks"], break_codes=_codes_text(s1["codes"]),
+                   compile_s=round(max(first - eager_one, 0.0), 4))
+        ok, worst, why = compare(refs[0], out)
+        for inp, ref in zip(inputs[1:], refs[1:]):
+            ok2, w2, why2 = compare(ref, _call(cm, inp))
+            ok, worst, why = ok and ok2, max(worst, w2), why or why2
+        s2 = tool.stats()
+        row.update(recompiles=s2["recompiles"] - s1["recompiles"], internal_errors=s2["internal_errors"],
+                   eager_equal=ok, max_diff=worst, reason=why)
+        if mode == "dynamo":  # its "graphs" counter is compiles: batch 3 and 4 added to it
+            row["recompiles"] = s2["graphs"] - s1["graphs"]
+        times: dict = {"eager": [], "mode": []}
+        for _ in range(perf):
+            for key, f in (("eager", model), ("mode", cm)):
+                times[key].append(_timed(f, inputs[0])[1])
+        if perf:
+            row["eager_ms"] = round(statistics.median(times["eager"]) * 1e3, 3)
+            row["ms"] = round(statistics.median(times["mode"]) * 1e3, 3)
+    if train:
+        row["train_ok"] = _train(built, tool, inputs[0])
+    row["status"] = "ok"
+    return row
+
+
+def _train(built, tool, inp) -> bool:
+    import copy
+    import torch
+
+    def step(model, opt, args, kwargs):
+        out = model(*args, **kwargs)
+        loss = sum(t.float().pow(2).mean() for t in tensors(out, detach=False) if t.is_floating_point())
+        loss.backward()
+        opt.step()
+        opt.zero_grad()
+        return loss.detach()
+
+    ref, mine = copy.deepcopy(built.model), copy.deepcopy(built.model)
+    torch.manual_seed(0)
+    step(ref, torch.optim.SGD(ref.parameters(), lr=0.05), *inp)
+    torch.manual_seed(0)
+    tool.compile(step)(mine, torch.optim.SGD(mine.parameters(), lr=0.05), *inp)
+    return all(torch.allclose(a, b, rtol=RTOL, atol=1e-5, equal_nan=True)
+               for a, b in zip(ref.parameters(), mine.parameters()))
+
+
+def child_main(a) -> None:
+    import torch
+    from hf_archs import Skip, build, discover
+    torch.set_num_threads(a.threads)
+    arch = next(x for x in discover() if x.model_type == a.child)
+    emit = lambda row: print("ROW " + json.dumps(row, default=str), flush=True)  # noqa: E731
+    try:
+        built = build(arch)
+    except Skip as e:
+        emit({"mode": "eager", "status": "skip", "reason": str(e)[:1000]})
+        return
+    base = {"task": built.task, "class": built.class_name, "level": built.level, "params": built.params}
+    inputs = [built.make_inputs(b) for b in BATCHES]
+    try:
+        with torch.no_grad():
+            refs = [_call(built.model, inp) for inp in inputs]
+            eager_one = statistics.median(_timed(built.model, inputs[0])[1] for _ in range(3))
+    except Exception as e:  # noqa: BLE001 - built on batches 2 and 3, failed on 4
+        emit(dict(base, mode="eager", status="skip", reason=f"eager call failed: {type(e).__name__}: {e}"[:500]))
+        return
+    emit(dict(base, mode="eager", status="ok", eager_equal=True, eager_ms=round(eager_one * 1e3, 3),
+              reason="; ".join(built.tried)[:500]))
+    for mode in [m for m in COMPILED if m in a.modes.split(",")]:
+        try:
+            row = run_mode(mode, built, inputs, refs, eager_one, a.perf, a.train)
+        except Exception as e:  # noqa: BLE001 - this mode's failure
+            row = {"status": "error", "reason": f"{type(e).__name__}: {e}"[:500]}
+        emit(dict(base, mode=mode, **row))
+
+
+# -- parent side --------------------------------------------------------------------------------
+
+def run_child(model: str, a) -> list[dict]:
+    modes = ["eager"] + [m for m in COMPILED if m in a.modes.split(",")]
+    with tempfile.TemporaryDirectory() as cache:
+        env = dict(os.environ, XACC_CACHE_DIR=os.path.join(cache, "xacc"),
+                   TORCHINDUCTOR_CACHE_DIR=os.path.join(cache, "inductor"),
+                   PYTHONPATH=str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""))
+        cmd = [sys.executable, __file__, "--child", model, "--modes", a.modes, "--threads", str(a.threads),
+               "--perf", str(a.perf)] + (["--train"] if a.train else [])
+        status, tail = "crash", ""
+        try:
+            p = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=a.timeout)
+            out, tail = p.stdout, f"exit {p.returncode}: {p.stderr.strip()[-300:]}"
+        except subprocess.TimeoutExpired as e:
+            out = e.stdout.decode() if isinstance(e.stdout, bytes) else (e.stdout or "")
+            status, tail = "timeout", f"no result within {a.timeout} s"
+    rows = [json.loads(ln[4:]) for ln in out.splitlines() if ln.startswith("ROW ")]
+    got = {r["mode"] for r in rows}
+    if not (rows and rows[0].get("status") == "skip"):
+        rows += [{"mode": m, "status": status, "reason": tail} for m in modes if m not in got]
+    for r in rows:
+        r["model"] = model
+    return rows
+
+
+def read_rows(path: str) -> tuple[list[dict], dict]:
+    """The rows of a sweep CSV and its `# key=value` header facts."""
+    facts, lines = {}, []
+    with open(path, newline="") as f:
+        for ln in f:
+            if ln.startswith("#"):
+                for part in ln[1:].split():
+                    if "=" in part:
+                        k, v = part.split("=", 1)
+                        facts[k] = v
+            elif ln.strip():
+                lines.append(ln)
+    return list(csv.DictReader(lines)), facts
+
+
+def _versions() -> str:
+    import importlib.metadata as md
+    return " ".join(f"{p}={md.version(p)}" for p in ("transformers", "torch", "numpy"))
+
+
+def default_csv() -> str:
+    import transformers
+    return str(ROOT / "build" / "sweep" / f"sweep-transformers-{transformers.__version__}.csv")
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--csv", help="rows go here, appended (default build/sweep/sweep-transformers-<v>.csv)")
+    ap.add_argument("--modes", default=",".join(COMPILED), help="compiled modes (eager always runs)")
+    ap.add_argument("--only", help="comma-separated model types")
+    ap.add_argument("--missing-ok", action="store_true", help="--only names not discovered are left out")
+    ap.add_argument("--limit", type=int, help="the first N discovered model types (after --only)")
+    ap.add_argument("--reverse", action="store_true", help="in reverse sorted order (two machines meet halfway)")
+    ap.add_argument("--jobs", type=int, default=1, help="children at a time")
+    ap.add_argument("--timeout", type=int, default=600, help="seconds per architecture")
+    ap.add_argument("--threads", type=int, default=1, help="torch threads in every child")
+    ap.add_argument("--perf", type=int, default=3, help="timed warm calls per mode (0: no latency)")
+    ap.add_argument("--train", action="store_true", help="one training step per compiled mode")
+    ap.add_argument("--list", action="store_true", help="print the discovered architectures and exit")
+    ap.add_argument("--summary", metavar="CSV", help="print the summary of a sweep CSV and exit")
+    ap.add_argument("--diff", nargs=2, metavar=("OLD", "NEW"), help="per-model changes between two CSVs")
+    ap.add_argument("--child", help=argparse.SUPPRESS)
+    a = ap.parse_args()
+    bad = [m for m in a.modes.split(",") if m and m not in COMPILED]
+    if bad:
+        raise SystemExit(f"unknown modes: {', '.join(bad)} (known: {', '.join(COMPILED)})")
+    if a.child:
+        child_main(a)
+        return
+    from sweep_report import diff, summary
+    if a.summary:
+        print(summary(*read_rows(a.summary)))
+        return
+    if a.diff:
+        print(diff(read_rows(a.diff[0])[0], read_rows(a.diff[1])[0]))
+        return
+    from hf_archs import discover
+    archs = [x.model_type for x in discover()]
+    if a.list:
+        print("\n".join(archs))
+        return
+    todo = archs
+    if a.only:
+        want = a.only.split(",")
+        unknown = [m for m in want if m not in archs]
+        if unknown and not a.missing_ok:
+            raise SystemExit(f"not discovered: {', '.join(unknown)}")
+        if unknown:
+            print(f"not discovered here, not run: {', '.join(unknown)}")
+        todo = [m for m in archs if m in want]
+    todo = todo[::-1] if a.reverse else todo
+    todo = todo[:a.limit] if a.limit else todo
+    path = a.csv or default_csv()
+    os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
+    fresh = not os.path.exists(path)
+    done = set() if fresh else {r["model"] for r in read_rows(path)[0]}
+    todo = [m for m in todo if m not in done]
+    print(f"{len(archs)} architectures discovered; {len(done)} already in {path}; {len(todo)} to run", flush=True)
+    t0 = time.perf_counter()
+    with open(path, "a", newline="") as f:
+        w = csv.DictWriter(f, FIELDS, extrasaction="ignore")
+        if fresh:
+            f.write(f"# sweep {_versions()} discovered={len(archs)} modes={a.modes} perf={a.perf} "
+                    f"train={int(a.train)} started={time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime())}\n")
+            w.writeheader()
+        with ThreadPoolExecutor(max(1, a.jobs)) as pool:
+            for i, rows in enumerate(pool.map(lambda m: run_child(m, a), todo), 1):
+                for r in rows:
+                    w.writerow(r)
+                f.flush()
+                line = "  ".join(f"{r['mode']}:{r['status']}" + (
+                    f" eq={r.get('eager_equal')} g/b/r={r.get('graphs')}/{r.get('breaks')}/{r.get('recompiles')}"
+                    if r["mode"] != "eager" and r["status"] == "ok" else "") for r in rows)
+                print(f"[{i}/{len(todo)} {time.perf_counter() - t0:.0f}s] {rows[0]['model']}: {line}", flush=True)
+                if rows[0]["status"] == "skip":
+                    print(f"    skip: {rows[0].get('reason', '')[:300]}", flush=True)
+    print(summary(*read_rows(path)))
+
+
+if __name__ == "__main__":
+    main()
