@@ -5,13 +5,14 @@ temporary one, an artifact it could not replace stays whole and loadable, and
 the `--cache` store warns once and the program goes on. The full disk is a
 real tmpfs of 64 KB (the test is skipped where mounting is not permitted)."""
 
-import contextlib
 import os
 import subprocess
 import warnings
 from pathlib import Path
 
 import pytest
+
+from fullfs import fill  # tests/python is on sys.path (conftest.py)
 
 import xacc
 from xacc._src.aot import artifact, store
@@ -28,17 +29,6 @@ def full_disk(tmp_path: Path):
         yield mnt
     finally:
         subprocess.run(["umount", "-l", str(mnt)], capture_output=True)
-
-
-def fill(d: Path) -> None:
-    """Writes to `d` until its filesystem is full."""
-    fd = os.open(d / "filler", os.O_WRONLY | os.O_CREAT, 0o644)
-    try:
-        with contextlib.suppress(OSError):
-            while True:
-                os.write(fd, os.urandom(4096))
-    finally:
-        os.close(fd)
 
 
 def payload(n: int) -> dict[str, bytes]:

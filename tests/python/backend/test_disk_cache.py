@@ -34,6 +34,8 @@ from pathlib import Path
 
 import pytest
 
+from fullfs import fill  # tests/python is on sys.path (conftest.py)
+
 _C = pytest.importorskip("xacc._C")
 pytestmark = pytest.mark.skipif(not getattr(_C, "has_mlir", False), reason="built without the MLIR backend")
 
@@ -164,17 +166,6 @@ def tmpfs(path: Path, *options: str):
         yield True
     finally:
         subprocess.run(["umount", "-l", str(path)], capture_output=True)
-
-
-def fill(d: Path) -> None:
-    """Writes to `d` until its filesystem is full."""
-    fd = os.open(d / "filler", os.O_WRONLY | os.O_CREAT, 0o644)
-    try:
-        with contextlib.suppress(OSError):
-            while True:
-                os.write(fd, os.urandom(4096))
-    finally:
-        os.close(fd)
 
 
 def limited_file_size() -> None:
