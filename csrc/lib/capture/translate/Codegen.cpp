@@ -382,30 +382,21 @@ struct Emitter {
     const PyTypes* T = pyTypes();
     switch (v->iter) {
       case IterOf::List:
+      case IterOf::DictView: {
+        // iter(obj) at index 0; else the same kind of iterator advanced to pos.
         if (v->pos == 0) {
           if (!rebuild(v->self)) return false;
           asm_.op(Op::GET_ITER);
           return true;
         }
-        {
-          PyRef pos = PyRef::steal(PyLong_FromSize_t(v->pos));
-          return callConst(T->listIterAt, {v->self}, {pos.get()});
-        }
+        PyRef pos = PyRef::steal(PyLong_FromSize_t(v->pos));
+        return callConst(v->iter == IterOf::List ? T->listIterAt : T->dictIterAt, {v->self}, {pos.get()});
+      }
       case IterOf::Reversed: {
         if (!v->self) return callConst(T->reversedAt, {makeSeq(Var::Kind::List, {})}, {Py_None});
         PyRef index = PyRef::steal(PyLong_FromLongLong(static_cast<long long>(v->pos) - 1));
         return callConst(T->reversedAt, {v->self}, {index.get()});
       }
-      case IterOf::DictView:
-        if (v->pos == 0) {
-          if (!rebuild(v->self)) return false;
-          asm_.op(Op::GET_ITER);
-          return true;
-        }
-        {
-          PyRef pos = PyRef::steal(PyLong_FromSize_t(v->pos));
-          return callConst(T->dictIterAt, {v->self}, {pos.get()});
-        }
       case IterOf::Enumerate: {
         PyRef count = PyRef::steal(PyLong_FromLongLong(v->count));
         return callConst(T->enumerate, {v->self}, {count.get()});
