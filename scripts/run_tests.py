@@ -3,6 +3,8 @@
 
 Suites, in order:
 
+* ``layers`` -- ``scripts/check_layers.py``: includes and imports follow the layering,
+  no Python import cycles (one check: passed or failed);
 * ``gtest`` -- the GoogleTest binaries, through ``ctest --test-dir <build>``;
 * ``lit`` -- ``lit-22 -sv tests/lit`` (IR, passes, Camel front end; FileCheck);
 * ``pytest <dir>`` -- ``python -m pytest -q <dir>`` for ``tests/python`` and for every
@@ -93,6 +95,14 @@ def finish(result: Result, rc: int | None, tool: str) -> Result:
         result.failed = 1
         result.note = result.note or f"{tool} exited with status {rc}"
     return result
+
+
+# --- layering -----------------------------------------------------------------------------
+def run_layers() -> Result:
+    rc = run_streaming([sys.executable, str(REPO_ROOT / "scripts" / "check_layers.py"), str(REPO_ROOT)])
+    if rc == 0:
+        return Result(passed=1)
+    return finish(Result(failed=1, note="scripts/check_layers.py found violations"), rc, "check_layers")
 
 
 # --- GoogleTest via ctest ---------------------------------------------------------------
@@ -186,7 +196,7 @@ def make_pytest(rel: str) -> Callable[[], Result]:
 
 
 def all_suites() -> list[Suite]:
-    suites = [Suite("gtest", run_ctest), Suite("lit", run_lit)]
+    suites = [Suite("layers", run_layers), Suite("gtest", run_ctest), Suite("lit", run_lit)]
     suites += [Suite(f"pytest {rel}", make_pytest(rel)) for rel in pytest_dirs()]
     return suites
 

@@ -23,6 +23,7 @@ import torch
 from xacc._C import capture as _C
 from xacc._src.capture import convert as _convert
 from xacc._src.capture.config import RECOMPILE_LIMIT
+from xacc._src.capture.device import check_device  # noqa: F401 - part of this module's API
 from xacc._src.config import check_jit_options
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -82,17 +83,6 @@ class CompiledModule(torch.nn.Module):
         finally:
             _C.set_state(prev)
             _convert.pop_options()
-
-
-def check_device(device: str) -> None:
-    """Raises BackendError unless captured graphs can run on `device`: 'cpu'
-    (the ATen executor) or 'xpuN' (the MLIR backend, when this build has it)."""
-    from xacc.errors import BackendError
-    if device != "cpu" and not (device.startswith("xpu") and device[3:].isdigit() or device == "xpu"):
-        raise BackendError(f"xacc.jit: unknown device {device!r} (expected 'cpu' or 'xpuN')")
-    if not _C.device_available(device):
-        raise BackendError(f"xacc.jit: device {device!r} is not available: this build of xacc._C has no "
-                           "MLIR backend (configure with XACC_WITH_MLIR=ON)")
 
 
 def jit(fn: Any = None, *, device: str = "cpu", backend: str | None = None, fullgraph: bool = False,

@@ -7,6 +7,7 @@
 
 #include <torch/csrc/autograd/python_variable.h>
 
+#include "Backends.h"
 #include "Bindings.h"
 #include "xacc/backend/aten/AtenOps.h"
 #include "xacc/backend/aten/TensorDatum.h"
@@ -151,9 +152,23 @@ void bindTranslate(py::module_& c);  // translate_bindings.cpp
 void bindCapture(py::module_& m) {
   py::module_ c = m.def_submodule("capture", "XJIT frame hook, caches, guards and graphs");
 
+  xacc::python::registerAtenBackend();  // "xpu" registers in bindMlir
   c.def("register_aten", [] { xacc::backend::aten::registerAtenOps(); });
   c.def("device_available", [](const std::string& d) { return cap::deviceAvailable(d); },
         "Whether captured graphs can run on `d` ('cpu', or 'xpuN' when the MLIR backend is built).");
+  c.def("backends", [] {
+    py::list out;
+    for (const auto& b : cap::backends()) {
+      py::dict d;
+      d["target"] = b->target;
+      d["name"] = b->name;
+      d["description"] = b->description;
+      d["native_code"] = b->capabilities.nativeCode;
+      d["profiles"] = b->capabilities.profiles;
+      out.append(d);
+    }
+    return out;
+  }, "The registered backends of captured graphs (Note [Backend interface]), by target.");
 
   py::class_<cap::CompiledGraph, std::shared_ptr<cap::CompiledGraph>>(c, "CompiledGraph")
       .def("text", &cap::CompiledGraph::text)

@@ -23,7 +23,8 @@
 #include "xacc/ir/Printer.h"
 
 #ifdef XACC_CAPTURE_AVAILABLE
-#include "xacc/capture/CacheEntry.h"
+#include "Backends.h"
+#include "xacc/capture/Backend.h"
 #endif
 
 namespace xm = xacc::backend::mlir;
@@ -147,7 +148,7 @@ py::dict statsDict(const xm::CompileStats& s) {
 
 #ifdef XACC_CAPTURE_AVAILABLE
 /// Captured graphs on xpuN: IValues in and out around the xpu executable.
-class XpuRunner : public xacc::capture::DeviceRunner {
+class XpuRunner : public xacc::capture::BackendExecutable {
 public:
   XpuRunner(std::unique_ptr<xm::Executable> exe, const ir::Graph& g) : exe_(std::move(exe)) {
     for (size_t i = 0; i < g.numParams(); ++i) paramIsToken_.push_back(g.param(i)->type().isToken());
@@ -167,6 +168,7 @@ public:
     std::vector<ir::Datum> out;
     if (!exe_->run(in, out, diag)) {
       error = diag.renderAllText();
+      xacc::python::noteAtenFailure();  // an ATen fallback op that threw
       return false;
     }
     outputs.assign(out.size(), c10::IValue());
@@ -198,34 +200,40 @@ void bindMlir(py::module_& m) {
   py::module_ x = m.def_submodule("mlir", "The xpu target: GIR -> MLIR -> native kernels (+ ATen fallback)");
 
 #ifdef XACC_CAPTURE_AVAILABLE
-  xacc::capture::registerDeviceRunner(
-      "xpu", [](const ir::Graph& g, const std::string& device, const xacc::capture::DeviceOptions& options,
-                std::string& error) -> std::unique_ptr<xacc::capture::DeviceRunner> {
-        xm::CompileOptions opts;
-        opts.device = device;
-        opts.cacheDir = captureCacheDir();
-        // Profile-guided optimization (docs/pgo.md): "profile" "1" times regions;
-        // "aten_regions" lists region keys, one a line, to leave to ATen.
-        if (auto it = options.find("profile"); it != options.end()) opts.profile = it->second == "1";
-        if (auto it = options.find("aten_regions"); it != options.end()) {
-          std::string cur;
-          for (char ch : it->second + "\n") {
-            if (ch != '\n') {
-              cur += ch;
-            } else if (!cur.empty()) {
-              opts.atenRegions.push_back(cur);
-              cur.clear();
-            }
-          }
+  xacc::capture::Backend xpu;
+  xpu.target = "xpu";
+  xpu.name = "mlir";
+  xpu.description = "the MLIR code generator: fused native kernels, ATen for what it does not lower";
+  xpu.capabilities.nativeCode = true;
+  xpu.capabilities.profiles = true;
+  xpu.prepare = [](const ir::Graph& g, const std::string& device, const xacc::capture::BackendOptions& options,
+                   std::string& error) -> std::unique_ptr<xacc::capture::BackendExecutable> {
+    xm::CompileOptions opts;
+    opts.device = device;
+    opts.cacheDir = captureCacheDir();
+    // Profile-guided optimization (docs/pgo.md): "profile" "1" times regions;
+    // "aten_regions" lists region keys, one a line, to leave to ATen.
+    if (auto it = options.find("profile"); it != options.end()) opts.profile = it->second == "1";
+    if (auto it = options.find("aten_regions"); it != options.end()) {
+      std::string cur;
+      for (char ch : it->second + "\n") {
+        if (ch != '\n') {
+          cur += ch;
+        } else if (!cur.empty()) {
+          opts.atenRegions.push_back(cur);
+          cur.clear();
         }
-        support::DiagnosticEngine diag;
-        auto exe = xm::compileGraph(g, opts, diag);
-        if (!exe) {
-          error = diag.renderAllText();
-          return nullptr;
-        }
-        return std::make_unique<XpuRunner>(std::move(exe), g);
-      });
+      }
+    }
+    support::DiagnosticEngine diag;
+    auto exe = xm::compileGraph(g, opts, diag);
+    if (!exe) {
+      error = diag.renderAllText();
+      return nullptr;
+    }
+    return std::make_unique<XpuRunner>(std::move(exe), g);
+  };
+  xacc::capture::registerBackend(std::move(xpu));
 #endif
 
   x.def("set_capture_cache_dir", [](const std::string& d) { captureCacheDir() = d; },

@@ -105,10 +105,21 @@ def _flag(v: str) -> bool:
     return _FLAGS[v.strip().lower()]  # KeyError: not allowed
 
 
+def _bit(v: str) -> bool:
+    """`0` or `1` exactly: the C++ readers test for "0" only."""
+    if v not in ("0", "1"):
+        raise ValueError(v)
+    return v == "1"
+
+
 def _directory(v: str) -> str:
     if os.path.exists(v) and not os.path.isdir(v):
         raise ValueError(v)
     return v
+
+
+def _directories(v: str) -> list[str]:
+    return [_directory(d) for d in v.split(":") if d]
 
 
 def _cache_dir(v: str) -> str:
@@ -157,6 +168,27 @@ ENV: tuple[EnvVar, ...] = (
     EnvVar("XACC_PGO_PROFILE", "", "the profile file of `xacc.jit(pgo=True)` and `python -m xjit --pgo` "
                                    "(default `xacc_pgo.json` in the current directory; docs/pgo.md)",
            _file, "a file path (not an existing directory)"),
+    EnvVar("XACC_MLIR_VECTOR_WIDTH", "", "vector width in bits the MLIR backend's LLVM code generator prefers; "
+                                         "unset: 512 on AVX-512 hosts, 256 on AVX/AVX2, else LLVM's choice "
+                                         "(read once per process, Jit.cpp)", _int_at_least(0),
+           "an integer >= 0 (bits; 0: LLVM's choice)"),
+    EnvVar("XACC_MLIR_INTERLEAVE", "", "vector iterations the MLIR backend interleaves in every innermost loop "
+                                       "with a long floating-point body; set, it also turns off the doubling "
+                                       "for very long bodies; unset: 4 (read once per process, Jit.cpp)",
+           _int_at_least(1), "an integer >= 1"),
+    EnvVar("XACC_PACK_WEIGHTS", "1", "the MLIR backend packs constant GEMM weights once into its blocked layout "
+                                     "(Executable.cpp); `0`: off", _bit, "0 or 1"),
+    EnvVar("XACC_KEEP_FREED_MEMORY", "1", "the MLIR backend raises glibc's mmap and trim thresholds (32 MB, "
+                                          "128 MB) once so large buffers are reused instead of returned to the "
+                                          "system on every call; `0`: keep glibc's defaults", _bit, "0 or 1"),
+    EnvVar("XACC_EXECUTOR_PATH", "", "colon-separated directories searched first for Camel executor plugins "
+                                     "(`libxacc_exec_<name>.so`; docs/executors.md)", _directories,
+           "directory paths separated by `:` (not existing files)"),
+    EnvVar("CAMEL_PACKAGES", "", "a directory Camel searches for imported modules after the importing file's "
+                                 "directory, the main file's and `-I` directories", _directory,
+           "a directory path (not an existing file)"),
+    EnvVar("CAMEL_STD_LIB", "", "the directory of Camel's standard library modules when `camel` is not given "
+                                "one", _directory, "a directory path (not an existing file)"),
     EnvVar("XACC_TEST_FAULT_OP", "", "TEST ONLY: the ATen executor and the MLIR lowering add 1 to the first "
                                      "result of every node of this op (e.g. `aten.relu.default`) so that "
                                      "`xacc.debug.compare` must find it; read when a graph is prepared",

@@ -3,6 +3,7 @@
 // hook file stays about CPython frames only.
 #include "xacc/capture/CacheEntry.h"
 
+#include <torch/csrc/Exceptions.h>
 #include <torch/csrc/autograd/python_variable.h>
 
 #include <map>
@@ -60,11 +61,12 @@ bool pythonToIValue(PyObject* o, c10::IValue& out, std::string& error) {
   return true;
 }
 
-struct RunnerRegistry {
+/// The registered backends, by target (Note [Backend interface]).
+struct BackendRegistry {
   std::mutex mu;
-  std::map<std::string, DeviceRunnerFactory, std::less<>> factories;
-  static RunnerRegistry& get() {
-    static RunnerRegistry* r = new RunnerRegistry;
+  std::map<std::string, std::shared_ptr<const Backend>, std::less<>> byTarget;
+  static BackendRegistry& get() {
+    static BackendRegistry* r = new BackendRegistry;
     return *r;
   }
 };
@@ -76,23 +78,73 @@ std::string_view targetOf(std::string_view device) {
   return device.substr(0, n);
 }
 
-DeviceRunnerFactory factoryFor(std::string_view device) {
-  RunnerRegistry& r = RunnerRegistry::get();
-  std::lock_guard<std::mutex> lock(r.mu);
-  auto it = r.factories.find(targetOf(device));
-  return it == r.factories.end() ? DeviceRunnerFactory() : it->second;
-}
+struct RunFailure {
+  std::exception_ptr cause;
+  std::string error;
+};
+thread_local RunFailure tRunFailure;  // See Note [ATen error translation]
 
 }  // namespace
 
-void registerDeviceRunner(const std::string& target, DeviceRunnerFactory factory) {
-  RunnerRegistry& r = RunnerRegistry::get();
+void registerBackend(Backend b) {
+  BackendRegistry& r = BackendRegistry::get();
   std::lock_guard<std::mutex> lock(r.mu);
-  r.factories[target] = std::move(factory);
+  std::string target = b.target;
+  r.byTarget[target] = std::make_shared<const Backend>(std::move(b));
 }
 
-bool deviceAvailable(std::string_view device) {
-  return device == "cpu" || static_cast<bool>(factoryFor(device));
+std::shared_ptr<const Backend> backendFor(std::string_view device) {
+  BackendRegistry& r = BackendRegistry::get();
+  std::lock_guard<std::mutex> lock(r.mu);
+  auto it = r.byTarget.find(targetOf(device));
+  return it == r.byTarget.end() ? nullptr : it->second;
+}
+
+std::vector<std::shared_ptr<const Backend>> backends() {
+  BackendRegistry& r = BackendRegistry::get();
+  std::lock_guard<std::mutex> lock(r.mu);
+  std::vector<std::shared_ptr<const Backend>> out;
+  for (auto& [target, b] : r.byTarget) out.push_back(b);
+  return out;
+}
+
+bool deviceAvailable(std::string_view device) { return backendFor(device) != nullptr; }
+
+void noteRunFailure(std::exception_ptr cause, std::string error) {
+  tRunFailure = {std::move(cause), std::move(error)};
+}
+
+std::exception_ptr takeRunFailure(std::string& error) {
+  error = std::move(tRunFailure.error);
+  std::exception_ptr e = std::move(tRunFailure.cause);
+  tRunFailure = {};
+  return e;
+}
+
+void raiseAsEager() {
+  std::string error;
+  std::exception_ptr e = takeRunFailure(error);
+  if (!e || error.empty() || !PyErr_Occurred()) return;
+  PyObject *type, *value, *tb;
+  PyErr_Fetch(&type, &value, &tb);
+  bool reported = false;
+  if (type == PyExc_RuntimeError) {  // exactly: what the executor boundary raises
+    PyErr_NormalizeException(&type, &value, &tb);
+    if (PyObject* s = value ? PyObject_Str(value) : nullptr) {
+      const char* u = PyUnicode_AsUTF8(s);
+      reported = u && std::string_view(u).find(error) != std::string_view::npos;
+      Py_DECREF(s);
+    }
+    PyErr_Clear();
+  }
+  if (!reported) {
+    PyErr_Restore(type, value, tb);
+    return;
+  }
+  Py_XDECREF(type);
+  Py_XDECREF(value);
+  Py_XDECREF(tb);
+  torch::translate_exception_to_python(e);
 }
 
 PyObject* ivalueToPython(const c10::IValue& v) {
@@ -123,22 +175,17 @@ PyObject* ivalueToPython(const c10::IValue& v) {
 
 std::shared_ptr<CompiledGraph> CompiledGraph::create(std::unique_ptr<ir::Module> module,
                                                      ir::Graph* graph, std::string& error,
-                                                     const std::string& device, const DeviceOptions& options) {
+                                                     const std::string& device, const BackendOptions& options) {
   auto cg = std::shared_ptr<CompiledGraph>(new CompiledGraph());
   cg->device_ = device;
-  if (device == "cpu") {
-    cg->exe_ = AtenExecutable::create(*graph, error);
-    if (!cg->exe_) return nullptr;
-  } else {
-    DeviceRunnerFactory f = factoryFor(device);
-    if (!f) {
-      error = "device '" + device + "' is not available in this build (no backend registered for '" +
-              std::string(targetOf(device)) + "')";
-      return nullptr;
-    }
-    cg->runner_ = f(*graph, device, options, error);
-    if (!cg->runner_) return nullptr;
+  std::shared_ptr<const Backend> backend = backendFor(device);
+  if (!backend) {
+    error = "device '" + device + "' is not available in this build (no backend registered for '" +
+            std::string(targetOf(device)) + "')";
+    return nullptr;
   }
+  cg->exe_ = backend->prepare(*graph, device, options, error);
+  if (!cg->exe_) return nullptr;
   for (size_t i = 0; i < graph->numParams(); ++i) {
     bool tok = graph->param(i)->type().isToken();
     cg->paramIsToken_.push_back(tok);
@@ -180,7 +227,7 @@ bool CompiledGraph::run(PyObject* const* inputs, size_t n, std::vector<c10::IVal
   std::vector<c10::IValue> all;
   bool ok;
   Py_BEGIN_ALLOW_THREADS
-  ok = runner_ ? runner_->run(args, all, error) : exe_->run(args, all, error);
+  ok = exe_->run(args, all, error);
   Py_END_ALLOW_THREADS
   if (!ok) return false;
   outs.clear();

@@ -101,15 +101,20 @@ def pop_options() -> None:
 
 
 def _skip_dirs() -> tuple[str, ...]:
-    """The standard library, torch, xacc and xjit: never translated as frames."""
+    """The standard library, torch and xacc: never translated as frames. Tools
+    built on xacc add their own directory (skip_directory): xacc imports no tool."""
     dirs = {sysconfig.get_paths()["stdlib"], sysconfig.get_paths()["platstdlib"],
             os.path.dirname(torch.__file__), os.path.dirname(os.path.dirname(os.path.abspath(__file__)))}
-    try:
-        import xjit
-        dirs.add(os.path.dirname(os.path.abspath(xjit.__file__)))
-    except ImportError:
-        pass
     return tuple(sorted(d + os.sep for d in dirs))
+
+
+def skip_directory(path: str) -> None:
+    """Frames of code under `path` run in Python without translation (a tool
+    such as xjit registers its own directory when it is imported)."""
+    global _SKIP
+    d = os.path.abspath(path).rstrip(os.sep) + os.sep
+    if d not in _SKIP:
+        _SKIP = tuple(sorted((*_SKIP, d)))
 
 
 def _site_dirs() -> tuple[str, ...]:

@@ -51,3 +51,30 @@ def install(target: str = "cpu") -> EraseDevice:
         if hasattr(torch.cuda, n):
             setattr(torch.cuda, n, lambda *a, **k: None)
     return mode
+
+
+def backend_of(device: str) -> dict | None:
+    """The backend registered for `device`'s target (Note [Backend interface]):
+    a dict of target, name, description and capabilities (native_code,
+    profiles), or None when no backend serves it."""
+    from xacc._C import capture as _C
+    target = device.rstrip("0123456789")
+    return next((b for b in _C.backends() if b["target"] == target), None)
+
+
+def backend_profiles(device: str) -> bool:
+    """Whether `device`'s backend times regions for profile-guided optimization."""
+    b = backend_of(device)
+    return bool(b and b["profiles"])
+
+
+def check_device(device: str) -> None:
+    """Raises BackendError unless captured graphs can run on `device`: 'cpu'
+    (the ATen executor) or 'xpuN' (the MLIR backend, when this build has it)."""
+    from xacc._C import capture as _C
+    from xacc.errors import BackendError
+    if device != "cpu" and not (device.startswith("xpu") and device[3:].isdigit() or device == "xpu"):
+        raise BackendError(f"xacc.jit: unknown device {device!r} (expected 'cpu' or 'xpuN')")
+    if not _C.device_available(device):
+        raise BackendError(f"xacc.jit: device {device!r} is not available: this build of xacc._C has no "
+                           "MLIR backend (configure with XACC_WITH_MLIR=ON)")

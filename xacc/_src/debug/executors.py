@@ -51,7 +51,9 @@ class DeviceExecutor:
 
     def __init__(self, device: str) -> None:
         self.device = device
-        self.name = "aten" if device == "cpu" else f"{device} (MLIR backend + ATen fallback)"
+        from xacc._src.capture.device import backend_of
+        b = backend_of(device)
+        self.name = b["name"] if b is None or not b["native_code"] else f"{device} ({b['name']}: {b['description']})"
 
     def run(self, gir: str, inputs: list) -> list:
         name, _ = graph_header(gir)
@@ -65,7 +67,7 @@ def AtenExecutor() -> DeviceExecutor:  # noqa: N802 - reads like the class it re
 def executor_for(device: str) -> GraphExecutor:
     """The executor that graphs captured for `device` run on; raises
     xacc.BackendError when this build cannot run `device`."""
-    from xacc.jit import check_device
+    from xacc._src.capture.device import check_device
     check_device(device)
     return DeviceExecutor(device)
 

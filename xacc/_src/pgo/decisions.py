@@ -25,6 +25,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from xacc._src.capture.device import backend_profiles
+
 
 @dataclass
 class Thresholds:
@@ -97,8 +99,8 @@ def decide(frame: dict, device: str, th: Thresholds = THRESHOLDS) -> FrameDecisi
         why = "cold and tiny" if ops <= th.tiny_ops else "cold, compiling costs more than it runs"
         d.notes.append(f"PGO: runs eagerly: {why} ({calls} call(s), {ops} ops; {_ms(work_s)} of graph "
                        f"time in the profile vs {_ms(compile_s)} to compile)")
-    # Regions whose kernel was slower than ATen.
-    if device != "cpu":
+    # Regions whose kernel was slower than ATen (backends that profile regions).
+    if backend_profiles(device):
         acc: dict[str, list] = {}
         for g in graphs:
             if g.get("device") != device:

@@ -25,6 +25,7 @@ from typing import Any
 
 import torch
 
+from xacc._src.capture.device import backend_profiles
 from xacc._src.pgo import profile as _profile
 
 DEFAULT_FILE = "xacc_pgo.json"
@@ -164,7 +165,7 @@ class GraphRecord:
         out = {"device": ev.device, "outcome": ev.outcome, "entry": ev.entry,
                "ops": sum(ev.op_counts.values()), "op_counts": dict(ev.op_counts),
                "compile_s": ev.seconds, "calls": self.calls, "run": self.run.json(), "inputs": inputs}
-        if ev.device != "cpu":
+        if backend_profiles(ev.device):
             try:
                 dev = _json.loads(self.graph.profile_json() or "{}")
             except ValueError:

@@ -24,44 +24,11 @@
 #include <string_view>
 #include <vector>
 
-#include "xacc/capture/AtenExecutable.h"
+#include "xacc/capture/Backend.h"
 #include "xacc/capture/Guards.h"
 #include "xacc/ir/Graph.h"
 
 namespace xacc::capture {
-
-/// Runs a captured graph on a device other than the ATen executor's `cpu`:
-/// one IValue per graph parameter in (tokens are None), one per result out.
-/// Must be reentrant (graphs run with the GIL released, possibly from several
-/// threads). A device backend registers a factory for its target below.
-class DeviceRunner {
-public:
-  virtual ~DeviceRunner() = default;
-  virtual bool run(std::vector<c10::IValue>& inputs, std::vector<c10::IValue>& outputs,
-                   std::string& error) const = 0;
-  /// Human-readable plan (which nodes the device runs, which fall back).
-  virtual std::string describe() const { return {}; }
-  /// Profile-guided optimization: what the runner measured when it was prepared
-  /// with option `profile=1`, as a JSON array (one object per region or
-  /// fallback op; see docs/pgo.md). Empty when not profiling.
-  virtual std::string profileJson() const { return {}; }
-};
-
-/// Per-compile options of a device runner ("profile" -> "1", "aten_regions" ->
-/// region keys one a line; see docs/pgo.md). Unknown keys are ignored.
-using DeviceOptions = std::map<std::string, std::string>;
-
-/// Prepares `graph` (which outlives the runner) for `device` ("xpu0"); null
-/// with `error` set when it cannot run there.
-using DeviceRunnerFactory =
-    std::function<std::unique_ptr<DeviceRunner>(const ir::Graph& graph, const std::string& device,
-                                                 const DeviceOptions& options, std::string& error)>;
-
-/// Registers the factory for a device target: `target` "xpu" serves the
-/// devices "xpu" and "xpuN". Thread-safe; a later registration replaces one.
-void registerDeviceRunner(const std::string& target, DeviceRunnerFactory factory);
-/// Whether `device` is "cpu" (the ATen executor) or has a registered factory.
-bool deviceAvailable(std::string_view device);
 
 /// A GIR graph prepared for execution. Inputs are Python objects (tensors,
 /// ints, floats, bools) in parameter order with token parameters skipped;
@@ -70,11 +37,11 @@ class CompiledGraph {
 public:
   /// Takes the module holding `graph` and prepares it. Null with `error` set
   /// when some node cannot be executed.
-  /// `device` "cpu" runs the graph with the ATen executor; any other device
-  /// through its registered DeviceRunner.
+  /// `device` picks the registered backend that prepares and runs it (Note
+  /// [Backend interface]).
   static std::shared_ptr<CompiledGraph> create(std::unique_ptr<ir::Module> module, ir::Graph* graph,
                                                std::string& error, const std::string& device = "cpu",
-                                               const DeviceOptions& options = {});
+                                               const BackendOptions& options = {});
 
   /// Runs the graph. Returns a new tuple of the non-token results, or null with
   /// a Python exception set. Releases the GIL while ATen runs.
@@ -88,18 +55,17 @@ public:
   bool hasEffects() const { return hasEffects_; }
   std::string text() const;
   const std::string& device() const { return device_; }
-  /// The device runner's plan; empty for the ATen executor.
-  std::string describe() const { return runner_ ? runner_->describe() : std::string(); }
-  /// The device runner's profile (DeviceRunner::profileJson); empty for the ATen executor.
-  std::string profileJson() const { return runner_ ? runner_->profileJson() : std::string(); }
+  /// The backend's plan (BackendExecutable::describe).
+  std::string describe() const { return exe_->describe(); }
+  /// The backend's profile (BackendExecutable::profileJson).
+  std::string profileJson() const { return exe_->profileJson(); }
   /// Stable identity for the graph tap (the object's address).
   uintptr_t id() const { return reinterpret_cast<uintptr_t>(this); }
 
 private:
   std::unique_ptr<ir::Module> module_;
   ir::Graph* graph_ = nullptr;
-  std::unique_ptr<AtenExecutable> exe_;
-  std::unique_ptr<DeviceRunner> runner_;
+  std::unique_ptr<BackendExecutable> exe_;
   std::string device_ = "cpu";
   std::vector<int8_t> paramIsToken_;
   std::vector<int8_t> resultIsToken_;
@@ -113,6 +79,13 @@ private:
 /// xacc.debug.compare use it to record the values each captured graph saw. Unset
 /// (null), the per-call cost is one load. The tap's exceptions are swallowed.
 void setGraphTap(PyObject* tap);
+
+/// See Note [ATen error translation]: when the pending Python error is the
+/// RuntimeError that reports the failure noted on this thread (noteRunFailure),
+/// replaces it by the exception eager PyTorch raises for that op (its type and
+/// full message). Consumes the note either way. Call with the GIL held after an
+/// executable failed.
+void raiseAsEager();
 
 /// Converts one executor output to Python (new reference; null + error set).
 PyObject* ivalueToPython(const c10::IValue& v);

@@ -44,7 +44,7 @@ public:
                  const std::map<std::string, std::string>& options = {});
   /// Prepares the graph for execution on `device` ("cpu": the ATen executor;
   /// "xpu0": the MLIR backend, when registered); the builder is empty afterwards.
-  /// `options` go to the device runner (DeviceOptions).
+  /// `options` go to the backend (BackendOptions).
   std::shared_ptr<CompiledGraph> compile(std::string& error, const std::string& device = "cpu",
                                          const std::map<std::string, std::string>& options = {});
 

@@ -1,4 +1,5 @@
-// The ATen executor for captured graphs: a GIR graph prepared once into a flat
+// The ATen executor for captured graphs (the "cpu" backend; capture reaches it
+// only through the backend interface, Note [Backend interface]): a GIR graph prepared once into a flat
 // list of steps over value slots. Each `aten.*` node is one boxed call through
 // the c10 dispatcher with its constant arguments converted ahead of time (any
 // ATen op, no per-op code); list/tuple projections run natively; any other core
@@ -19,7 +20,7 @@
 
 #include "xacc/ir/Graph.h"
 
-namespace xacc::capture {
+namespace xacc::backend::aten {
 
 class AtenExecutable {
 public:
@@ -44,10 +45,4 @@ private:
   std::vector<int> resultSlots_;
 };
 
-/// See Note [ATen error translation]: when the pending Python error is the
-/// RuntimeError that reports the op error noted on this thread, replaces it by
-/// the exception eager PyTorch raises for that op (its type and full message).
-/// Consumes the note either way. Call with the GIL held after an executor failed.
-void raiseAsEager();
-
-}  // namespace xacc::capture
+}  // namespace xacc::backend::aten

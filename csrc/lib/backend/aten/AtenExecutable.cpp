@@ -3,21 +3,18 @@
 // operands and attributes]) so a node means the same here as in the reference
 // interpreter; only the per-call work differs: constants are converted once.
 #include "xacc/support/TestFault.h"
-#include "xacc/capture/AtenExecutable.h"
+#include "xacc/backend/aten/AtenExecutable.h"
 
 #include <string_view>
 #include <unordered_map>
 
 #include <ATen/ScalarOps.h>
-#include <torch/csrc/Exceptions.h>
 
-#include "../backend/aten/AtenOp.h"
+#include "AtenOp.h"
 #include "xacc/backend/aten/TensorDatum.h"
 #include "xacc/ir/Interpreter.h"
 
-namespace xacc::capture {
-
-namespace aten = xacc::backend::aten;
+namespace xacc::backend::aten {
 
 struct AtenExecutable::Step {
   enum class Kind : uint8_t { Aten, Const, ListGet, TupleGet, If, Loop, Generic } kind = Kind::Generic;
@@ -345,30 +342,4 @@ bool AtenExecutable::run(std::vector<c10::IValue>& inputs, std::vector<c10::IVal
   return true;
 }
 
-void raiseAsEager() {
-  std::string error;
-  std::exception_ptr e = aten::takeOpError(error);
-  if (!e || error.empty() || !PyErr_Occurred()) return;
-  PyObject *type, *value, *tb;
-  PyErr_Fetch(&type, &value, &tb);
-  bool reported = false;
-  if (type == PyExc_RuntimeError) {  // exactly: what the executor boundary raises
-    PyErr_NormalizeException(&type, &value, &tb);
-    if (PyObject* s = value ? PyObject_Str(value) : nullptr) {
-      const char* u = PyUnicode_AsUTF8(s);
-      reported = u && std::string_view(u).find(error) != std::string_view::npos;
-      Py_DECREF(s);
-    }
-    PyErr_Clear();
-  }
-  if (!reported) {
-    PyErr_Restore(type, value, tb);
-    return;
-  }
-  Py_XDECREF(type);
-  Py_XDECREF(value);
-  Py_XDECREF(tb);
-  torch::translate_exception_to_python(e);
-}
-
-}  // namespace xacc::capture
+}  // namespace xacc::backend::aten
