@@ -35,8 +35,8 @@ UNARY_FLOAT = [
     ("cos", "any"), ("tan", "small"), ("tanh", "wide"), ("sinh", "any"), ("cosh", "any"), ("atan", "wide"),
     ("asin", "unit"), ("acos", "unit"), ("erf", "wide"), ("erfc", "any"), ("sigmoid", "wide"),
     ("silu", "wide"), ("gelu", "wide"), ("mish", "any"), ("softplus", "wide"), ("elu", "any"),
-    ("hardsigmoid", "wide"), ("hardswish", "wide"), ("hardtanh", "any"), ("leaky_relu", "any"),
-    ("relu", "any"), ("relu6", "wide"), ("abs", "any"), ("neg", "any"), ("square", "any"), ("sign", "any"),
+    ("selu", "any"), ("celu", "any"), ("hardsigmoid", "wide"), ("hardswish", "wide"), ("hardtanh", "any"),
+    ("leaky_relu", "any"), ("relu", "any"), ("relu6", "wide"), ("abs", "any"), ("neg", "any"), ("square", "any"), ("sign", "any"),
     ("sgn", "any"), ("floor", "wide"), ("ceil", "wide"), ("round", "wide"), ("trunc", "wide"),
     ("frac", "wide"), ("isnan", "any"), ("logical_not", "any"),
 ]

@@ -709,6 +709,18 @@ const std::map<std::string, Rule>& rules() {
       int neg = L.bin("mul", L.un("expm1", L.bin("mul", x, L.cnst(is, x))), L.cnst(alpha * scale, x));
       return L.select(L.cmp("gt", x, L.cnst(0, x)), L.bin("mul", x, L.cnst(scale, x)), neg);
     });
+    // selu: scale * (x > 0 ? x : alpha * expm1(x)), with SELU's fixed alpha and scale.
+    t["aten.selu.default"] = unary([](Lowerer& L, const Args&, int x) {
+      const double alpha = 1.6732632423543772848170429916717, scale = 1.0507009873554804934193349852946;
+      int neg = L.bin("mul", L.un("expm1", x), L.cnst(alpha * scale, x));
+      return L.select(L.cmp("gt", x, L.cnst(0, x)), L.bin("mul", x, L.cnst(scale, x)), neg);
+    });
+    // celu: x > 0 ? x : alpha * expm1(x / alpha)
+    t["aten.celu.default"] = unary([](Lowerer& L, const Args& a, int x) {
+      double alpha = a.number("alpha", 1);
+      int neg = L.bin("mul", L.un("expm1", L.bin("div", x, L.cnst(alpha, x))), L.cnst(alpha, x));
+      return L.select(L.cmp("gt", x, L.cnst(0, x)), x, neg);
+    });
     // softplus: x * beta > threshold ? x : log1p(exp(x * beta)) / beta
     t["aten.softplus.default"] = unary([](Lowerer& L, const Args& a, int x) {
       double beta = a.number("beta", 1), th = a.number("threshold", 20);
