@@ -21,10 +21,14 @@
 #include "xacc/backend/mlir/XpuBackend.h"
 #include "xacc/ir/Parser.h"
 #include "xacc/ir/Printer.h"
+#include "xacc/support/CoreDiags.h"
 
 #ifdef XACC_CAPTURE_AVAILABLE
 #include "Backends.h"
 #include "xacc/capture/Backend.h"
+
+using xacc::support::coreCode;
+using xacc::support::CoreDiag;
 #endif
 
 namespace xm = xacc::backend::mlir;
@@ -68,12 +72,12 @@ Parsed parseGir(const std::string& text, const std::optional<std::string>& graph
   if (graph) {
     p.graph = p.module->lookup(*graph);
     if (!p.graph) {
-      diag.error("E0409", {}, "no graph @" + *graph);
+      diag.error(coreCode(CoreDiag::UnknownGraph), {}, "no graph @" + *graph);
       xacc::python::raiseDiagnostics(diag);
     }
   } else {
     if (p.module->graphs().empty()) {
-      diag.error("E0409", {}, "the GIR text has no graph");
+      diag.error(coreCode(CoreDiag::UnknownGraph), {}, "the GIR text has no graph");
       xacc::python::raiseDiagnostics(diag);
     }
     p.graph = p.module->graphs().front().get();

@@ -12,6 +12,10 @@
 #include "xacc/passes/Autodiff.h"
 #include "xacc/passes/MixedPrecision.h"
 #include "xacc/passes/PassManager.h"
+#include "xacc/support/CoreDiags.h"
+
+using xacc::support::coreCode;
+using xacc::support::CoreDiag;
 
 namespace xacc::python {
 
@@ -190,7 +194,7 @@ std::string grad(PyModule& pm, const std::string& graph, py::list wrt, bool seed
   support::DiagnosticEngine diag;
   const ir::Graph* g = pm.module->lookup(graph);
   if (!g) {
-    diag.error("E0409", {}, "no graph @" + graph);
+    diag.error(coreCode(CoreDiag::UnknownGraph), {}, "no graph @" + graph);
     raiseDiagnostics(diag);
   }
   passes::GradOptions opts;
@@ -201,7 +205,7 @@ std::string grad(PyModule& pm, const std::string& graph, py::list wrt, bool seed
     std::vector<size_t> idx;
     std::string err;
     if (!passes::parseWrtList(*g, spec, idx, err)) {
-      diag.error("E0303", {}, err);
+      diag.error(coreCode(CoreDiag::AutodiffError), {}, err);
       raiseDiagnostics(diag);
     }
     opts.wrt.insert(opts.wrt.end(), idx.begin(), idx.end());
@@ -220,7 +224,7 @@ py::object interpret(PyModule& pm, const std::string& graph, py::list args) {
   const ir::Graph* g = pm.module->lookup(graph);
   support::DiagnosticEngine diag;
   if (!g) {
-    diag.error("E0409", {}, "no graph @" + graph);
+    diag.error(coreCode(CoreDiag::UnknownGraph), {}, "no graph @" + graph);
     raiseDiagnostics(diag);
   }
   // Token parameters take a fresh token: pass either one argument per non-token

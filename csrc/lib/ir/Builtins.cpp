@@ -1,5 +1,6 @@
 // The builtin registry and the two ops that call builtins.
 #include "xacc/ir/Builtins.h"
+#include "xacc/support/CoreDiags.h"
 
 #include <map>
 #include <memory>
@@ -7,6 +8,9 @@
 
 #include "xacc/ir/Graph.h"
 #include "xacc/ir/Interpreter.h"
+
+using xacc::support::coreCode;
+using xacc::support::CoreDiag;
 
 namespace xacc::ir {
 
@@ -89,7 +93,9 @@ bool inferBuiltin(bool effect, const InferInput& in, std::vector<Type>& out, std
 bool runBuiltin(bool effect, Interpreter& I, const Node& n, std::vector<Datum>& args,
                 std::vector<Datum>& results) {
   const Builtin* b = BuiltinRegistry::get().lookup(n.attrs().getStr("name"));
-  if (!b) return I.fail(n, "E0416", "unknown builtin '" + n.attrs().getStr("name") + "'");
+  if (!b)
+    return I.fail(n, coreCode(CoreDiag::UnknownBuiltin),
+                  "unknown builtin '" + n.attrs().getStr("name") + "'");
   if (effect) {
     args.erase(args.begin());
     results.push_back(Datum::token());

@@ -7,6 +7,10 @@
 #include "xacc/ir/Builtins.h"
 #include "xacc/ir/Graph.h"
 #include "xacc/ir/Interpreter.h"
+#include "xacc/support/CoreDiags.h"
+
+using xacc::support::coreCode;
+using xacc::support::CoreDiag;
 
 namespace xacc::ir {
 
@@ -28,7 +32,8 @@ Builtin unaryMath(const char* name, double (*f)(double), const char* summary) {
   };
   b.fn = [f, name](Interpreter& I, const Node& n, std::vector<Datum>& a, std::vector<Datum>& r) {
     if (a[0].kind() != DKind::Float && a[0].kind() != DKind::Int)
-      return I.fail(n, "E0418", std::string(name) + " takes a number");
+      return I.fail(n, coreCode(CoreDiag::OperandKindMismatch),
+                    std::string(name) + " takes a number");
     r.push_back(Datum::real(f(asNumber(a[0]))));
     return true;
   };

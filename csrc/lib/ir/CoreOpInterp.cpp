@@ -5,6 +5,10 @@
 #include <cstring>
 
 #include "xacc/ir/Interpreter.h"
+#include "xacc/support/CoreDiags.h"
+
+using xacc::support::coreCode;
+using xacc::support::CoreDiag;
 
 namespace xacc::ir {
 
@@ -49,7 +53,8 @@ bool arith(CoreOp op, Interpreter& I, const Node& n, Datums& a, Datums& r) {
       case CoreOp::Sub: v = wrapSub(p, q); break;
       case CoreOp::Mul: v = wrapMul(p, q); break;
       case CoreOp::Div: case CoreOp::FloorDiv: case CoreOp::Rem: case CoreOp::Mod:
-        if (q == 0) return I.fail(n, "E0401", "integer division by zero");
+        if (q == 0)
+          return I.fail(n, coreCode(CoreDiag::IntegerDivisionByZero), "integer division by zero");
         if (p == INT64_MIN && q == -1) {  // the one overflowing quotient
           v = (op == CoreOp::Div || op == CoreOp::FloorDiv) ? INT64_MIN : 0;
           break;
@@ -58,7 +63,9 @@ bool arith(CoreOp op, Interpreter& I, const Node& n, Datums& a, Datums& r) {
             : op == CoreOp::Rem ? p % q : floorMod(p, q);
         break;
       case CoreOp::Pow: {
-        if (q < 0) return I.fail(n, "E0402", "negative exponent in integer power");
+        if (q < 0)
+          return I.fail(n, coreCode(CoreDiag::NegativeIntegerExponent),
+                        "negative exponent in integer power");
         int64_t base = p, res = 1;
         for (int64_t e = q; e > 0; e >>= 1) {
           if (e & 1) res = wrapMul(res, base);
@@ -77,7 +84,8 @@ bool arith(CoreOp op, Interpreter& I, const Node& n, Datums& a, Datums& r) {
       case CoreOp::BitNot: v = ~p; break;
       case CoreOp::Shl: v = (q < 0 || q > 63) ? 0 : int64_t(uint64_t(p) << q); break;
       case CoreOp::Shr: v = (q < 0 || q > 63) ? (p < 0 ? -1 : 0) : (p >> q); break;
-      default: return I.fail(n, "E0403", "bad integer operation");
+      default:
+        return I.fail(n, coreCode(CoreDiag::BadOperation), "bad integer operation");
     }
     if (x.kind() == DKind::Bool && (op == CoreOp::BitAnd || op == CoreOp::BitOr ||
                                     op == CoreOp::BitXor))
@@ -105,7 +113,8 @@ bool arith(CoreOp op, Interpreter& I, const Node& n, Datums& a, Datums& r) {
       case CoreOp::Abs: v = std::fabs(p); break;
       case CoreOp::Min: v = std::fmin(p, q); break;
       case CoreOp::Max: v = std::fmax(p, q); break;
-      default: return I.fail(n, "E0403", "operation not defined on floats");
+      default:
+        return I.fail(n, coreCode(CoreDiag::BadOperation), "operation not defined on floats");
     }
     r.push_back(floatResult(n, v));
     return true;
@@ -121,7 +130,8 @@ bool arith(CoreOp op, Interpreter& I, const Node& n, Datums& a, Datums& r) {
     r.push_back(Datum::list(std::move(items)));
     return true;
   }
-  return I.fail(n, "E0403", "operands of " + n.opName() + " have unsupported runtime kinds");
+  return I.fail(n, coreCode(CoreDiag::BadOperation),
+                "operands of " + n.opName() + " have unsupported runtime kinds");
 }
 
 int compareDatums(const Datum& a, const Datum& b) {
@@ -191,14 +201,16 @@ bool checkKinds(CoreOp op, Interpreter& I, const Node& n, const Datums& a) {
       if (a[i].kind() == k) return true;
     std::string want;
     for (DKind k : kinds) want += std::string(want.empty() ? "" : " or ") + kindName(k);
-    return I.fail(n, "E0418", "operand " + std::to_string(i) + " of '" + n.opName() + "' is a " +
-                                  kindName(a[i].kind()) + ", expected " + want);
+    return I.fail(n, coreCode(CoreDiag::OperandKindMismatch),
+                  "operand " + std::to_string(i) + " of '" + n.opName() + "' is a " +
+                      kindName(a[i].kind()) + ", expected " + want);
   };
   auto same = [&]() {
     for (size_t i = 1; i < a.size(); ++i)
       if (a[i].kind() != a[0].kind())
-        return I.fail(n, "E0418", "operands of '" + n.opName() + "' have different kinds (" +
-                                      kindName(a[0].kind()) + " and " + kindName(a[i].kind()) + ")");
+        return I.fail(n, coreCode(CoreDiag::OperandKindMismatch),
+                      "operands of '" + n.opName() + "' have different kinds (" +
+                          kindName(a[0].kind()) + " and " + kindName(a[i].kind()) + ")");
     return true;
   };
   switch (op) {
@@ -240,7 +252,7 @@ bool interpCore(CoreOp op, Interpreter& I, const Node& n, Datums& a, Datums& r) 
     case CoreOp::Const: {
       Datum d;
       if (!attrToDatum(*n.attr("value"), n.result(0)->type(), d))
-        return I.fail(n, "E0404", "constant cannot be materialised");
+        return I.fail(n, coreCode(CoreDiag::BadConstant), "constant cannot be materialised");
       r.push_back(std::move(d));
       return true;
     }
@@ -259,7 +271,8 @@ bool interpCore(CoreOp op, Interpreter& I, const Node& n, Datums& a, Datums& r) 
         else if (x.kind() == DKind::Bool) v = x.asBool();
         else {
           if (std::isnan(f) || f >= 9.2233720368547758e18 || f < -9.2233720368547758e18)
-            return I.fail(n, "E0405", "float " + formatDouble(f) + " does not fit an integer");
+            return I.fail(n, coreCode(CoreDiag::FloatToIntOutOfRange),
+                          "float " + formatDouble(f) + " does not fit an integer");
           v = int64_t(f);  // truncates toward zero
         }
         r.push_back(intResult(n, v));
@@ -292,9 +305,9 @@ bool interpCore(CoreOp op, Interpreter& I, const Node& n, Datums& a, Datums& r) 
       const auto& items = a[0].listItems();
       int64_t i = a[1].asInt();
       if (!normIndex(i, items.size()))
-        return I.fail(n, "E0406", "index " + std::to_string(a[1].asInt()) +
-                                      " out of range for list of length " +
-                                      std::to_string(items.size()));
+        return I.fail(n, coreCode(CoreDiag::IndexOutOfRange),
+                      "index " + std::to_string(a[1].asInt()) +
+                          " out of range for list of length " + std::to_string(items.size()));
       r.push_back(items[size_t(i)]);
       return true;
     }
@@ -308,7 +321,8 @@ bool interpCore(CoreOp op, Interpreter& I, const Node& n, Datums& a, Datums& r) 
     }
     case CoreOp::ListRange: {
       int64_t lo = a[0].asInt(), hi = a[1].asInt(), step = a[2].asInt();
-      if (step == 0) return I.fail(n, "E0407", "range step must not be zero");
+      if (step == 0)
+        return I.fail(n, coreCode(CoreDiag::ZeroRangeStep), "range step must not be zero");
       std::vector<Datum> items;
       for (int64_t i = lo; step > 0 ? i < hi : i > hi; i += step) items.push_back(Datum::integer(i));
       r.push_back(Datum::list(std::move(items)));
@@ -318,9 +332,9 @@ bool interpCore(CoreOp op, Interpreter& I, const Node& n, Datums& a, Datums& r) 
       auto& items = a[1].listItems();
       int64_t i = a[2].asInt();
       if (!normIndex(i, items.size()))
-        return I.fail(n, "E0406", "index " + std::to_string(a[2].asInt()) +
-                                      " out of range for list of length " +
-                                      std::to_string(items.size()));
+        return I.fail(n, coreCode(CoreDiag::IndexOutOfRange),
+                      "index " + std::to_string(a[2].asInt()) +
+                          " out of range for list of length " + std::to_string(items.size()));
       items[size_t(i)] = a[3];
       r.push_back(Datum::token());
       r.push_back(a[1]);
@@ -330,9 +344,9 @@ bool interpCore(CoreOp op, Interpreter& I, const Node& n, Datums& a, Datums& r) 
       const auto& items = a[1].listItems();
       int64_t i = a[2].asInt();
       if (!normIndex(i, items.size()))
-        return I.fail(n, "E0406", "index " + std::to_string(a[2].asInt()) +
-                                      " out of range for list of length " +
-                                      std::to_string(items.size()));
+        return I.fail(n, coreCode(CoreDiag::IndexOutOfRange),
+                      "index " + std::to_string(a[2].asInt()) +
+                          " out of range for list of length " + std::to_string(items.size()));
       r.push_back(Datum::token());
       r.push_back(items[size_t(i)]);
       return true;
@@ -344,7 +358,8 @@ bool interpCore(CoreOp op, Interpreter& I, const Node& n, Datums& a, Datums& r) 
       return true;
     case CoreOp::ListPop: {
       auto& items = a[1].listItems();
-      if (items.empty()) return I.fail(n, "E0406", "pop from an empty list");
+      if (items.empty())
+        return I.fail(n, coreCode(CoreDiag::IndexOutOfRange), "pop from an empty list");
       r.push_back(Datum::token());
       r.push_back(a[1]);
       r.push_back(items.back());
@@ -355,7 +370,8 @@ bool interpCore(CoreOp op, Interpreter& I, const Node& n, Datums& a, Datums& r) 
     case CoreOp::TupleGet: {
       int64_t i = n.attrs().getInt("index", 0);
       const auto& items = a[0].tupleItems();
-      if (!normIndex(i, items.size())) return I.fail(n, "E0406", "tuple index out of range");
+      if (!normIndex(i, items.size()))
+        return I.fail(n, coreCode(CoreDiag::IndexOutOfRange), "tuple index out of range");
       r.push_back(items[size_t(i)]);
       return true;
     }
@@ -372,7 +388,7 @@ bool interpCore(CoreOp op, Interpreter& I, const Node& n, Datums& a, Datums& r) 
           r.push_back(a[0].structFields()[i]);
           return true;
         }
-      return I.fail(n, "E0408", "struct has no field '" + f + "'");
+      return I.fail(n, coreCode(CoreDiag::UnknownField), "struct has no field '" + f + "'");
     }
     case CoreOp::Call: {
       const Attr* callee = n.attr("callee");
@@ -382,7 +398,9 @@ bool interpCore(CoreOp op, Interpreter& I, const Node& n, Datums& a, Datums& r) 
     case CoreOp::FuncRef: {
       const Module* m = I.module();
       const Graph* g = m ? m->lookup(n.attr("callee")->getSymbol()) : nullptr;
-      if (!g) return I.fail(n, "E0409", "unknown graph @" + n.attr("callee")->getSymbol());
+      if (!g)
+        return I.fail(n, coreCode(CoreDiag::UnknownGraph),
+                      "unknown graph @" + n.attr("callee")->getSymbol());
       r.push_back(Datum::func(g, a));
       return true;
     }
@@ -404,7 +422,7 @@ bool interpCore(CoreOp op, Interpreter& I, const Node& n, Datums& a, Datums& r) 
         Datums c;
         if (!I.run(cond, vals, c)) return false;
         if (c.empty() || c[0].kind() != DKind::Bool)
-          return I.fail(n, "E0418", "loop condition is not a bool");
+          return I.fail(n, coreCode(CoreDiag::OperandKindMismatch), "loop condition is not a bool");
         if (!c[0].asBool()) break;
         Datums next;
         if (!I.run(body, vals, next)) return false;
@@ -430,13 +448,14 @@ bool interpCore(CoreOp op, Interpreter& I, const Node& n, Datums& a, Datums& r) 
     case CoreOp::Join: r.push_back(Datum::token()); return true;
     case CoreOp::Assert:
       if (!a[1].asBool())
-        return I.fail(n, "E0410", n.attrs().getStr("message", "assertion failed"));
+        return I.fail(n, coreCode(CoreDiag::AssertionFailed),
+                      n.attrs().getStr("message", "assertion failed"));
       r.push_back(Datum::token());
       return true;
     case CoreOp::Builtin: case CoreOp::BuiltinEffect:  // installed by Builtins.cpp
     case CoreOp::NumCoreOps: break;
   }
-  return I.fail(n, "E0403", "cannot execute " + n.opName());
+  return I.fail(n, coreCode(CoreDiag::BadOperation), "cannot execute " + n.opName());
 }
 
 }  // namespace

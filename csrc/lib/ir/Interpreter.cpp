@@ -2,9 +2,13 @@
 // result depends on) in order, with operand and result slots precomputed, so a
 // run is a linear walk over a datum array.
 #include "xacc/ir/Interpreter.h"
+#include "xacc/support/CoreDiags.h"
 
 #include <cstdio>
 #include <unordered_map>
+
+using xacc::support::coreCode;
+using xacc::support::CoreDiag;
 
 namespace xacc::ir {
 
@@ -80,12 +84,14 @@ const Interpreter::Plan& Interpreter::planFor(const Graph& g) {
 
 bool Interpreter::run(const Graph& g, const std::vector<Datum>& args, std::vector<Datum>& results) {
   if (args.size() != g.numParams()) {
-    diag_.error("E0411", {}, "graph '" + g.name() + "' expects " + std::to_string(g.numParams()) +
-                                  " arguments, got " + std::to_string(args.size()));
+    diag_.error(coreCode(CoreDiag::ArgumentCountMismatch), {},
+                "graph '" + g.name() + "' expects " + std::to_string(g.numParams()) +
+                    " arguments, got " + std::to_string(args.size()));
     return false;
   }
   if (depth_ >= maxDepth_) {
-    diag_.error("E0412", g.front() ? g.front()->loc() : support::SourceLoc{},
+    diag_.error(coreCode(CoreDiag::CallDepthExceeded),
+                g.front() ? g.front()->loc() : support::SourceLoc{},
                 "maximum call depth (" + std::to_string(maxDepth_) + ") exceeded");
     return false;
   }
@@ -101,14 +107,17 @@ bool Interpreter::run(const Graph& g, const std::vector<Datum>& args, std::vecto
   std::vector<Datum> opArgs, opResults;
   for (const Plan::Step& step : plan.steps) {
     const Node& n = *step.node;
-    if (!n.op().interp) return fail(n, "E0413", "no interpreter rule for '" + n.opName() + "'");
+    if (!n.op().interp)
+      return fail(n, coreCode(CoreDiag::NoExecutionRule),
+                  "no interpreter rule for '" + n.opName() + "'");
     opArgs.clear();
     for (uint32_t s : step.operandSlots) opArgs.push_back(slots[s]);
     opResults.clear();
     if (!n.op().interp(*this, n, opArgs, opResults)) return false;
     if (opResults.size() != n.numResults())
-      return fail(n, "E0414", "'" + n.opName() + "' produced " + std::to_string(opResults.size()) +
-                                  " values, expected " + std::to_string(n.numResults()));
+      return fail(n, coreCode(CoreDiag::WrongResultCount),
+                  "'" + n.opName() + "' produced " + std::to_string(opResults.size()) +
+                      " values, expected " + std::to_string(n.numResults()));
     for (size_t r = 0; r < opResults.size(); ++r)
       slots[step.firstResultSlot + r] = std::move(opResults[r]);
   }
@@ -121,8 +130,9 @@ bool Interpreter::call(std::string_view name, const std::vector<Datum>& args,
                        std::vector<Datum>& results, const Node* site) {
   const Graph* g = module_ ? module_->lookup(name) : nullptr;
   if (!g) {
-    if (site) return fail(*site, "E0409", "unknown graph @" + std::string(name));
-    diag_.error("E0409", {}, "unknown graph @" + std::string(name));
+    if (site)
+      return fail(*site, coreCode(CoreDiag::UnknownGraph), "unknown graph @" + std::string(name));
+    diag_.error(coreCode(CoreDiag::UnknownGraph), {}, "unknown graph @" + std::string(name));
     return false;
   }
   SiteScope scope(sites_, site);
@@ -148,8 +158,9 @@ bool Interpreter::forEachChunk(const Datum&, size_t n,
 bool Interpreter::apply(const Datum& fn, const std::vector<Datum>& args,
                         std::vector<Datum>& results, const Node* site) {
   if (fn.kind() != DKind::Func) {
-    if (site) return fail(*site, "E0415", "called value is not a function");
-    diag_.error("E0415", {}, "called value is not a function");
+    if (site)
+      return fail(*site, coreCode(CoreDiag::NotAFunction), "called value is not a function");
+    diag_.error(coreCode(CoreDiag::NotAFunction), {}, "called value is not a function");
     return false;
   }
   std::vector<Datum> all = fn.funcCaptures();

@@ -3,10 +3,14 @@
 // diagnostic and unwinds; nesting depth is bounded so hostile input cannot
 // exhaust the stack.
 #include "xacc/ir/Parser.h"
+#include "xacc/support/CoreDiags.h"
 
 #include <charconv>
 #include <cmath>
 #include <limits>
+
+using xacc::support::coreCode;
+using xacc::support::CoreDiag;
 
 namespace xacc::ir {
 
@@ -292,7 +296,8 @@ public:
       next();
       if (tok_.kind != Tok::SymbolName) return fail("expected graph name like '@main'");
       std::string name(tok_.text);
-      if (m->lookup(name)) return fail("redefinition of graph @" + name, "E0107");
+      if (m->lookup(name))
+        return fail("redefinition of graph @" + name, coreCode(CoreDiag::RedefinedGraph));
       next();
       auto g = std::make_unique<Graph>(name);
       if (locs_) locs_->graphs[g.get()] = gloc;
@@ -417,7 +422,8 @@ public:
       if (!expect(Tok::Greater)) return Type();
       return ranked ? Type::tensor(dt, dims, device) : Type::unrankedTensor(dt, device);
     }
-    return failTypeAt(prevLoc_, "unknown type '" + std::string(k) + "'", "E0105");
+    return failTypeAt(prevLoc_, "unknown type '" + std::string(k) + "'",
+                      coreCode(CoreDiag::UnknownType));
   }
 
   bool atEnd() const { return tok_.kind == Tok::Eof; }
@@ -477,12 +483,12 @@ private:
 
   bool isKeyword(std::string_view k) const { return tok_.kind == Tok::Ident && tok_.text == k; }
 
-  std::nullptr_t fail(const std::string& msg, const char* code = "E0101") {
+  std::nullptr_t fail(const std::string &msg, const char *code = coreCode(CoreDiag::ParseError)) {
     report(here(), msg, code);
     return nullptr;
   }
   Type failType(const std::string& msg) {
-    report(here(), msg, "E0105");
+    report(here(), msg, coreCode(CoreDiag::UnknownType));
     return Type();
   }
   Type failTypeAt(support::SourceLoc loc, const std::string& msg, const char* code) {
@@ -495,7 +501,7 @@ private:
     if (tok_.kind == Tok::Error) {
       // A lexer error explains itself better than "expected X".
       msg = lex_.errorMessage;
-      code = "E0001";
+      code = coreCode(CoreDiag::LexError);
     }
     firstError = msg;
     diag_.error(code, loc, msg);
@@ -508,7 +514,8 @@ private:
   }
   bool expect(Tok k) {
     if (accept(k)) return true;
-    report(here(), std::string("expected ") + tokName(k) + ", found " + tokName(tok_.kind), "E0101");
+    report(here(), std::string("expected ") + tokName(k) + ", found " + tokName(tok_.kind),
+           coreCode(CoreDiag::ParseError));
     return false;
   }
 
@@ -532,7 +539,7 @@ private:
 
   bool graphBody(Graph& g, int depth) {
     if (depth > kMaxDepth) {
-      report(here(), "regions nested too deeply", "E0101");
+      report(here(), "regions nested too deeply", coreCode(CoreDiag::ParseError));
       return false;
     }
     Scope scope;
@@ -540,7 +547,7 @@ private:
     if (tok_.kind != Tok::RParen) {
       do {
         if (tok_.kind != Tok::ValueName) {
-          report(here(), "expected a parameter like '%x: i64'", "E0101");
+          report(here(), "expected a parameter like '%x: i64'", coreCode(CoreDiag::ParseError));
           return false;
         }
         std::string name(tok_.text);
@@ -550,7 +557,7 @@ private:
         Type t = type();
         if (!t) return false;
         if (scope.find(name)) {
-          report(nloc, "redefinition of %" + name, "E0104");
+          report(nloc, "redefinition of %" + name, coreCode(CoreDiag::RedefinedValue));
           return false;
         }
         Value* p = g.addParam(t, isNumeric(name) ? std::string() : name);
@@ -563,7 +570,7 @@ private:
     if (!expect(Tok::LBrace)) return false;
     while (tok_.kind != Tok::RBrace) {
       if (tok_.kind == Tok::Eof) {
-        report(here(), "expected '}' to close the graph body", "E0101");
+        report(here(), "expected '}' to close the graph body", coreCode(CoreDiag::ParseError));
         return false;
       }
       if (isKeyword("return")) {
@@ -578,14 +585,17 @@ private:
           } while (accept(Tok::Comma));
         }
         if (vals.size() != resultTypes.size()) {
-          report(rloc, "return has " + std::to_string(vals.size()) + " values but the signature declares " +
-                           std::to_string(resultTypes.size()), "E0108");
+          report(rloc,
+                 "return has " + std::to_string(vals.size()) +
+                     " values but the signature declares " + std::to_string(resultTypes.size()),
+                 coreCode(CoreDiag::ResultCountMismatch));
           return false;
         }
         for (size_t i = 0; i < vals.size(); ++i) g.addResult(vals[i], resultTypes[i]);
         g.setHasReturn(true);
         if (tok_.kind != Tok::RBrace) {
-          report(here(), "'return' must be the last statement of a graph", "E0101");
+          report(here(), "'return' must be the last statement of a graph",
+                 coreCode(CoreDiag::ParseError));
           return false;
         }
         break;
@@ -595,7 +605,8 @@ private:
     next();  // '}'
     if (!g.hasReturn()) {
       if (!resultTypes.empty()) {
-        report(prevLoc_, "graph declares results but has no 'return'", "E0108");
+        report(prevLoc_, "graph declares results but has no 'return'",
+               coreCode(CoreDiag::ResultCountMismatch));
         return false;
       }
       g.setResultTypes({});
@@ -611,12 +622,14 @@ private:
 
   Value* use(Scope& scope) {
     if (tok_.kind != Tok::ValueName) {
-      report(here(), std::string("expected a value, found ") + tokName(tok_.kind), "E0101");
+      report(here(), std::string("expected a value, found ") + tokName(tok_.kind),
+             coreCode(CoreDiag::ParseError));
       return nullptr;
     }
     Value* v = scope.find(tok_.text);
     if (!v) {
-      report(here(), "use of undefined value %" + std::string(tok_.text), "E0103");
+      report(here(), "use of undefined value %" + std::string(tok_.text),
+             coreCode(CoreDiag::UndefinedValue));
       return nullptr;
     }
     next();
@@ -628,7 +641,7 @@ private:
     if (tok_.kind == Tok::ValueName) {
       do {
         if (tok_.kind != Tok::ValueName) {
-          report(here(), "expected a result name", "E0101");
+          report(here(), "expected a result name", coreCode(CoreDiag::ParseError));
           return false;
         }
         names.emplace_back(std::string(tok_.text), here());
@@ -637,14 +650,15 @@ private:
       if (!expect(Tok::Equal)) return false;
     }
     if (tok_.kind != Tok::Ident) {
-      report(here(), std::string("expected an operation name, found ") + tokName(tok_.kind), "E0101");
+      report(here(), std::string("expected an operation name, found ") + tokName(tok_.kind),
+             coreCode(CoreDiag::ParseError));
       return false;
     }
     support::SourceLoc opLoc = here();
     std::string err;
     const OpInfo* info = OpRegistry::get().lookup(tok_.text, &err);
     if (!info) {
-      report(opLoc, err, "E0102");
+      report(opLoc, err, coreCode(CoreDiag::UnknownOp));
       return false;
     }
     next();
@@ -663,12 +677,12 @@ private:
       next();
       do {
         if (tok_.kind != Tok::Ident) {
-          report(here(), "expected an attribute name", "E0106");
+          report(here(), "expected an attribute name", coreCode(CoreDiag::BadAttribute));
           return false;
         }
         std::string key(tok_.text);
         if (attrs.has(key)) {
-          report(here(), "duplicate attribute '" + key + "'", "E0106");
+          report(here(), "duplicate attribute '" + key + "'", coreCode(CoreDiag::BadAttribute));
           return false;
         }
         next();
@@ -683,8 +697,10 @@ private:
     std::vector<Type> types;
     if (!typeList(types, 0)) return false;
     if (types.size() != names.size()) {
-      report(opLoc, std::to_string(names.size()) + " result names but " + std::to_string(types.size()) +
-                        " result types", "E0108");
+      report(opLoc,
+             std::to_string(names.size()) + " result names but " + std::to_string(types.size()) +
+                 " result types",
+             coreCode(CoreDiag::ResultCountMismatch));
       return false;
     }
     support::SourceLoc srcLoc;
@@ -692,21 +708,21 @@ private:
       next();
       if (!expect(Tok::LParen)) return false;
       if (tok_.kind != Tok::String) {
-        report(here(), "expected a file name string in loc(...)", "E0101");
+        report(here(), "expected a file name string in loc(...)", coreCode(CoreDiag::ParseError));
         return false;
       }
       std::string file = tok_.strValue;
       next();
       if (!expect(Tok::Colon)) return false;
       if (tok_.kind != Tok::Int || tok_.intValue < 0 || tok_.intValue > UINT32_MAX) {
-        report(here(), "expected a line number", "E0101");
+        report(here(), "expected a line number", coreCode(CoreDiag::ParseError));
         return false;
       }
       uint32_t line = uint32_t(tok_.intValue);
       next();
       if (!expect(Tok::Colon)) return false;
       if (tok_.kind != Tok::Int || tok_.intValue < 0 || tok_.intValue > UINT32_MAX) {
-        report(here(), "expected a column number", "E0101");
+        report(here(), "expected a column number", coreCode(CoreDiag::ParseError));
         return false;
       }
       uint32_t col = uint32_t(tok_.intValue);
@@ -731,7 +747,8 @@ private:
     }
     for (size_t i = 0; i < names.size(); ++i) {
       if (scope.find(names[i].first)) {
-        report(names[i].second, "redefinition of %" + names[i].first, "E0104");
+        report(names[i].second, "redefinition of %" + names[i].first,
+               coreCode(CoreDiag::RedefinedValue));
         return false;
       }
       if (!isNumeric(names[i].first)) n->result(i)->setName(names[i].first);
@@ -742,7 +759,7 @@ private:
 
   bool attr(Attr& out, int depth) {
     if (depth > kMaxDepth) {
-      report(here(), "attribute nested too deeply", "E0106");
+      report(here(), "attribute nested too deeply", coreCode(CoreDiag::BadAttribute));
       return false;
     }
     switch (tok_.kind) {
@@ -785,7 +802,8 @@ private:
         }
         [[fallthrough]];
       default:
-        report(here(), std::string("expected an attribute value, found ") + tokName(tok_.kind), "E0106");
+        report(here(), std::string("expected an attribute value, found ") + tokName(tok_.kind),
+               coreCode(CoreDiag::BadAttribute));
         return false;
     }
   }

@@ -9,6 +9,7 @@
 // node supplies them as operands or as attributes (Note [ATen operands and
 // attributes]); this file depends on the IR only, not on libtorch.
 #include "xacc/passes/Autodiff.h"
+#include "xacc/support/CoreDiags.h"
 
 #include <algorithm>
 #include <map>
@@ -17,6 +18,9 @@
 
 #include "AutodiffImpl.h"
 #include "xacc/passes/PassManager.h"
+
+using xacc::support::coreCode;
+using xacc::support::CoreDiag;
 
 namespace xacc::passes {
 
@@ -285,11 +289,12 @@ std::unique_ptr<ir::Graph> buildGradGraph(const ir::Graph& fwd, const GradOption
       if (isDifferentiableType(fwd.param(i)->type())) wrt.push_back(i);
   for (size_t i : wrt) {
     if (i >= fwd.numParams()) {
-      diag.error("E0303", {}, "graph @" + fwd.name() + " has no parameter #" + std::to_string(i));
+      diag.error(coreCode(CoreDiag::AutodiffError), {},
+                 "graph @" + fwd.name() + " has no parameter #" + std::to_string(i));
       return nullptr;
     }
     if (!isDifferentiableType(fwd.param(i)->type())) {
-      diag.error("E0303", {},
+      diag.error(coreCode(CoreDiag::AutodiffError), {},
                  "cannot differentiate @" + fwd.name() + " with respect to parameter %" +
                      fwd.param(i)->name() + " of type " + fwd.param(i)->type().str() +
                      ": only floats and floating-point tensors have gradients");
@@ -349,7 +354,8 @@ bool buildTrainingGraphs(const ir::Graph& fwd, const std::vector<size_t>& wrt, T
   if (!joint) return false;
   const size_t n0 = fwd.numParams(), m = fwd.results().size(), nw = wrt.size();
   if (joint->results().size() != m + nw) {
-    diag.error("E0303", {}, "internal: the joint graph of @" + fwd.name() + " has an unexpected result count");
+    diag.error(coreCode(CoreDiag::AutodiffError), {},
+               "internal: the joint graph of @" + fwd.name() + " has an unexpected result count");
     return false;
   }
   out.numResults = m;
@@ -396,7 +402,8 @@ bool buildTrainingGraphs(const ir::Graph& fwd, const std::vector<size_t>& wrt, T
   for (size_t j = 0; j < nw; ++j) save(joint->results()[m + j]);
   for (size_t i = 0; i < m; ++i)
     if (bw.count(joint->results()[i])) {
-      diag.error("E0303", {}, "internal: a result of @" + fwd.name() + " depends on a cotangent");
+      diag.error(coreCode(CoreDiag::AutodiffError), {},
+                 "internal: a result of @" + fwd.name() + " depends on a cotangent");
       return false;
     }
   out.numResiduals = residuals.size();
@@ -417,7 +424,8 @@ bool buildTrainingGraphs(const ir::Graph& fwd, const std::vector<size_t>& wrt, T
     if (!cleanup(f, diag)) return false;
     for (size_t i = f->numParams(); i-- > n0;) {
       if (f->param(i)->hasUses()) {
-        diag.error("E0303", {}, "internal: the forward graph of @" + fwd.name() + " reads a cotangent");
+        diag.error(coreCode(CoreDiag::AutodiffError), {},
+                   "internal: the forward graph of @" + fwd.name() + " reads a cotangent");
         return false;
       }
       f->eraseParam(i);
@@ -456,7 +464,8 @@ bool buildTrainingGraphs(const ir::Graph& fwd, const std::vector<size_t>& wrt, T
       if (!keep.count(n)) {
         for (size_t i = 0; i < n->numResults(); ++i)
           if (n->result(i)->hasUses()) {
-            diag.error("E0303", {}, "internal: the backward graph of @" + fwd.name() + " reads a forward value");
+            diag.error(coreCode(CoreDiag::AutodiffError), {},
+                       "internal: the backward graph of @" + fwd.name() + " reads a forward value");
             return false;
           }
         b->erase(n);

@@ -16,6 +16,7 @@
 #include "xacc/ir/Builder.h"
 #include "xacc/ir/Builtins.h"
 #include "xacc/passes/Autodiff.h"
+#include "xacc/support/CoreDiags.h"
 
 namespace xacc::passes::autodiff {
 
@@ -183,7 +184,7 @@ public:
 
   bool error(const std::string& msg, const std::string& suggestion = {}) {
     support::SourceLoc loc = curOrig_ ? (locOf_ ? locOf_(*curOrig_) : curOrig_->loc()) : support::SourceLoc{};
-    auto& d = diag_.error("E0303", loc, msg);
+    auto &d = diag_.error(support::coreCode(support::CoreDiag::AutodiffError), loc, msg);
     if (!suggestion.empty()) d.suggestion = suggestion;
     failed_ = true;
     return false;

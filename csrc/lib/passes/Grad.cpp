@@ -7,6 +7,10 @@
 //   seed=param    take one cotangent parameter per differentiable result
 #include "xacc/passes/Autodiff.h"
 #include "xacc/passes/PassManager.h"
+#include "xacc/support/CoreDiags.h"
+
+using xacc::support::coreCode;
+using xacc::support::CoreDiag;
 
 namespace xacc::passes {
 
@@ -20,7 +24,8 @@ public:
     std::string wrtSpec = ctx.option("wrt");
     std::string seed = ctx.option("seed", "ones");
     if (seed != "ones" && seed != "param") {
-      ctx.diag.error("E0303", {}, "grad: option seed must be 'ones' or 'param', not '" + seed + "'");
+      ctx.diag.error(coreCode(CoreDiag::AutodiffError), {},
+                     "grad: option seed must be 'ones' or 'param', not '" + seed + "'");
       return false;
     }
     std::vector<ir::Graph*> todo;
@@ -40,7 +45,7 @@ public:
       todo.push_back(g.get());
     }
     if (!only.empty() && todo.empty()) {
-      ctx.diag.error("E0303", {}, "grad: no graph named '" + only + "'");
+      ctx.diag.error(coreCode(CoreDiag::AutodiffError), {}, "grad: no graph named '" + only + "'");
       return false;
     }
     for (ir::Graph* g : todo) {
@@ -49,8 +54,10 @@ public:
       if (!wrtSpec.empty()) {
         std::string err;
         if (!parseWrtList(*g, wrtSpec, opts.wrt, err)) {
-          ctx.diag.error("E0303", ctx.locs ? ctx.locs->graphs.count(g) ? ctx.locs->graphs.at(g) : support::SourceLoc{}
-                                           : support::SourceLoc{},
+          ctx.diag.error(coreCode(CoreDiag::AutodiffError),
+                         ctx.locs ? ctx.locs->graphs.count(g) ? ctx.locs->graphs.at(g)
+                                                              : support::SourceLoc{}
+                                  : support::SourceLoc{},
                          "grad: " + err);
           return false;
         }

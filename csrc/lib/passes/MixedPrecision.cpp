@@ -10,6 +10,7 @@
 // probe=true appends every region's outputs (as float32) to the graph results,
 // which is how xacc._src.amp measures the error of each region.
 #include "xacc/passes/MixedPrecision.h"
+#include "xacc/support/CoreDiags.h"
 
 #include <algorithm>
 #include <charconv>
@@ -19,6 +20,9 @@
 
 #include "xacc/ir/Builder.h"
 #include "xacc/passes/PassManager.h"
+
+using xacc::support::coreCode;
+using xacc::support::CoreDiag;
 
 namespace xacc::passes {
 
@@ -349,9 +353,10 @@ public:
         int id = -1;
         auto [p, ec] = std::from_chars(item.data(), item.data() + item.size(), id);
         if (ec != std::errc() || p != item.data() + item.size() || id < 0) {
-          ctx.diag.error("E0304", {},
+          ctx.diag.error(coreCode(CoreDiag::MixedPrecisionError), {},
                          "amp: option exclude must be 'all' or region ids joined by '+' "
-                         "(e.g. exclude=0+2), not '" + ex + "'");
+                         "(e.g. exclude=0+2), not '" +
+                             ex + "'");
           return false;
         }
         opts.exclude.insert(id);
@@ -360,7 +365,7 @@ public:
     }
     std::string probe = ctx.option("probe", "false");
     if (probe != "true" && probe != "false") {
-      ctx.diag.error("E0304", {},
+      ctx.diag.error(coreCode(CoreDiag::MixedPrecisionError), {},
                      "amp: option probe must be 'true' or 'false', not '" + probe + "'");
       return false;
     }
@@ -371,7 +376,8 @@ public:
       if (!applyMixedPrecision(*g, opts, st, error)) {
         support::SourceLoc at;
         if (ctx.locs && ctx.locs->graphs.count(g.get())) at = ctx.locs->graphs.at(g.get());
-        ctx.diag.error("E0304", at, "amp: graph @" + g->name() + ": " + error);
+        ctx.diag.error(coreCode(CoreDiag::MixedPrecisionError), at,
+                       "amp: graph @" + g->name() + ": " + error);
         return false;
       }
     }

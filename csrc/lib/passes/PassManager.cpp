@@ -1,9 +1,13 @@
 // Pass registry and pipeline execution.
 #include "xacc/passes/PassManager.h"
+#include "xacc/support/CoreDiags.h"
 
 #include <chrono>
 
 #include "xacc/ir/Verifier.h"
+
+using xacc::support::coreCode;
+using xacc::support::CoreDiag;
 
 namespace xacc::passes {
 
@@ -34,7 +38,8 @@ bool PassManager::addPipeline(std::string_view pipeline) {
       if (!p) {
         std::string known;
         for (const PassInfo& info : passRegistry()) known += (known.empty() ? "" : ", ") + info.name;
-        auto& d = diag_.error("E0301", {}, "unknown pass '" + std::string(item) + "'");
+        auto &d = diag_.error(coreCode(CoreDiag::UnknownPass), {},
+                              "unknown pass '" + std::string(item) + "'");
         d.suggestion = "available passes: " + known;
         return false;
       }
@@ -56,7 +61,8 @@ bool PassManager::run(ir::Module& m) {
     if (!ok) return false;
     if (afterPass_) afterPass_(p->name(), m);
     if (verifyEach_ && !ir::verifyModule(m, diag_, locs_)) {
-      diag_.error("E0302", {}, "IR is invalid after pass '" + std::string(p->name()) + "'");
+      diag_.error(coreCode(CoreDiag::InvalidAfterPass), {},
+                  "IR is invalid after pass '" + std::string(p->name()) + "'");
       return false;
     }
   }

@@ -18,6 +18,10 @@
 #include "xacc/ir/Graph.h"
 #include "xacc/ir/Interpreter.h"
 #include "xacc/ir/Op.h"
+#include "xacc/support/CoreDiags.h"
+
+using xacc::support::coreCode;
+using xacc::support::CoreDiag;
 
 namespace xacc::backend::aten {
 
@@ -33,12 +37,12 @@ constexpr std::string_view kPrefix = "aten.";
 
 // Diagnostic code of an ATen op that fails at run time (bad values, shape
 // errors the static types did not catch).
-constexpr const char* kAtenRuntimeError = "E0601";
+constexpr const char *kAtenRuntimeError = coreCode(CoreDiag::AtenRuntimeError);
 // Note [Tensor shape errors]: an ATen failure that says the operands' shapes
 // do not fit each other is E0602 and its message starts with
 // "TensorDimensionMismatch: " (the name Camel's tensor module gives it, spec
 // 15.17); every other ATen failure is E0601.
-constexpr const char* kAtenShapeError = "E0602";
+constexpr const char *kAtenShapeError = coreCode(CoreDiag::TensorShapeMismatch);
 
 bool isShapeError(const std::string& msg) {
   static const char* kPhrases[] = {"must match the size of tensor", "shapes cannot be multiplied",
