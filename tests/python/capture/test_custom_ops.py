@@ -6,6 +6,7 @@ import pytest
 import torch
 
 from harness import check, compare_call
+from xacc._C import capture as xacc_C
 from xacc._src.capture import convert
 from xacc.jit import counters, jit
 
@@ -60,14 +61,17 @@ def test_grouped_mm_fallback_unsorted_and_negative_offsets():
     assert counters()["breaks"] == 0, counters()
 
 
-def test_grouped_mm_fallback_dynamic_rows():
+@pytest.mark.parametrize("device", ["cpu", "xpu0"])
+def test_grouped_mm_fallback_dynamic_rows(device):
     # The number of routed rows follows the batch (rows = batch * top_k): one
     # recompile, then a dynamic graph (arange's end is the symbolic size).
+    if not xacc_C.device_available(device):
+        pytest.skip(f"no {device} target")
     w = torch.randn(4, 6, 5)
 
     def make(i):
         n = 4 * (i + 2)
         return (torch.randn(n, 6), w, offsets([n // 4, n // 2, 0, n // 4]))
 
-    c = check(grouped, make, calls=4, max_recompiles=1, breaks=0)
+    c = check(grouped, make, calls=4, max_recompiles=1, breaks=0, device=device)
     assert c["recompiles"] == 1, c
