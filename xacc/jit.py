@@ -155,7 +155,9 @@ def reset() -> None:
 def counters() -> dict[str, int]:
     """Frames compiled, graphs, breaks, recompiles, skipped frames, internal errors,
     capture time (µs), training graphs (compiled backward) and their runs, plus
-    the hook's cache hits and misses."""
+    the hook's cache hits and misses. A resume function or loop body compiled
+    again for a size change its frame already made dynamic counts as a
+    `dynamic_followups`, not a recompile (Note [Fragment groups] in dynamic.py)."""
     out = dict(_convert.COUNTERS)
     out.update(_convert.training.COUNTERS)
     out.update({f"hook_{k}": v for k, v in _C.stats().items()})

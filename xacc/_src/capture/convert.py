@@ -73,8 +73,12 @@ class Options:
         return key if self.device == "cpu" else f"{self.device}/{key}"
 
 
-COUNTERS: dict[str, int] = {"frames": 0, "graphs": 0, "breaks": 0, "recompiles": 0, "skipped": 0,
-                            "internal_errors": 0, "capture_seconds_us": 0, "pgo_decisions": 0}
+# recompiles: compiles of a code object whose cache entries all failed their
+# guards, except dynamic_followups: those of a fragment (a resume function or
+# loop body) that follow a dynamic-dim decision its group already made, for the
+# same size change (Note [Fragment groups] in dynamic.py).
+COUNTERS: dict[str, int] = {"frames": 0, "graphs": 0, "breaks": 0, "recompiles": 0, "dynamic_followups": 0,
+                            "skipped": 0, "internal_errors": 0, "capture_seconds_us": 0, "pgo_decisions": 0}
 _tls = threading.local()
 _lock = threading.RLock()
 _label_count: "weakref.WeakKeyDictionary[types.CodeType, int]" = weakref.WeakKeyDictionary()
@@ -226,7 +230,6 @@ def _callback(func: types.FunctionType, args: tuple, failures: list[str]) -> Any
     with _lock, _Interrupts():
         COUNTERS["frames"] += 1
         if failures:
-            COUNTERS["recompiles"] += 1
             log("recompiles", "recompiling %s (%s:%d): %s", code.co_qualname, code.co_filename,
                 code.co_firstlineno, "; ".join(failures))
         t0 = time.perf_counter()
@@ -266,6 +269,11 @@ def _callback(func: types.FunctionType, args: tuple, failures: list[str]) -> Any
                 traceback.format_exc())
             C.mark_skip(code)
         finally:
+            if failures:
+                # A follow-up's entries failed on tensor sizes only (the first failing guard of each).
+                followup = ev.followup and all(": tensor(" in f for f in failures)
+                COUNTERS["dynamic_followups" if followup else "recompiles"] += 1
+                ev.followup = followup
             ev.seconds = time.perf_counter() - t0
             COUNTERS["capture_seconds_us"] += int(ev.seconds * 1e6)
             EVENTS.append(ev)
@@ -420,6 +428,9 @@ def _compile_frame(func: types.FunctionType, args: tuple, opts: Options, ev: Com
                 # The shadow run stops at the same recorded breaks as the real run.
                 plan, shadow = _shadow_plan(func, args, opts, st, plan, break_at)
                 use_dyn = shadow is not None
+                if shadow is None and plan.inherited and not plan.all:
+                    plan, use_dyn = _without_inherited(code, st, opts, "the shadow run failed")
+                    continue
             ctx = State(code.co_name, _gir_device(opts.device), opts.dynamic, plan, shadow=shadow)
             ctx.frame = (func, args)  # the call being compiled: amp measures on its inputs
             host = Host(ctx, lambda outs, ctx=ctx: _prefix_graph(ctx, func, outs, ev))
@@ -431,6 +442,11 @@ def _compile_frame(func: types.FunctionType, args: tuple, opts: Options, ev: Com
                        else f"{r[1]}: {r[2]} at {r[3]}:{r[4]}" if r[0] == "break"
                        else f"{r[2]}: {r[3]} at {r[4]}:{r[5]}" if r[0] == "code"
                        else "the run with other sizes took another path")
+                if plan.inherited and not plan.all:
+                    plan, use_dyn = _without_inherited(code, st, opts, why)
+                    shadow = None
+                    break_at.clear()
+                    continue
                 if plan.all in ("all", "lead"):
                     # dynamic=True: try again with fewer dynamic dims (see _shadow_plan).
                     log("recompiles", "%s: dynamic dims (%s) not used (%s)", code.co_qualname, plan.all, why)
@@ -460,8 +476,9 @@ def _compile_frame(func: types.FunctionType, args: tuple, opts: Options, ev: Com
             break
         else:
             raise RuntimeError("translation did not settle after restarts")
+        ev.followup = plan.followup(shadow is not None)
     finally:
-        plan.commit()
+        plan.commit(shadow is not None)
     kind = r[0]
     if kind == "graph":
         _, tmpl, outs, _steps = r
@@ -520,6 +537,8 @@ def _compile_frame(func: types.FunctionType, args: tuple, opts: Options, ev: Com
     ev.rewritten = fn.__code__
     ev.resumes = [c.__code__ for c in fn.__code__.co_consts
                   if isinstance(c, types.FunctionType) and C.is_resume(c.__code__)]
+    dynamic.register_fragments(code, [c.__code__ for c in fn.__code__.co_consts if isinstance(c, types.FunctionType)
+                                      and (C.is_resume(c.__code__) or C.is_loop_body(c.__code__))])
     ev.outcome = "code"
     ev.guards = ctx.tree.describe()
     log("bytecode", "break function for %s:\n%s", code.co_qualname, _dis(fn.__code__))
@@ -568,6 +587,14 @@ def _shadow_plan(func: types.FunctionType, args: tuple, opts: Options, st: "dyna
     return plan, shadow
 
 
+def _without_inherited(code: types.CodeType, st: "dynamic.State", opts: Options, why: str) -> tuple:
+    """A new plan with the fragment's own history only: the group's candidates
+    were rejected (Note [Fragment groups] in dynamic.py)."""
+    log("recompiles", "%s: dims inherited from the group not used (%s)", code.co_qualname, why)
+    plan = dynamic.Plan(st, opts.dynamic is True, inherit=False)
+    return plan, opts.dynamic is not False and not st.failed and plan.any_candidates()
+
+
 def _shadow_cpp(func: types.FunctionType, args: tuple, opts: Options, plan: "dynamic.Plan",
                 break_at: dict) -> Any:
     """The C++ translator with dynamic dims scaled (dynamic.py); None when it cannot be used."""
@@ -579,7 +606,8 @@ def _shadow_cpp(func: types.FunctionType, args: tuple, opts: Options, plan: "dyn
     r = C.translate(func, args, host, ctx.tree, ctx.device, opts.dynamic is not False, break_at)
     if r[0] not in ("graph", "code", "break") or (r[0] == "break" and (r[7] or r[6] < 0)):
         log("recompiles", "%s: dynamic shapes not used (%s)", code.co_qualname, r[1:3])
-        plan.state.failed = True
+        if not plan.inherited:  # else retried without the group's candidates
+            plan.state.failed = True
         return None
     if not plan.symbols:
         return None

@@ -19,6 +19,22 @@ they disagree (a `view` with sizes computed from a dynamic dim, a branch on a
 size, a graph break), the frame is compiled static and the code object stops
 trying (`State.failed`). Guards on a dynamic dim check rank, dtype, device,
 contiguity and `size >= 2` instead of the size.
+
+Note [Fragment groups]: a frame that breaks is run as several code objects,
+its *fragments*: the break function's resume functions and loop bodies (each
+with its own cache entries). They form one `Group` with the user's code object
+(`register_fragments`, called when a break function is installed), and a
+dynamic-dim decision made by any of them is the group's: (1) dims it made
+dynamic (by argument path: resume functions and loop bodies keep the user's
+local names) and the sizes those dims had are *inherited* candidates of every
+fragment's next compile, so a fragment first compiled after the decision is
+dynamic from that compile; (2) the size changes (old size, new size) behind
+the decision are recorded, so a fragment (never the user's code object itself,
+nor another module instance of it) that recompiles because of the same size
+change is a *follow-up* of the decision, not a recompile of its own
+(`Plan.followup`; counted as `dynamic_followups`, see convert.py). Inherited
+candidates are only candidates: the shadow run still decides, and when it
+rejects them the compile is retried with the fragment's own history only.
 """
 
 from __future__ import annotations
@@ -51,6 +67,9 @@ class State:
         # own state (`parent`) sums them up for PGO profiles.
         self.parent = parent
         self.instances: dict[int, State] = {}
+        self.group: Group = parent.group if parent is not None else Group()
+        # A resume function or loop body (Note [Fragment groups]): only these follow a decision.
+        self.fragment = parent.fragment if parent is not None else False
 
     @property
     def failed(self) -> bool:
@@ -63,10 +82,52 @@ class State:
             self.parent._failed = True
 
 
+class Group:
+    """What the fragments of one user code object decided together (Note [Fragment groups])."""
+
+    def __init__(self) -> None:
+        self.dyn: dict[Any, set[int]] = {}  # argument path -> dims some fragment made dynamic
+        self.sizes: set[int] = set()  # the sizes of those dims at the group's latest decision
+        self.changes: set[tuple[int, int]] = set()  # (old, new) size changes decided dynamic
+
+
+# fragment code -> the code whose break function made it (a resume function's
+# or loop body's parent); weak both ways: fragments live as long as the registry keeps them
+_PARENT: "weakref.WeakKeyDictionary[types.CodeType, types.CodeType]" = weakref.WeakKeyDictionary()
+_GROUPS: "weakref.WeakKeyDictionary[types.CodeType, Group]" = weakref.WeakKeyDictionary()
+
+
+def register_fragments(code: types.CodeType, fragments: list) -> None:
+    """Records that `code`'s break function calls the resume functions and loop
+    bodies `fragments` (code objects): they join `code`'s group."""
+    for f in fragments:
+        if f is not code:
+            _PARENT[f] = code
+
+
+def root(code: types.CodeType) -> types.CodeType:
+    """The user's code object a fragment was made from (itself for user code)."""
+    seen = 0
+    while code in _PARENT and seen < 64:
+        code = _PARENT[code]
+        seen += 1
+    return code
+
+
+def group(code: types.CodeType) -> Group:
+    r = root(code)
+    g = _GROUPS.get(r)
+    if g is None:
+        g = _GROUPS[r] = Group()
+    return g
+
+
 def state(code: types.CodeType, args: tuple = ()) -> State:
     s = _STATES.get(code)
     if s is None:
         s = _STATES[code] = State()
+        s.group = group(code)
+        s.fragment = root(code) is not code
     if args and isinstance(args[0], torch.nn.Module):
         inst = s.instances.get(id(args[0]))
         if inst is None:
@@ -77,13 +138,19 @@ def state(code: types.CodeType, args: tuple = ()) -> State:
 
 def reset() -> None:
     _STATES.clear()
+    _PARENT.clear()
+    _GROUPS.clear()
 
 
 class Plan:
     """The dynamic dims of one compile and their symbols."""
 
-    def __init__(self, st: State, all_dims: bool) -> None:
+    def __init__(self, st: State, all_dims: bool, inherit: bool = True) -> None:
         self.state = st
+        # Candidates from the group's decisions (Note [Fragment groups]); the
+        # compile is retried without them when the shadow run rejects them.
+        self.inherit = inherit
+        self.inherited = False  # whether a dim is a candidate through the group only
         # "all" (dynamic=True), its fallbacks "lead" (all but the last dim, which
         # usually meets a weight) and "dim0" (leading dims only), or False
         self.all: Any = "all" if all_dims else False
@@ -104,6 +171,17 @@ class Plan:
         cand = set(self.state.dyn.get(ident, ()))
         if prev is not None and len(prev) == len(sizes):
             cand |= {i for i, (a, b) in enumerate(zip(prev, sizes)) if a != b}
+        elif prev is None and self.inherit and not self.state.failed:
+            # No history of its own (a fragment's first compile): the group's
+            # decisions. The dims of this path some fragment made dynamic, and
+            # dims with the size a dynamic dim had at the group's latest
+            # decision (a graph output computed from it, passed through the break).
+            g = self.state.group
+            extra = {i for i in g.dyn.get(ident, ()) if i < len(sizes)}
+            extra |= {i for i, n in enumerate(sizes) if n in g.sizes}
+            if extra - cand:
+                self.inherited = True
+                cand |= extra
         if self.all:
             n = len(sizes)
             cand = set(range(n)) if self.all == "all" else set(range(n - 1)) if self.all == "lead" else {0} & set(range(n))
@@ -115,8 +193,11 @@ class Plan:
         return sorted(i for i in cand if sizes[i] >= 2)
 
     def any_candidates(self) -> bool:
-        """Whether a shadow run may find dynamic dims: dynamic=True, or a recompile."""
-        return bool(self.all) or bool(self.state.dyn) or bool(self.state.seen)
+        """Whether a shadow run may find dynamic dims: dynamic=True, a recompile,
+        or a group that made dims dynamic (Note [Fragment groups])."""
+        g = self.state.group
+        return bool(self.all) or bool(self.state.dyn) or bool(self.state.seen) or (
+            self.inherit and bool(g.dyn or g.sizes))
 
     def symbol(self, size: int) -> str:
         s = self.symbols.get(size)
@@ -134,17 +215,60 @@ class Plan:
     def pairs(self) -> dict[tuple[int, int], str]:
         return {(a, self.perturb(a)): s for a, s in self.symbols.items()}
 
-    def commit(self) -> None:
-        """Records this compile's sizes and dynamic dims for the next recompile."""
-        st = self.state
+    def changes(self) -> dict[tuple, dict[int, tuple[int, int]]]:
+        """Per argument path, the dims whose size differs from the last compile: dim -> (old, new)."""
+        out: dict[tuple, dict[int, tuple[int, int]]] = {}
         for ident, sizes in self.seen.items():
-            prev = st.seen.get(ident)
+            prev = self.state.seen.get(ident)
             if prev is not None and len(prev) == len(sizes):
-                changed = {i for i, (a, b) in enumerate(zip(prev, sizes)) if a != b}
-                if changed:
-                    st.dyn.setdefault(ident, set()).update(changed)
-                    if st.parent is not None:
-                        st.parent.dyn.setdefault(ident, set()).update(changed)
+                ch = {i: (a, b) for i, (a, b) in enumerate(zip(prev, sizes)) if a != b}
+                if ch:
+                    out[ident] = ch
+        return out
+
+    def followup(self, used: bool) -> bool:
+        """Whether this compile of a fragment follows a dynamic-dim decision its
+        group already made (Note [Fragment groups]): sizes changed, every changed dim is
+        dynamic in this compile (`used`: the shadow run's dims were used), and
+        the group decided each of those size changes before. Call before commit()."""
+        ch = self.changes()
+        if not used or not ch or not self.state.fragment:
+            return False
+        g = self.state.group
+        for ident, dims in ch.items():
+            made = self.dynamic_dims(ident)
+            for i, pair in dims.items():
+                if i not in made or pair not in g.changes:
+                    return False
+        return True
+
+    def dynamic_dims(self, ident: Any) -> set[int]:
+        """The dims of `ident` this compile made dynamic (with a symbol)."""
+        sizes = self.seen.get(ident, ())
+        return {i for i in self.dims.get(ident, ()) if i < len(sizes) and sizes[i] in self.symbols}
+
+    def commit(self, used: bool = False) -> None:
+        """Records this compile's sizes and dynamic dims for the next recompile,
+        and (when `used`: the compile has dynamic dims) the group's decisions."""
+        st = self.state
+        g = st.group
+        for ident, dims in self.changes().items():
+            changed = set(dims)
+            st.dyn.setdefault(ident, set()).update(changed)
+            if st.parent is not None:
+                st.parent.dyn.setdefault(ident, set()).update(changed)
+            if used:
+                g.changes.update(p for i, p in dims.items() if i in self.dynamic_dims(ident))
+        if used:
+            sizes = set()
+            for ident in self.seen:
+                made = self.dynamic_dims(ident)
+                if made:
+                    g.dyn.setdefault(ident, set()).update(made)
+                    sizes.update(self.seen[ident][i] for i in made)
+            if sizes:
+                g.sizes = sizes
+        for ident, sizes in self.seen.items():
             st.seen[ident] = sizes
 
 

@@ -47,6 +47,9 @@ class CompileEvent:
     seconds: float = 0.0
     recompile_reasons: list = field(default_factory=list)
     dynamic: list = field(default_factory=list)  # dynamic-shape decisions (dynamic.py), for explain
+    # A recompile that follows its group's dynamic-dim decision (Note [Fragment groups] in dynamic.py):
+    # counted as dynamic_followups, not recompiles.
+    followup: bool = False
     # -- The export record: what xacc.export, xacc.debug.compare and `xjit --explain`
     # read (xacc/_src/export, xacc/_src/debug). Nothing else of the translator is
     # read from outside; keep filling these. Code objects are read through the

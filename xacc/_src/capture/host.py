@@ -122,6 +122,15 @@ class State:
             v, d, _ = self.sym_dims[sym]
             return self.size_node(v, d, real, shadow)
         items = [(p, self.sym_dims[s]) for p, s in pairs.items() if s in self.sym_dims]
+        for pa, (va, da, _) in items:
+            # A dynamic dim times a constant k >= 2 (the same k in both runs:
+            # `x.size(0) * 32` as a decomposition's `arange` end, ...).
+            if real % pa[0] == 0 and shadow % pa[1] == 0 and real // pa[0] == shadow // pa[1] >= 2:
+                a = self.size_node(va, da, *pa)
+                k = self.ctx_const(real // pa[0])
+                (n,) = self.builder.add_op("arith.mul", [a, k], {}, ["i64"])
+                self.symvals[n] = (real, shadow)
+                return n
         for i, (pa, (va, da, _)) in enumerate(items):
             for pb, (vb, db, _) in items[i:]:
                 if (pa[0] * pb[0], pa[1] * pb[1]) == (real, shadow):
@@ -131,6 +140,11 @@ class State:
                     self.symvals[n] = (real, shadow)
                     return n
         return None
+
+    def ctx_const(self, value: int) -> int:
+        vid = self.builder.add_const(value, "i64")
+        self.constvals[vid] = value
+        return vid
 
     def set_grad(self, enabled: bool) -> None:
         """Enters or leaves a grad-mode region. Inside a `no_grad` region of a

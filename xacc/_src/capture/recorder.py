@@ -24,7 +24,7 @@ from typing import Any, Callable
 import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 
-from xacc._src.capture import dynamic
+from xacc._src.capture import decompositions, dynamic
 from xacc._src.capture.breaks import GraphBreak
 
 DTYPE_NAMES: dict[torch.dtype, str] = {
@@ -164,7 +164,16 @@ class Recorder:
         return v
 
     def dispatch(self, func, args: tuple, kwargs: dict) -> Any:
-        name = func._schema.name.split("::")[-1]
+        ns, _, name = func._schema.name.rpartition("::")
+        if ns != "aten":
+            # Nodes name ATen operators: another namespace's operator is traced
+            # through its decomposition, or breaks (never recorded as aten.<name>).
+            qual = f"{func._schema.name}.{func._overloadname or 'default'}"
+            decomp = decompositions.DECOMPOSITIONS.get(qual)
+            if decomp is None:
+                raise GraphBreak("GB006", f"{qual} is not an ATen operator and has no decomposition")
+            with _Mode(self):
+                return decomp(*args, **kwargs)
         if name in _DATA_DEPENDENT:
             raise GraphBreak("GB005", f"aten.{name} reads tensor data")
         overload = func._overloadname or "default"
