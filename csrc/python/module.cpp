@@ -6,6 +6,7 @@
 
 #include "Bindings.h"
 #include "xacc/ir/Interpreter.h"
+#include "xacc/ir/List.h"
 #include "xacc/ir/Parser.h"
 #include "xacc/ir/Printer.h"
 #include "xacc/ir/Verifier.h"
@@ -103,7 +104,8 @@ py::object fromDatum(const ir::Datum& d) {
     case ir::DKind::Str: return py::str(d.asStr());
     case ir::DKind::List: {
       py::list l;
-      for (const ir::Datum& e : d.listItems()) l.append(fromDatum(e));
+      ir::ListView items(d);
+      for (const ir::Datum& e : *items) l.append(fromDatum(e));
       return std::move(l);
     }
     case ir::DKind::Tuple: {

@@ -39,7 +39,7 @@ static bool conform(Datum& d, Type t, const std::string& path, std::string& erro
       if (d.kind() == DKind::Tuple) d = Datum::list(d.tupleItems());  // Python tuple as an array
       if (d.kind() != DKind::List) return mismatch(path, t, d, error);
       // Conform a fresh list: the caller's list may be shared with host code.
-      std::vector<Datum> items = d.listItems();
+      std::vector<Datum> items = ir::listObj(d)->snapshot();
       for (size_t i = 0; i < items.size(); ++i)
         if (!conform(items[i], t.elementType(), path + "[" + std::to_string(i) + "]", error))
           return false;
@@ -47,7 +47,7 @@ static bool conform(Datum& d, Type t, const std::string& path, std::string& erro
       return true;
     }
     case TypeKind::Tuple: {
-      if (d.kind() == DKind::List) d = Datum::tuple(d.listItems());
+      if (d.kind() == DKind::List) d = Datum::tuple(*ir::ListView(d));
       if (d.kind() != DKind::Tuple) return mismatch(path, t, d, error);
       const auto& want = t.elements();
       if (d.tupleItems().size() != want.size()) {

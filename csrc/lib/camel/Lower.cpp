@@ -428,7 +428,8 @@ LV Lowerer::readBinding(Binding* b, const SourceRange& at) {
   if (b->kind == BindKind::Global && b->initGraph && b->effectfulInit) {
     ir::Node* n = effect(CoreOp::Call, {}, ir::attrs({{"callee", ir::Attr::symbol(b->initGraph->name())}}),
                          b->initGraph->resultTypes(), at);
-    if (!n) return {};
+    // A global whose initializer failed (reported) has no result here.
+    if (!n || 1 + b->index >= n->numResults()) return {};
     Value* v = n->result(1 + b->index);
     if (!b->isCell) return {v, v->type()};
     cell = v;
@@ -437,7 +438,7 @@ LV Lowerer::readBinding(Binding* b, const SourceRange& at) {
     if (b->effectfulInit) return readBinding(b, at);
     ir::Node* n = node(CoreOp::Once, {}, ir::attrs({{"callee", ir::Attr::symbol(b->initGraph->name())}}),
                        b->initGraph->resultTypes(), at);
-    if (!n) return {};
+    if (!n || b->index >= n->numResults()) return {};
     Value* v = n->result(b->index);
     if (!b->isCell) return {v, v->type()};
     cell = v;

@@ -320,7 +320,7 @@ void Lowerer::storeTo(Binding* b, LV v, const SourceRange& at) {
     if (!lowerGlobal(b)) return;
     ir::Node* n = node(CoreOp::Once, {}, ir::attrs({{"callee", ir::Attr::symbol(b->initGraph->name())}}),
                        b->initGraph->resultTypes(), at);
-    if (!n) return;
+    if (!n || b->index >= n->numResults()) return;
     cell = n->result(b->index);
   } else {
     cell = cx_->env.count(b) ? cx_->env[b] : nullptr;

@@ -99,11 +99,20 @@ void Resolver::noteUse(Binding* b) {
     for (FuncInfo* f : b->overloads) {
       // A nested function's captures become captures of whoever refers to it;
       // references from inside its own body are completed once it is resolved.
-      bool inside = false;
-      for (FuncInfo* g = cur_; g; g = g->parent)
-        if (g == f) inside = true;
+      // A reference from a lambda inside `f` is not a self-call while `f`'s
+      // body is read: the lambda is created when `f` runs, with `f`'s final
+      // captures (pendingSelf_ below), so `f` may still acquire captures
+      // after it (issue 23, item 4a). Arms are part of `f`'s own body.
+      bool inside = false, viaLambda = false;
+      for (FuncInfo* g = cur_; g; g = g->parent) {
+        if (g == f) {
+          inside = true;
+          break;
+        }
+        if (g->kind == FuncInfo::Kind::Lambda) viaLambda = true;
+      }
       if (inside) {
-        if (f->parent && f->kind == FuncInfo::Kind::Decl) f->selfCalled = true;
+        if (f->parent && f->kind == FuncInfo::Kind::Decl && !viaLambda) f->selfCalled = true;
         if (f != cur_) pendingSelf_[f].push_back(cur_);
         continue;
       }

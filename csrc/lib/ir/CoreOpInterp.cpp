@@ -5,6 +5,7 @@
 #include <cstring>
 
 #include "xacc/ir/Interpreter.h"
+#include "xacc/ir/List.h"
 #include "xacc/support/CoreDiags.h"
 
 using xacc::support::coreCode;
@@ -124,10 +125,7 @@ bool arith(CoreOp op, Interpreter& I, const Node& n, Datums& a, Datums& r) {
     return true;
   }
   if (op == CoreOp::Add && x.kind() == DKind::List) {
-    std::vector<Datum> items = x.listItems();
-    const auto& more = a[1].listItems();
-    items.insert(items.end(), more.begin(), more.end());
-    r.push_back(Datum::list(std::move(items)));
+    r.push_back(listConcat(x, a[1]));
     return true;
   }
   return I.fail(n, coreCode(CoreDiag::BadOperation),
@@ -302,68 +300,69 @@ bool interpCore(CoreOp op, Interpreter& I, const Node& n, Datums& a, Datums& r) 
     }
     case CoreOp::ListMake: r.push_back(Datum::list(a)); return true;
     case CoreOp::ListGet: {
-      const auto& items = a[0].listItems();
+      const ListObject *items = listObj(a[0]);
       int64_t i = a[1].asInt();
-      if (!normIndex(i, items.size()))
+      if (!normIndex(i, items->size()))
         return I.fail(n, coreCode(CoreDiag::IndexOutOfRange),
                       "index " + std::to_string(a[1].asInt()) +
-                          " out of range for list of length " + std::to_string(items.size()));
-      r.push_back(items[size_t(i)]);
+                          " out of range for list of length " + std::to_string(items->size()));
+      r.push_back(items->get(size_t(i)));
       return true;
     }
-    case CoreOp::ListLen: r.push_back(Datum::integer(int64_t(a[0].listItems().size()))); return true;
+    case CoreOp::ListLen:
+      r.push_back(Datum::integer(int64_t(listObj(a[0])->size())));
+      return true;
     case CoreOp::ListSlice: {
-      const auto& items = a[0].listItems();
       int64_t lo = a[1].asInt(), hi = a[2].asInt();
-      clampSlice(lo, hi, items.size());
-      r.push_back(Datum::list(std::vector<Datum>(items.begin() + lo, items.begin() + hi)));
+      clampSlice(lo, hi, listObj(a[0])->size());
+      r.push_back(listSlice(a[0], size_t(lo), size_t(hi)));
       return true;
     }
     case CoreOp::ListRange: {
       int64_t lo = a[0].asInt(), hi = a[1].asInt(), step = a[2].asInt();
       if (step == 0)
         return I.fail(n, coreCode(CoreDiag::ZeroRangeStep), "range step must not be zero");
-      std::vector<Datum> items;
-      for (int64_t i = lo; step > 0 ? i < hi : i > hi; i += step) items.push_back(Datum::integer(i));
-      r.push_back(Datum::list(std::move(items)));
+      std::vector<int64_t> items;
+      for (int64_t i = lo; step > 0 ? i < hi : i > hi; i += step)
+        items.push_back(i);
+      r.push_back(items.empty() ? Datum::list({}) : intList(std::move(items)));
       return true;
     }
     case CoreOp::ListSet: {
-      auto& items = a[1].listItems();
+      ListObject *items = listObj(a[1]);
       int64_t i = a[2].asInt();
-      if (!normIndex(i, items.size()))
+      if (!normIndex(i, items->size()))
         return I.fail(n, coreCode(CoreDiag::IndexOutOfRange),
                       "index " + std::to_string(a[2].asInt()) +
-                          " out of range for list of length " + std::to_string(items.size()));
-      items[size_t(i)] = a[3];
+                          " out of range for list of length " + std::to_string(items->size()));
+      items->set(size_t(i), a[3]);
       r.push_back(Datum::token());
       r.push_back(a[1]);
       return true;
     }
     case CoreOp::ListLoad: {
-      const auto& items = a[1].listItems();
+      const ListObject *items = listObj(a[1]);
       int64_t i = a[2].asInt();
-      if (!normIndex(i, items.size()))
+      if (!normIndex(i, items->size()))
         return I.fail(n, coreCode(CoreDiag::IndexOutOfRange),
                       "index " + std::to_string(a[2].asInt()) +
-                          " out of range for list of length " + std::to_string(items.size()));
+                          " out of range for list of length " + std::to_string(items->size()));
       r.push_back(Datum::token());
-      r.push_back(items[size_t(i)]);
+      r.push_back(items->get(size_t(i)));
       return true;
     }
     case CoreOp::ListAppend:
-      a[1].listItems().push_back(a[2]);
+      listObj(a[1])->push(a[2]);
       r.push_back(Datum::token());
       r.push_back(a[1]);
       return true;
     case CoreOp::ListPop: {
-      auto& items = a[1].listItems();
-      if (items.empty())
+      ListObject *items = listObj(a[1]);
+      if (items->size() == 0)
         return I.fail(n, coreCode(CoreDiag::IndexOutOfRange), "pop from an empty list");
       r.push_back(Datum::token());
       r.push_back(a[1]);
-      r.push_back(items.back());
-      items.pop_back();
+      r.push_back(items->pop());
       return true;
     }
     case CoreOp::TupleMake: r.push_back(Datum::tuple(a)); return true;

@@ -2,6 +2,7 @@
 #include "xacc/ir/Datum.h"
 
 #include "xacc/ir/Attribute.h"
+#include "xacc/ir/List.h"
 
 namespace xacc::ir {
 
@@ -20,8 +21,9 @@ Datum Datum::string(std::string s) {
 }
 
 Datum Datum::list(std::vector<Datum> items) {
-  auto* o = new SeqObject();
+  auto* o = new ListObject();
   o->items = std::move(items);
+  o->compact();
   Datum d(DKind::List);
   d.u_.o = adopt(o);
   return d;
@@ -65,7 +67,7 @@ void Datum::releaseHeap() {
 }
 
 const std::string& Datum::asStr() const { return static_cast<StrObject*>(u_.o)->value; }
-std::vector<Datum>& Datum::listItems() const { return static_cast<SeqObject*>(u_.o)->items; }
+std::vector<Datum>& Datum::listItems() const { return static_cast<ListObject*>(u_.o)->boxed(); }
 const std::vector<Datum>& Datum::tupleItems() const { return static_cast<SeqObject*>(u_.o)->items; }
 const std::vector<std::string>& Datum::structNames() const {
   return static_cast<StructObject*>(u_.o)->names;
@@ -88,7 +90,8 @@ std::string Datum::repr(bool topLevel) const {
     case DKind::Str: return topLevel ? asStr() : "\"" + asStr() + "\"";
     case DKind::List:
     case DKind::Tuple: {
-      const auto& items = static_cast<SeqObject*>(u_.o)->items;
+      ListView view(*this);
+      const auto& items = kind_ == DKind::List ? *view : static_cast<SeqObject*>(u_.o)->items;
       std::string s = kind_ == DKind::List ? "[" : "(";
       for (size_t i = 0; i < items.size(); ++i) s += (i ? ", " : "") + items[i].repr(false);
       if (kind_ == DKind::Tuple && items.size() == 1) s += ",";
@@ -116,7 +119,17 @@ bool Datum::equals(const Datum& o) const {
     case DKind::Float: return u_.f == o.u_.f;
     case DKind::Bool: return u_.b == o.u_.b;
     case DKind::Str: return asStr() == o.asStr();
-    case DKind::List:
+    case DKind::List: {
+      ListObject *x = static_cast<ListObject*>(u_.o), *y = static_cast<ListObject*>(o.u_.o);
+      ListObject::Rep rx = x->form(), ry = y->form();
+      if (rx == ry && rx == ListObject::Rep::Int) return x->ints == y->ints;
+      if (rx == ry && rx == ListObject::Rep::Float) return x->reals == y->reals;
+      ListView a(*this), b(o);
+      if (a->size() != b->size()) return false;
+      for (size_t i = 0; i < a->size(); ++i)
+        if (!(*a)[i].equals((*b)[i])) return false;
+      return true;
+    }
     case DKind::Tuple: {
       const auto& a = static_cast<SeqObject*>(u_.o)->items;
       const auto& b = static_cast<SeqObject*>(o.u_.o)->items;

@@ -10,6 +10,7 @@
 
 #include "xacc/ir/Builder.h"
 #include "xacc/ir/Interpreter.h"
+#include "xacc/ir/List.h"
 #include "xacc/passes/PassManager.h"
 
 namespace xacc::passes {
@@ -22,8 +23,10 @@ size_t datumSize(const ir::Datum& d) {
   switch (d.kind()) {
     case ir::DKind::Str: return d.asStr().size();
     case ir::DKind::List: {
-      size_t n = d.listItems().size();
-      for (const auto& e : d.listItems()) n += datumSize(e);
+      const ir::ListObject* o = ir::listObj(d);
+      if (o->form() != ir::ListObject::Rep::Boxed) return 2 * o->size();  // unboxed numbers
+      size_t n = o->items.size();
+      for (const auto& e : o->items) n += datumSize(e);
       return n;
     }
     case ir::DKind::Tuple: {

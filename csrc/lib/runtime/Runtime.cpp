@@ -20,6 +20,7 @@
 #endif
 #include "xacc/ir/Builtins.h"
 #include "xacc/ir/Interpreter.h"
+#include "xacc/ir/List.h"
 
 namespace xacc::runtime {
 
@@ -1175,11 +1176,27 @@ bool Runtime::execute(size_t baseDepth) {
         const ir::Datum& l = R[in.a];
         const ir::Datum& x = R[in.b];
         if (l.kind() == ir::DKind::List && x.kind() == ir::DKind::Int) {
-          const std::vector<ir::Datum>& items = l.listItems();
+          const ir::ListObject* items = ir::listObj(l);
           int64_t i = x.asInt();
-          if (i >= 0 && uint64_t(i) < items.size()) {
-            *dst = items[size_t(i)];
-            break;
+          switch (items->form()) {  // Note [Compact arrays]
+            case ir::ListObject::Rep::Int:
+              if (i >= 0 && uint64_t(i) < items->ints.size()) {
+                dst->setInt(items->ints[size_t(i)]);
+                continue;
+              }
+              break;
+            case ir::ListObject::Rep::Float:
+              if (i >= 0 && uint64_t(i) < items->reals.size()) {
+                dst->setFloat(items->reals[size_t(i)]);
+                continue;
+              }
+              break;
+            case ir::ListObject::Rep::Boxed:
+              if (i >= 0 && uint64_t(i) < items->items.size()) {
+                *dst = items->items[size_t(i)];
+                continue;
+              }
+              break;
           }
         }
         if (!generic(in)) return false;
@@ -1187,7 +1204,7 @@ bool Runtime::execute(size_t baseDepth) {
       }
       case Code::Len: {
         const ir::Datum& x = R[in.a];
-        if (x.kind() == ir::DKind::List) dst->setInt(int64_t(x.listItems().size()));
+        if (x.kind() == ir::DKind::List) dst->setInt(int64_t(ir::listObj(x)->size()));
         else if (!generic(in)) return false;
         break;
       }

@@ -2,6 +2,7 @@
 #include "xacc/support/Diagnostic.h"
 
 #include <algorithm>
+#include <cstdint>
 #include <cstdio>
 #include <mutex>
 
@@ -191,15 +192,43 @@ std::string jsonEscape(std::string_view s) {
   return out;
 }
 
+/// A JSON string body for diagnostic text: JSON text is UTF-8, and a message
+/// may quote source bytes that are not, so each byte of an invalid sequence
+/// becomes U+FFFD.
+static std::string jsonText(std::string_view s) {
+  std::string valid;
+  valid.reserve(s.size());
+  for (size_t i = 0; i < s.size();) {
+    unsigned char c = s[i];
+    size_t len = c < 0x80 ? 1 : (c >> 5) == 0x6 ? 2 : (c >> 4) == 0xE ? 3 : (c >> 3) == 0x1E ? 4 : 0;
+    bool ok = len > 0 && i + len <= s.size();
+    for (size_t k = 1; ok && k < len; ++k) ok = (static_cast<unsigned char>(s[i + k]) >> 6) == 0x2;
+    if (ok && len > 1) {  // reject overlong forms, surrogates and code points past U+10FFFF
+      uint32_t cp = c & (0xFF >> (len + 1));
+      for (size_t k = 1; k < len; ++k) cp = (cp << 6) | (static_cast<unsigned char>(s[i + k]) & 0x3F);
+      static const uint32_t kMin[5] = {0, 0, 0x80, 0x800, 0x10000};
+      ok = cp >= kMin[len] && cp <= 0x10FFFF && !(cp >= 0xD800 && cp <= 0xDFFF);
+    }
+    if (ok) {
+      valid.append(s.substr(i, len));
+      i += len;
+    } else {
+      valid += "\xEF\xBF\xBD";
+      ++i;
+    }
+  }
+  return jsonEscape(valid);
+}
+
 static void jsonOne(const Diagnostic& d, std::string& out) {
   out += "{\"severity\":\"";
   out += severityName(d.severity);
   out += "\",\"code\":\"" + jsonEscape(d.code) + "\"";
-  out += ",\"file\":\"" + (d.loc.file ? jsonEscape(*d.loc.file) : std::string()) + "\"";
+  out += ",\"file\":\"" + (d.loc.file ? jsonText(*d.loc.file) : std::string()) + "\"";
   out += ",\"line\":" + std::to_string(d.loc.line);
   out += ",\"col\":" + std::to_string(d.loc.col);
-  out += ",\"message\":\"" + jsonEscape(d.message) + "\"";
-  if (!d.suggestion.empty()) out += ",\"suggestion\":\"" + jsonEscape(d.suggestion) + "\"";
+  out += ",\"message\":\"" + jsonText(d.message) + "\"";
+  if (!d.suggestion.empty()) out += ",\"suggestion\":\"" + jsonText(d.suggestion) + "\"";
   out += ",\"notes\":[";
   for (size_t i = 0; i < d.notes.size(); ++i) {
     if (i) out += ',';

@@ -6,6 +6,7 @@
 // into the smaller side so depth stays logarithmic) and a stable bottom-up
 // merge sort. Floats order with NaN last, so the order is total.
 #include <algorithm>
+#include <cmath>
 
 #include "StdlibImpl.h"
 
@@ -15,28 +16,48 @@ namespace {
 
 using Items = std::vector<Datum>;
 
-void insertionSort(Items& xs, size_t lo, size_t hi) {
+// The algorithms are templates over the element storage: the boxed datums of
+// a mixed array, or the int64_t / double buffer of a compact one (Note
+// [Compact arrays]); `Less` is the element order (lessThan for datums).
+
+struct IntLess {
+  bool operator()(int64_t a, int64_t b) const { return a < b; }
+};
+struct FloatLess {  // NaN sorts last, as lessThan
+  bool operator()(double a, double b) const {
+    if (std::isnan(a)) return false;
+    if (std::isnan(b)) return true;
+    return a < b;
+  }
+};
+struct DatumLess {
+  bool operator()(const Datum& a, const Datum& b) const { return lessThan(a, b); }
+};
+
+template <class T, class Less>
+void insertionSort(std::vector<T>& xs, size_t lo, size_t hi, Less less) {
   for (size_t i = lo + 1; i < hi; ++i) {
-    Datum v = std::move(xs[i]);
+    T v = std::move(xs[i]);
     size_t j = i;
-    for (; j > lo && lessThan(v, xs[j - 1]); --j) xs[j] = std::move(xs[j - 1]);
+    for (; j > lo && less(v, xs[j - 1]); --j) xs[j] = std::move(xs[j - 1]);
     xs[j] = std::move(v);
   }
 }
 
-void quickSort(Items& xs, size_t lo, size_t hi) {
+template <class T, class Less>
+void quickSort(std::vector<T>& xs, size_t lo, size_t hi, Less less) {
   while (hi - lo > 16) {
     size_t mid = lo + (hi - lo) / 2;
     // Median of three as pivot value.
-    if (lessThan(xs[mid], xs[lo])) std::swap(xs[mid], xs[lo]);
-    if (lessThan(xs[hi - 1], xs[lo])) std::swap(xs[hi - 1], xs[lo]);
-    if (lessThan(xs[hi - 1], xs[mid])) std::swap(xs[hi - 1], xs[mid]);
-    Datum pivot = xs[mid];
+    if (less(xs[mid], xs[lo])) std::swap(xs[mid], xs[lo]);
+    if (less(xs[hi - 1], xs[lo])) std::swap(xs[hi - 1], xs[lo]);
+    if (less(xs[hi - 1], xs[mid])) std::swap(xs[hi - 1], xs[mid]);
+    T pivot = xs[mid];
     // Hoare partition of [lo, hi).
     size_t i = lo, j = hi - 1;
     while (true) {
-      while (lessThan(xs[i], pivot)) ++i;
-      while (lessThan(pivot, xs[j])) --j;
+      while (less(xs[i], pivot)) ++i;
+      while (less(pivot, xs[j])) --j;
       if (i >= j) break;
       std::swap(xs[i], xs[j]);
       ++i;
@@ -44,35 +65,78 @@ void quickSort(Items& xs, size_t lo, size_t hi) {
     }
     size_t split = j + 1;  // [lo, split) <= pivot <= [split, hi)
     if (split - lo < hi - split) {
-      quickSort(xs, lo, split);
+      quickSort(xs, lo, split, less);
       lo = split;
     } else {
-      quickSort(xs, split, hi);
+      quickSort(xs, split, hi, less);
       hi = split;
     }
   }
-  insertionSort(xs, lo, hi);
+  insertionSort(xs, lo, hi, less);
 }
 
-void mergeSort(Items& xs) {
-  Items buf(xs.size());
-  for (size_t width = 1; width < xs.size(); width *= 2) {
-    for (size_t lo = 0; lo < xs.size(); lo += 2 * width) {
-      size_t mid = std::min(lo + width, xs.size()), hi = std::min(lo + 2 * width, xs.size());
-      size_t i = lo, j = mid, k = lo;
-      while (i < mid && j < hi) buf[k++] = lessThan(xs[j], xs[i]) ? xs[j++] : xs[i++];
-      while (i < mid) buf[k++] = xs[i++];
-      while (j < hi) buf[k++] = xs[j++];
+/// Stable bottom-up merge sort with a buffer of half the array: of each pair
+/// of runs, the shorter one (at most half the array) is moved to the buffer
+/// and merged with the other back into place, front to back when it is the
+/// left run, back to front when it is the right one (the write position never
+/// passes the unread part of the run that stayed in place).
+template <class T, class Less>
+void mergeSort(std::vector<T>& xs, Less less) {
+  size_t n = xs.size();
+  std::vector<T> buf(n / 2);
+  for (size_t width = 1; width < n; width *= 2) {
+    for (size_t lo = 0; lo + width < n; lo += 2 * width) {
+      size_t mid = lo + width, hi = std::min(lo + 2 * width, n);
+      if (!less(xs[mid], xs[mid - 1])) continue;  // already in order
+      if (mid - lo <= hi - mid) {
+        std::move(xs.begin() + lo, xs.begin() + mid, buf.begin());
+        size_t i = 0, iend = mid - lo, j = mid, k = lo;
+        while (i < iend && j < hi)
+          xs[k++] = less(xs[j], buf[i]) ? std::move(xs[j++]) : std::move(buf[i++]);
+        while (i < iend) xs[k++] = std::move(buf[i++]);
+      } else {
+        std::move(xs.begin() + mid, xs.begin() + hi, buf.begin());
+        size_t i = mid, j = hi - mid, k = hi;  // i, j: ends of the unmerged parts
+        while (i > lo && j > 0)
+          xs[--k] = less(buf[j - 1], xs[i - 1]) ? std::move(xs[--i]) : std::move(buf[--j]);
+        while (j > 0) xs[--k] = std::move(buf[--j]);
+      }
     }
-    xs.swap(buf);
   }
 }
 
-using Algorithm = void (*)(Items&);
+enum class Algorithm { Std, Insertion, Quick, Merge };
 
-void runStd(Items& xs) { std::sort(xs.begin(), xs.end(), lessThan); }
-void runInsertion(Items& xs) { insertionSort(xs, 0, xs.size()); }
-void runQuick(Items& xs) { quickSort(xs, 0, xs.size()); }
+template <class T, class Less>
+void runSort(Algorithm algo, std::vector<T>& xs, Less less) {
+  switch (algo) {
+    case Algorithm::Std: std::sort(xs.begin(), xs.end(), less); break;
+    case Algorithm::Insertion: insertionSort(xs, 0, xs.size(), less); break;
+    case Algorithm::Quick: quickSort(xs, 0, xs.size(), less); break;
+    case Algorithm::Merge: mergeSort(xs, less); break;
+  }
+}
+
+/// Sorts the elements of `o` in its form.
+void sortList(Algorithm algo, ir::ListObject& o) {
+  switch (o.form()) {
+    case ir::ListObject::Rep::Int: runSort(algo, o.ints, IntLess()); break;
+    case ir::ListObject::Rep::Float: runSort(algo, o.reals, FloatLess()); break;
+    case ir::ListObject::Rep::Boxed: runSort(algo, o.items, DatumLess()); break;
+  }
+}
+
+/// Merges two ascending runs.
+template <class T, class Less>
+std::vector<T> mergeRuns(const std::vector<T>& x, const std::vector<T>& y, Less less) {
+  std::vector<T> out;
+  out.reserve(x.size() + y.size());
+  size_t i = 0, j = 0;
+  while (i < x.size() && j < y.size()) out.push_back(less(y[j], x[i]) ? y[j++] : x[i++]);
+  out.insert(out.end(), x.begin() + i, x.end());
+  out.insert(out.end(), y.begin() + j, y.end());
+  return out;
+}
 
 bool sortableList(const Types& a, size_t i, std::string& err) {
   if (!want(listLike(a[i]), a, i, "the array", "an int[], float[] or string[]", err)) return false;
@@ -98,15 +162,17 @@ void defineSort(const std::string& name, Algorithm algo, bool inPlace, const std
     return true;
   };
   d.fn = [gir, algo, inPlace](Interpreter& I, const Node& n, Datums& a, Datums& r) {
-    Items* xs;
-    if (!getList(I, n, gir, a[0], xs) || !checkOrdered(I, n, gir, *xs)) return false;
+    ir::ListObject* xs;
+    if (!getArray(I, n, gir, a[0], xs)) return false;
+    if (xs->form() == ir::ListObject::Rep::Boxed && !checkOrdered(I, n, gir, xs->items))
+      return false;
     if (inPlace) {
-      algo(*xs);
+      sortList(algo, *xs);
       r.push_back(a[0]);
     } else {
-      Items copy(*xs);
-      algo(copy);
-      r.push_back(Datum::list(std::move(copy)));
+      Datum copy = ir::listSlice(a[0], 0, xs->size());
+      sortList(algo, *ir::listObj(copy));
+      r.push_back(std::move(copy));
     }
     return true;
   };
@@ -116,14 +182,14 @@ void defineSort(const std::string& name, Algorithm algo, bool inPlace, const std
 }  // namespace
 
 void registerAlgo() {
-  defineSort("sort", runStd, true, "sorts xs ascending in place; returns xs");
-  defineSort("sorted", runStd, false, "sorted copy of xs");
-  defineSort("insert_sort", runInsertion, true, "insertion sort in place; returns xs");
-  defineSort("quick_sort", runQuick, true, "quicksort in place; returns xs");
-  defineSort("merge_sort", mergeSort, true, "merge sort in place (stable); returns xs");
-  defineSort("insert_sorted", runInsertion, false, "insertion-sorted copy");
-  defineSort("quick_sorted", runQuick, false, "quicksorted copy");
-  defineSort("merge_sorted", mergeSort, false, "merge-sorted copy (stable)");
+  defineSort("sort", Algorithm::Std, true, "sorts xs ascending in place; returns xs");
+  defineSort("sorted", Algorithm::Std, false, "sorted copy of xs");
+  defineSort("insert_sort", Algorithm::Insertion, true, "insertion sort in place; returns xs");
+  defineSort("quick_sort", Algorithm::Quick, true, "quicksort in place; returns xs");
+  defineSort("merge_sort", Algorithm::Merge, true, "merge sort in place (stable); returns xs");
+  defineSort("insert_sorted", Algorithm::Insertion, false, "insertion-sorted copy");
+  defineSort("quick_sorted", Algorithm::Quick, false, "quicksorted copy");
+  defineSort("merge_sorted", Algorithm::Merge, false, "merge-sorted copy (stable)");
 
   define({.module = "algo",
           .name = "merge_sorted_arrays",
@@ -144,19 +210,23 @@ void registerAlgo() {
           .fn =
               [](Interpreter& I, const Node& n, Datums& a, Datums& r) {
                 const char* fn = "algo::merge_sorted_arrays";
-                Items *x, *y;
-                if (!getList(I, n, fn, a[0], x) || !getList(I, n, fn, a[1], y)) return false;
+                ir::ListObject *xo, *yo;
+                if (!getArray(I, n, fn, a[0], xo) || !getArray(I, n, fn, a[1], yo)) return false;
+                using Rep = ir::ListObject::Rep;
+                Rep rx = xo->form(), ry = yo->form();
+                if (rx == ry && rx == Rep::Int) {
+                  r.push_back(ir::intList(mergeRuns(xo->ints, yo->ints, IntLess())));
+                  return true;
+                }
+                if (rx == ry && rx == Rep::Float) {
+                  r.push_back(ir::floatList(mergeRuns(xo->reals, yo->reals, FloatLess())));
+                  return true;
+                }
+                ir::ListView x(a[0]), y(a[1]);
                 Items all(*x);  // kinds are checked before any comparison
                 all.insert(all.end(), y->begin(), y->end());
                 if (!checkOrdered(I, n, fn, all)) return false;
-                Items out;
-                out.reserve(all.size());
-                size_t i = 0, j = 0;
-                while (i < x->size() && j < y->size())
-                  out.push_back(lessThan((*y)[j], (*x)[i]) ? (*y)[j++] : (*x)[i++]);
-                out.insert(out.end(), x->begin() + i, x->end());
-                out.insert(out.end(), y->begin() + j, y->end());
-                r.push_back(Datum::list(std::move(out)));
+                r.push_back(Datum::list(mergeRuns(*x, *y, DatumLess())));
                 return true;
               }});
 }

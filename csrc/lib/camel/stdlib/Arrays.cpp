@@ -4,6 +4,7 @@
 // `var` operand in place and return that same array; every other builtin
 // returns a fresh array. Higher-order builtins iterate over a snapshot of the
 // elements, so a callback that mutates the array cannot invalidate the walk.
+// Int and float arrays stay unboxed through all of them (Note [Compact arrays]).
 #include "StdlibImpl.h"
 
 namespace xacc::camel::stdlib {
@@ -58,13 +59,13 @@ InferRule foldRule(std::string name) {
 
 ir::InterpFn foldFn(std::string name) {
   return [name](Interpreter& I, const Node& n, Datums& a, Datums& r) {
-    std::vector<Datum>* xs;
-    if (!getList(I, n, name, a[2], xs)) return false;
-    std::vector<Datum> items(*xs);
+    ir::ListObject* xs;
+    if (!getArray(I, n, name, a[2], xs)) return false;
+    ir::ListElems items(a[2], mayMutate(a[0]));
     Datum acc = a[1];
-    for (Datum& x : items) {
+    for (size_t i = 0; i < items.size(); ++i) {
       Datum next;
-      if (!callFn(I, n, name, a[0], std::move(acc), std::move(x), next)) return false;
+      if (!callFn(I, n, name, a[0], std::move(acc), items.take(i), next)) return false;
       acc = std::move(next);
     }
     r.push_back(std::move(acc));
@@ -90,14 +91,14 @@ InferRule eachRule(std::string name) {
 
 ir::InterpFn eachFn(std::string name) {
   return [name](Interpreter& I, const Node& n, Datums& a, Datums& r) {
-    std::vector<Datum>* xs;
-    if (!getList(I, n, name, a[1], xs)) return false;
-    std::vector<Datum> items(*xs);
+    ir::ListObject* xs;
+    if (!getArray(I, n, name, a[1], xs)) return false;
+    ir::ListElems items(a[1], mayMutate(a[0]));
     // Chunks run concurrently only when f may (then nothing observes order).
     if (!I.forEachChunk(a[0], items.size(), [&](Interpreter& W, size_t b, size_t e) {
           for (size_t i = b; i < e; ++i) {
             Datum ignored;
-            if (!callFn(W, n, name, a[0], std::move(items[i]), ignored)) return false;
+            if (!callFn(W, n, name, a[0], items.take(i), ignored)) return false;
           }
           return true;
         }))
@@ -126,15 +127,16 @@ void registerArrays() {
                 int64_t lo, hi;
                 if (!getInt(I, n, "range", a[0], lo) || !getInt(I, n, "range", a[1], hi))
                   return false;
-                std::vector<Datum> items;
-                if (hi > lo) {
-                  if (uint64_t(hi) - uint64_t(lo) > uint64_t(kMaxRange))
-                    return fail(I, n, RuntimeDiag::InvalidArgument,
-                                {"range", "more than 2^31 elements requested"});
-                  items.reserve(size_t(hi - lo));
-                  for (int64_t i = lo; i < hi; ++i) items.push_back(Datum::integer(i));
+                if (hi <= lo) {
+                  r.push_back(Datum::list({}));
+                  return true;
                 }
-                r.push_back(Datum::list(std::move(items)));
+                if (uint64_t(hi) - uint64_t(lo) > uint64_t(kMaxRange))
+                  return fail(I, n, RuntimeDiag::InvalidArgument,
+                              {"range", "more than 2^31 elements requested"});
+                std::vector<int64_t> items(size_t(hi - lo));
+                for (size_t i = 0; i < items.size(); ++i) items[i] = lo + int64_t(i);
+                r.push_back(ir::intList(std::move(items)));
                 return true;
               }});
 
@@ -145,9 +147,9 @@ void registerArrays() {
           .summary = "first element (null for an empty array)",
           .infer = oneArray("the array", [](Type l) { return elemOf(l); }),
           .fn = [](Interpreter& I, const Node& n, Datums& a, Datums& r) {
-            std::vector<Datum>* xs;
-            if (!getList(I, n, "head", a[0], xs)) return false;
-            r.push_back(xs->empty() ? Datum() : xs->front());
+            ir::ListObject* xs;
+            if (!getArray(I, n, "head", a[0], xs)) return false;
+            r.push_back(xs->size() == 0 ? Datum() : xs->get(0));
             return true;
           }});
 
@@ -159,10 +161,9 @@ void registerArrays() {
        .summary = "new array of all but the first element",
        .infer = oneArray("the array", [](Type l) { return l.isAny() ? listOf(Type::any()) : l; }),
        .fn = [](Interpreter& I, const Node& n, Datums& a, Datums& r) {
-         std::vector<Datum>* xs;
-         if (!getList(I, n, "tail", a[0], xs)) return false;
-         r.push_back(Datum::list(xs->size() <= 1 ? std::vector<Datum>{}
-                                                 : std::vector<Datum>(xs->begin() + 1, xs->end())));
+         ir::ListObject* xs;
+         if (!getArray(I, n, "tail", a[0], xs)) return false;
+         r.push_back(xs->size() <= 1 ? Datum::list({}) : ir::listSlice(a[0], 1, xs->size()));
          return true;
        }});
 
@@ -184,16 +185,14 @@ void registerArrays() {
           .fn =
               [](Interpreter& I, const Node& n, Datums& a, Datums& r) {
                 int64_t lo, hi;
-                std::vector<Datum>* xs;
+                ir::ListObject* xs;
                 if (!getInt(I, n, "slice", a[0], lo) || !getInt(I, n, "slice", a[1], hi) ||
-                    !getList(I, n, "slice", a[2], xs))
+                    !getArray(I, n, "slice", a[2], xs))
                   return false;
                 int64_t len = int64_t(xs->size());
                 lo = clampBound(lo, len);
                 hi = clampBound(hi, len);
-                r.push_back(
-                    Datum::list(hi <= lo ? std::vector<Datum>{}
-                                         : std::vector<Datum>(xs->begin() + lo, xs->begin() + hi)));
+                r.push_back(hi <= lo ? Datum::list({}) : ir::listSlice(a[2], size_t(lo), size_t(hi)));
                 return true;
               }});
 
@@ -216,12 +215,10 @@ void registerArrays() {
               },
           .fn =
               [](Interpreter& I, const Node& n, Datums& a, Datums& r) {
-                std::vector<Datum>*x, *y;
-                if (!getList(I, n, "concat", a[0], x) || !getList(I, n, "concat", a[1], y))
+                ir::ListObject *x, *y;
+                if (!getArray(I, n, "concat", a[0], x) || !getArray(I, n, "concat", a[1], y))
                   return false;
-                std::vector<Datum> items(*x);
-                items.insert(items.end(), y->begin(), y->end());
-                r.push_back(Datum::list(std::move(items)));
+                r.push_back(ir::listConcat(a[0], a[1]));
                 return true;
               }});
 
@@ -247,9 +244,9 @@ void registerArrays() {
               },
           .fn =
               [](Interpreter& I, const Node& n, Datums& a, Datums& r) {
-                std::vector<Datum>* xs;
-                if (!getList(I, n, "append", a[1], xs)) return false;
-                xs->push_back(a[0]);
+                ir::ListObject* xs;
+                if (!getArray(I, n, "append", a[1], xs)) return false;
+                xs->push(a[0]);
                 r.push_back(a[1]);
                 return true;
               }});
@@ -276,11 +273,11 @@ void registerArrays() {
               },
           .fn =
               [](Interpreter& I, const Node& n, Datums& a, Datums& r) {
-                std::vector<Datum>*more, *xs;
-                if (!getList(I, n, "extend", a[0], more) || !getList(I, n, "extend", a[1], xs))
+                ir::ListObject *more, *xs;
+                if (!getArray(I, n, "extend", a[0], more) || !getArray(I, n, "extend", a[1], xs))
                   return false;
-                std::vector<Datum> add(*more);  // xs->extend<xs> must not read while growing
-                xs->insert(xs->end(), add.begin(), add.end());
+                ir::ListElems add(a[0], true);  // xs->extend<xs> must not read while growing
+                for (size_t i = 0; i < add.size(); ++i) xs->push(add.take(i));
                 r.push_back(a[1]);
                 return true;
               }});
@@ -303,11 +300,12 @@ void registerArrays() {
               },
           .fn =
               [](Interpreter& I, const Node& n, Datums& a, Datums& r) {
-                std::vector<Datum>* xs;
-                if (!getList(I, n, "contains", a[1], xs)) return false;
+                ir::ListObject* xs;
+                if (!getArray(I, n, "contains", a[1], xs)) return false;
                 bool found = false;
-                for (const Datum& x : *xs)
-                  if ((found = camelEquals(x, a[0]))) break;
+                size_t len = xs->size();
+                for (size_t i = 0; i < len; ++i)
+                  if ((found = camelEquals(xs->get(i), a[0]))) break;
                 r.push_back(Datum::boolean(found));
                 return true;
               }});
@@ -327,8 +325,10 @@ void registerArrays() {
               },
           .fn =
               [](Interpreter& I, const Node& n, Datums& a, Datums& r) {
-                std::vector<Datum>*x, *y;
-                if (!getList(I, n, "zip", a[0], x) || !getList(I, n, "zip", a[1], y)) return false;
+                ir::ListObject *xo, *yo;
+                if (!getArray(I, n, "zip", a[0], xo) || !getArray(I, n, "zip", a[1], yo))
+                  return false;
+                ir::ListView x(a[0]), y(a[1]);
                 if (x->size() != y->size())
                   return fail(I, n, RuntimeDiag::LengthMismatch,
                               {"zip", std::to_string(x->size()), std::to_string(y->size())});
@@ -364,18 +364,22 @@ void registerArrays() {
               },
           .fn =
               [](Interpreter& I, const Node& n, Datums& a, Datums& r) {
-                std::vector<Datum>* xs;
-                if (!getList(I, n, "map", a[1], xs)) return false;
-                std::vector<Datum> items(*xs), out(xs->size());
+                ir::ListObject* xs;
+                if (!getArray(I, n, "map", a[1], xs)) return false;
+                ir::ListElems items(a[1], mayMutate(a[0]));
+                ir::ListBuilder out(items.size(), resultElemKind(n));
                 if (!I.forEachChunk(a[0], items.size(),
                                     [&](Interpreter& W, size_t b, size_t e) {
-                                      for (size_t i = b; i < e; ++i)
-                                        if (!callFn(W, n, "map", a[0], std::move(items[i]), out[i]))
+                                      for (size_t i = b; i < e; ++i) {
+                                        Datum y;
+                                        if (!callFn(W, n, "map", a[0], items.take(i), y))
                                           return false;
+                                        out.put(i, std::move(y));
+                                      }
                                       return true;
                                     }))
                   return false;
-                r.push_back(Datum::list(std::move(out)));
+                r.push_back(out.finish());
                 return true;
               }});
 
@@ -406,14 +410,14 @@ void registerArrays() {
            },
        .fn =
            [](Interpreter& I, const Node& n, Datums& a, Datums& r) {
-             std::vector<Datum>* xs;
-             if (!getList(I, n, "filter", a[1], xs)) return false;
-             std::vector<Datum> items(*xs), out;
+             ir::ListObject* xs;
+             if (!getArray(I, n, "filter", a[1], xs)) return false;
+             ir::ListElems items(a[1], mayMutate(a[0]));
              std::vector<char> keep(items.size());
              if (!I.forEachChunk(a[0], items.size(), [&](Interpreter& W, size_t b, size_t e) {
                    for (size_t i = b; i < e; ++i) {
                      Datum k;
-                     if (!callFn(W, n, "filter", a[0], items[i], k)) return false;
+                     if (!callFn(W, n, "filter", a[0], items.at(i), k)) return false;
                      if (k.kind() != DKind::Bool)
                        return fail(W, n, RuntimeDiag::CallbackFailed, {"filter", "bool", kindName(k)});
                      keep[i] = k.asBool();
@@ -421,9 +425,7 @@ void registerArrays() {
                    return true;
                  }))
                return false;
-             for (size_t i = 0; i < items.size(); ++i)
-               if (keep[i]) out.push_back(std::move(items[i]));
-             r.push_back(Datum::list(std::move(out)));
+             r.push_back(items.select(keep));
              return true;
            }});
 
@@ -471,12 +473,12 @@ void registerArrays() {
               },
           .fn =
               [](Interpreter& I, const Node& n, Datums& a, Datums& r) {
-                std::vector<Datum>* xs;
-                if (!getList(I, n, "apply", a[1], xs)) return false;
+                ir::ListObject* xs;
+                if (!getArray(I, n, "apply", a[1], xs)) return false;
                 for (size_t i = 0; i < xs->size(); ++i) {
                   Datum y;
-                  if (!callFn(I, n, "apply", a[0], (*xs)[i], y)) return false;
-                  if (i < xs->size()) (*xs)[i] = std::move(y);  // f may have shrunk xs
+                  if (!callFn(I, n, "apply", a[0], xs->get(i), y)) return false;
+                  if (i < xs->size()) xs->set(i, std::move(y));  // f may have shrunk xs
                 }
                 r.push_back(a[1]);
                 return true;

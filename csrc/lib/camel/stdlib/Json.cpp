@@ -30,7 +30,8 @@ bool toJson(const Datum& d, Json& out, int depth, std::string& err) {
     case DKind::List:
     case DKind::Tuple: {
       out = Json::array();
-      for (const Datum& x : d.kind() == DKind::List ? d.listItems() : d.tupleItems()) {
+      ir::ListView items(d);
+      for (const Datum& x : *items) {
         Json item;
         if (!toJson(x, item, depth + 1, err)) return false;
         out.push_back(std::move(item));

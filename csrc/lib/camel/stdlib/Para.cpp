@@ -20,9 +20,9 @@ constexpr size_t kBlock = 256;
 ir::InterpFn unorderedReduce() {
   return [](Interpreter& I, const Node& n, Datums& a, Datums& r) {
     const char* name = "para::unordered_reduce";
-    std::vector<Datum>* xs;
-    if (!getList(I, n, name, a[2], xs)) return false;
-    std::vector<Datum> items(*xs);
+    ir::ListObject* xs;
+    if (!getArray(I, n, name, a[2], xs)) return false;
+    std::vector<Datum> items = xs->snapshot();
     bool blocks = items.size() >= 2 * kBlock;
     for (const Datum& x : items) blocks &= x.kind() == a[1].kind();
     if (!blocks) return foldFn(name)(I, n, a, r);

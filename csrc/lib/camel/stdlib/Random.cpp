@@ -133,10 +133,10 @@ void registerRandom() {
     return true;
   };
   choice.fn = [](Interpreter& I, const Node& n, Datums& a, Datums& r) {
-    std::vector<Datum>* xs;
-    if (!getList(I, n, "random::choice", a[0], xs)) return false;
-    if (xs->empty()) return fail(I, n, RuntimeDiag::EmptyArray, {"random::choice"});
-    r.push_back((*xs)[size_t(generator().below(xs->size()))]);
+    ir::ListObject* xs;
+    if (!getArray(I, n, "random::choice", a[0], xs)) return false;
+    if (xs->size() == 0) return fail(I, n, RuntimeDiag::EmptyArray, {"random::choice"});
+    r.push_back(xs->get(size_t(generator().below(xs->size()))));
     return true;
   };
   define(std::move(choice));
@@ -151,15 +151,15 @@ void registerRandom() {
     return true;
   };
   sample.fn = [](Interpreter& I, const Node& n, Datums& a, Datums& r) {
-    std::vector<Datum>* xs;
+    ir::ListObject* xs;
     int64_t k;
-    if (!getList(I, n, "random::sample", a[0], xs) || !getInt(I, n, "random::sample", a[1], k))
+    if (!getArray(I, n, "random::sample", a[0], xs) || !getInt(I, n, "random::sample", a[1], k))
       return false;
     if (k < 0 || uint64_t(k) > xs->size())
       return fail(I, n, RuntimeDiag::InvalidArgument,
                   {"random::sample", "cannot take " + std::to_string(k) + " of " +
                                          std::to_string(xs->size()) + " elements"});
-    std::vector<Datum> items(*xs);
+    std::vector<Datum> items = xs->snapshot();
     partialShuffle(items, size_t(k));
     items.resize(size_t(k));
     r.push_back(Datum::list(std::move(items)));
@@ -174,9 +174,9 @@ void registerRandom() {
     return true;
   };
   shuffle.fn = [](Interpreter& I, const Node& n, Datums& a, Datums& r) {
-    std::vector<Datum>* xs;
-    if (!getList(I, n, "random::shuffle", a[0], xs)) return false;
-    std::vector<Datum> items(*xs);
+    ir::ListObject* xs;
+    if (!getArray(I, n, "random::shuffle", a[0], xs)) return false;
+    std::vector<Datum> items = xs->snapshot();
     partialShuffle(items, items.size());
     r.push_back(Datum::list(std::move(items)));
     return true;

@@ -82,7 +82,7 @@ void repr(const Datum& d, ReprState& st, std::string& s) {
   ++st.depth;
   if (isList) st.lists.push_back(d.object());
   if (isList) {
-    appendSeq(d.listItems(), '[', ']', st, s);
+    appendSeq(*ir::ListView(d), '[', ']', st, s);
   } else if (d.kind() == DKind::Tuple) {
     appendSeq(d.tupleItems(), '(', ')', st, s);
   } else {
@@ -166,8 +166,14 @@ bool equals(const Datum& a, const Datum& b, SeenPairs& seen, size_t depth) {
     case DKind::List:
     case DKind::Tuple: {
       if (a.kind() == DKind::List && !seen.insert({a.object(), b.object()}).second) return true;
-      const auto& x = a.kind() == DKind::List ? a.listItems() : a.tupleItems();
-      const auto& y = b.kind() == DKind::List ? b.listItems() : b.tupleItems();
+      if (a.kind() == DKind::List) {  // Note [Compact arrays]
+        const ir::ListObject *p = ir::listObj(a), *q = ir::listObj(b);
+        using Rep = ir::ListObject::Rep;
+        if (p->form() == Rep::Int && q->form() == Rep::Int) return p->ints == q->ints;
+        if (p->form() == Rep::Float && q->form() == Rep::Float) return p->reals == q->reals;
+      }
+      ir::ListView vx(a), vy(b);
+      const auto &x = *vx, &y = *vy;
       if (x.size() != y.size()) return false;
       for (size_t i = 0; i < x.size(); ++i)
         if (!equals(x[i], y[i], seen, depth + 1)) return false;

@@ -11,11 +11,18 @@ namespace {
 
 bool numbers(Interpreter& I, const Node& n, std::string_view fn, const Datum& d,
              std::vector<double>& out) {
-  std::vector<Datum>* xs;
-  if (!getList(I, n, fn, d, xs)) return false;
+  ir::ListObject* xs;
+  if (!getArray(I, n, fn, d, xs)) return false;
   out.clear();
-  out.reserve(xs->size());
-  for (const Datum& x : *xs) {
+  switch (xs->form()) {  // Note [Compact arrays]
+    case ir::ListObject::Rep::Float: out = xs->reals; return true;
+    case ir::ListObject::Rep::Int:
+      out.assign(xs->ints.begin(), xs->ints.end());
+      return true;
+    case ir::ListObject::Rep::Boxed: break;
+  }
+  out.reserve(xs->items.size());
+  for (const Datum& x : xs->items) {
     double v;
     if (!getNum(I, n, fn, x, v)) return false;
     out.push_back(v);

@@ -259,6 +259,30 @@ bool getList(Interpreter& I, const Node& n, std::string_view fn, const Datum& d,
   return true;
 }
 
+bool getArray(Interpreter& I, const Node& n, std::string_view fn, const Datum& d,
+              ir::ListObject*& out) {
+  if (d.kind() != DKind::List) return kindFail(I, n, fn, "array", d);
+  out = ir::listObj(d);
+  return true;
+}
+
+bool mayMutate(const Datum& f) {
+  if (f.kind() != DKind::Func || !f.funcGraph()) return true;
+  const ir::Graph* g = f.funcGraph();
+  size_t caps = f.funcCaptures().size();
+  return g->numParams() > caps && g->param(caps)->type().isToken();
+}
+
+DKind resultElemKind(const Node& n, size_t i) {
+  // The effect form (func.builtin_effect) gives the token first.
+  if (n.numResults() > 0 && n.result(0)->type().isToken()) ++i;
+  if (i >= n.numResults()) return DKind::Null;
+  Type t = n.result(i)->type();
+  if (t.kind() != TypeKind::List) return DKind::Null;
+  TypeKind e = t.elementType().kind();
+  return e == TypeKind::Int ? DKind::Int : e == TypeKind::Float ? DKind::Float : DKind::Null;
+}
+
 namespace {
 bool callFnN(Interpreter& I, const Node& n, std::string_view fn, const Datum& f, Datum* args,
              size_t nargs, Datum& out) {

@@ -17,6 +17,7 @@
 #include "xacc/ir/Builtins.h"
 #include "xacc/ir/Graph.h"
 #include "xacc/ir/Interpreter.h"
+#include "xacc/ir/List.h"
 
 namespace xacc::camel::stdlib {
 
@@ -136,6 +137,16 @@ bool getStr(Interpreter& I, const Node& n, std::string_view fn, const Datum& d,
             const std::string*& out);
 bool getList(Interpreter& I, const Node& n, std::string_view fn, const Datum& d,
              std::vector<Datum>*& out);
+/// The array object itself, in whatever form it has (Note [Compact arrays]);
+/// getList instead converts it to the boxed form.
+bool getArray(Interpreter& I, const Node& n, std::string_view fn, const Datum& d,
+              ir::ListObject*& out);
+/// Whether calling function value `f` may have effects, and so mutate an
+/// array: false only for a Camel function without an effect token.
+bool mayMutate(const Datum& f);
+/// The element kind a builtin's array result is declared to hold: Int or
+/// Float for int[] / float[] results (a hint for ir::ListBuilder), else Null.
+DKind resultElemKind(const Node& n, size_t i = 0);
 
 /// Calls function value `f` on `args` (through I.apply, so a runtime runs it on
 /// its own engine), threading a fresh token when `f` takes one; `out` is its

@@ -85,7 +85,7 @@ void registerStrings() {
                 if (a[0].kind() == DKind::Str)
                   r.push_back(Datum::integer(int64_t(a[0].asStr().size())));
                 else if (a[0].kind() == DKind::List)
-                  r.push_back(Datum::integer(int64_t(a[0].listItems().size())));
+                  r.push_back(Datum::integer(int64_t(ir::listObj(a[0])->size())));
                 else
                   return kindFail(I, n, "len", "a string or an array", a[0]);
                 return true;

@@ -185,7 +185,8 @@ PyObject* toPython(const Datum& d, Type t, const CallbackScope* scope, std::stri
     }
     case DKind::List:
     case DKind::Tuple: {
-      const auto& items = d.kind() == DKind::List ? d.listItems() : d.tupleItems();
+      ir::ListView view(d);  // Note [Compact arrays]: the form is left as it is
+      const auto& items = *view;
       bool list = d.kind() == DKind::List;
       PyRef seq = PyRef::steal(list ? PyList_New(Py_ssize_t(items.size()))
                                     : PyTuple_New(Py_ssize_t(items.size())));
