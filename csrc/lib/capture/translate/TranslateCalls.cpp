@@ -106,7 +106,8 @@ bool immutableBuiltinMethod(PyObject* o) {
     return false;
   }
   return cls == &PyUnicode_Type || cls == &PyBytes_Type || cls == &PyLong_Type || cls == &PyFloat_Type ||
-         cls == &PyBool_Type || cls == &PyTuple_Type || cls == &PyFrozenSet_Type || cls == &PyComplex_Type;
+         cls == &PyBool_Type || cls == &PyTuple_Type || cls == &PyFrozenSet_Type || cls == &PyComplex_Type ||
+         cls == &PySlice_Type;
 }
 
 /// What a function marked as a trace-time constant may answer: None, bool,
@@ -413,6 +414,18 @@ VarRef Translator::tensorType(const VarRef& t, std::vector<VarRef>& args,
 
 VarRef Translator::containerMethod(const VarRef& obj, const std::string& name, std::vector<VarRef>& args,
                                    std::vector<std::pair<PyRef, VarRef>>& kwargs) {
+  if (PyObject* tp = typeOf(obj); tp && !(obj->is(Var::Kind::Dict) && obj->obj)) {
+    // A method with a Python reference (polyfills.py: list.sort, dict.popitem ...),
+    // looked up on the value's exact type, runs as that reference.
+    PyObject* nameObj = PyUnicode_FromString(name.c_str());
+    PyObject* desc = nameObj ? _PyType_Lookup(reinterpret_cast<PyTypeObject*>(tp), nameObj) : nullptr;  // borrowed
+    Py_XDECREF(nameObj);
+    if (desc) {
+      std::vector<VarRef> all{obj};
+      all.insert(all.end(), args.begin(), args.end());
+      if (VarRef r = polyfill(desc, all, kwargs); r || failed()) return r;
+    }
+  }
   if (!kwargs.empty() && !(obj->is(Var::Kind::Dict) && name == "update")) {
     fail("GB011", "keyword arguments to ." + name);
     return nullptr;
@@ -839,6 +852,36 @@ VarRef Translator::polyfill(PyObject* f, std::vector<VarRef>& args,
     return nullptr;
   }
   PyObject* ref = PyTuple_GET_ITEM(entry, 0);
+  if (ref == Py_None) {
+    // No reference: the original is pure and its result an immutable value
+    // (polyfills.py, PURE_ON_CONSTANTS), called now on constant arguments.
+    std::vector<VarRef> all = args;
+    for (const auto& kv : kwargs) all.push_back(kv.second);
+    // Constants, and classes (`np.iinfo(np.int16)`: guarded where they were read).
+    auto constant = [&](const VarRef& a) {
+      return isConst(a) || (a->is(Var::Kind::Object) && PyType_Check(a->obj.get()));
+    };
+    for (const VarRef& a : all) {
+      if (!constant(a)) {
+        fail("GB002", nameOf(f) + " on a value that is not a constant");
+        return nullptr;
+      }
+    }
+    PyRef tuple = PyRef::steal(PyTuple_New(static_cast<Py_ssize_t>(args.size())));
+    for (size_t i = 0; i < args.size(); ++i)
+      PyTuple_SET_ITEM(tuple.get(), static_cast<Py_ssize_t>(i), constOf(args[i]).release());
+    PyRef kw = PyRef::steal(PyDict_New());
+    for (const auto& [k, v] : kwargs) PyDict_SetItem(kw.get(), k.get(), constOf(v).get());
+    PyObject* r = PyObject_Call(f, tuple.get(), kw.get());
+    if (!r) {
+      failPy("GB002", nameOf(f));  // Python raises it again where the frame breaks
+      return nullptr;
+    }
+    PyRef result = PyRef::steal(r);
+    bool value = plainConstant(r) || PyObject_TypeCheck(r, reinterpret_cast<PyTypeObject*>(T->device)) ||
+                 PyObject_TypeCheck(r, reinterpret_cast<PyTypeObject*>(T->dtype));
+    return value ? fromConst(r) : makeVar(Var::Kind::Object, result);
+  }
   if (PyObject_IsTrue(PyTuple_GET_ITEM(entry, 1))) {
     bool constant = true;
     for (const VarRef& a : args) constant = constant && isConst(a);

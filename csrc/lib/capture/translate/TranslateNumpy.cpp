@@ -270,6 +270,57 @@ bool Translator::isNumpyCallable(PyObject* o) const {
   return r;
 }
 
+// Note [NumPy on constants]
+// ~~~~~~~~~~~~~~~~~~~~~~~~~~
+// A NumPy function called on constants only (numbers, strings, tuples, lists
+// of those: `np.sqrt(d)`, `np.prod(x.shape)`, `np.argmax([0.1, 0.7])`) whose
+// result is a NumPy scalar or a plain constant runs now, in NumPy itself, and
+// the result is a constant of its exact type (np.float64 stays np.float64), as
+// eager computes it. numpy.random is never run early (its state advances per
+// call); a function giving an array still runs per call through numpy_ops.
+VarRef Translator::numpyOnConstants(PyObject* fn, const std::vector<VarRef>& args,
+                                    const std::vector<std::pair<PyRef, VarRef>>& kwargs) {
+  const PyTypes* T = pyTypes();
+  PyObject* m = PyObject_GetAttrString(fn, "__module__");
+  if (!m) PyErr_Clear();
+  PyRef mod = PyRef::steal(m);
+  if (!mod || !PyUnicode_Check(mod.get()) || strncmp(PyUnicode_AsUTF8(mod.get()), "numpy.random", 12) == 0)
+    return nullptr;
+  std::function<PyRef(const VarRef&)> value = [&](const VarRef& v) -> PyRef {
+    if (isConst(v)) return constOf(v);
+    if (!v->is(Var::Kind::List)) return {};
+    PyRef l = PyRef::steal(PyList_New(static_cast<Py_ssize_t>(v->items.size())));  // a fresh copy
+    for (size_t i = 0; i < v->items.size(); ++i) {
+      PyRef e = value(v->items[i]);
+      if (!e) return {};
+      PyList_SET_ITEM(l.get(), static_cast<Py_ssize_t>(i), e.release());
+    }
+    return l;
+  };
+  PyRef tuple = PyRef::steal(PyTuple_New(static_cast<Py_ssize_t>(args.size())));
+  for (size_t i = 0; i < args.size(); ++i) {
+    PyRef a = value(args[i]);
+    if (!a) return nullptr;
+    PyTuple_SET_ITEM(tuple.get(), static_cast<Py_ssize_t>(i), a.release());
+  }
+  PyRef kw = PyRef::steal(PyDict_New());
+  for (const auto& [k, v] : kwargs) {
+    PyRef a = value(v);
+    if (!a) return nullptr;
+    PyDict_SetItem(kw.get(), k.get(), a.get());
+  }
+  PyObject* r = PyObject_Call(fn, tuple.get(), kw.get());
+  if (!r) {
+    PyErr_Clear();  // per call through numpy_ops, which reports it
+    return nullptr;
+  }
+  PyRef result = PyRef::steal(r);
+  if (T->npGeneric && PyObject_TypeCheck(r, reinterpret_cast<PyTypeObject*>(T->npGeneric)) &&
+      !PyObject_TypeCheck(r, &PyBytes_Type) && Py_TYPE(r)->tp_as_number)
+    return makeConst(result);
+  return nullptr;
+}
+
 VarRef Translator::numpyCall(PyObject* fn, std::vector<VarRef>& args,
                              std::vector<std::pair<PyRef, VarRef>>& kwargs, bool& handled) {
   const PyTypes* T = pyTypes();
@@ -294,6 +345,7 @@ VarRef Translator::numpyCall(PyObject* fn, std::vector<VarRef>& args,
       }
       return makeConst(PyRef::steal(r));
     }
+    if (VarRef c = numpyOnConstants(fn, args, kwargs)) return c;
     return numpyRun("fn", fn, args, kwargs);
   }
   bool anyNp = false;
