@@ -542,7 +542,7 @@ def _pure(*originals: Any) -> None:
 _pure(chr, ord, format, ascii, bin, oct, hex)
 try:
     import torch as _torch
-    _pure(_torch.device)
+    _pure(_torch.device, _torch.Size)
 except ImportError:  # pragma: no cover - torch is a dependency
     pass
 try:

@@ -107,7 +107,7 @@ bool immutableBuiltinMethod(PyObject* o) {
   }
   return cls == &PyUnicode_Type || cls == &PyBytes_Type || cls == &PyLong_Type || cls == &PyFloat_Type ||
          cls == &PyBool_Type || cls == &PyTuple_Type || cls == &PyFrozenSet_Type || cls == &PyComplex_Type ||
-         cls == &PySlice_Type;
+         cls == &PySlice_Type || cls == reinterpret_cast<PyTypeObject*>(pyTypes()->size);  // torch.Size: a tuple
 }
 
 /// What a function marked as a trace-time constant may answer: None, bool,
@@ -857,21 +857,33 @@ VarRef Translator::polyfill(PyObject* f, std::vector<VarRef>& args,
     // (polyfills.py, PURE_ON_CONSTANTS), called now on constant arguments.
     std::vector<VarRef> all = args;
     for (const auto& kv : kwargs) all.push_back(kv.second);
-    // Constants, and classes (`np.iinfo(np.int16)`: guarded where they were read).
-    auto constant = [&](const VarRef& a) {
-      return isConst(a) || (a->is(Var::Kind::Object) && PyType_Check(a->obj.get()));
+    // Constants, classes (`np.iinfo(np.int16)`: guarded where they were read)
+    // and lists of constants (passed as a fresh copy: `torch.Size([n, 1])`).
+    std::function<PyRef(const VarRef&)> constant = [&](const VarRef& a) -> PyRef {
+      if (isConst(a) || (a->is(Var::Kind::Object) && PyType_Check(a->obj.get()))) return constOf(a);
+      if (!a->is(Var::Kind::List)) return {};
+      PyRef l = PyRef::steal(PyList_New(static_cast<Py_ssize_t>(a->items.size())));
+      for (size_t i = 0; i < a->items.size(); ++i) {
+        PyRef e = constant(a->items[i]);
+        if (!e) return {};
+        PyList_SET_ITEM(l.get(), static_cast<Py_ssize_t>(i), e.release());
+      }
+      return l;
     };
+    std::vector<PyRef> values;
     for (const VarRef& a : all) {
-      if (!constant(a)) {
-        fail("GB002", nameOf(f) + " on a value that is not a constant");
+      values.push_back(constant(a));
+      if (!values.back()) {
+        if (!failed()) fail("GB002", nameOf(f) + " on a value that is not a constant");
         return nullptr;
       }
     }
     PyRef tuple = PyRef::steal(PyTuple_New(static_cast<Py_ssize_t>(args.size())));
     for (size_t i = 0; i < args.size(); ++i)
-      PyTuple_SET_ITEM(tuple.get(), static_cast<Py_ssize_t>(i), constOf(args[i]).release());
+      PyTuple_SET_ITEM(tuple.get(), static_cast<Py_ssize_t>(i), values[i].release());
     PyRef kw = PyRef::steal(PyDict_New());
-    for (const auto& [k, v] : kwargs) PyDict_SetItem(kw.get(), k.get(), constOf(v).get());
+    for (size_t i = 0; i < kwargs.size(); ++i)
+      PyDict_SetItem(kw.get(), kwargs[i].first.get(), values[args.size() + i].get());
     PyObject* r = PyObject_Call(f, tuple.get(), kw.get());
     if (!r) {
       failPy("GB002", nameOf(f));  // Python raises it again where the frame breaks
@@ -879,7 +891,8 @@ VarRef Translator::polyfill(PyObject* f, std::vector<VarRef>& args,
     }
     PyRef result = PyRef::steal(r);
     bool value = plainConstant(r) || PyObject_TypeCheck(r, reinterpret_cast<PyTypeObject*>(T->device)) ||
-                 PyObject_TypeCheck(r, reinterpret_cast<PyTypeObject*>(T->dtype));
+                 PyObject_TypeCheck(r, reinterpret_cast<PyTypeObject*>(T->dtype)) ||
+                 Py_IS_TYPE(r, reinterpret_cast<PyTypeObject*>(T->size));
     return value ? fromConst(r) : makeVar(Var::Kind::Object, result);
   }
   if (PyObject_IsTrue(PyTuple_GET_ITEM(entry, 1))) {
@@ -1194,6 +1207,14 @@ VarRef Translator::callOnConstants(PyObject* o, std::vector<VarRef>& args,
   // must be constants too.
   auto constArg = [&](const VarRef& v) -> PyRef {
     if (isConst(v)) return constOf(v);
+    bool constItems = !marked && v->is(Var::Kind::List);  // "/".join(parts): a fresh copy of the list
+    for (const VarRef& i : v->items) constItems = constItems && isConst(i);
+    if (constItems) {
+      PyRef l = PyRef::steal(PyList_New(static_cast<Py_ssize_t>(v->items.size())));
+      for (size_t i = 0; i < v->items.size(); ++i)
+        PyList_SET_ITEM(l.get(), static_cast<Py_ssize_t>(i), constOf(v->items[i]).release());
+      return l;
+    }
     fail("GB002", nameOf(o) + (marked ? " (a trace-time constant) on a non-constant argument"
                                       : " on a value that is not a constant"));
     return {};
