@@ -112,3 +112,16 @@ def test_tensor_items_compared_as_python_does(make):
     # Distinct tensors are compared with ==, whose truth needs their values:
     # the same error (or graph break) as eager, never a guess.
     check(make, lambda i: (torch.ones(3),))
+
+
+def test_numpy_random_on_constants_is_not_run_at_capture_time():
+    # Note [NumPy on constants]: only pure functions run early; np.random.rand()
+    # has constant (no) arguments but must give a new value per call.
+    from xacc.jit import jit
+
+    def f(x):
+        return x + float(np.random.rand())
+
+    jf = jit(f)
+    x = torch.zeros(3)
+    assert not torch.equal(jf(x), jf(x))

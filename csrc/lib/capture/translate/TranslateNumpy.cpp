@@ -276,16 +276,33 @@ bool Translator::isNumpyCallable(PyObject* o) const {
 // of those: `np.sqrt(d)`, `np.prod(x.shape)`, `np.argmax([0.1, 0.7])`) whose
 // result is a NumPy scalar or a plain constant runs now, in NumPy itself, and
 // the result is a constant of its exact type (np.float64 stays np.float64), as
-// eager computes it. numpy.random is never run early (its state advances per
-// call); a function giving an array still runs per call through numpy_ops.
+// eager computes it. Only functions known to be pure run early: ufuncs and the
+// reductions and predicates of kPureNumpy (never numpy.random, whose state
+// advances per call, nor anything that writes); a function giving an array
+// still runs per call through numpy_ops.
+static const char* const kPureNumpy[] = {
+    "prod", "sum", "mean", "median", "std", "var", "amax", "amin", "max", "min", "argmax", "argmin",
+    "round", "around", "dot", "inner", "isclose", "allclose", "array_equal", "ndim", "size", "all", "any",
+    "count_nonzero", "ptp", "average", "nanmax", "nanmin", "nansum", "nanmean", "trace", "clip", "interp",
+};
+
 VarRef Translator::numpyOnConstants(PyObject* fn, const std::vector<VarRef>& args,
                                     const std::vector<std::pair<PyRef, VarRef>>& kwargs) {
   const PyTypes* T = pyTypes();
-  PyObject* m = PyObject_GetAttrString(fn, "__module__");
-  if (!m) PyErr_Clear();
-  PyRef mod = PyRef::steal(m);
-  if (!mod || !PyUnicode_Check(mod.get()) || strncmp(PyUnicode_AsUTF8(mod.get()), "numpy.random", 12) == 0)
-    return nullptr;
+  bool pure = isA(fn, T->npUfunc);
+  if (!pure && PyCallable_Check(fn)) {
+    PyRef mod = PyRef::steal(PyObject_GetAttrString(fn, "__module__"));
+    PyRef name = PyRef::steal(PyObject_GetAttrString(fn, "__name__"));
+    if (!mod || !name) PyErr_Clear();
+    // The function of that name in numpy itself (not numpy.random, not a look-alike).
+    PyObject* np = PyDict_GetItemString(PyImport_GetModuleDict(), "numpy");  // borrowed
+    PyRef same = mod && name && PyUnicode_Check(name.get()) && np ? PyRef::steal(PyObject_GetAttr(np, name.get()))
+                                                                 : PyRef();
+    if (!same) PyErr_Clear();
+    for (const char* n : kPureNumpy)
+      pure = pure || (same.get() == fn && PyUnicode_CompareWithASCIIString(name.get(), n) == 0);
+  }
+  if (!pure) return nullptr;
   std::function<PyRef(const VarRef&)> value = [&](const VarRef& v) -> PyRef {
     if (isConst(v)) return constOf(v);
     if (!v->is(Var::Kind::List)) return {};
