@@ -19,13 +19,25 @@ of such an iterator from this table.
 
 `REFERENCE` maps each original to `(reference, native_on_constants)`: when
 `native_on_constants` is true and every argument is a constant, the translator
-calls the original itself at capture time (exact and cheaper).
+calls the original itself at capture time (exact and cheaper). The originals
+are looked up where the translator meets them:
+  * a called function or class (`itertools.chain`, `map`, `operator.add`);
+  * a method of a list, tuple or plain dict, by the descriptor on the value's
+    exact type (`list.sort`, `dict.popitem`), and `del x[i]` / `x[a:b] = v` by
+    `list.__delitem__` / `list.__setitem__`;
+  * `("containers", op)`: the operator `op` between two lists, tuples, dicts or
+    dict views, which the translator does not model itself.
+A reference of None marks a pure function of constants whose result is an
+immutable value (`chr`, `torch.device`, `np.finfo`): called now on constant
+arguments, a graph break on anything else.
 """
 
 from __future__ import annotations
 
+import copy
 import functools
 import itertools
+import operator
 from typing import Any, Callable, Iterable, Iterator
 
 REFERENCE: dict[Any, tuple[Callable[..., Any], bool]] = {}
@@ -340,3 +352,287 @@ def permutations(iterable: Iterable, r: int | None = None) -> Iterator:
     for idx in product(range(n), repeat=r):
         if len(set(idx)) == r:
             yield tuple(pool[i] for i in idx)
+
+
+@_reference(itertools.count)
+def count(start: Any = 0, step: Any = 1) -> Iterator:
+    n = start
+    while True:
+        yield n
+        n += step
+
+
+@_reference(itertools.cycle)
+def cycle(iterable: Iterable, /) -> Iterator:
+    # itertools.cycle saves each item as the first pass yields it.
+    saved = []
+    for x in iterable:
+        yield x
+        saved.append(x)
+    if not saved:
+        return
+    while True:
+        for x in saved:
+            yield x
+
+
+# -- builtins that take callables or iterators -----------------------------------------------
+
+
+@_reference(map)
+def map_(function: Callable, iterable: Iterable, /, *iterables: Iterable) -> Iterator:
+    if not iterables:
+        for x in iterable:
+            yield function(x)
+        return
+    for args in zip(iterable, *iterables):
+        yield function(*args)
+
+
+@_reference(filter)
+def filter_(function: Callable | None, iterable: Iterable, /) -> Iterator:
+    for x in iterable:
+        if (bool(x) if function is None else function(x)):
+            yield x
+
+
+@_reference(next, native_on_constants=True)
+def next_(iterator: Iterator, default: Any = _MISSING, /) -> Any:
+    for x in iterator:
+        return x
+    if default is _MISSING:
+        raise StopIteration
+    return default
+
+
+@_reference(bool, native_on_constants=True)
+def bool_(x: Any = False, /) -> bool:
+    # A container's truth is its length; a tensor's is its value (a graph break
+    # where the translator cannot know it, as for `if x:`).
+    return True if x else False
+
+
+@_reference(pow, native_on_constants=True)
+def pow_(base: Any, exp: Any, mod: Any = None) -> Any:
+    if mod is None:
+        return base ** exp
+    return type(base).__pow__(base, exp, mod)
+
+
+# -- operator: each function is its operator (operator module documentation) ----------------
+
+
+_OPERATORS: dict[Callable, Callable] = {
+    operator.add: lambda a, b: a + b, operator.sub: lambda a, b: a - b, operator.mul: lambda a, b: a * b,
+    operator.truediv: lambda a, b: a / b, operator.floordiv: lambda a, b: a // b,
+    operator.mod: lambda a, b: a % b, operator.pow: lambda a, b: a ** b, operator.matmul: lambda a, b: a @ b,
+    operator.lshift: lambda a, b: a << b, operator.rshift: lambda a, b: a >> b,
+    operator.and_: lambda a, b: a & b, operator.or_: lambda a, b: a | b, operator.xor: lambda a, b: a ^ b,
+    operator.eq: lambda a, b: a == b, operator.ne: lambda a, b: a != b, operator.lt: lambda a, b: a < b,
+    operator.le: lambda a, b: a <= b, operator.gt: lambda a, b: a > b, operator.ge: lambda a, b: a >= b,
+    operator.is_: lambda a, b: a is b, operator.is_not: lambda a, b: a is not b,
+    operator.contains: lambda a, b: b in a, operator.getitem: lambda a, b: a[b],
+    operator.neg: lambda a: -a, operator.pos: lambda a: +a, operator.invert: lambda a: ~a,
+    operator.not_: lambda a: not a, operator.truth: lambda a: True if a else False, operator.abs: lambda a: abs(a),
+}
+
+
+# The in-place forms: `a op= b; return a` (the object's in-place method where it has one).
+def _iadd(a, b): a += b; return a  # noqa: E702
+def _isub(a, b): a -= b; return a  # noqa: E702
+def _imul(a, b): a *= b; return a  # noqa: E702
+def _itruediv(a, b): a /= b; return a  # noqa: E702
+def _ifloordiv(a, b): a //= b; return a  # noqa: E702
+def _imod(a, b): a %= b; return a  # noqa: E702
+def _ipow(a, b): a **= b; return a  # noqa: E702
+def _imatmul(a, b): a @= b; return a  # noqa: E702
+def _iand(a, b): a &= b; return a  # noqa: E702
+def _ior(a, b): a |= b; return a  # noqa: E702
+def _ixor(a, b): a ^= b; return a  # noqa: E702
+def _ilshift(a, b): a <<= b; return a  # noqa: E702
+def _irshift(a, b): a >>= b; return a  # noqa: E702
+
+
+_OPERATORS.update({
+    operator.iadd: _iadd, operator.isub: _isub, operator.imul: _imul, operator.itruediv: _itruediv,
+    operator.ifloordiv: _ifloordiv, operator.imod: _imod, operator.ipow: _ipow, operator.imatmul: _imatmul,
+    operator.iand: _iand, operator.ior: _ior, operator.ixor: _ixor, operator.ilshift: _ilshift,
+    operator.irshift: _irshift,
+})
+
+for _op, _ref in _OPERATORS.items():
+    REFERENCE[_op] = (_ref, False)
+
+
+# -- list and dict methods and item deletion (looked up on the value's exact type) -----------
+
+
+@_reference(list.__setitem__)
+def list_setitem(lst: list, index: Any, value: Any, /) -> None:
+    if not isinstance(index, slice):
+        lst[index] = value
+        return
+    values = list(value)  # first: `xs[1:] = xs` reads xs before it changes
+    start, stop, step = index.indices(len(lst))
+    if step == 1:
+        for _ in range(max(stop - start, 0)):
+            lst.pop(start)
+        for i, v in enumerate(values):
+            lst.insert(start + i, v)
+        return
+    positions = range(start, stop, step)
+    if len(values) != len(positions):
+        raise ValueError(f"attempt to assign sequence of size {len(values)} to extended slice of size "
+                         f"{len(positions)}")
+    for p, v in zip(positions, values):
+        lst[p] = v
+
+
+@_reference(list.__delitem__)
+def list_delitem(lst: list, index: Any, /) -> None:
+    if isinstance(index, slice):
+        start, stop, step = index.indices(len(lst))
+        for p in reversed(range(start, stop, step)) if step > 0 else range(start, stop, step):
+            lst.pop(p)
+        return
+    if not -len(lst) <= index < len(lst):
+        raise IndexError("list assignment index out of range")
+    lst.pop(index)
+
+
+@_reference(dict.__delitem__)
+def dict_delitem(d: dict, key: Any, /) -> None:
+    if key not in d:
+        raise KeyError(key)
+    d.pop(key)
+
+
+@_reference(list.remove)
+def list_remove(lst: list, value: Any, /) -> None:
+    for i, x in enumerate(lst):
+        if x is value or x == value:
+            lst.pop(i)
+            return
+    raise ValueError("list.remove(x): x not in list")
+
+
+@_reference(list.sort)
+def list_sort(lst: list, /, *, key: Callable | None = None, reverse: bool = False) -> None:
+    lst[:] = sorted(lst, key=key, reverse=reverse)
+
+
+@_reference(dict.popitem)
+def dict_popitem(d: dict, /) -> tuple:
+    if not d:
+        raise KeyError("popitem(): dictionary is empty")
+    key = list(d)[-1]
+    return key, d.pop(key)
+
+
+# -- pure functions of constants: no reference (None); the translator calls the
+# original at capture time when every argument is a constant, else breaks. Each
+# result is an immutable value (a number, string, torch.device, dtype info). --
+
+
+def _pure(*originals: Any) -> None:
+    for o in originals:
+        REFERENCE[o] = (None, True)
+
+
+_pure(chr, ord, format, ascii, bin, oct, hex)
+try:
+    import torch as _torch
+    _pure(_torch.device, _torch.Size)
+except ImportError:  # pragma: no cover - torch is a dependency
+    pass
+try:
+    import numpy as _np
+    _pure(_np.iinfo, _np.finfo, _np.dtype)
+except ImportError:  # NumPy is optional
+    pass
+
+
+# -- copy ----------------------------------------------------------------------------------
+
+
+@_reference(copy.copy)
+def copy_copy(x: Any) -> Any:
+    # copy.copy's own table for the builtin types; anything else (a class with
+    # __copy__ or __reduce_ex__) is left to Python: the raise breaks the frame.
+    cls = type(x)
+    if cls is list:
+        return list(x)
+    if cls is dict:
+        return dict(x)
+    if cls is set:
+        return set(x)
+    if (cls is int or cls is float or cls is bool or cls is complex or cls is str or cls is bytes or
+            cls is tuple or cls is frozenset or cls is type(None) or cls is range or cls is slice):
+        return x  # immutable: copy.copy returns the object itself
+    raise TypeError(f"copy.copy of a {cls.__name__} is left to Python")
+
+
+# -- comparisons and `|` between containers (keyed ("containers", operator)): the
+# translator asks these only when both operands are lists, tuples, dicts or dict
+# views; any other pairing raises here, so the frame breaks and Python answers. --
+
+_KEYS = type({}.keys())
+
+
+def _sequence_compare(op: Callable, a: Any, b: Any) -> bool:
+    # As list/tuple rich comparison: lengths first for ==/!=, then the first
+    # pair of items that are neither identical nor equal decides.
+    if len(a) != len(b) and (op is operator.eq or op is operator.ne):
+        return op is operator.ne
+    for x, y in zip(a, b):
+        if not (x is y or x == y):
+            if op is operator.eq:
+                return False
+            if op is operator.ne:
+                return True
+            return op(x, y)
+    return op(len(a), len(b))
+
+
+def _dict_equal(a: dict, b: dict) -> bool:
+    if len(a) != len(b):
+        return False
+    for k in a:
+        if k not in b:
+            return False
+        x = a[k]
+        y = b[k]
+        if not (x is y or x == y):
+            return False
+    return True
+
+
+def _containers(op: Callable) -> Callable:
+    equality = op is operator.eq or op is operator.ne
+    ordering = op is operator.lt or op is operator.le or op is operator.gt or op is operator.ge
+
+    def compare(a: Any, b: Any) -> Any:
+        ta = type(a)
+        tb = type(b)
+        if ta is tb and (ta is list or ta is tuple) and (equality or ordering):
+            return _sequence_compare(op, a, b)
+        if ta is dict and tb is dict and equality:
+            return _dict_equal(a, b) == (op is operator.eq)
+        if ta is _KEYS and tb is _KEYS and equality:  # keys views compare as sets
+            same = len(a) == len(b) and all(k in b for k in a)
+            return same == (op is operator.eq)
+        if ta is dict and tb is dict and op is operator.or_:
+            merged = dict(a)
+            merged.update(b)
+            return merged
+        if equality and ta is not tb and _plain(ta) and _plain(tb):
+            return op is operator.ne  # a list, a tuple and a dict are never equal to each other
+        raise TypeError(f"unsupported operand types for {op.__name__}: '{ta.__name__}' and '{tb.__name__}'")
+    return compare
+
+
+def _plain(t: type) -> bool:
+    return t is list or t is tuple or t is dict
+
+for _op in (operator.eq, operator.ne, operator.lt, operator.le, operator.gt, operator.ge, operator.or_):
+    REFERENCE[("containers", _op)] = (_containers(_op), False)

@@ -203,7 +203,16 @@ VarRef Translator::callBuiltin(PyObject* f, std::vector<VarRef>& args,
     return it;
   }
   if (f == T->zip) {
-    if (!kwargs.empty()) return bad("zip() with keyword arguments");
+    // strict=False is plain zip; strict=True is too when every argument is a
+    // tuple (fixed length) and the lengths agree. Otherwise Python checks.
+    for (const auto& [k, v] : kwargs) {
+      PyRef flag = isConst(v) ? constOf(v) : PyRef();
+      int strict = flag && PyUnicode_CompareWithASCIIString(k.get(), "strict") == 0 ? PyObject_IsTrue(flag.get()) : -1;
+      if (strict < 0) return bad("zip() with keyword arguments other than a constant strict=");
+      for (const VarRef& a : args)
+        if (strict && (!a->is(Var::Kind::Tuple) || a->items.size() != args[0]->items.size()))
+          return bad("zip(strict=True) of values whose lengths are not fixed and equal");
+    }
     auto it = makeVar(Var::Kind::Iter);
     it->iter = Var::IterOf::Zip;
     for (const VarRef& a : args) {

@@ -106,7 +106,8 @@ bool immutableBuiltinMethod(PyObject* o) {
     return false;
   }
   return cls == &PyUnicode_Type || cls == &PyBytes_Type || cls == &PyLong_Type || cls == &PyFloat_Type ||
-         cls == &PyBool_Type || cls == &PyTuple_Type || cls == &PyFrozenSet_Type || cls == &PyComplex_Type;
+         cls == &PyBool_Type || cls == &PyTuple_Type || cls == &PyFrozenSet_Type || cls == &PyComplex_Type ||
+         cls == &PySlice_Type || cls == reinterpret_cast<PyTypeObject*>(pyTypes()->size);  // torch.Size: a tuple
 }
 
 /// What a function marked as a trace-time constant may answer: None, bool,
@@ -413,6 +414,18 @@ VarRef Translator::tensorType(const VarRef& t, std::vector<VarRef>& args,
 
 VarRef Translator::containerMethod(const VarRef& obj, const std::string& name, std::vector<VarRef>& args,
                                    std::vector<std::pair<PyRef, VarRef>>& kwargs) {
+  if (PyObject* tp = typeOf(obj); tp && !(obj->is(Var::Kind::Dict) && obj->obj)) {
+    // A method with a Python reference (polyfills.py: list.sort, dict.popitem ...),
+    // looked up on the value's exact type, runs as that reference.
+    PyObject* nameObj = PyUnicode_FromString(name.c_str());
+    PyObject* desc = nameObj ? _PyType_Lookup(reinterpret_cast<PyTypeObject*>(tp), nameObj) : nullptr;  // borrowed
+    Py_XDECREF(nameObj);
+    if (desc) {
+      std::vector<VarRef> all{obj};
+      all.insert(all.end(), args.begin(), args.end());
+      if (VarRef r = polyfill(desc, all, kwargs); r || failed()) return r;
+    }
+  }
   if (!kwargs.empty() && !(obj->is(Var::Kind::Dict) && name == "update")) {
     fail("GB011", "keyword arguments to ." + name);
     return nullptr;
@@ -839,6 +852,49 @@ VarRef Translator::polyfill(PyObject* f, std::vector<VarRef>& args,
     return nullptr;
   }
   PyObject* ref = PyTuple_GET_ITEM(entry, 0);
+  if (ref == Py_None) {
+    // No reference: the original is pure and its result an immutable value
+    // (polyfills.py, PURE_ON_CONSTANTS), called now on constant arguments.
+    std::vector<VarRef> all = args;
+    for (const auto& kv : kwargs) all.push_back(kv.second);
+    // Constants, classes (`np.iinfo(np.int16)`: guarded where they were read)
+    // and lists of constants (passed as a fresh copy: `torch.Size([n, 1])`).
+    std::function<PyRef(const VarRef&)> constant = [&](const VarRef& a) -> PyRef {
+      if (isConst(a) || (a->is(Var::Kind::Object) && PyType_Check(a->obj.get()))) return constOf(a);
+      if (!a->is(Var::Kind::List)) return {};
+      PyRef l = PyRef::steal(PyList_New(static_cast<Py_ssize_t>(a->items.size())));
+      for (size_t i = 0; i < a->items.size(); ++i) {
+        PyRef e = constant(a->items[i]);
+        if (!e) return {};
+        PyList_SET_ITEM(l.get(), static_cast<Py_ssize_t>(i), e.release());
+      }
+      return l;
+    };
+    std::vector<PyRef> values;
+    for (const VarRef& a : all) {
+      values.push_back(constant(a));
+      if (!values.back()) {
+        if (!failed()) fail("GB002", nameOf(f) + " on a value that is not a constant");
+        return nullptr;
+      }
+    }
+    PyRef tuple = PyRef::steal(PyTuple_New(static_cast<Py_ssize_t>(args.size())));
+    for (size_t i = 0; i < args.size(); ++i)
+      PyTuple_SET_ITEM(tuple.get(), static_cast<Py_ssize_t>(i), values[i].release());
+    PyRef kw = PyRef::steal(PyDict_New());
+    for (size_t i = 0; i < kwargs.size(); ++i)
+      PyDict_SetItem(kw.get(), kwargs[i].first.get(), values[args.size() + i].get());
+    PyObject* r = PyObject_Call(f, tuple.get(), kw.get());
+    if (!r) {
+      failPy("GB002", nameOf(f));  // Python raises it again where the frame breaks
+      return nullptr;
+    }
+    PyRef result = PyRef::steal(r);
+    bool value = plainConstant(r) || PyObject_TypeCheck(r, reinterpret_cast<PyTypeObject*>(T->device)) ||
+                 PyObject_TypeCheck(r, reinterpret_cast<PyTypeObject*>(T->dtype)) ||
+                 Py_IS_TYPE(r, reinterpret_cast<PyTypeObject*>(T->size));
+    return value ? fromConst(r) : makeVar(Var::Kind::Object, result);
+  }
   if (PyObject_IsTrue(PyTuple_GET_ITEM(entry, 1))) {
     bool constant = true;
     for (const VarRef& a : args) constant = constant && isConst(a);
@@ -1151,6 +1207,14 @@ VarRef Translator::callOnConstants(PyObject* o, std::vector<VarRef>& args,
   // must be constants too.
   auto constArg = [&](const VarRef& v) -> PyRef {
     if (isConst(v)) return constOf(v);
+    bool constItems = !marked && v->is(Var::Kind::List);  // "/".join(parts): a fresh copy of the list
+    for (const VarRef& i : v->items) constItems = constItems && isConst(i);
+    if (constItems) {
+      PyRef l = PyRef::steal(PyList_New(static_cast<Py_ssize_t>(v->items.size())));
+      for (size_t i = 0; i < v->items.size(); ++i)
+        PyList_SET_ITEM(l.get(), static_cast<Py_ssize_t>(i), constOf(v->items[i]).release());
+      return l;
+    }
     fail("GB002", nameOf(o) + (marked ? " (a trace-time constant) on a non-constant argument"
                                       : " on a value that is not a constant"));
     return {};

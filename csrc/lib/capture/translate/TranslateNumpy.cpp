@@ -270,6 +270,74 @@ bool Translator::isNumpyCallable(PyObject* o) const {
   return r;
 }
 
+// Note [NumPy on constants]
+// ~~~~~~~~~~~~~~~~~~~~~~~~~~
+// A NumPy function called on constants only (numbers, strings, tuples, lists
+// of those: `np.sqrt(d)`, `np.prod(x.shape)`, `np.argmax([0.1, 0.7])`) whose
+// result is a NumPy scalar or a plain constant runs now, in NumPy itself, and
+// the result is a constant of its exact type (np.float64 stays np.float64), as
+// eager computes it. Only functions known to be pure run early: ufuncs and the
+// reductions and predicates of kPureNumpy (never numpy.random, whose state
+// advances per call, nor anything that writes); a function giving an array
+// still runs per call through numpy_ops.
+static const char* const kPureNumpy[] = {
+    "prod", "sum", "mean", "median", "std", "var", "amax", "amin", "max", "min", "argmax", "argmin",
+    "round", "around", "dot", "inner", "isclose", "allclose", "array_equal", "ndim", "size", "all", "any",
+    "count_nonzero", "ptp", "average", "nanmax", "nanmin", "nansum", "nanmean", "trace", "clip", "interp",
+};
+
+VarRef Translator::numpyOnConstants(PyObject* fn, const std::vector<VarRef>& args,
+                                    const std::vector<std::pair<PyRef, VarRef>>& kwargs) {
+  const PyTypes* T = pyTypes();
+  bool pure = isA(fn, T->npUfunc);
+  if (!pure && PyCallable_Check(fn)) {
+    PyRef mod = PyRef::steal(PyObject_GetAttrString(fn, "__module__"));
+    PyRef name = PyRef::steal(PyObject_GetAttrString(fn, "__name__"));
+    if (!mod || !name) PyErr_Clear();
+    // The function of that name in numpy itself (not numpy.random, not a look-alike).
+    PyObject* np = PyDict_GetItemString(PyImport_GetModuleDict(), "numpy");  // borrowed
+    PyRef same = mod && name && PyUnicode_Check(name.get()) && np ? PyRef::steal(PyObject_GetAttr(np, name.get()))
+                                                                 : PyRef();
+    if (!same) PyErr_Clear();
+    for (const char* n : kPureNumpy)
+      pure = pure || (same.get() == fn && PyUnicode_CompareWithASCIIString(name.get(), n) == 0);
+  }
+  if (!pure) return nullptr;
+  std::function<PyRef(const VarRef&)> value = [&](const VarRef& v) -> PyRef {
+    if (isConst(v)) return constOf(v);
+    if (!v->is(Var::Kind::List)) return {};
+    PyRef l = PyRef::steal(PyList_New(static_cast<Py_ssize_t>(v->items.size())));  // a fresh copy
+    for (size_t i = 0; i < v->items.size(); ++i) {
+      PyRef e = value(v->items[i]);
+      if (!e) return {};
+      PyList_SET_ITEM(l.get(), static_cast<Py_ssize_t>(i), e.release());
+    }
+    return l;
+  };
+  PyRef tuple = PyRef::steal(PyTuple_New(static_cast<Py_ssize_t>(args.size())));
+  for (size_t i = 0; i < args.size(); ++i) {
+    PyRef a = value(args[i]);
+    if (!a) return nullptr;
+    PyTuple_SET_ITEM(tuple.get(), static_cast<Py_ssize_t>(i), a.release());
+  }
+  PyRef kw = PyRef::steal(PyDict_New());
+  for (const auto& [k, v] : kwargs) {
+    PyRef a = value(v);
+    if (!a) return nullptr;
+    PyDict_SetItem(kw.get(), k.get(), a.get());
+  }
+  PyObject* r = PyObject_Call(fn, tuple.get(), kw.get());
+  if (!r) {
+    PyErr_Clear();  // per call through numpy_ops, which reports it
+    return nullptr;
+  }
+  PyRef result = PyRef::steal(r);
+  if (T->npGeneric && PyObject_TypeCheck(r, reinterpret_cast<PyTypeObject*>(T->npGeneric)) &&
+      !PyObject_TypeCheck(r, &PyBytes_Type) && Py_TYPE(r)->tp_as_number)
+    return makeConst(result);
+  return nullptr;
+}
+
 VarRef Translator::numpyCall(PyObject* fn, std::vector<VarRef>& args,
                              std::vector<std::pair<PyRef, VarRef>>& kwargs, bool& handled) {
   const PyTypes* T = pyTypes();
@@ -294,6 +362,7 @@ VarRef Translator::numpyCall(PyObject* fn, std::vector<VarRef>& args,
       }
       return makeConst(PyRef::steal(r));
     }
+    if (VarRef c = numpyOnConstants(fn, args, kwargs)) return c;
     return numpyRun("fn", fn, args, kwargs);
   }
   bool anyNp = false;

@@ -369,8 +369,23 @@ bool Frame::step(const Instr& ins, bool& done, VarRef& result) {
       popn(3);
       return true;
     }
-    case Op::DELETE_SUBSCR:
+    case Op::DELETE_SUBSCR: {
+      // del on a list or a plain dict: polyfills.py's list/dict.__delitem__.
+      if (!need(2)) return false;
+      VarRef idx = stack[stack.size() - 1], obj = stack[stack.size() - 2];
+      static PyObject* delName = PyUnicode_InternFromString("__delitem__");
+      PyObject* tp = (obj->is(Var::Kind::List) || (obj->is(Var::Kind::Dict) && !obj->obj)) ? t.typeOf(obj) : nullptr;
+      if (PyObject* desc = tp ? _PyType_Lookup(reinterpret_cast<PyTypeObject*>(tp), delName) : nullptr) {
+        std::vector<VarRef> all{obj, idx};
+        std::vector<std::pair<PyRef, VarRef>> kw;
+        if (t.polyfill(desc, all, kw)) {
+          popn(2);
+          return true;
+        }
+        if (t.failed()) return false;
+      }
       return t.fail("GB009", "del x[i]");
+    }
 
     // -- containers ------------------------------------------------------------------
     case Op::BUILD_TUPLE:

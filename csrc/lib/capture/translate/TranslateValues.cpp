@@ -178,7 +178,8 @@ VarRef Translator::getattr(const VarRef& obj, PyObject* name) {
       }
       if (isA(v, T->dtype) || isA(v, T->device) || isA(v, T->size) || PyTuple_Check(v) || PyLong_Check(v) ||
           PyFloat_Check(v) || PyUnicode_Check(v) || PyComplex_Check(v) || inspectValue ||
-          Py_IS_TYPE(v, &PyDictProxy_Type)) {
+          Py_IS_TYPE(v, &PyDictProxy_Type) || PySlice_Check(v)) {
+        if (PySlice_Check(v) && !constOf(obj)) return nullptr;  // a slice of dynamic sizes specializes
         PyObject* a = PyObject_GetAttr(v, name);
         if (!a) {
           failPy("GB010", std::string(".") + PyUnicode_AsUTF8(name));
@@ -337,13 +338,18 @@ VarRef Translator::binary(PyObject* op, const VarRef& a, const VarRef& b) {
     items.insert(items.end(), b->items.begin(), b->items.end());
     return makeSeq(a->kind, std::move(items));
   }
-  if (seqA && isConst(b) && op == operatorFn("mul")) {
-    PyRef n = constOf(b);
-    long k = PyLong_Check(n.get()) ? PyLong_AsLong(n.get()) : -1;
-    if (k >= 0) {
-      std::vector<VarRef> items;
-      for (long i = 0; i < k; ++i) items.insert(items.end(), a->items.begin(), a->items.end());
-      return makeSeq(a->kind, std::move(items));
+  if (((seqA && isConst(b)) || (seqB && isConst(a))) && op == operatorFn("mul")) {  // [x] * n, n * [x]
+    const VarRef& seq = seqA && isConst(b) ? a : b;
+    PyRef n = constOf(seqA && isConst(b) ? b : a);
+    if (n && PyLong_Check(n.get()) && !PyBool_Check(n.get())) {
+      long k = PyLong_AsLong(n.get());
+      if (k < 0) k = 0;  // a count below 0 gives an empty sequence
+      if (!PyErr_Occurred() && k <= 4096) {
+        std::vector<VarRef> items;
+        for (long i = 0; i < k; ++i) items.insert(items.end(), seq->items.begin(), seq->items.end());
+        return makeSeq(seq->kind, std::move(items));
+      }
+      PyErr_Clear();
     }
   }
   if ((op == operatorFn("eq") || op == operatorFn("ne")) && isNumpyDtypeCompare(a, b)) {
@@ -363,6 +369,17 @@ VarRef Translator::binary(PyObject* op, const VarRef& a, const VarRef& b) {
       bool same = a->obj.get() == b->obj.get();
       return makeConst(PyRef::borrow(same == (op == operatorFn("eq")) ? Py_True : Py_False));
     }
+  }
+  auto container = [](const VarRef& v) {
+    return v->is(Var::Kind::List) || v->is(Var::Kind::Tuple) || v->is(Var::Kind::Dict) || v->is(Var::Kind::DictView);
+  };
+  if (container(a) && container(b)) {
+    // Comparisons and `|` of containers: polyfills.py's ("containers", op) references.
+    static PyObject* tag = PyUnicode_InternFromString("containers");
+    PyRef key = PyRef::steal(PyTuple_Pack(2, tag, op));
+    std::vector<VarRef> args{a, b};
+    std::vector<std::pair<PyRef, VarRef>> kw;
+    if (VarRef r = key ? polyfill(key.get(), args, kw) : nullptr; r || failed()) return r;
   }
   fail("GB011", "operator on unsupported values");
   return nullptr;
@@ -622,7 +639,14 @@ bool Translator::storeSubscr(const VarRef& obj, const VarRef& idx, const VarRef&
     if (obj->source) return fail("GB009", "list passed in from outside");
     PyRef i = constOf(idx);
     if (!i) return false;
-    if (!PyLong_Check(i.get())) return fail("GB011", "list slice assignment");
+    if (PySlice_Check(i.get())) {  // polyfills.py's list.__setitem__
+      static PyObject* setitem = PyDict_GetItemString(PyList_Type.tp_dict, "__setitem__");
+      std::vector<VarRef> all{obj, idx, val};
+      std::vector<std::pair<PyRef, VarRef>> kw;
+      if (polyfill(setitem, all, kw)) return true;
+      return failed() ? false : fail("GB011", "list slice assignment");
+    }
+    if (!PyLong_Check(i.get())) return fail("GB011", "list subscript assignment with a non-integer index");
     Py_ssize_t n = static_cast<Py_ssize_t>(obj->items.size()), k = PyLong_AsSsize_t(i.get());
     if (k < 0) k += n;
     if (k < 0 || k >= n) return fail("GB011", "index out of range (raises IndexError)");

@@ -318,6 +318,8 @@ private:
   /// has a Python reference for: that function inlined (null when there is none,
   /// or when the original is evaluated on constant arguments instead).
   VarRef polyfill(PyObject* f, std::vector<VarRef>& args, std::vector<std::pair<PyRef, VarRef>>& kwargs);
+  VarRef numpyOnConstants(PyObject* fn, const std::vector<VarRef>& args,
+                          const std::vector<std::pair<PyRef, VarRef>>& kwargs);
   VarRef callBuiltin(PyObject* f, std::vector<VarRef>& args,
                      std::vector<std::pair<PyRef, VarRef>>& kwargs, bool& handled);
   VarRef callModule(const VarRef& mod, std::vector<VarRef>& args,
