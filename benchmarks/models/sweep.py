@@ -17,8 +17,12 @@ each from a clean cache (xacc.jit.reset / torch._dynamo.reset):
   graphs, breaks   of the first call (batch 2); xacc: its counters and the
                    stable break codes (GBnnn:count); dynamo: graphs handed to a
                    counting eager backend and counters["graph_break"] (reasons);
-  recompiles       over the batch-3 and batch-4 calls (xacc: frames recompiled;
-                   dynamo: graphs compiled again);
+  recompiles       over the batch-3 and batch-4 calls, counted like Dynamo's
+                   graphs compiled again: xacc's `recompiles` (a frame whose
+                   guards all failed) plus `dynamic_followups` (a resume
+                   function or loop body compiled again for the size its frame
+                   made dynamic; Note [Fragment groups]); dynamo: graphs
+                   compiled again;
   eager_equal      every call's output has eager's structure (output classes,
                    keys, tuple lengths, tensor shapes and dtypes) and values
                    (allclose rtol 1e-3, atol 1e-4, NaN equal to NaN; integer
@@ -139,7 +143,8 @@ class _Xacc:
         for ev in self.convert.EVENTS:
             for b in ev.breaks:
                 codes[b.code] = codes.get(b.code, 0) + 1
-        return {"graphs": c["graphs"], "breaks": c["breaks"], "recompiles": c["recompiles"],
+        return {"graphs": c["graphs"], "breaks": c["breaks"],
+                "recompiles": c["recompiles"] + c.get("dynamic_followups", 0),
                 "internal_errors": c["internal_errors"], "codes": codes}
 
 
