@@ -87,8 +87,11 @@ class CompiledModule(torch.nn.Module):
 
 def jit(fn: Any = None, *, device: str = "cpu", backend: str | None = None, fullgraph: bool = False,
         dynamic: bool | None = None, precision: str = "float32", tolerance: float = 1e-2,
-        pgo: Any = None) -> Any:
+        pgo: Any = None, hot_calls: int = 1) -> Any:
     """Captures `fn` (a function or an nn.Module); usable as `@jit` or `@jit(...)`.
+
+    hot_calls=N translates each frame at its N-th call and runs the earlier
+    calls as plain Python (Note [Hot frames]; `python -m xjit` uses 2).
 
     precision="auto" runs matmul/linear/conv regions in bfloat16 where the error
     against float32, measured on the first call's inputs, stays within
@@ -98,17 +101,18 @@ def jit(fn: Any = None, *, device: str = "cpu", backend: str | None = None, full
     `backend`: None (the device's: 'aten' for cpu, 'mlir' for xpuN) or that name.
     A value that is not allowed raises xacc.ConfigError (xacc/_src/config.py)."""
     check_jit_options(device=device, backend=backend, fullgraph=fullgraph, dynamic=dynamic, precision=precision,
-                      tolerance=tolerance)
+                      tolerance=tolerance, hot_calls=hot_calls)
     if fn is None:
         return lambda f: jit(f, device=device, backend=backend, fullgraph=fullgraph, dynamic=dynamic,
-                             precision=precision, tolerance=tolerance, pgo=pgo)
+                             precision=precision, tolerance=tolerance, pgo=pgo, hot_calls=hot_calls)
     from xacc._src.amp import check_options
     from xacc._src.pgo.session import resolve as _resolve_pgo
     check_options(precision, tolerance)
     check_device(device)
     _ensure_installed()
     opts = _convert.Options(device=device, backend=backend, fullgraph=fullgraph, dynamic=dynamic,
-                            precision=precision, tolerance=float(tolerance), pgo=_resolve_pgo(pgo))
+                            precision=precision, tolerance=float(tolerance), pgo=_resolve_pgo(pgo),
+                            hot_calls=hot_calls)
     if isinstance(fn, torch.nn.Module):
         return CompiledModule(fn, opts)
     if not callable(fn):
@@ -144,6 +148,7 @@ def reset() -> None:
     _C.reset_stats()
     _convert.EVENTS.clear()
     _convert.dynamic.reset()
+    _convert.hotness.clear()
     _convert.aot_store.forget()
     for k in _convert.COUNTERS:
         _convert.COUNTERS[k] = 0

@@ -6,6 +6,7 @@ import argparse
 import atexit
 import builtins
 import os
+import resource
 import signal
 import sys
 import time
@@ -27,6 +28,7 @@ def _summary(t0: float, explain: bool) -> str:
     captured = sum(1 for ev in convert.EVENTS if ev.outcome in ("graph", "code")) + dropped["captured"]
     lines = ["", "== xjit summary ==",
              f"frames captured: {captured} (compiled {c['frames']}, skipped {c['skipped']})",
+             *_code_lines(),
              f"graphs: {c['graphs']}",
              f"graph breaks: {sum(breaks.values())}"]
     for reason, n in breaks.most_common():
@@ -35,9 +37,24 @@ def _summary(t0: float, explain: bool) -> str:
               f"cache hits: {c['hook_hits']}  misses: {c['hook_misses']}",
               f"capture time: {c['capture_seconds_us'] / 1e3:.1f} ms",
               f"internal errors (fell back to Python): {c['internal_errors']}",
+              f"peak memory: {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:.0f} MiB",
               *_cache_lines(),
               f"wall time: {time.perf_counter() - t0:.2f} s"]
     return "\n".join(lines)
+
+
+def _code_lines() -> list[str]:
+    """Model code (frames translated because they ran hot) against set-up code
+    (frames left alone as plain Python; Note [Hot frames])."""
+    from xacc._src.capture import convert, hotness
+
+    frames = {(ev.function, ev.filename, ev.lineno) for ev in convert.EVENTS}
+    seconds = sum(ev.seconds for ev in convert.EVENTS)
+    cold = Counter(c.reason for c in hotness.LEFT_ALONE.values())
+    lines = [f"model code: {len(frames)} frame(s) translated ({seconds * 1e3:.1f} ms capturing)",
+             f"set-up code: {sum(cold.values())} frame(s) left alone as plain Python"]
+    lines += [f"  {n:4d}  {why}" for why, n in cold.most_common()]
+    return lines
 
 
 def _cache_lines() -> list[str]:
@@ -64,8 +81,10 @@ def _at_exit(t0: float, ns: argparse.Namespace, rec: object) -> None:
     events = list(convert.EVENTS)
     if ns.explain:
         from xacc._src.debug.explain_report import explain_report
+        from xacc._src.capture import hotness
         out.append(explain_report(events, run_seconds=rec.run_seconds, graph_calls=sum(rec.counts.values()),
-                                  wall_seconds=time.perf_counter() - t0))
+                                  wall_seconds=time.perf_counter() - t0,
+                                  left_alone=list(hotness.LEFT_ALONE.values())))
     if ns.compare:
         from xacc._src.debug.compare import graph_comparisons
         from xacc._src.debug.executors import executor_for
@@ -122,6 +141,9 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--cache", metavar="DIR", default=None,
                    help="reuse the graphs and kernels earlier runs compiled into DIR, and add this run's "
                         "(docs/aot.md)")
+    p.add_argument("--hot-calls", type=int, default=2, metavar="N",
+                   help="translate a frame at its N-th call; frames called fewer times (set-up code) run as "
+                        "plain Python (default 2; 1 translates every frame on its first call)")
     p.add_argument("--atol", type=float, default=1e-5, help="absolute tolerance of --compare")
     p.add_argument("--rtol", type=float, default=1e-4, help="relative tolerance of --compare")
     p.add_argument("--pgo", action="store_true",
@@ -146,6 +168,9 @@ def main(argv: list[str] | None = None) -> int:
     except BackendError as e:
         print(f"xjit: {e}", file=sys.stderr)
         return 2
+    if ns.hot_calls < 1:
+        print(f"xjit: --hot-calls must be at least 1, not {ns.hot_calls}", file=sys.stderr)
+        return 2
     if ns.export is None and env("XACC_DUMP"):
         ns.export = env("XACC_DUMP")
 
@@ -162,7 +187,8 @@ def main(argv: list[str] | None = None) -> int:
         from xacc._src.pgo import Config, resolve
         ns.pgo_session = resolve(Config(ns.pgo_profile, ns.pgo_mode or "auto"))
     opts = convert.Options(device=ns.device, backend=ns.backend, fullgraph=ns.fullgraph,
-                           precision=ns.precision, tolerance=ns.tolerance, pgo=ns.pgo_session)
+                           precision=ns.precision, tolerance=ns.tolerance, pgo=ns.pgo_session,
+                           hot_calls=ns.hot_calls)
     _ensure_installed()
     if ns.cache:
         from xacc._src.aot.api import use_cache_dir

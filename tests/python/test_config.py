@@ -50,6 +50,7 @@ BAD_KWARGS = {
     "dynamic": 1,
     "precision": "float16",
     "tolerance": float("inf"),
+    "hot_calls": 0,
 }
 
 

@@ -258,6 +258,8 @@ JIT_OPTIONS: tuple[JitOption, ...] = (
     JitOption("dynamic", "None, True or False", lambda v: v is None or isinstance(v, bool)),
     JitOption("precision", "one of 'float32', 'auto'", lambda v: isinstance(v, str) and v in ("float32", "auto")),
     JitOption("tolerance", "a finite number >= 0", _finite_at_least_0),
+    JitOption("hot_calls", "an integer >= 1 (the call at which a frame is translated)",
+              lambda v: type(v) is int and v >= 1),
 )
 
 

@@ -46,3 +46,11 @@ def test_transformers_model_code_is_translated_but_not_its_utilities():
 def test_module_bodies_are_skipped():
     code = compile("x = 1", "<m>", "exec")
     assert convert.should_skip(code)
+
+
+def test_xacc_own_modules_are_skipped():
+    # xacc/jit.py lies outside xacc/_src: the whole package is a skip directory.
+    import importlib
+    jit_module = importlib.import_module("xacc.jit")  # the attribute xacc.jit is the function
+    assert convert.should_skip(jit_module.reset.__code__)
+    assert convert.should_skip(jit_module._sweep.__code__)

@@ -27,8 +27,12 @@ SCRIPT = textwrap.dedent("""
         return y.sum()
 
     if __name__ == "__main__":
-        for shape in [(4,), (4,), (2, 3)]:   # the second shape recompiles scale
+        # xjit translates a frame at its second call (Note [Hot frames]): scale is
+        # translated at its second call and recompiled for the second shape; noisy
+        # is translated (and breaks) at its second call.
+        for shape in [(4,), (4,), (4,), (2, 3)]:
             scale(torch.randn(*shape))
+        noisy(torch.randn(5))
         noisy(torch.randn(5))
 """)
 

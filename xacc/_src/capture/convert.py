@@ -22,6 +22,7 @@ import dis
 import functools
 import linecache
 import os
+import resource
 import signal
 import sys
 import sysconfig
@@ -37,7 +38,7 @@ import torch
 
 from xacc._C import capture as C
 from xacc._src.aot import store as aot_store
-from xacc._src.capture import dynamic, training
+from xacc._src.capture import dynamic, hotness, training
 from xacc._src.capture.breaks import BreakInfo, GraphBreak
 from xacc._src.capture.events import EVENTS, CompileEvent
 from xacc._src.capture.config import RECOMPILE_LIMIT, debug, log
@@ -56,6 +57,9 @@ class Options:
     # Precision reports of the graphs compiled under these options (precision="auto").
     reports: list = field(default_factory=list, compare=False, repr=False)
     pgo: Any = None  # xacc._src.pgo.Session, or None (no profile-guided optimization)
+    # A frame is translated at its hot_calls-th call (Note [Hot frames], hotness.py):
+    # 1 (xacc.jit) translates on the first call; `python -m xjit` uses 2.
+    hot_calls: int = 1
 
     def __post_init__(self) -> None:
         # Once options other than the defaults exist, every new entry is guarded on
@@ -108,7 +112,8 @@ def _skip_dirs() -> tuple[str, ...]:
     """The standard library, torch and xacc: never translated as frames. Tools
     built on xacc add their own directory (skip_directory): xacc imports no tool."""
     dirs = {sysconfig.get_paths()["stdlib"], sysconfig.get_paths()["platstdlib"],
-            os.path.dirname(torch.__file__), os.path.dirname(os.path.dirname(os.path.abspath(__file__)))}
+            os.path.dirname(torch.__file__),
+            os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))}  # xacc/
     return tuple(sorted(d + os.sep for d in dirs))
 
 
@@ -215,7 +220,14 @@ def _callback(func: types.FunctionType, args: tuple, failures: list[str]) -> Any
         C.add_entry(code, C.default_entry(tree, (), _label(code)))
         log("capture", "%s runs in Python under torch.autocast", code.co_qualname)
         return None
-    if not resume and not any(_has_tensors(a) for a in args):
+    if not resume and opts.hot_calls > 1:
+        # Whole-script mode: translate only frames that pay (Note [Hot frames]).
+        why = hotness.permanent_reason(code, args, any(_has_tensors(a) for a in args))
+        if why is not None:
+            hotness.leave_alone(code, why)
+            C.mark_skip(code)
+            return None
+    elif not resume and not any(_has_tensors(a) for a in args):
         # Nothing tensor-valued comes in (script mains, constructors): translating
         # such frames costs time and captures nothing.
         C.mark_skip(code)
@@ -227,15 +239,21 @@ def _callback(func: types.FunctionType, args: tuple, failures: list[str]) -> Any
         return None
     if aot_store.SOURCES and aot_store.install(func, args):
         return None  # stored entries (xacc.load, xjit --cache) run this call
+    calls = 1
+    if not resume and opts.hot_calls > 1:
+        calls = hotness.note_call(code, opts.hot_calls)
+        if calls is None:
+            return None  # not hot yet: this call runs as plain Python
     with _lock, _Interrupts():
         COUNTERS["frames"] += 1
         if failures:
             log("recompiles", "recompiling %s (%s:%d): %s", code.co_qualname, code.co_filename,
                 code.co_firstlineno, "; ".join(failures))
         t0 = time.perf_counter()
+        rss0 = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
         ev = CompileEvent(_frame_name(code), code.co_filename, code.co_firstlineno, "error",
                           recompile_reasons=list(failures), code_ref=weakref.ref(code), device=opts.device,
-                          entry=len(C.entries(code)))
+                          entry=len(C.entries(code)), calls=calls)
         debug("capture", "translating %s (%s:%d) with arguments (%s)", ev.function, code.co_filename,
               code.co_firstlineno, ", ".join(_describe_arg(a) for a in args))
         if failures:
@@ -275,6 +293,8 @@ def _callback(func: types.FunctionType, args: tuple, failures: list[str]) -> Any
                 COUNTERS["dynamic_followups" if followup else "recompiles"] += 1
                 ev.followup = followup
             ev.seconds = time.perf_counter() - t0
+            ev.peak_rss_kib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+            ev.rss_growth_kib = ev.peak_rss_kib - rss0  # what this compile raised the peak by
             COUNTERS["capture_seconds_us"] += int(ev.seconds * 1e6)
             EVENTS.append(ev)
     return None

@@ -67,6 +67,9 @@ class CompileEvent:
     pgo: list = field(default_factory=list)  # "PGO: ..." lines: what the profile changed (docs/pgo.md)
     rewritten_ref: Any = None  # outcome "code": weakref to the generated break function's code
     resume_refs: list = field(default_factory=list)  # weakrefs to the resume functions' code objects
+    calls: int = 1  # the call of the frame that was translated (Note [Hot frames], hotness.py)
+    peak_rss_kib: int = 0  # the process's peak resident memory when this compile ended
+    rss_growth_kib: int = 0  # how much this compile raised that peak
 
     @property
     def code(self) -> types.CodeType | None:

@@ -19,6 +19,9 @@ the capture target device and executed on meta.
 
 from __future__ import annotations
 
+import os
+import sys
+import types
 from typing import Any, Callable
 
 import torch
@@ -66,10 +69,66 @@ def tensor_type(t: torch.Tensor, device: str, dynamic: Any = (), dims: list | No
     return ("tensor", name, sizes, device)
 
 
+def _lazy_disable(fn: Callable, recursive: bool) -> Callable:
+    """What torch._disable_dynamo's wrapper calls for `fn`: `fn` itself while
+    torch._dynamo is not imported (then no Dynamo frame hook exists that could
+    trace it), else what the wrapper would have made: torch._dynamo.disable(fn)."""
+    def call(*args: Any, **kwargs: Any) -> Any:
+        dynamo = sys.modules.get("torch._dynamo")
+        if dynamo is None:
+            return fn(*args, **kwargs)
+        disabled = dynamo.disable(fn, recursive, wrapping=False)
+        fn.__dynamo_disable = disabled  # the attribute torch/_compile.py caches it in
+        return disabled(*args, **kwargs)
+    return call
+
+
+_META_WRAPPERS = os.path.join("torch", "_prims_common", "wrappers.py")
+_meta_kernels_ready = False
+
+
+def meta_kernels_without_dynamo() -> None:
+    """Note [Meta kernels and torch._dynamo]: the Python meta kernels of
+    elementwise ops (torch/_prims_common/wrappers.py) are wrapped in
+    torch._disable_dynamo, whose first call imports torch._dynamo to build the
+    disabled function: seconds and ~70 MiB on the first capture of a process,
+    which plain Python never pays (it never runs meta kernels). Once per
+    process, each such wrapper gets the function it caches made for it by
+    _lazy_disable, which imports nothing. Other torch._disable_dynamo users
+    (optimizers, ...) are left as they are."""
+    global _meta_kernels_ready
+    if _meta_kernels_ready:
+        return
+    _meta_kernels_ready = True
+    import gc
+
+    import torch._compile
+    probe = torch._compile._disable_dynamo(lambda: None)
+    code = getattr(probe, "__code__", None)
+    if code is None or code.co_freevars != ("fn", "recursive"):
+        return  # another torch: leave it alone
+    for f in gc.get_objects():
+        if type(f) is not types.FunctionType or f.__code__ is not code:
+            continue
+        fn, recursive = (c.cell_contents for c in f.__closure__)
+        fc = getattr(fn, "__code__", None)
+        if fc is not None and fc.co_filename.endswith(_META_WRAPPERS) and \
+                getattr(fn, "__dynamo_disable", None) is None:
+            fn.__dynamo_disable = _lazy_disable(fn, recursive)
+
+
 class _Mode(TorchDispatchMode):
     def __init__(self, rec: "Recorder") -> None:
         super().__init__()
         self.rec = rec
+
+    @classmethod
+    def _should_skip_dynamo(cls) -> bool:
+        # Otherwise TorchDispatchMode wraps __torch_dispatch__ in torch._disable_dynamo,
+        # whose first call imports torch._dynamo: seconds and ~70 MiB on the first
+        # capture of every process. This mode only runs inside the compile callback,
+        # with the frame hook off, so no frame hook (ours or Dynamo's) traces it.
+        return False
 
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):  # noqa: D105
         return self.rec.dispatch(func, args, kwargs or {})
@@ -79,6 +138,7 @@ class Recorder:
     """Turns ATen calls on meta tensors into GraphBuilder nodes."""
 
     def __init__(self, builder: Any, device: str, const_tensor: Callable[[torch.Tensor], int]) -> None:
+        meta_kernels_without_dynamo()
         self.b = builder
         self.device = device
         self.vids: dict[int, int] = {}  # id(meta) -> value id

@@ -16,7 +16,9 @@ def _src(file: str, line: int) -> str:
 
 
 def explain_report(events: list, *, run_seconds: float | None = None, graph_calls: int | None = None,
-                   wall_seconds: float | None = None) -> str:
+                   wall_seconds: float | None = None, left_alone: list | None = None) -> str:
+    """`left_alone`: hotness.ColdFrame records (Note [Hot frames]), listed after
+    the compiled frames as the set-up code that ran as plain Python."""
     lines = ["", "== xjit explain =="]
     stages: Counter = Counter()
     for ev in events:
@@ -35,13 +37,14 @@ def explain_report(events: list, *, run_seconds: float | None = None, graph_call
         by_frame.setdefault((ev.function, ev.filename, ev.lineno), []).append(ev)
     for (fn, file, line), evs in by_frame.items():
         lines.append(f"frame {fn} ({os.path.relpath(file) if os.path.isabs(file) else file}:{line}): "
-                     f"{len(evs)} compile(s)")
+                     f"{len(evs)} compile(s), first translated at call {evs[0].calls}")
         for ev in evs:
             ops = sum(ev.op_counts.values())
             desc = {"graph": "whole frame is one graph", "code": "graph break: prefix graph + resume",
                     "skip": "runs in Python", "error": "failed: runs in Python"}.get(ev.outcome, ev.outcome)
             lines.append(f"  entry {ev.entry}: {ev.outcome} ({desc}); {1 if ev.graph else 0} graph, {ops} ops, "
-                         f"{ev.seconds * 1e3:.2f} ms")
+                         f"{ev.seconds * 1e3:.2f} ms capturing, peak memory {ev.peak_rss_kib / 1024:.0f} MiB "
+                         f"(+{ev.rss_growth_kib / 1024:.1f})")
             if ev.op_counts:
                 top = ", ".join(f"{k} x{v}" for k, v in sorted(ev.op_counts.items(), key=lambda kv: -kv[1])[:8])
                 lines.append(f"    ops: {top}")
@@ -59,6 +62,11 @@ def explain_report(events: list, *, run_seconds: float | None = None, graph_call
                 lines.append(f"    resume function: {r.co_qualname}")
             if getattr(ev, "precision", None) is not None:
                 lines.extend("    " + ln for ln in str(ev.precision).splitlines())
+    if left_alone:
+        lines.append(f"left alone (plain Python, not translated): {len(left_alone)} frame(s)")
+        for c in sorted(left_alone, key=lambda c: (c.filename, c.lineno)):
+            where = os.path.relpath(c.filename) if os.path.isabs(c.filename) else c.filename
+            lines.append(f"  {c.function} ({where}:{c.lineno}): {c.calls} call(s) seen; {c.reason}")
     if not events:
         lines.append("no frame was compiled (no function took tensors?)")
     return "\n".join(lines)
