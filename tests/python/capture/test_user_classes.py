@@ -280,3 +280,36 @@ def test_init_with_too_many_arguments_raises_like_eager():
         return NoInit(x)
 
     check(f, r(2), min_graphs=0)
+
+
+class Bag:
+    pass
+
+
+@pytest.mark.parametrize("kind", ["dict", "object"])
+def test_tensor_branch_arms_storing_different_keys(kind):
+    # Each side of a ctrl.if gives the dict (or object) a different key: the
+    # arms cannot be merged into one (keys are no graph values), so it breaks
+    # at the branch instead of returning one side's keys with the other's value.
+    def f(x):
+        d = {} if kind == "dict" else Bag()
+        if x.sum() > 0:
+            setitem(d, "a", x + 1)
+        else:
+            setitem(d, "b", x - 1)
+        return d
+
+    def setitem(d, k, v):
+        if kind == "dict":
+            d[k] = v
+        else:
+            setattr(d, k, v)
+
+    jf = jit(f)
+    for s in (1.0, -1.0, 1.0):
+        x = torch.ones(3) * s
+        want, got = f(x), jf(x)
+        if kind == "object":
+            want, got = vars(want), vars(got)
+        assert list(got) == list(want)
+        assert torch.equal(next(iter(got.values())), next(iter(want.values())))
