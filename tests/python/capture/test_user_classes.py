@@ -265,11 +265,33 @@ def test_unmodelled_classes_break_and_match_eager(cls):
     assert c["breaks"] >= 1
 
 
-def test_module_built_inside_is_still_exact():
+def test_stateless_module_built_inside():
     def f(x):
-        return torch.nn.Softmax(dim=-1)(x)
+        act = torch.nn.GELU(approximate="tanh")
+        return torch.nn.Softmax(dim=-1)(x) + act(x), act.approximate, act.training
 
-    check(f, r(2, 3), min_graphs=0)
+    check(f, r(2, 3), graphs=1, breaks=0)
+
+
+def test_module_built_inside_and_returned_is_a_new_one_per_call():
+    def f(x):
+        m = torch.nn.Softmax(dim=0)
+        return m(x), m, m
+
+    check(f, r(4), graphs=1, breaks=0)
+    jf = jit(f)
+    _, a, b = jf(torch.randn(4))
+    _, c, _ = jf(torch.randn(4))
+    assert type(a) is torch.nn.Softmax and a is b and a is not c and a.dim == 0
+
+
+def test_module_with_state_built_inside_still_breaks():
+    def f(x):
+        torch.manual_seed(0)
+        return torch.nn.Linear(3, 2)(x)
+
+    c = check(f, r(2, 3), min_graphs=0)
+    assert c["breaks"] >= 1
 
 
 def test_init_with_too_many_arguments_raises_like_eager():

@@ -342,6 +342,7 @@ struct Emitter {
     using K = Var::Kind;
     // Mutable values made in the frame are built once and shared by every reference.
     bool shared = !v->source && (v->is(K::List) || v->is(K::Dict) || v->is(K::Iter) || v->is(K::UserObject) ||
+                                 isFreshModule(v) ||
                                  (v->is(K::Tuple) && v->obj) || (v->is(K::Set) && PySet_CheckExact(v->obj.get())));
     if (shared) {
       auto it = built.find(v.get());
@@ -526,7 +527,24 @@ struct Emitter {
         maxDepth += static_cast<int>(PyList_GET_SIZE(items.get()));
         return true;
       }
-      case K::Object: asm_.op(Op::LOAD_CONST, constant(v->obj.get())); return true;
+      case K::Object:
+        if (isFreshModule(v)) {  // Note [Fresh modules]: a new cls(*args, **kwargs)
+          asm_.op(Op::PUSH_NULL);
+          if (!rebuild(v->self)) return false;
+          for (const VarRef& a : v->items)
+            if (!rebuild(a)) return false;
+          asm_.op(Op::BUILD_TUPLE, static_cast<int>(v->items.size()));
+          for (size_t i = 0; i < v->keys.size(); ++i) {
+            asm_.op(Op::LOAD_CONST, constant(v->keys[i].get()));
+            if (!rebuild(v->kwItems[i])) return false;
+          }
+          asm_.op(Op::BUILD_MAP, static_cast<int>(v->keys.size()));
+          asm_.op(Op::CALL_FUNCTION_EX, 1);
+          maxDepth += 4 + static_cast<int>(v->items.size() + 2 * v->keys.size());
+          return true;
+        }
+        asm_.op(Op::LOAD_CONST, constant(v->obj.get()));
+        return true;
       case K::TensorMethod:
       case K::ContainerMethod: {
         if (!rebuild(v->self)) return false;

@@ -155,6 +155,10 @@ VarRef Translator::getattr(const VarRef& obj, PyObject* name) {
         return nullptr;
       }
       PyRef v = PyRef::steal(value);
+      if (isFreshModule(obj) && !freshModuleValue(value)) {  // Note [Fresh modules]
+        fail("GB010", std::string(".") + PyUnicode_AsUTF8(name) + " of a module built inside the traced code");
+        return nullptr;
+      }
       SourceRef src = Source::attr(obj->source, name);
       if (!src && PyModule_Check(o)) {
         const char* mn = PyModule_GetName(o);

@@ -247,6 +247,9 @@ public:
   bool userStoreAttr(const VarRef& obj, PyObject* name, const VarRef& value);
   VarRef callUser(const VarRef& obj, std::vector<VarRef>& args, std::vector<std::pair<PyRef, VarRef>>& kwargs);
   int userTruth(const VarRef& obj);
+  /// `nn.X(consts)` of a torch.nn module class with no state (Note [Fresh modules]).
+  VarRef freshModule(const VarRef& clsVar, std::vector<VarRef>& args,
+                     std::vector<std::pair<PyRef, VarRef>>& kwargs);
   // Sets of constants (TranslateSets.cpp).
   PyRef setKey(const VarRef& v);
   VarRef makeSet(const std::vector<VarRef>& items, bool frozen);
@@ -472,6 +475,12 @@ bool isUserFunction(PyObject* fn);
 /// `collections.abc.Mapping`'s `get` / `__contains__` (borrowed), null if not one.
 const char* mappingMixin(PyObject* fn);
 
+/// Var::name of an Object tracker for a module built in the graph (Note [Fresh modules]
+/// in TranslateObjects.cpp): self = its class, items/keys/kwItems = its constructor's arguments.
+inline constexpr const char* kFreshModule = "fresh module";
+bool isFreshModule(const VarRef& v);
+/// Whether a fresh module's attribute value may be read as a constant.
+bool freshModuleValue(PyObject* v);
 /// Why instances of `tp` are not modelled as user objects; empty when they are.
 std::string userClassProblem(PyTypeObject* tp);
 /// Whether `cls` is a ModelOutput dataclass the translator models.
