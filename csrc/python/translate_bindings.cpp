@@ -286,7 +286,7 @@ bool makeTemplate(tr::Translator& t, const tr::VarRef& v, std::vector<int>& outs
     }
     case K::Tuple:
     case K::List: {
-      if (v->source) return false;
+      if (v->source || v->obj) return false;  // obj: a tuple subclass's instance, rebuilt by bytecode
       if (v->is(K::List) && !st.containers.insert(v.get()).second) return false;
       py::list items;
       for (const auto& i : v->items) {

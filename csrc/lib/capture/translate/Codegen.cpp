@@ -341,8 +341,9 @@ struct Emitter {
   bool rebuild(const VarRef& v) {
     using K = Var::Kind;
     // Mutable values made in the frame are built once and shared by every reference.
-    bool shared = !v->source && (v->is(K::List) || v->is(K::Dict) || v->is(K::Iter) ||
-                                 (v->is(K::Set) && PySet_CheckExact(v->obj.get())));
+    bool shared = !v->source && (v->is(K::List) || v->is(K::Dict) || v->is(K::Iter) || v->is(K::UserObject) ||
+                                 isFreshModule(v) ||
+                                 (v->is(K::Tuple) && v->obj) || (v->is(K::Set) && PySet_CheckExact(v->obj.get())));
     if (shared) {
       auto it = built.find(v.get());
       if (it != built.end()) {
@@ -351,7 +352,7 @@ struct Emitter {
       }
     }
     if (!rebuildOnce(v)) return false;
-    if (shared) {
+    if (shared && !v->is(K::UserObject)) {  // a user object registers itself (rebuildUser)
       int slot = local(("__xacc_obj" + std::to_string(built.size())).c_str());
       asm_.op(Op::COPY, 1);
       asm_.op(Op::STORE_FAST, slot);
@@ -415,6 +416,29 @@ struct Emitter {
     return true;
   }
 
+  /// Note [User objects]: `object.__new__(cls)`, kept in a local before its
+  /// attributes are rebuilt (they may refer back to it), then `value; obj;
+  /// STORE_ATTR name` for each attribute in insertion order.
+  bool rebuildUser(const VarRef& v) {
+    static PyObject* objectNew = PyObject_GetAttrString(reinterpret_cast<PyObject*>(&PyBaseObject_Type), "__new__");
+    asm_.op(Op::PUSH_NULL);
+    asm_.op(Op::LOAD_CONST, constant(objectNew));
+    maxDepth += 3;
+    if (!rebuild(v->self)) return false;
+    asm_.op(Op::PRECALL, 1);
+    asm_.op(Op::CALL, 1);
+    int slot = local(("__xacc_obj" + std::to_string(built.size())).c_str());
+    asm_.op(Op::COPY, 1);
+    asm_.op(Op::STORE_FAST, slot);
+    built[v.get()] = slot;
+    for (size_t i = 0; i < v->keys.size(); ++i) {
+      if (!rebuild(v->items[i])) return false;
+      asm_.op(Op::LOAD_FAST, slot);
+      asm_.op(Op::STORE_ATTR, name(v->keys[i].get()));
+    }
+    return true;
+  }
+
   bool rebuildOnce(const VarRef& v) {
     using K = Var::Kind;
     maxDepth += 1;
@@ -463,7 +487,14 @@ struct Emitter {
     if ((v->is(K::List) || v->is(K::Dict) || v->is(K::Tuple) || v->is(K::Object) || v->is(K::Set)) && v->source)
       return source(v->source);
     switch (v->kind) {
+      case K::UserObject:
+        return rebuildUser(v);
       case K::Tuple:
+        if (v->obj) {  // a tuple subclass's instance: tuple.__new__(cls, (items...))
+          static PyObject* tupleNew = PyObject_GetAttrString(reinterpret_cast<PyObject*>(&PyTuple_Type), "__new__");
+          return callConst(tupleNew, {v->self, makeSeq(K::Tuple, v->items)});
+        }
+        [[fallthrough]];
       case K::List:
         for (const VarRef& i : v->items)
           if (!rebuild(i)) return false;
@@ -496,7 +527,24 @@ struct Emitter {
         maxDepth += static_cast<int>(PyList_GET_SIZE(items.get()));
         return true;
       }
-      case K::Object: asm_.op(Op::LOAD_CONST, constant(v->obj.get())); return true;
+      case K::Object:
+        if (isFreshModule(v)) {  // Note [Fresh modules]: a new cls(*args, **kwargs)
+          asm_.op(Op::PUSH_NULL);
+          if (!rebuild(v->self)) return false;
+          for (const VarRef& a : v->items)
+            if (!rebuild(a)) return false;
+          asm_.op(Op::BUILD_TUPLE, static_cast<int>(v->items.size()));
+          for (size_t i = 0; i < v->keys.size(); ++i) {
+            asm_.op(Op::LOAD_CONST, constant(v->keys[i].get()));
+            if (!rebuild(v->kwItems[i])) return false;
+          }
+          asm_.op(Op::BUILD_MAP, static_cast<int>(v->keys.size()));
+          asm_.op(Op::CALL_FUNCTION_EX, 1);
+          maxDepth += 4 + static_cast<int>(v->items.size() + 2 * v->keys.size());
+          return true;
+        }
+        asm_.op(Op::LOAD_CONST, constant(v->obj.get()));
+        return true;
       case K::TensorMethod:
       case K::ContainerMethod: {
         if (!rebuild(v->self)) return false;
@@ -550,6 +598,7 @@ void collectOutputs(Translator& t, const VarRef& v, std::set<const Var*>& seen, 
     case K::Tuple:
     case K::List:
     case K::Dict:
+    case K::UserObject:
       for (const VarRef& i : v->items) collectOutputs(t, i, seen, outs, bad);
       break;
     case K::Iter:

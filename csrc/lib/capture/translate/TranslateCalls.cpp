@@ -696,6 +696,8 @@ VarRef Translator::call(Frame& f, const VarRef& fn, std::vector<VarRef> args,
       return makeConst(PyRef::borrow(Py_None));
     case Var::Kind::Object:
       return callObject(f, fn, args, kwargs);
+    case Var::Kind::UserObject:
+      return callUser(fn, args, kwargs);
     default:
       fail("GB002", "call of an unsupported value");
       return nullptr;
@@ -753,6 +755,9 @@ VarRef Translator::callObject(Frame& f, const VarRef& fn, std::vector<VarRef>& a
     return g;
   }
   if (o == T->super) return superOf(f, args);
+  if (PyCFunction_Check(o) && PyCFunction_GET_SELF(o) == reinterpret_cast<PyObject*>(&PyTuple_Type) &&
+      std::strcmp(reinterpret_cast<PyCFunctionObject*>(o)->m_ml->ml_name, "__new__") == 0)
+    return tupleNew(args, kwargs);
   if (T->ndarray) {
     bool handledNp = false;
     VarRef r = numpyCall(o, args, kwargs, handledNp);
@@ -838,6 +843,7 @@ VarRef Translator::callObject(Frame& f, const VarRef& fn, std::vector<VarRef>& a
   if (isTorchOp(o)) return record(o, args, kwargs);
   if (PyFunction_Check(o) && isUserFunction(o)) return inlineFunction(o, std::move(args), std::move(kwargs), fn->source);
   if (immutableBuiltinMethod(o)) return callOnConstants(o, args, kwargs, /*marked=*/false);
+  if (PyType_Check(o)) return constructUser(fn, args, kwargs);  // Note [User objects]
   fail("GB002", nameOf(o));
   return nullptr;
 }

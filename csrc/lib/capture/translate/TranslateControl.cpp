@@ -384,6 +384,11 @@ bool Translator::branch(Frame& f, const Instr& ins, bool jumpIfTrue, bool& done,
         a.cells.size() != b.cells.size() ||
         a.obj.get() != b.obj.get())
       return giveUp("the sides change a container or iterator differently");
+    for (size_t i = 0; i < a.keys.size(); ++i)  // a dict or object given different keys by each side
+      if (a.keys[i].get() != b.keys[i].get() && PyObject_RichCompareBool(a.keys[i].get(), b.keys[i].get(), Py_EQ) != 1) {
+        PyErr_Clear();
+        return giveUp("the sides store different keys or attributes");
+      }
     Var out = b;
     for (size_t i = 0; i < a.items.size(); ++i) {
       out.items[i] = mergeVar(a.items[i], b.items[i], m);

@@ -155,6 +155,10 @@ VarRef Translator::getattr(const VarRef& obj, PyObject* name) {
         return nullptr;
       }
       PyRef v = PyRef::steal(value);
+      if (isFreshModule(obj) && !freshModuleValue(value)) {  // Note [Fresh modules]
+        fail("GB010", std::string(".") + PyUnicode_AsUTF8(name) + " of a module built inside the traced code");
+        return nullptr;
+      }
       SourceRef src = Source::attr(obj->source, name);
       if (!src && PyModule_Check(o)) {
         const char* mn = PyModule_GetName(o);
@@ -196,6 +200,11 @@ VarRef Translator::getattr(const VarRef& obj, PyObject* name) {
         for (Py_ssize_t i = 0; i < PyTuple_Size(f); ++i)
           if (PyUnicode_Compare(PyTuple_GET_ITEM(f, i), name) == 0) return obj->items[static_cast<size_t>(i)];
       }
+      if (obj->obj) {  // an instance of a tuple subclass (Note [User objects])
+        bool handled = false;
+        VarRef r = namedTupleAttr(obj, name, handled);
+        if (handled || failed()) return r;
+      }
       [[fallthrough]];
     case Var::Kind::List:
     case Var::Kind::Dict:
@@ -208,6 +217,8 @@ VarRef Translator::getattr(const VarRef& obj, PyObject* name) {
     }
     case Var::Kind::Super:
       return superAttr(obj, name);
+    case Var::Kind::UserObject:
+      return userAttr(obj, name);
     default:
       break;
   }
@@ -232,7 +243,8 @@ bool replayable(const VarRef& v, int depth = 0) {
     case K::Tuple:
     case K::List:
     case K::Dict:
-      if (v->obj) return false;  // a ModelOutput
+    case K::UserObject:
+      if (v->obj && !v->is(K::Tuple)) return false;  // a ModelOutput
       for (const VarRef& i : v->items)
         if (!replayable(i, depth + 1)) return false;
       return true;
@@ -246,6 +258,7 @@ bool replayable(const VarRef& v, int depth = 0) {
 bool Translator::storeAttr(const VarRef& obj, PyObject* name, const VarRef& value) {
   const PyTypes* T = pyTypes();
   std::string what = std::string(".") + PyUnicode_AsUTF8(name) + " = ...";
+  if (obj->is(Var::Kind::UserObject)) return userStoreAttr(obj, name, value);
   if (!obj->is(Var::Kind::Object) || !obj->source) return fail("GB007", what);
   PyObject* o = obj->obj.get();
   PyTypeObject* tp = Py_TYPE(o);

@@ -322,7 +322,7 @@ VarRef Translator::wrap(PyObject* value, const SourceRef& source) {
 
 bool Translator::isConst(const VarRef& v) const {
   if (v->is(Var::Kind::Const)) return true;
-  if (v->is(Var::Kind::Tuple)) {
+  if (v->is(Var::Kind::Tuple) && !v->obj) {  // a tuple subclass's instance is no constant
     for (const VarRef& i : v->items)
       if (!isConst(i)) return false;
     return true;
@@ -541,6 +541,8 @@ int Translator::truth(const VarRef& v) {
       return v->items.empty() ? 0 : 1;
     case Var::Kind::DictView:
       return v->self->items.empty() ? 0 : 1;
+    case Var::Kind::UserObject:
+      return userTruth(v);
     case Var::Kind::Object: {
       PyObject* o = v->obj.get();
       PyTypeObject* tp = Py_TYPE(o);
@@ -975,7 +977,8 @@ PyObject* Translator::typeOf(const VarRef& v) {
     case Var::Kind::Object:
     case Var::Kind::SymScalar:
     case Var::Kind::Set: return reinterpret_cast<PyObject*>(Py_TYPE(v->obj.get()));
-    case Var::Kind::Tuple: return reinterpret_cast<PyObject*>(&PyTuple_Type);
+    case Var::Kind::Tuple: return v->obj ? v->obj.get() : reinterpret_cast<PyObject*>(&PyTuple_Type);
+    case Var::Kind::UserObject: return v->self->obj.get();
     case Var::Kind::List: return reinterpret_cast<PyObject*>(&PyList_Type);
     case Var::Kind::Dict: return v->obj ? v->obj.get() : reinterpret_cast<PyObject*>(&PyDict_Type);
     case Var::Kind::DictView:

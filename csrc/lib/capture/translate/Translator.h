@@ -233,6 +233,23 @@ public:
   // transformers' ModelOutput dataclasses (TranslateDataclass.cpp).
   VarRef modelOutput(PyObject* cls, std::vector<VarRef>& args, std::vector<std::pair<PyRef, VarRef>>& kwargs);
   VarRef modelOutputAttr(const VarRef& obj, PyObject* name);
+  // Instances of user classes (TranslateObjects.cpp; see Note [User objects]).
+  /// `cls(*args, **kwargs)` for a class tracker: __new__, then __init__ inlined.
+  VarRef constructUser(const VarRef& clsVar, std::vector<VarRef>& args,
+                       std::vector<std::pair<PyRef, VarRef>>& kwargs);
+  /// `tuple.__new__(cls, iterable)` (a named tuple's __new__).
+  VarRef tupleNew(std::vector<VarRef>& args, std::vector<std::pair<PyRef, VarRef>>& kwargs);
+  VarRef userAttr(const VarRef& obj, PyObject* name);
+  /// Class attribute `attr` (found on the MRO, no data descriptor) as read through `self`.
+  VarRef classAttr(const VarRef& self, const VarRef& clsVar, PyObject* attr, PyObject* name);
+  /// An attribute of a tuple subclass's instance found on a user class (`handled`), else null.
+  VarRef namedTupleAttr(const VarRef& obj, PyObject* name, bool& handled);
+  bool userStoreAttr(const VarRef& obj, PyObject* name, const VarRef& value);
+  VarRef callUser(const VarRef& obj, std::vector<VarRef>& args, std::vector<std::pair<PyRef, VarRef>>& kwargs);
+  int userTruth(const VarRef& obj);
+  /// `nn.X(consts)` of a torch.nn module class with no state (Note [Fresh modules]).
+  VarRef freshModule(const VarRef& clsVar, std::vector<VarRef>& args,
+                     std::vector<std::pair<PyRef, VarRef>>& kwargs);
   // Sets of constants (TranslateSets.cpp).
   PyRef setKey(const VarRef& v);
   VarRef makeSet(const std::vector<VarRef>& items, bool frozen);
@@ -460,6 +477,14 @@ bool isUserFunction(PyObject* fn);
 /// `collections.abc.Mapping`'s `get` / `__contains__` (borrowed), null if not one.
 const char* mappingMixin(PyObject* fn);
 
+/// Var::name of an Object tracker for a module built in the graph (Note [Fresh modules]
+/// in TranslateObjects.cpp): self = its class, items/keys/kwItems = its constructor's arguments.
+inline constexpr const char* kFreshModule = "fresh module";
+bool isFreshModule(const VarRef& v);
+/// Whether a fresh module's attribute value may be read as a constant.
+bool freshModuleValue(PyObject* v);
+/// Why instances of `tp` are not modelled as user objects; empty when they are.
+std::string userClassProblem(PyTypeObject* tp);
 /// Whether `cls` is a ModelOutput dataclass the translator models.
 bool isModelOutputClass(PyObject* cls);
 /// A Dict tracker standing for a ModelOutput instance (obj: its class).

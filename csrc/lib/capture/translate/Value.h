@@ -89,7 +89,8 @@ struct Var {
     Null,          ///< the NULL of 3.11's call protocol
     Tensor,        ///< obj: the meta twin
     Const,         ///< obj: an immutable Python value
-    Tuple,         ///< items; fields: named-tuple field names (tuple of str) or null
+    Tuple,         ///< items; fields: named-tuple field names (tuple of str) or null; obj/self:
+                   ///< the class and its tracker when made by a tuple subclass's __new__
     List,          ///< items
     Dict,          ///< keys (constants) and items, in insertion order
     Object,        ///< obj: any other Python object
@@ -116,6 +117,9 @@ struct Var {
     DictView,      ///< `d.keys()`, `d.values()`, `d.items()`: self = the Dict tracker, name =
                    ///< the method. Live, as in Python: every read sees the dict as it is
                    ///< then (viewItems), later stores included.
+    UserObject,    ///< an instance of a user class made while tracing (Note [User objects] in
+                   ///< TranslateObjects.cpp): self = the class tracker, keys/items = its
+                   ///< instance __dict__ in insertion order.
   };
   Kind kind = Kind::Null;
   SourceRef source;
