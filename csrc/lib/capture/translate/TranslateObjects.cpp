@@ -305,6 +305,22 @@ VarRef Translator::tupleNew(std::vector<VarRef>& args, std::vector<std::pair<PyR
 }
 
 VarRef Translator::classAttr(const VarRef& self, const VarRef& clsVar, PyObject* attr, PyObject* name) {
+  // What the class holds under `name` is guarded through the class's source, so
+  // that a method or attribute replaced on the class after the first call does
+  // not run the old graph; without a source it cannot be guarded.
+  if (!clsVar->source) {
+    fail("GB010", std::string(".") + PyUnicode_AsUTF8(name) + ": an attribute of a class with no source");
+    return nullptr;
+  }
+  SourceRef attrSrc = Source::attr(clsVar->source, name);
+  if (PyFunction_Check(attr)) {
+    guardId(attrSrc, attr);  // the class gives the function itself
+  } else if (Py_TYPE(attr) == &PyStaticMethod_Type) {
+    if (PyObject* fn = wrappedFunc(attr)) guardId(attrSrc, fn);  // likewise
+  } else if (Py_TYPE(attr) == &PyClassMethod_Type) {
+    static PyObject* funcName = PyUnicode_InternFromString("__func__");
+    if (PyObject* fn = wrappedFunc(attr)) guardId(Source::attr(attrSrc, funcName), fn);  // a new bound method each read
+  }
   if (PyFunction_Check(attr)) {
     auto m = makeVar(Var::Kind::BoundMethod, PyRef::borrow(attr));
     m->self = self;
@@ -321,9 +337,7 @@ VarRef Translator::classAttr(const VarRef& self, const VarRef& clsVar, PyObject*
     }
   } else if (!Py_TYPE(attr)->tp_descr_get) {
     // A plain class attribute, read (and guarded) through the class's source.
-    if (clsVar->source) return wrap(attr, Source::attr(clsVar->source, name));
-    fail("GB010", std::string(".") + PyUnicode_AsUTF8(name) + ": an attribute of a class with no source");
-    return nullptr;
+    return wrap(attr, attrSrc);
   }
   fail("GB010", std::string(".") + PyUnicode_AsUTF8(name) + " is a " + Py_TYPE(attr)->tp_name);
   return nullptr;

@@ -137,6 +137,11 @@ VarRef Translator::getattr(const VarRef& obj, PyObject* name) {
       if (!PyModule_Check(o) && !PyType_Check(o)) {
         PyObject* cls = staticLookup(tp, name);
         if (cls && PyFunction_Check(cls) && !instanceDictHas(o, name)) {
+          // The method is the class's attribute now: guard that it still is (a
+          // method replaced on the class after the first call must not run the
+          // old graph). `o.__class__.<name>` reads it through the MRO.
+          static PyObject* className = PyUnicode_InternFromString("__class__");
+          if (obj->source) guardId(Source::attr(Source::attr(obj->source, className), name), cls);
           auto m = makeVar(Var::Kind::BoundMethod, PyRef::borrow(cls));
           m->self = obj;
           return m;
