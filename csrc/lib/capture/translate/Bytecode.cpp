@@ -1,6 +1,9 @@
 // Decoding of CPython 3.11 code objects. See Bytecode.h.
 #include "Bytecode.h"
 
+#include <algorithm>
+#include <limits>
+
 
 namespace xacc::capture::translate {
 
@@ -166,9 +169,10 @@ std::unique_ptr<Bytecode> Bytecode::decode(PyCodeObject* code, std::string& erro
     while (i < m) {
       int start = readVarint(q, m, i);
       int length = readVarint(q, m, i);
-      readVarint(q, m, i);  // target
+      int target = readVarint(q, m, i);
       readVarint(q, m, i);  // depth and lasti
       bc->tryRanges_.emplace_back(2 * start, 2 * (start + length));
+      bc->handlers_.push_back(2 * target);
     }
   }
   return bc;
@@ -184,6 +188,81 @@ bool Bytecode::inLoop(int offset) const {
   for (auto [a, b] : loopRanges_)
     if (a <= offset && offset <= b) return true;
   return false;
+}
+
+int Bytecode::regionStart(int offset) const {
+  if (reach_.empty() && !instrs_.empty()) {
+    // reach_[i]: the lowest offset among instruction i and later ones, their
+    // jump targets and the handlers of the try ranges that cover them.
+    std::vector<int> handler(instrs_.size(), std::numeric_limits<int>::max());
+    for (size_t r = 0; r < tryRanges_.size(); ++r)
+      for (int o = tryRanges_[r].first; o < tryRanges_[r].second; o += 2) {
+        const int i = indexOf(o);
+        if (i >= 0) handler[static_cast<size_t>(i)] = std::min(handler[static_cast<size_t>(i)], handlers_[r]);
+      }
+    reach_.assign(instrs_.size(), 0);
+    int low = instrs_.back().offset;
+    for (size_t i = instrs_.size(); i-- > 0;) {
+      const Instr& ins = instrs_[i];
+      low = std::min(low, ins.offset);
+      if (ins.target >= 0) low = std::min(low, ins.target);
+      if (!tryRanges_.empty()) low = std::min(low, handler[i]);
+      reach_[i] = low;
+    }
+  }
+  int start = offset;
+  for (;;) {
+    const int i = indexOf(start);
+    if (i < 0 || reach_[static_cast<size_t>(i)] >= start) return start;
+    start = reach_[static_cast<size_t>(i)];
+  }
+}
+
+Bytecode::LineEntry Bytecode::lineEntryAt(PyCodeObject* code, int offset) const {
+  PyObject* lt = code->co_linetable;
+  if (lineEntries_.empty() && lt && PyBytes_Check(lt)) {
+    // The entry walk of unitLines, keeping where each entry starts.
+    const auto* p = reinterpret_cast<const unsigned char*>(PyBytes_AS_STRING(lt));
+    const size_t n = static_cast<size_t>(PyBytes_GET_SIZE(lt));
+    size_t i = 0;
+    int unit = 0, line = code->co_firstlineno;
+    auto varint = [&] {
+      unsigned v = 0, shift = 0;
+      while (i < n) {
+        unsigned char b = p[i++];
+        v |= static_cast<unsigned>(b & 63) << shift;
+        shift += 6;
+        if (!(b & 64)) break;
+      }
+      return v;
+    };
+    while (i < n) {
+      lineEntries_.push_back({i, unit, line});
+      const unsigned char head = p[i++];
+      const int kind = (head >> 3) & 15;
+      unit += (head & 7) + 1;
+      if (kind == 14 || kind == 13) {
+        const unsigned v = varint();
+        line += (v & 1) ? -static_cast<int>(v >> 1) : static_cast<int>(v >> 1);
+        if (kind == 14) {
+          varint();
+          varint();
+          varint();
+        }
+      } else if (kind >= 10 && kind < 13) {
+        line += kind - 10;
+        i += 2;
+      } else if (kind < 10) {
+        i += 1;
+      }
+    }
+  }
+  // The last entry that starts at or before the unit.
+  const int unit = offset / 2;
+  auto it = std::upper_bound(lineEntries_.begin(), lineEntries_.end(), unit,
+                             [](int u, const LineEntry& e) { return u < e.unit; });
+  if (it == lineEntries_.begin()) return LineEntry{0, 0, code->co_firstlineno};
+  return *std::prev(it);
 }
 
 }  // namespace xacc::capture::translate

@@ -77,12 +77,31 @@ public:
   bool inTry(int offset) const;
   /// True if `offset` lies inside a loop (between a backward jump's target and it).
   bool inLoop(int offset) const;
+  /// The lowest offset that the code from `offset` on reaches by jumps and
+  /// exception handlers, in any number of steps: where a copy of the code
+  /// that continues at `offset` must start (Note [Resume code]). The table
+  /// behind it is made on the first call, in one pass over the code.
+  int regionStart(int offset) const;
+
+  /// One entry of co_linetable: its byte position, its first code unit and
+  /// the line in force before it (what its line delta is relative to).
+  struct LineEntry {
+    size_t pos = 0;
+    int unit = 0;
+    int lineBefore = 0;
+  };
+  /// The line-table entry that covers the code unit at byte `offset` of
+  /// `code` (this Bytecode's code); the entries are listed on the first call.
+  LineEntry lineEntryAt(PyCodeObject* code, int offset) const;
 
 private:
   std::vector<Instr> instrs_;
   std::vector<int> index_;  ///< offset / 2 -> instruction index or -1
   std::vector<std::pair<int, int>> tryRanges_;   ///< [start, end) byte offsets
   std::vector<std::pair<int, int>> loopRanges_;  ///< [target, jump] byte offsets
+  std::vector<int> handlers_;                    ///< each try range's handler offset
+  mutable std::vector<int> reach_;               ///< by instruction index (regionStart)
+  mutable std::vector<LineEntry> lineEntries_;   ///< in code order (lineEntryAt)
 };
 
 }  // namespace xacc::capture::translate

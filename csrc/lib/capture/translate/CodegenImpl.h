@@ -2,6 +2,7 @@
 // CodegenLoops.cpp (loop-body functions, Note [Loop bodies]). Not installed.
 #pragma once
 
+#include <algorithm>
 #include <map>
 #include <mutex>
 #include <set>
@@ -138,6 +139,23 @@ private:
   std::vector<Item> items_;
   int line_, firstLine_;
 };
+
+/// The resume code of `orig` at byte offset `target` (Note [Resume code] in
+/// CodegenResume.cpp); `layout[i]` is false for a NULL stack slot; `unbound`
+/// lists locals to delete before jumping (-1 - i: local i if it still holds
+/// unboundSentinel()). Null with `error` (or a Python error) on failure.
+PyRef makeResume(PyCodeObject* orig, int target, const std::vector<bool>& layout, const std::vector<int>& unbound,
+                 std::string& error);
+/// Where the prologue of resume code decoded as `bc` ends (byte offset).
+int resumePrologueEnd(const Bytecode* bc);
+/// Adds `shift` to closure-variable opargs in `raw` that index past `nvars`
+/// locals; false when one would need EXTENDED_ARG.
+bool shiftDerefs(std::string& raw, int nvars, int shift);
+/// `code`'s co_code (bytes); null, error cleared, on failure.
+PyRef codeBytes(PyCodeObject* code);
+/// The value a loop's driver gives locals that only the loop body binds
+/// (Note [Loop bodies]); resume prologues delete locals holding it.
+PyObject* unboundSentinel();
 
 /// `code.replace(**kwargs)`; null with a Python error on failure.
 PyRef replaceCode(PyCodeObject* code, PyObject* kwargs);
