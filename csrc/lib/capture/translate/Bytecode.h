@@ -68,6 +68,14 @@ public:
   /// original code per graph break, decoded once for its one translation.
   static std::unique_ptr<Bytecode> decode(PyCodeObject* code, std::string& error);
 
+  /// Decodes resume code `code` that continues `orig` (Note [Resume code]):
+  /// its prologue is decoded, the rest, `orig`'s code moved by `shift` bytes
+  /// with closure opargs of at least `nvars` moved by `derefShift`, copied from
+  /// `orig`'s instructions. Costs the prologue plus a copy of the instructions,
+  /// not a decoding of the whole code.
+  static std::unique_ptr<Bytecode> derive(PyCodeObject* code, const Bytecode& orig, int shift, int nvars,
+                                          int derefShift, std::string& error);
+
   const std::vector<Instr>& instrs() const { return instrs_; }
   /// Index of the instruction at `offset`, or -1.
   int indexOf(int offset) const {
@@ -95,6 +103,12 @@ public:
   LineEntry lineEntryAt(PyCodeObject* code, int offset) const;
 
 private:
+  /// Appends the instructions of p[from, to) (after a JUMP_FORWARD, with
+  /// `stopAtJump`, none); `lines` by code unit, -1 past its end.
+  bool decodeRange(const unsigned char* p, int from, int to, const std::vector<int>& lines, bool stopAtJump,
+                   std::string& error);
+  void readExceptionTable(PyCodeObject* code);
+
   std::vector<Instr> instrs_;
   std::vector<int> index_;  ///< offset / 2 -> instruction index or -1
   std::vector<std::pair<int, int>> tryRanges_;   ///< [start, end) byte offsets

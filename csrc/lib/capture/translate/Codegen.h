@@ -23,6 +23,7 @@
 
 #include <Python.h>
 
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -51,6 +52,9 @@ int resumeLine(PyCodeObject* code);
 /// Whether `code` is a loop body function made at a break inside a loop
 /// (Note [Loop bodies] in Codegen.cpp).
 bool isLoopBody(PyCodeObject* code);
+/// The decoding of resume code `code`, copied from its original's cached one
+/// past the prologue (Bytecode::derive), else decoded.
+std::unique_ptr<Bytecode> decodeResume(PyCodeObject* code, std::string& error);
 /// Records `code` as a resume function of `orig` (a resume code object read
 /// back from an AOT artifact); no-op when it is one already.
 void registerResume(PyCodeObject* code, PyCodeObject* orig, int prologue);

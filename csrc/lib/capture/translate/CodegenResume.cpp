@@ -240,7 +240,7 @@ PyRef makeResume(PyCodeObject* orig, int target, const std::vector<bool>& layout
   PyRef raw = codeBytes(orig);
   if (!raw) return (error = "cannot read co_code"), PyRef();
   std::string body(PyBytes_AS_STRING(raw.get()) + start, static_cast<size_t>(PyBytes_GET_SIZE(raw.get()) - start));
-  if (!shiftDerefs(body, nvar, nvals)) {
+  if (orig->co_nfreevars && !shiftDerefs(body, nvar, nvals)) {
     error = "closure index needs EXTENDED_ARG";
     return {};
   }
@@ -297,3 +297,20 @@ PyRef makeResume(PyCodeObject* orig, int target, const std::vector<bool>& layout
 }
 
 }  // namespace xacc::capture::translate::codegen
+
+namespace xacc::capture::translate {
+
+std::unique_ptr<Bytecode> decodeResume(PyCodeObject* code, std::string& error) {
+  int shift = 0;
+  PyCodeObject* orig = resumeOrigin(code, &shift);
+  const Bytecode* obc = orig ? Bytecode::of(orig, error) : nullptr;
+  if (obc) {
+    // makeResume's shiftDerefs: closure slots move past the stack arguments.
+    const int derefShift = orig->co_nfreevars ? code->co_nlocals - orig->co_nlocals : 0;
+    std::string why;
+    if (auto bc = Bytecode::derive(code, *obc, shift, orig->co_nlocals, derefShift, why)) return bc;
+  }
+  return Bytecode::decode(code, error);
+}
+
+}  // namespace xacc::capture::translate
