@@ -440,6 +440,23 @@ int pushes(Op op) {
 
 }  // namespace
 
+namespace {
+/// The first item of the last constant of a loop's break function: (this, offset of the body call).
+constexpr const char* kLoopDriverMarker = "<xacc loop driver>";
+}  // namespace
+
+int loopDriverCall(PyCodeObject* code) {
+  PyObject* consts = code->co_consts;
+  const Py_ssize_t n = consts && PyTuple_Check(consts) ? PyTuple_GET_SIZE(consts) : 0;
+  if (n == 0) return -1;
+  PyObject* last = PyTuple_GET_ITEM(consts, n - 1);
+  if (!PyTuple_CheckExact(last) || PyTuple_GET_SIZE(last) != 2 || !PyUnicode_Check(PyTuple_GET_ITEM(last, 0)) ||
+      !PyLong_Check(PyTuple_GET_ITEM(last, 1)) ||
+      PyUnicode_CompareWithASCIIString(PyTuple_GET_ITEM(last, 0), kLoopDriverMarker) != 0)
+    return -1;
+  return static_cast<int>(PyLong_AsLong(PyTuple_GET_ITEM(last, 1)));
+}
+
 PyCodeObject* resumeOrigin(PyCodeObject* code, int* prologue) {
   auto& reg = registry();
   std::lock_guard<std::mutex> lock(reg.mu);
@@ -650,6 +667,7 @@ PyRef emitBreak(Translator& t, Frame& top, const Instr& ins, PyObject* func, Bre
     return true;
   };
 
+  const int kBodyCallLabel = 50;  // the loop's call of its body (below 100: not an exit label)
   if (isLoop) {
     // The loop, run natively around the body function (Note [Loop bodies]).
     std::vector<int> params;
@@ -693,6 +711,7 @@ PyRef emitBreak(Translator& t, Frame& top, const Instr& ins, PyObject* func, Bre
     for (int v : values) a.op(Op::LOAD_FAST, v);
     const int nargsBody = static_cast<int>(params.size() + values.size());
     a.op(Op::PRECALL, nargsBody);
+    a.label(kBodyCallLabel);
     a.op(Op::CALL, nargsBody);
     a.op(Op::UNPACK_SEQUENCE, 2);
     a.op(Op::STORE_FAST, flag);
@@ -762,6 +781,12 @@ PyRef emitBreak(Translator& t, Frame& top, const Instr& ins, PyObject* func, Bre
   a.patchDerefs(nvar);
   std::string bytes, lt;
   a.assemble(bytes, lt);
+  if (isLoop) {
+    // Last: the marker by which the hook drops this frame from a traceback
+    // through the body call (Note [Loop driver frames] in EvalFrame311.cpp).
+    PyRef marker = PyRef::steal(Py_BuildValue("(si)", kLoopDriverMarker, a.opOffset(kBodyCallLabel)));
+    PyList_Append(em.consts.get(), marker.get());
+  }
   PyRef kw = PyRef::steal(PyDict_New());
   setItem(kw.get(), "co_code", PyBytes_FromStringAndSize(bytes.data(), static_cast<Py_ssize_t>(bytes.size())));
   setItem(kw.get(), "co_consts", PyList_AsTuple(em.consts.get()));

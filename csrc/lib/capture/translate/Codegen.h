@@ -43,6 +43,10 @@ public:
   virtual PyObject* constAt(int i) = 0;
 };
 
+/// For a break function that runs a loop (Note [Loop bodies]), the byte
+/// offset of its CALL of the loop body; else -1 (Note [Loop driver frames] in
+/// EvalFrame311.cpp).
+int loopDriverCall(PyCodeObject* code);
 /// A resume code object's original code and prologue length (bytes), or
 /// null when `code` is not a resume function.
 PyCodeObject* resumeOrigin(PyCodeObject* code, int* prologue);

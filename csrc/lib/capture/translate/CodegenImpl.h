@@ -40,6 +40,13 @@ public:
       if (it.kind == Item::kOp && it.op == opByte(Op::LOAD_DEREF) && it.arg < 0) it.arg = nvar + (-1 - it.arg);
   }
 
+  /// After assemble(): the byte offset of the first instruction after label `l`
+  /// (past its EXTENDED_ARG prefixes).
+  int opOffset(int l) const {
+    auto it = opAt_.find(l);
+    return it == opAt_.end() ? -1 : it->second;
+  }
+
   void assemble(std::string& code, std::string& linetable) {
     std::vector<int> ext(items_.size(), 0);
     std::vector<int> args(items_.size(), 0);
@@ -74,10 +81,17 @@ public:
       if (!changed) break;
     }
     code.clear();
+    opAt_.clear();
+    std::vector<int> pending;  // labels waiting for their instruction
     std::vector<std::pair<int, int>> runs;  // (code units, line)
     for (size_t i = 0; i < items_.size(); ++i) {
       const Item& it = items_[i];
-      if (it.kind == Item::kLabel) continue;
+      if (it.kind == Item::kLabel) {
+        pending.push_back(it.label);
+        continue;
+      }
+      for (int l : pending) opAt_[l] = static_cast<int>(code.size()) + (it.kind == Item::kOp ? 2 * ext[i] : 0);
+      pending.clear();
       int units;
       if (it.kind == Item::kRaw) {
         code += it.raw;
@@ -137,6 +151,7 @@ private:
   }
 
   std::vector<Item> items_;
+  std::map<int, int> opAt_;  ///< label -> offset of its instruction (assemble)
   int line_, firstLine_;
 };
 
