@@ -12,9 +12,10 @@
 //    arguments are all the original locals followed by the stack values; a
 //    prologue pushes them back (NULLs where 3.11's call protocol had them),
 //    deletes locals that were unbound, and jumps into an unchanged copy of the
-//    original bytecode. Jumps in 3.11 bytecode are relative, so the copy runs
-//    as is; exception-table offsets are shifted by the prologue length and
-//    closure-variable opargs by the number of added locals.
+//    original bytecode from the break on (Note [Resume code] in
+//    CodegenResume.cpp). Jumps in 3.11 bytecode are relative, so the copy runs
+//    as is; exception-table and line-table entries are cut and moved, and
+//    closure-variable opargs shifted by the number of added locals.
 // Resume functions re-enter the frame hook like any function; break functions
 // are marked skip by the caller. Both carry the original's name, qualified
 // name, file and lines, so tracebacks and frame introspection see the user's
