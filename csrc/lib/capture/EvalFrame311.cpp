@@ -39,6 +39,7 @@ namespace xacc::capture {
 
 namespace translate {
 PyCodeObject* resumeOrigin(PyCodeObject* code, int* prologue);  // translate/Codegen.h
+int loopDriverCall(PyCodeObject* code);                          // translate/Codegen.h
 }
 
 namespace {
@@ -153,6 +154,37 @@ PyObject* trampoline(PyObject* r, bool passUp) {
   return r;
 }
 
+// Note [Loop driver frames]: a graph break inside a loop runs the loop in the
+// break function, which calls a function made of the loop body once per
+// iteration (Note [Loop bodies] in translate/CodegenLoops.cpp). Both frames
+// carry the user's function's name, so an exception raised in the body would
+// show the user's function twice in its traceback (the driver's entry at the
+// loop header, then the body's at the right line) where eager shows it once.
+// When the break function fails and the traceback's first entry is its own
+// frame stopped at its call of the body, that entry is dropped: what remains
+// starts at the body's frame, the user's function at the line that raised.
+// An exception from the loop itself (its iterator) keeps the driver's entry,
+// which is the loop header's line, as in eager.
+void dropLoopDriverEntry(PyObject* fn) {
+  PyObject *type, *value, *tb;
+  PyErr_Fetch(&type, &value, &tb);
+  if (tb && PyTraceBack_Check(tb)) {
+    auto* head = reinterpret_cast<PyTracebackObject*>(tb);
+    auto* code = reinterpret_cast<PyCodeObject*>(PyFunction_GET_CODE(fn));
+    PyCodeObject* at = head->tb_frame ? PyFrame_GetCode(head->tb_frame) : nullptr;
+    const bool driver = at == code && head->tb_next && head->tb_lasti == translate::loopDriverCall(code);
+    Py_XDECREF(at);
+    if (driver) {
+      PyObject* next = reinterpret_cast<PyObject*>(head->tb_next);
+      Py_INCREF(next);
+      Py_DECREF(tb);
+      tb = next;
+      if (value && PyExceptionInstance_Check(value)) PyException_SetTraceback(value, tb);
+    }
+  }
+  PyErr_Restore(type, value, tb);
+}
+
 /// Runs entry `e` for `frame` after its guards passed.
 PyObject* runEntry(const CacheEntry& e, PyThreadState* ts, _PyInterpreterFrame* frame,
                    PyObject** resolved, int throwflag, size_t nargs, bool passUp) {
@@ -163,8 +195,11 @@ PyObject* runEntry(const CacheEntry& e, PyThreadState* ts, _PyInterpreterFrame* 
       if (!r) raiseAsEager();  // See Note [ATen error translation]
       return r;
     }
-    case CacheEntry::Kind::Code:
-      return trampoline(PyObject_Vectorcall(e.fn, frame->localsplus, nargs, nullptr), passUp);
+    case CacheEntry::Kind::Code: {
+      PyObject* r = PyObject_Vectorcall(e.fn, frame->localsplus, nargs, nullptr);
+      if (!r) dropLoopDriverEntry(e.fn);
+      return trampoline(r, passUp);
+    }
     case CacheEntry::Kind::Default: return defaultEval(ts, frame, throwflag);
   }
   return nullptr;

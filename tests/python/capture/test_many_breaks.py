@@ -72,3 +72,36 @@ def test_more_breaks_than_the_recursion_limit_allows_nested(capsys):
     assert out == eager_out
     c = counters()
     assert c["breaks"] >= n and c["internal_errors"] == 0, c
+
+
+def test_resume_code_holds_only_the_code_after_its_break(capsys):
+    # Note [Resume code]: the resume function of break k copies the code from
+    # break k on, not the whole function, so making and translating it does
+    # not grow with the breaks before it. Every resume code of the original is
+    # at most a prologue longer than the code after the offset it continues
+    # at, and tracebacks and line numbers still map to the user's lines.
+    import gc
+    import types
+
+    from xacc._C import capture as C
+
+    n = 60
+    fn = make(n, "print({i}, x)")
+    expected, eager_out, got, out = run_both(fn, capsys)
+    assert torch.equal(got, expected) and out == eager_out
+    orig = fn.__code__
+    orig_lines = dict((2 * k, p) for k, p in enumerate(orig.co_positions()))
+    resumes = [o.__code__ for o in gc.get_objects()
+               if isinstance(o, types.FunctionType) and C.is_resume(o.__code__)
+               and C.resume_info(o.__code__)[0] is orig]
+    assert len(resumes) >= n
+    for code in resumes:
+        shift = C.resume_info(code)[1]  # resume offset - original offset
+        positions = list(code.co_positions())
+        body = [2 * k for k, p in enumerate(positions) if p[0] is not None]
+        start = body[0]  # the first located instruction: the prologue has no location
+        assert len(code.co_code) - start <= len(orig.co_code) - (start - shift)
+        for off in body:
+            assert positions[off // 2] == orig_lines[off - shift]
+    total = sum(len(c.co_code) for c in resumes)
+    assert total < 0.6 * len(resumes) * len(orig.co_code)

@@ -78,8 +78,30 @@ def frame_locals_at_raise(x):
     raise IndexError(f"{len(c)}")
 
 
+def raise_in_for_loop(x):
+    y = x * 1
+    for i in range(3):
+        y = y + i + x  # uses x: a loop body's frame has the locals the body uses only
+        print("iter", i)
+        if i == 2:
+            raise ValueError(f"loop {i} {tuple(y.shape)}")
+    return y
+
+
+def helper_in_while_loop(x):
+    y = x.sin()
+    n = 0
+    while n < 3:
+        print("n", n)
+        y = y * 2
+        n += 1
+        if n == 2:
+            helper_raises(y)
+    return y
+
+
 CASES = ["raise_after_print", "name_after_break", "helper_after_breaks", "raise_in_branch", "warn_after_break",
-         "frame_locals_at_raise"]
+         "frame_locals_at_raise", "raise_in_for_loop", "helper_in_while_loop"]
 
 
 def child(case: str, mode: str) -> None:

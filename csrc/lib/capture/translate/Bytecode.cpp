@@ -1,6 +1,9 @@
 // Decoding of CPython 3.11 code objects. See Bytecode.h.
 #include "Bytecode.h"
 
+#include <algorithm>
+#include <limits>
+
 
 namespace xacc::capture::translate {
 
@@ -122,6 +125,50 @@ const Bytecode* Bytecode::of(PyCodeObject* code, std::string& error) {
   return bc.release();
 }
 
+bool Bytecode::decodeRange(const unsigned char* p, int from, int to, const std::vector<int>& lines, bool stopAtJump,
+                           std::string& error) {
+  int ext = 0;
+  for (int off = from; off < to;) {
+    uint8_t op = p[off];
+    int arg = p[off + 1];
+    const OpcodeInfo& info = opcodeInfo(op);
+    if (!info.name) {
+      error = "unknown opcode " + std::to_string(op) + " at offset " + std::to_string(off);
+      return false;
+    }
+    Instr ins;
+    ins.offset = off;
+    ins.op = static_cast<Op>(op);
+    ins.arg = (info.flags & kHasArg) ? (ext << 8) | arg : 0;
+    ext = ins.op == Op::EXTENDED_ARG ? ins.arg : 0;
+    ins.next = off + 2 + 2 * info.caches;
+    if (info.flags & kJumpForward) ins.target = off + 2 + 2 * ins.arg;
+    if (info.flags & kJumpBackward) ins.target = off + 2 - 2 * ins.arg;
+    ins.line = static_cast<size_t>(off / 2) < lines.size() ? lines[static_cast<size_t>(off / 2)] : -1;
+    index_[off / 2] = static_cast<int>(instrs_.size());
+    if (info.flags & kJumpBackward) loopRanges_.emplace_back(ins.target, off);
+    instrs_.push_back(ins);
+    off = ins.next;
+    if (stopAtJump && ins.op == Op::JUMP_FORWARD) break;
+  }
+  return true;
+}
+
+void Bytecode::readExceptionTable(PyCodeObject* code) {
+  PyObject* et = code->co_exceptiontable;
+  if (!et || !PyBytes_Check(et)) return;
+  const auto* q = reinterpret_cast<const unsigned char*>(PyBytes_AS_STRING(et));
+  size_t m = static_cast<size_t>(PyBytes_GET_SIZE(et)), i = 0;
+  while (i < m) {
+    int start = readVarint(q, m, i);
+    int length = readVarint(q, m, i);
+    int target = readVarint(q, m, i);
+    readVarint(q, m, i);  // depth and lasti
+    tryRanges_.emplace_back(2 * start, 2 * (start + length));
+    handlers_.push_back(2 * target);
+  }
+}
+
 std::unique_ptr<Bytecode> Bytecode::decode(PyCodeObject* code, std::string& error) {
   PyObject* raw = PyCode_GetCode(code);
   if (!raw) {
@@ -133,44 +180,61 @@ std::unique_ptr<Bytecode> Bytecode::decode(PyCodeObject* code, std::string& erro
   const auto* p = reinterpret_cast<const unsigned char*>(PyBytes_AS_STRING(raw));
   const int n = static_cast<int>(PyBytes_GET_SIZE(raw));
   bc->index_.assign(static_cast<size_t>(n / 2 + 1), -1);
-  const std::vector<int> lines = unitLines(code, static_cast<size_t>(n / 2));
-  int ext = 0;
-  for (int off = 0; off < n;) {
-    uint8_t op = p[off];
-    int arg = p[off + 1];
-    const OpcodeInfo& info = opcodeInfo(op);
-    if (!info.name) {
-      Py_DECREF(raw);
-      error = "unknown opcode " + std::to_string(op) + " at offset " + std::to_string(off);
+  const bool ok = bc->decodeRange(p, 0, n, unitLines(code, static_cast<size_t>(n / 2)), false, error);
+  Py_DECREF(raw);
+  if (!ok) return nullptr;
+  bc->readExceptionTable(code);
+  return bc;
+}
+
+std::unique_ptr<Bytecode> Bytecode::derive(PyCodeObject* code, const Bytecode& orig, int shift, int nvars,
+                                           int derefShift, std::string& error) {
+  // Only the prologue is read, up to its one JUMP_FORWARD (its instructions
+  // have no location), from the code as it runs: unspecialized unless the
+  // code has run often enough to be quickened, when the deoptimized copy is
+  // read instead (PyCode_GetCode copies the whole code once).
+  const auto* p = reinterpret_cast<const unsigned char*>(_PyCode_CODE(code));
+  const int n = static_cast<int>(_PyCode_NBYTES(code));
+  auto bc = std::make_unique<Bytecode>();
+  bc->index_.assign(static_cast<size_t>(n / 2 + 1), -1);
+  const std::vector<int> noLines;
+  if (!bc->decodeRange(p, 0, n, noLines, true, error)) {
+    PyObject* deopt = PyCode_GetCode(code);
+    if (!deopt) {
+      PyErr_Clear();
       return nullptr;
     }
-    Instr ins;
-    ins.offset = off;
-    ins.op = static_cast<Op>(op);
-    ins.arg = (info.flags & kHasArg) ? (ext << 8) | arg : 0;
-    ext = ins.op == Op::EXTENDED_ARG ? ins.arg : 0;
-    ins.next = off + 2 + 2 * info.caches;
-    if (info.flags & kJumpForward) ins.target = off + 2 + 2 * ins.arg;
-    if (info.flags & kJumpBackward) ins.target = off + 2 - 2 * ins.arg;
-    ins.line = lines[static_cast<size_t>(off / 2)];
-    bc->index_[off / 2] = static_cast<int>(bc->instrs_.size());
-    if (info.flags & kJumpBackward) bc->loopRanges_.emplace_back(ins.target, off);
+    bc->instrs_.clear();
+    bc->loopRanges_.clear();
+    bc->index_.assign(static_cast<size_t>(n / 2 + 1), -1);
+    const bool ok = bc->decodeRange(reinterpret_cast<const unsigned char*>(PyBytes_AS_STRING(deopt)), 0, n, noLines,
+                                    true, error);
+    Py_DECREF(deopt);
+    if (!ok) return nullptr;
+  }
+  if (bc->instrs_.empty() || bc->instrs_.back().op != Op::JUMP_FORWARD) {
+    error = "resume code without a prologue";
+    return nullptr;
+  }
+  const int end = bc->instrs_.back().next, start = end - shift, first = orig.indexOf(start);
+  if (first < 0 || static_cast<int>(orig.instrs_.back().next) - start != n - end) {
+    error = "resume code that is no copy of its original";
+    return nullptr;
+  }
+  bc->instrs_.reserve(bc->instrs_.size() + orig.instrs_.size() - static_cast<size_t>(first));
+  for (size_t k = static_cast<size_t>(first); k < orig.instrs_.size(); ++k) {
+    Instr ins = orig.instrs_[k];
+    ins.offset += shift;
+    ins.next += shift;
+    if (ins.target >= 0) ins.target += shift;
+    // As shiftDerefs moved them (Codegen): closure slots past the original's locals.
+    if (derefShift && ins.arg >= nvars && ins.arg < 256 && (opcodeInfo(static_cast<uint8_t>(ins.op)).flags & kArgFree))
+      ins.arg += derefShift;
+    bc->index_[static_cast<size_t>(ins.offset / 2)] = static_cast<int>(bc->instrs_.size());
+    if (ins.target >= 0 && ins.target <= ins.offset) bc->loopRanges_.emplace_back(ins.target, ins.offset);
     bc->instrs_.push_back(ins);
-    off = ins.next;
   }
-  Py_DECREF(raw);
-  PyObject* et = code->co_exceptiontable;
-  if (et && PyBytes_Check(et)) {
-    const auto* q = reinterpret_cast<const unsigned char*>(PyBytes_AS_STRING(et));
-    size_t m = static_cast<size_t>(PyBytes_GET_SIZE(et)), i = 0;
-    while (i < m) {
-      int start = readVarint(q, m, i);
-      int length = readVarint(q, m, i);
-      readVarint(q, m, i);  // target
-      readVarint(q, m, i);  // depth and lasti
-      bc->tryRanges_.emplace_back(2 * start, 2 * (start + length));
-    }
-  }
+  bc->readExceptionTable(code);
   return bc;
 }
 
@@ -184,6 +248,81 @@ bool Bytecode::inLoop(int offset) const {
   for (auto [a, b] : loopRanges_)
     if (a <= offset && offset <= b) return true;
   return false;
+}
+
+int Bytecode::regionStart(int offset) const {
+  if (reach_.empty() && !instrs_.empty()) {
+    // reach_[i]: the lowest offset among instruction i and later ones, their
+    // jump targets and the handlers of the try ranges that cover them.
+    std::vector<int> handler(instrs_.size(), std::numeric_limits<int>::max());
+    for (size_t r = 0; r < tryRanges_.size(); ++r)
+      for (int o = tryRanges_[r].first; o < tryRanges_[r].second; o += 2) {
+        const int i = indexOf(o);
+        if (i >= 0) handler[static_cast<size_t>(i)] = std::min(handler[static_cast<size_t>(i)], handlers_[r]);
+      }
+    reach_.assign(instrs_.size(), 0);
+    int low = instrs_.back().offset;
+    for (size_t i = instrs_.size(); i-- > 0;) {
+      const Instr& ins = instrs_[i];
+      low = std::min(low, ins.offset);
+      if (ins.target >= 0) low = std::min(low, ins.target);
+      if (!tryRanges_.empty()) low = std::min(low, handler[i]);
+      reach_[i] = low;
+    }
+  }
+  int start = offset;
+  for (;;) {
+    const int i = indexOf(start);
+    if (i < 0 || reach_[static_cast<size_t>(i)] >= start) return start;
+    start = reach_[static_cast<size_t>(i)];
+  }
+}
+
+Bytecode::LineEntry Bytecode::lineEntryAt(PyCodeObject* code, int offset) const {
+  PyObject* lt = code->co_linetable;
+  if (lineEntries_.empty() && lt && PyBytes_Check(lt)) {
+    // The entry walk of unitLines, keeping where each entry starts.
+    const auto* p = reinterpret_cast<const unsigned char*>(PyBytes_AS_STRING(lt));
+    const size_t n = static_cast<size_t>(PyBytes_GET_SIZE(lt));
+    size_t i = 0;
+    int unit = 0, line = code->co_firstlineno;
+    auto varint = [&] {
+      unsigned v = 0, shift = 0;
+      while (i < n) {
+        unsigned char b = p[i++];
+        v |= static_cast<unsigned>(b & 63) << shift;
+        shift += 6;
+        if (!(b & 64)) break;
+      }
+      return v;
+    };
+    while (i < n) {
+      lineEntries_.push_back({i, unit, line});
+      const unsigned char head = p[i++];
+      const int kind = (head >> 3) & 15;
+      unit += (head & 7) + 1;
+      if (kind == 14 || kind == 13) {
+        const unsigned v = varint();
+        line += (v & 1) ? -static_cast<int>(v >> 1) : static_cast<int>(v >> 1);
+        if (kind == 14) {
+          varint();
+          varint();
+          varint();
+        }
+      } else if (kind >= 10 && kind < 13) {
+        line += kind - 10;
+        i += 2;
+      } else if (kind < 10) {
+        i += 1;
+      }
+    }
+  }
+  // The last entry that starts at or before the unit.
+  const int unit = offset / 2;
+  auto it = std::upper_bound(lineEntries_.begin(), lineEntries_.end(), unit,
+                             [](int u, const LineEntry& e) { return u < e.unit; });
+  if (it == lineEntries_.begin()) return LineEntry{0, 0, code->co_firstlineno};
+  return *std::prev(it);
 }
 
 }  // namespace xacc::capture::translate

@@ -68,6 +68,14 @@ public:
   /// original code per graph break, decoded once for its one translation.
   static std::unique_ptr<Bytecode> decode(PyCodeObject* code, std::string& error);
 
+  /// Decodes resume code `code` that continues `orig` (Note [Resume code]):
+  /// its prologue is decoded, the rest, `orig`'s code moved by `shift` bytes
+  /// with closure opargs of at least `nvars` moved by `derefShift`, copied from
+  /// `orig`'s instructions. Costs the prologue plus a copy of the instructions,
+  /// not a decoding of the whole code.
+  static std::unique_ptr<Bytecode> derive(PyCodeObject* code, const Bytecode& orig, int shift, int nvars,
+                                          int derefShift, std::string& error);
+
   const std::vector<Instr>& instrs() const { return instrs_; }
   /// Index of the instruction at `offset`, or -1.
   int indexOf(int offset) const {
@@ -77,12 +85,37 @@ public:
   bool inTry(int offset) const;
   /// True if `offset` lies inside a loop (between a backward jump's target and it).
   bool inLoop(int offset) const;
+  /// The lowest offset that the code from `offset` on reaches by jumps and
+  /// exception handlers, in any number of steps: where a copy of the code
+  /// that continues at `offset` must start (Note [Resume code]). The table
+  /// behind it is made on the first call, in one pass over the code.
+  int regionStart(int offset) const;
+
+  /// One entry of co_linetable: its byte position, its first code unit and
+  /// the line in force before it (what its line delta is relative to).
+  struct LineEntry {
+    size_t pos = 0;
+    int unit = 0;
+    int lineBefore = 0;
+  };
+  /// The line-table entry that covers the code unit at byte `offset` of
+  /// `code` (this Bytecode's code); the entries are listed on the first call.
+  LineEntry lineEntryAt(PyCodeObject* code, int offset) const;
 
 private:
+  /// Appends the instructions of p[from, to) (after a JUMP_FORWARD, with
+  /// `stopAtJump`, none); `lines` by code unit, -1 past its end.
+  bool decodeRange(const unsigned char* p, int from, int to, const std::vector<int>& lines, bool stopAtJump,
+                   std::string& error);
+  void readExceptionTable(PyCodeObject* code);
+
   std::vector<Instr> instrs_;
   std::vector<int> index_;  ///< offset / 2 -> instruction index or -1
   std::vector<std::pair<int, int>> tryRanges_;   ///< [start, end) byte offsets
   std::vector<std::pair<int, int>> loopRanges_;  ///< [target, jump] byte offsets
+  std::vector<int> handlers_;                    ///< each try range's handler offset
+  mutable std::vector<int> reach_;               ///< by instruction index (regionStart)
+  mutable std::vector<LineEntry> lineEntries_;   ///< in code order (lineEntryAt)
 };
 
 }  // namespace xacc::capture::translate

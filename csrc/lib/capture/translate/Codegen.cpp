@@ -32,181 +32,10 @@ using namespace codegen;
 
 namespace {
 
-void varint(std::string& out, int val, bool first) {
-  std::vector<int> chunks{val & 63};
-  val >>= 6;
-  while (val) {
-    chunks.push_back(val & 63);
-    val >>= 6;
-  }
-  std::reverse(chunks.begin(), chunks.end());
-  for (size_t i = 0; i < chunks.size(); ++i) {
-    int c = chunks[i] | (i + 1 < chunks.size() ? 64 : 0);
-    if (i == 0 && first) c |= 128;
-    out.push_back(static_cast<char>(c));
-  }
-}
-
-/// Re-encodes `code`'s exception table with every offset moved by `shift` bytes.
-std::string shiftedExceptionTable(PyCodeObject* code, int shift) {
-  std::string out;
-  PyObject* et = code->co_exceptiontable;
-  if (!et || !PyBytes_Check(et)) return out;
-  const auto* q = reinterpret_cast<const unsigned char*>(PyBytes_AS_STRING(et));
-  size_t m = static_cast<size_t>(PyBytes_GET_SIZE(et)), i = 0;
-  auto read = [&] {
-    int v = 0;
-    while (i < m) {
-      unsigned char b = q[i++];
-      v = (v << 6) | (b & 63);
-      if (!(b & 64)) break;
-    }
-    return v;
-  };
-  while (i < m) {
-    int start = read(), length = read(), target = read(), dl = read();
-    varint(out, start + shift / 2, true);
-    varint(out, length, false);
-    varint(out, target + shift / 2, false);
-    varint(out, dl, false);
-  }
-  return out;
-}
-
-/// Adds `shift` to closure-variable opargs that index past `nvars` locals.
-bool shiftDerefs(std::string& raw, int nvars, int shift) {
-  if (shift == 0) return true;
-  for (size_t i = 0; i + 1 < raw.size(); i += 2) {
-    auto op = static_cast<uint8_t>(raw[i]);
-    auto arg = static_cast<uint8_t>(raw[i + 1]);
-    if (isDerefOp(op) && arg >= nvars && (i == 0 || static_cast<uint8_t>(raw[i - 2]) != opByte(Op::EXTENDED_ARG))) {
-      if (arg + shift > 255) return false;
-      raw[i + 1] = static_cast<char>(arg + shift);
-    }
-  }
-  return true;
-}
-
-std::string rawCode(PyCodeObject* code) {
-  PyObject* b = PyCode_GetCode(code);
-  if (!b) {
-    PyErr_Clear();
-    return {};
-  }
-  std::string s(PyBytes_AS_STRING(b), static_cast<size_t>(PyBytes_GET_SIZE(b)));
-  Py_DECREF(b);
-  return s;
-}
-
-
-/// The value a loop's driver gives locals that only the loop body binds
-/// (Note [Loop bodies]); resume prologues delete locals holding it.
-PyObject* unboundSentinel() {
-  static PyObject* s = [] {
-    PyObject* o = PyObject_CallNoArgs(reinterpret_cast<PyObject*>(&PyBaseObject_Type));
-    return o;
-  }();
-  return s;
-}
-
-
-/// The resume code of `orig` at byte offset `target`; `layout[i]` is false for
-/// a NULL stack slot; `unbound` lists locals to delete before jumping.
-PyRef makeResume(PyCodeObject* orig, int target, const std::vector<bool>& layout, const std::vector<int>& unbound,
-                 std::string& error) {
-  const int nvar = orig->co_nlocals;
-  int nvals = 0;
-  for (bool b : layout) nvals += b;
-  Asm asm_(-1, orig->co_firstlineno);
-  if (orig->co_nfreevars) asm_.op(Op::COPY_FREE_VARS, orig->co_nfreevars);
-  asm_.op(Op::RESUME, 0);
-  int k = 0;
-  for (bool b : layout) {
-    if (b) asm_.op(Op::LOAD_FAST, nvar + k++);
-    else asm_.op(Op::PUSH_NULL);
-  }
-  // The stack arguments are on the stack now: unbound, so that the frame's
-  // f_locals (a traceback's, a debugger's) holds the user's locals only.
-  for (int i = 0; i < nvals; ++i) asm_.op(Op::DELETE_FAST, nvar + i);
-  const int sentinelConst = static_cast<int>(PyTuple_GET_SIZE(orig->co_consts));
-  int maybeLabel = 1000;
-  for (int i : unbound) {
-    if (i >= 0) {
-      asm_.op(Op::DELETE_FAST, i);
-      continue;
-    }
-    // Bound only if the loop body ran and bound it (Note [Loop bodies]).
-    const int j = -1 - i;
-    asm_.op(Op::LOAD_FAST, j);
-    asm_.op(Op::LOAD_CONST, sentinelConst);
-    asm_.op(Op::IS_OP, 0);
-    asm_.jump(Op::POP_JUMP_FORWARD_IF_FALSE, maybeLabel);
-    asm_.op(Op::DELETE_FAST, j);
-    asm_.label(maybeLabel++);
-  }
-  // The jump is relative to its own end, which is where the copied body
-  // starts: its argument is the target's offset within the body.
-  asm_.op(Op::JUMP_FORWARD, target / 2);
-  std::string prologue, lt;
-  asm_.assemble(prologue, lt);
-  std::string body = rawCode(orig);
-  if (!shiftDerefs(body, nvar, nvals)) {
-    error = "closure index needs EXTENDED_ARG";
-    return {};
-  }
-  PyObject* varnames = PyObject_GetAttrString(reinterpret_cast<PyObject*>(orig), "co_varnames");
-  if (!varnames) return {};
-  PyRef names = PyRef::steal(PyList_New(0));
-  for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(varnames); ++i) PyList_Append(names.get(), PyTuple_GET_ITEM(varnames, i));
-  Py_DECREF(varnames);
-  for (int i = 0; i < nvals; ++i) {
-    PyRef n = PyRef::steal(PyUnicode_FromFormat("__xacc_stack%d", i));
-    PyList_Append(names.get(), n.get());
-  }
-  PyRef kw = PyRef::steal(PyDict_New());
-  std::string code = prologue + body;
-  std::string linetable = lt + std::string(PyBytes_AS_STRING(orig->co_linetable),
-                                           static_cast<size_t>(PyBytes_GET_SIZE(orig->co_linetable)));
-  Py_ssize_t nnames = PyList_GET_SIZE(names.get());
-  setItem(kw.get(), "co_code", PyBytes_FromStringAndSize(code.data(), static_cast<Py_ssize_t>(code.size())));
-  setItem(kw.get(), "co_varnames", PyList_AsTuple(names.get()));
-  setItem(kw.get(), "co_nlocals", PyLong_FromSsize_t(nnames));
-  setItem(kw.get(), "co_argcount", PyLong_FromSsize_t(nnames));
-  setItem(kw.get(), "co_posonlyargcount", PyLong_FromLong(0));
-  setItem(kw.get(), "co_kwonlyargcount", PyLong_FromLong(0));
-  setItem(kw.get(), "co_flags", PyLong_FromLong(orig->co_flags & ~(CO_VARARGS | CO_VARKEYWORDS)));
-  setItem(kw.get(), "co_linetable", PyBytes_FromStringAndSize(linetable.data(), static_cast<Py_ssize_t>(linetable.size())));
-  std::string exc = shiftedExceptionTable(orig, static_cast<int>(prologue.size()));
-  setItem(kw.get(), "co_exceptiontable", PyBytes_FromStringAndSize(exc.data(), static_cast<Py_ssize_t>(exc.size())));
-  setItem(kw.get(), "co_stacksize", PyLong_FromLong(orig->co_stacksize + static_cast<int>(layout.size()) + 2));
-  PyRef consts = PyRef::steal(PySequence_List(orig->co_consts));
-  // The sentinel is not marshallable: only resume functions after a split loop hold it.
-  if (maybeLabel > 1000) PyList_Append(consts.get(), unboundSentinel());
-  // Unused, but part of the code's hash: resume code of one function differs
-  // from the original only in its prologue, which the hash does not read, so
-  // dicts keyed by code objects would otherwise see every one of them collide.
-  PyRef where = PyRef::steal(PyUnicode_FromFormat("<resume at %d>", target));
-  PyList_Append(consts.get(), where.get());
-  setItem(kw.get(), "co_consts", PyList_AsTuple(consts.get()));
-  // The user's names (and, above, file and line table): a traceback, sys._getframe
-  // and inspect see the user's function (the registry tells resume code apart).
-  setItem(kw.get(), "co_name", Py_NewRef(orig->co_name));
-  setItem(kw.get(), "co_qualname", Py_NewRef(orig->co_qualname));
-  PyRef out = replaceCode(orig, kw.get());
-  if (!out) return {};
-  auto& reg = registry();
-  std::lock_guard<std::mutex> lock(reg.mu);
-  Py_INCREF(out.get());
-  Py_INCREF(reinterpret_cast<PyObject*>(orig));
-  reg.origin[reinterpret_cast<PyCodeObject*>(out.get())] = {orig, static_cast<int>(prologue.size())};
-  reg.target[reinterpret_cast<PyCodeObject*>(out.get())] = target;
-  return out;
-}
-
 /// Byte range [start, end) of the instruction at `offset` with its
 /// EXTENDED_ARG prefixes (and, for CALL, its PRECALL/KW_NAMES) and caches.
-std::pair<int, int> instructionGroup(const std::string& code, int offset) {
-  auto at = [&](int o) { return static_cast<uint8_t>(code[static_cast<size_t>(o)]); };
+std::pair<int, int> instructionGroup(const char* code, int offset) {
+  auto at = [&](int o) { return static_cast<uint8_t>(code[o]); };
   uint8_t op = at(offset);
   int end = offset + 2 * (1 + cachesOf(op));
   int start = offset;
@@ -660,6 +489,23 @@ int pushes(Op op) {
 
 }  // namespace
 
+namespace {
+/// The first item of the last constant of a loop's break function: (this, offset of the body call).
+constexpr const char* kLoopDriverMarker = "<xacc loop driver>";
+}  // namespace
+
+int loopDriverCall(PyCodeObject* code) {
+  PyObject* consts = code->co_consts;
+  const Py_ssize_t n = consts && PyTuple_Check(consts) ? PyTuple_GET_SIZE(consts) : 0;
+  if (n == 0) return -1;
+  PyObject* last = PyTuple_GET_ITEM(consts, n - 1);
+  if (!PyTuple_CheckExact(last) || PyTuple_GET_SIZE(last) != 2 || !PyUnicode_Check(PyTuple_GET_ITEM(last, 0)) ||
+      !PyLong_Check(PyTuple_GET_ITEM(last, 1)) ||
+      PyUnicode_CompareWithASCIIString(PyTuple_GET_ITEM(last, 0), kLoopDriverMarker) != 0)
+    return -1;
+  return static_cast<int>(PyLong_AsLong(PyTuple_GET_ITEM(last, 1)));
+}
+
 PyCodeObject* resumeOrigin(PyCodeObject* code, int* prologue) {
   auto& reg = registry();
   std::lock_guard<std::mutex> lock(reg.mu);
@@ -717,7 +563,7 @@ PyRef emitBreak(Translator& t, Frame& top, const Instr& ins, PyObject* func, Bre
   // bytecode) needs no resume function and no locals: closure cells are fine.
   const bool atReturn = ins.op == Op::RETURN_VALUE;
   if (code->co_ncellvars && !atReturn) return bail("GB017", "frame defines closure cells");
-  if (off < shift) return bail("GB020", "break inside a resume prologue");
+  if (orig != code && off < resumePrologueEnd(top.bc)) return bail("GB020", "break inside a resume prologue");
   if (top.bc->inTry(off)) return bail("GB014", "break inside a try/with block");
   // A break inside a loop: split at the outermost loop's header (Note [Loop bodies]).
   LoopPlan loop;
@@ -870,6 +716,7 @@ PyRef emitBreak(Translator& t, Frame& top, const Instr& ins, PyObject* func, Bre
     return true;
   };
 
+  const int kBodyCallLabel = 50;  // the loop's call of its body (below 100: not an exit label)
   if (isLoop) {
     // The loop, run natively around the body function (Note [Loop bodies]).
     std::vector<int> params;
@@ -913,6 +760,7 @@ PyRef emitBreak(Translator& t, Frame& top, const Instr& ins, PyObject* func, Bre
     for (int v : values) a.op(Op::LOAD_FAST, v);
     const int nargsBody = static_cast<int>(params.size() + values.size());
     a.op(Op::PRECALL, nargsBody);
+    a.label(kBodyCallLabel);
     a.op(Op::CALL, nargsBody);
     a.op(Op::UNPACK_SEQUENCE, 2);
     a.op(Op::STORE_FAST, flag);
@@ -952,9 +800,10 @@ PyRef emitBreak(Translator& t, Frame& top, const Instr& ins, PyObject* func, Bre
     a.label(1);
     if (!callResume(ins.target - shift, rest)) return {};
   } else {
-    std::string origCode = rawCode(orig);
-    auto [start, end] = instructionGroup(origCode, origOff);
-    std::string raw = origCode.substr(static_cast<size_t>(start), static_cast<size_t>(end - start));
+    PyRef origCode = codeBytes(orig);
+    if (!origCode) return bail("GB020", "cannot read co_code");
+    auto [start, end] = instructionGroup(PyBytes_AS_STRING(origCode.get()), origOff);
+    std::string raw(PyBytes_AS_STRING(origCode.get()) + start, static_cast<size_t>(end - start));
     int effect = 0;
     for (size_t i = 0; i + 1 < raw.size(); i += 2) {
       auto op = static_cast<uint8_t>(raw[i]);
@@ -981,6 +830,12 @@ PyRef emitBreak(Translator& t, Frame& top, const Instr& ins, PyObject* func, Bre
   a.patchDerefs(nvar);
   std::string bytes, lt;
   a.assemble(bytes, lt);
+  if (isLoop) {
+    // Last: the marker by which the hook drops this frame from a traceback
+    // through the body call (Note [Loop driver frames] in EvalFrame311.cpp).
+    PyRef marker = PyRef::steal(Py_BuildValue("(si)", kLoopDriverMarker, a.opOffset(kBodyCallLabel)));
+    PyList_Append(em.consts.get(), marker.get());
+  }
   PyRef kw = PyRef::steal(PyDict_New());
   setItem(kw.get(), "co_code", PyBytes_FromStringAndSize(bytes.data(), static_cast<Py_ssize_t>(bytes.size())));
   setItem(kw.get(), "co_consts", PyList_AsTuple(em.consts.get()));

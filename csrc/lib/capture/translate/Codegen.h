@@ -12,9 +12,10 @@
 //    arguments are all the original locals followed by the stack values; a
 //    prologue pushes them back (NULLs where 3.11's call protocol had them),
 //    deletes locals that were unbound, and jumps into an unchanged copy of the
-//    original bytecode. Jumps in 3.11 bytecode are relative, so the copy runs
-//    as is; exception-table offsets are shifted by the prologue length and
-//    closure-variable opargs by the number of added locals.
+//    original bytecode from the break on (Note [Resume code] in
+//    CodegenResume.cpp). Jumps in 3.11 bytecode are relative, so the copy runs
+//    as is; exception-table and line-table entries are cut and moved, and
+//    closure-variable opargs shifted by the number of added locals.
 // Resume functions re-enter the frame hook like any function; break functions
 // are marked skip by the caller. Both carry the original's name, qualified
 // name, file and lines, so tracebacks and frame introspection see the user's
@@ -23,6 +24,7 @@
 
 #include <Python.h>
 
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -42,6 +44,10 @@ public:
   virtual PyObject* constAt(int i) = 0;
 };
 
+/// For a break function that runs a loop (Note [Loop bodies]), the byte
+/// offset of its CALL of the loop body; else -1 (Note [Loop driver frames] in
+/// EvalFrame311.cpp).
+int loopDriverCall(PyCodeObject* code);
 /// A resume code object's original code and prologue length (bytes), or
 /// null when `code` is not a resume function.
 PyCodeObject* resumeOrigin(PyCodeObject* code, int* prologue);
@@ -51,6 +57,9 @@ int resumeLine(PyCodeObject* code);
 /// Whether `code` is a loop body function made at a break inside a loop
 /// (Note [Loop bodies] in Codegen.cpp).
 bool isLoopBody(PyCodeObject* code);
+/// The decoding of resume code `code`, copied from its original's cached one
+/// past the prologue (Bytecode::derive), else decoded.
+std::unique_ptr<Bytecode> decodeResume(PyCodeObject* code, std::string& error);
 /// Records `code` as a resume function of `orig` (a resume code object read
 /// back from an AOT artifact); no-op when it is one already.
 void registerResume(PyCodeObject* code, PyCodeObject* orig, int prologue);

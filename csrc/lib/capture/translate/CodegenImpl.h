@@ -2,6 +2,7 @@
 // CodegenLoops.cpp (loop-body functions, Note [Loop bodies]). Not installed.
 #pragma once
 
+#include <algorithm>
 #include <map>
 #include <mutex>
 #include <set>
@@ -39,6 +40,13 @@ public:
       if (it.kind == Item::kOp && it.op == opByte(Op::LOAD_DEREF) && it.arg < 0) it.arg = nvar + (-1 - it.arg);
   }
 
+  /// After assemble(): the byte offset of the first instruction after label `l`
+  /// (past its EXTENDED_ARG prefixes).
+  int opOffset(int l) const {
+    auto it = opAt_.find(l);
+    return it == opAt_.end() ? -1 : it->second;
+  }
+
   void assemble(std::string& code, std::string& linetable) {
     std::vector<int> ext(items_.size(), 0);
     std::vector<int> args(items_.size(), 0);
@@ -73,10 +81,17 @@ public:
       if (!changed) break;
     }
     code.clear();
+    opAt_.clear();
+    std::vector<int> pending;  // labels waiting for their instruction
     std::vector<std::pair<int, int>> runs;  // (code units, line)
     for (size_t i = 0; i < items_.size(); ++i) {
       const Item& it = items_[i];
-      if (it.kind == Item::kLabel) continue;
+      if (it.kind == Item::kLabel) {
+        pending.push_back(it.label);
+        continue;
+      }
+      for (int l : pending) opAt_[l] = static_cast<int>(code.size()) + (it.kind == Item::kOp ? 2 * ext[i] : 0);
+      pending.clear();
       int units;
       if (it.kind == Item::kRaw) {
         code += it.raw;
@@ -136,8 +151,26 @@ private:
   }
 
   std::vector<Item> items_;
+  std::map<int, int> opAt_;  ///< label -> offset of its instruction (assemble)
   int line_, firstLine_;
 };
+
+/// The resume code of `orig` at byte offset `target` (Note [Resume code] in
+/// CodegenResume.cpp); `layout[i]` is false for a NULL stack slot; `unbound`
+/// lists locals to delete before jumping (-1 - i: local i if it still holds
+/// unboundSentinel()). Null with `error` (or a Python error) on failure.
+PyRef makeResume(PyCodeObject* orig, int target, const std::vector<bool>& layout, const std::vector<int>& unbound,
+                 std::string& error);
+/// Where the prologue of resume code decoded as `bc` ends (byte offset).
+int resumePrologueEnd(const Bytecode* bc);
+/// Adds `shift` to closure-variable opargs in `raw` that index past `nvars`
+/// locals; false when one would need EXTENDED_ARG.
+bool shiftDerefs(std::string& raw, int nvars, int shift);
+/// `code`'s co_code (bytes); null, error cleared, on failure.
+PyRef codeBytes(PyCodeObject* code);
+/// The value a loop's driver gives locals that only the loop body binds
+/// (Note [Loop bodies]); resume prologues delete locals holding it.
+PyObject* unboundSentinel();
 
 /// `code.replace(**kwargs)`; null with a Python error on failure.
 PyRef replaceCode(PyCodeObject* code, PyObject* kwargs);

@@ -236,6 +236,9 @@ PyRef loopBody(PyCodeObject* orig, const Bytecode* bc, const LoopPlan& p, const 
   a.op(Op::RESUME, 0);
   for (int k = 0; k < p.below + (p.isFor ? 1 : 0); ++k) a.op(Op::LOAD_CONST, constant(Py_None));  // the iterators
   for (int k = 0; k < p.values; ++k) a.op(Op::LOAD_FAST, valueSlot + k);
+  // On the stack now: unbound, so that the frame's f_locals (a traceback's)
+  // holds the user's locals only.
+  for (int k = 0; k < p.values; ++k) a.op(Op::DELETE_FAST, valueSlot + k);
   if (p.unpacked) a.op(Op::BUILD_TUPLE, p.values);
   enum { kNext = -2, kRet = -3 };
   auto exitLabel = [&](int target) -> int {

@@ -852,7 +852,7 @@ VarRef Translator::run(PyObject* func, PyObject* args) {
   std::string error;
   // Resume code (a copy of the whole original per break) is decoded for this
   // translation only: caching it would keep O(code) memory per break.
-  if (resumeOrigin(code, nullptr)) resumeBc_ = Bytecode::decode(code, error);
+  if (resumeOrigin(code, nullptr)) resumeBc_ = decodeResume(code, error);
   const Bytecode* bc = resumeBc_ ? resumeBc_.get() : Bytecode::of(code, error);
   if (!bc) {
     fail("GB020", error);

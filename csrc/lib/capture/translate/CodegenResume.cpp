@@ -1,0 +1,316 @@
+// Resume code objects: the code that continues an original function after a
+// graph break (Note [Resume code]). Break functions are in Codegen.cpp.
+#include "CodegenImpl.h"
+
+namespace xacc::capture::translate::codegen {
+
+// Note [Resume code]
+// The resume code for offset `target` of an original code object holds a
+// prologue and the original's instructions from `start` to the end, where
+// `start` is the lowest offset the code from `target` on reaches by jumps and
+// exception handlers (Bytecode::regionStart; `target` itself unless the break
+// sits inside a loop that is copied whole). The prologue pushes the stack
+// arguments back, unbinds what was unbound, and jumps to `target`. 3.11 jumps
+// are relative, so the copied instructions run unchanged; exception-table
+// entries before `start` are dropped and the rest shifted, and the line table
+// is the original's from `start` on, its first located entry re-encoded
+// against the prologue's line state. So making, decoding and translating the
+// resume code of a late break costs what the code after it costs, not the
+// whole function (issue #27: capture time per break must not grow with the
+// breaks before it). A resume code offset maps to the original's as
+// `offset - shift`, with shift = prologue length - start (resumeOrigin), which
+// may be negative.
+
+namespace {
+
+/// An exception-table varint: big-endian 6-bit chunks, bit 6 = more, bit 7
+/// on the first chunk of an entry's first field.
+void tableVarint(std::string& out, int val, bool first) {
+  std::vector<int> chunks{val & 63};
+  val >>= 6;
+  while (val) {
+    chunks.push_back(val & 63);
+    val >>= 6;
+  }
+  std::reverse(chunks.begin(), chunks.end());
+  for (size_t i = 0; i < chunks.size(); ++i) {
+    int c = chunks[i] | (i + 1 < chunks.size() ? 64 : 0);
+    if (i == 0 && first) c |= 128;
+    out.push_back(static_cast<char>(c));
+  }
+}
+
+/// `code`'s exception table for a copy of its code from byte `start` on
+/// placed after `prologue` bytes: entries that end before `start` dropped,
+/// the others clipped to it and moved. False when a kept entry's handler lies
+/// before `start` (regionStart rules that out).
+bool suffixExceptionTable(PyCodeObject* code, int start, int prologue, std::string& out) {
+  PyObject* et = code->co_exceptiontable;
+  if (!et || !PyBytes_Check(et)) return true;
+  const auto* q = reinterpret_cast<const unsigned char*>(PyBytes_AS_STRING(et));
+  size_t m = static_cast<size_t>(PyBytes_GET_SIZE(et)), i = 0;
+  auto read = [&] {
+    int v = 0;
+    while (i < m) {
+      unsigned char b = q[i++];
+      v = (v << 6) | (b & 63);
+      if (!(b & 64)) break;
+    }
+    return v;
+  };
+  const int su = start / 2, pu = prologue / 2;
+  while (i < m) {
+    int s = read(), length = read(), target = read(), dl = read();
+    const int e = s + length;
+    if (e <= su) continue;
+    if (target < su) return false;
+    s = std::max(s, su);
+    tableVarint(out, s - su + pu, true);
+    tableVarint(out, e - s, false);
+    tableVarint(out, target - su + pu, false);
+    tableVarint(out, dl, false);
+  }
+  return true;
+}
+
+/// A line-table varint: little-endian 6-bit chunks, bit 6 = more.
+void lineVarint(std::string& out, unsigned v) {
+  while (v >= 64) {
+    out.push_back(static_cast<char>(64 | (v & 63)));
+    v >>= 6;
+  }
+  out.push_back(static_cast<char>(v));
+}
+
+void lineSvarint(std::string& out, int v) {
+  lineVarint(out, v < 0 ? (static_cast<unsigned>(-v) << 1) | 1 : static_cast<unsigned>(v) << 1);
+}
+
+/// `code`'s line table from byte `start` on, to follow a prologue that left the
+/// line state at co_firstlineno (its entries have no location). Entries are
+/// copied as they are, except the one `start` falls in (its length cut to
+/// what lies after `start`) and the first located one, whose line delta is
+/// taken from co_firstlineno (objects/locations.md of CPython 3.11 describes
+/// the format).
+std::string suffixLineTable(PyCodeObject* code, const Bytecode* bc, int start) {
+  std::string out;
+  PyObject* lt = code->co_linetable;
+  if (!lt || !PyBytes_Check(lt)) return out;
+  const auto* p = reinterpret_cast<const unsigned char*>(PyBytes_AS_STRING(lt));
+  const size_t n = static_cast<size_t>(PyBytes_GET_SIZE(lt));
+  const Bytecode::LineEntry first = bc->lineEntryAt(code, start);
+  size_t i = first.pos;
+  int line = first.lineBefore;
+  int skip = start / 2 - first.unit;
+  bool placed = false;  // the line state is the original's
+  auto varint = [&] {
+    unsigned v = 0, shift = 0;
+    while (i < n) {
+      unsigned char b = p[i++];
+      v |= static_cast<unsigned>(b & 63) << shift;
+      shift += 6;
+      if (!(b & 64)) break;
+    }
+    return v;
+  };
+  while (i < n) {
+    const size_t begin = i;
+    const unsigned char head = p[i++];
+    const int kind = (head >> 3) & 15, length = (head & 7) + 1;
+    int delta = 0;
+    unsigned endDelta = 0, col = 0, endCol = 0;  // columns + 1 (0: none), as the long form has them
+    if (kind == 14) {
+      const unsigned v = varint();
+      delta = (v & 1) ? -static_cast<int>(v >> 1) : static_cast<int>(v >> 1);
+      endDelta = varint();
+      col = varint();
+      endCol = varint();
+    } else if (kind == 13) {
+      const unsigned v = varint();
+      delta = (v & 1) ? -static_cast<int>(v >> 1) : static_cast<int>(v >> 1);
+    } else if (kind >= 10 && kind < 13) {
+      delta = kind - 10;
+      col = p[i] + 1u;
+      endCol = p[i + 1] + 1u;
+      i += 2;
+    } else if (kind < 10) {
+      const unsigned b = p[i++];
+      col = static_cast<unsigned>(kind) * 8 + ((b >> 4) & 7) + 1;
+      endCol = col + (b & 15);
+    }
+    const int units = length - skip;
+    skip = 0;
+    const auto header = [&](int k) { out.push_back(static_cast<char>(0x80 | (k << 3) | (units - 1))); };
+    if (placed || kind == 15) {
+      header(kind);
+      out.append(reinterpret_cast<const char*>(p + begin + 1), i - begin - 1);
+    } else {
+      const int rel = line + delta - code->co_firstlineno;
+      if (kind == 13) {
+        header(13);
+        lineSvarint(out, rel);
+      } else {
+        header(14);
+        lineSvarint(out, rel);
+        lineVarint(out, endDelta);
+        lineVarint(out, col);
+        lineVarint(out, endCol);
+      }
+      placed = true;
+    }
+    line += delta;
+  }
+  return out;
+}
+
+}  // namespace
+
+bool shiftDerefs(std::string& raw, int nvars, int shift) {
+  if (shift == 0) return true;
+  for (size_t i = 0; i + 1 < raw.size(); i += 2) {
+    auto op = static_cast<uint8_t>(raw[i]);
+    auto arg = static_cast<uint8_t>(raw[i + 1]);
+    if (isDerefOp(op) && arg >= nvars && (i == 0 || static_cast<uint8_t>(raw[i - 2]) != opByte(Op::EXTENDED_ARG))) {
+      if (arg + shift > 255) return false;
+      raw[i + 1] = static_cast<char>(arg + shift);
+    }
+  }
+  return true;
+}
+
+PyRef codeBytes(PyCodeObject* code) {
+  // 3.11 keeps the bytes it makes here on the code object (_co_code): no copy after the first.
+  PyRef b = PyRef::steal(PyCode_GetCode(code));
+  if (!b) PyErr_Clear();
+  return b;
+}
+
+PyObject* unboundSentinel() {
+  static PyObject* s = PyObject_CallNoArgs(reinterpret_cast<PyObject*>(&PyBaseObject_Type));
+  return s;
+}
+
+int resumePrologueEnd(const Bytecode* bc) {
+  // The prologue's one JUMP_FORWARD ends it (makeResume).
+  for (const Instr& ins : bc->instrs())
+    if (ins.op == Op::JUMP_FORWARD) return ins.next;
+  return 0;
+}
+
+PyRef makeResume(PyCodeObject* orig, int target, const std::vector<bool>& layout, const std::vector<int>& unbound,
+                 std::string& error) {
+  const Bytecode* bc = Bytecode::of(orig, error);
+  if (!bc) return {};
+  const int start = bc->regionStart(target);
+  const int nvar = orig->co_nlocals;
+  int nvals = 0;
+  for (bool b : layout) nvals += b;
+  Asm asm_(-1, orig->co_firstlineno);
+  if (orig->co_nfreevars) asm_.op(Op::COPY_FREE_VARS, orig->co_nfreevars);
+  asm_.op(Op::RESUME, 0);
+  int k = 0;
+  for (bool b : layout) {
+    if (b) asm_.op(Op::LOAD_FAST, nvar + k++);
+    else asm_.op(Op::PUSH_NULL);
+  }
+  // The stack arguments are on the stack now: unbound, so that the frame's
+  // f_locals (a traceback's, a debugger's) holds the user's locals only.
+  for (int i = 0; i < nvals; ++i) asm_.op(Op::DELETE_FAST, nvar + i);
+  const int sentinelConst = static_cast<int>(PyTuple_GET_SIZE(orig->co_consts));
+  int maybeLabel = 1000;
+  for (int i : unbound) {
+    if (i >= 0) {
+      asm_.op(Op::DELETE_FAST, i);
+      continue;
+    }
+    // Bound only if the loop body ran and bound it (Note [Loop bodies]).
+    const int j = -1 - i;
+    asm_.op(Op::LOAD_FAST, j);
+    asm_.op(Op::LOAD_CONST, sentinelConst);
+    asm_.op(Op::IS_OP, 0);
+    asm_.jump(Op::POP_JUMP_FORWARD_IF_FALSE, maybeLabel);
+    asm_.op(Op::DELETE_FAST, j);
+    asm_.label(maybeLabel++);
+  }
+  // The jump is relative to its own end, which is where the copied code
+  // starts: its argument is the target's distance from `start`.
+  asm_.op(Op::JUMP_FORWARD, (target - start) / 2);
+  std::string prologue, lt;
+  asm_.assemble(prologue, lt);
+  PyRef raw = codeBytes(orig);
+  if (!raw) return (error = "cannot read co_code"), PyRef();
+  std::string body(PyBytes_AS_STRING(raw.get()) + start, static_cast<size_t>(PyBytes_GET_SIZE(raw.get()) - start));
+  if (orig->co_nfreevars && !shiftDerefs(body, nvar, nvals)) {
+    error = "closure index needs EXTENDED_ARG";
+    return {};
+  }
+  std::string exc;
+  if (!suffixExceptionTable(orig, start, static_cast<int>(prologue.size()), exc)) {
+    error = "an exception handler before the resumed code";
+    return {};
+  }
+  PyObject* varnames = PyObject_GetAttrString(reinterpret_cast<PyObject*>(orig), "co_varnames");
+  if (!varnames) return {};
+  PyRef names = PyRef::steal(PyList_New(0));
+  for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(varnames); ++i) PyList_Append(names.get(), PyTuple_GET_ITEM(varnames, i));
+  Py_DECREF(varnames);
+  for (int i = 0; i < nvals; ++i) {
+    PyRef n = PyRef::steal(PyUnicode_FromFormat("__xacc_stack%d", i));
+    PyList_Append(names.get(), n.get());
+  }
+  PyRef kw = PyRef::steal(PyDict_New());
+  std::string code = prologue + body;
+  std::string linetable = lt + suffixLineTable(orig, bc, start);
+  Py_ssize_t nnames = PyList_GET_SIZE(names.get());
+  setItem(kw.get(), "co_code", PyBytes_FromStringAndSize(code.data(), static_cast<Py_ssize_t>(code.size())));
+  setItem(kw.get(), "co_varnames", PyList_AsTuple(names.get()));
+  setItem(kw.get(), "co_nlocals", PyLong_FromSsize_t(nnames));
+  setItem(kw.get(), "co_argcount", PyLong_FromSsize_t(nnames));
+  setItem(kw.get(), "co_posonlyargcount", PyLong_FromLong(0));
+  setItem(kw.get(), "co_kwonlyargcount", PyLong_FromLong(0));
+  setItem(kw.get(), "co_flags", PyLong_FromLong(orig->co_flags & ~(CO_VARARGS | CO_VARKEYWORDS)));
+  setItem(kw.get(), "co_linetable", PyBytes_FromStringAndSize(linetable.data(), static_cast<Py_ssize_t>(linetable.size())));
+  setItem(kw.get(), "co_exceptiontable", PyBytes_FromStringAndSize(exc.data(), static_cast<Py_ssize_t>(exc.size())));
+  setItem(kw.get(), "co_stacksize", PyLong_FromLong(orig->co_stacksize + static_cast<int>(layout.size()) + 2));
+  PyRef consts = PyRef::steal(PySequence_List(orig->co_consts));
+  // The sentinel is not marshallable: only resume functions after a split loop hold it.
+  if (maybeLabel > 1000) PyList_Append(consts.get(), unboundSentinel());
+  // Unused, but part of the code's hash: resume code of one function that
+  // starts at the same offset differs only in its prologue, which the hash
+  // does not read, so dicts keyed by code objects would see them collide.
+  PyRef where = PyRef::steal(PyUnicode_FromFormat("<resume at %d>", target));
+  PyList_Append(consts.get(), where.get());
+  setItem(kw.get(), "co_consts", PyList_AsTuple(consts.get()));
+  // The user's names (and, above, file and line table): a traceback, sys._getframe
+  // and inspect see the user's function (the registry tells resume code apart).
+  setItem(kw.get(), "co_name", Py_NewRef(orig->co_name));
+  setItem(kw.get(), "co_qualname", Py_NewRef(orig->co_qualname));
+  PyRef out = replaceCode(orig, kw.get());
+  if (!out) return {};
+  auto& reg = registry();
+  std::lock_guard<std::mutex> lock(reg.mu);
+  Py_INCREF(out.get());
+  Py_INCREF(reinterpret_cast<PyObject*>(orig));
+  reg.origin[reinterpret_cast<PyCodeObject*>(out.get())] = {orig, static_cast<int>(prologue.size()) - start};
+  reg.target[reinterpret_cast<PyCodeObject*>(out.get())] = target;
+  return out;
+}
+
+}  // namespace xacc::capture::translate::codegen
+
+namespace xacc::capture::translate {
+
+std::unique_ptr<Bytecode> decodeResume(PyCodeObject* code, std::string& error) {
+  int shift = 0;
+  PyCodeObject* orig = resumeOrigin(code, &shift);
+  const Bytecode* obc = orig ? Bytecode::of(orig, error) : nullptr;
+  if (obc) {
+    // makeResume's shiftDerefs: closure slots move past the stack arguments.
+    const int derefShift = orig->co_nfreevars ? code->co_nlocals - orig->co_nlocals : 0;
+    std::string why;
+    if (auto bc = Bytecode::derive(code, *obc, shift, orig->co_nlocals, derefShift, why)) return bc;
+  }
+  return Bytecode::decode(code, error);
+}
+
+}  // namespace xacc::capture::translate
