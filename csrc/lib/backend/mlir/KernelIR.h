@@ -105,7 +105,7 @@ std::string emitKernelMlir(const KernelIR& k, const EmitOptions& opts = {}, std:
 /// numel of a shape.
 int64_t numelOf(const std::vector<int64_t>& shape);
 
-/// Estimated cost of a kernel (Executable.cpp), for the decision to split it
+/// Estimated cost of a kernel (KernelWork.cpp), for the decision to split it
 /// across threads: per output element, the bytes its inputs and outputs move
 /// and its floating-point lane-operations after fastMath lowering; in all,
 /// the work in elements of a plain f32 copy (8 bytes moved each).
@@ -115,5 +115,8 @@ struct KernelWork {
   double copyElements = 0;
 };
 KernelWork estimateKernelWork(const KernelIR& k);
+
+/// Whether `k` can be run chunk by chunk over dim 0 of its outputs (KernelWork.cpp).
+bool splittableOverDim0(const KernelIR& k);
 
 }  // namespace xacc::backend::mlir

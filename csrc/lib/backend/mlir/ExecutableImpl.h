@@ -1,0 +1,218 @@
+// Private to the xpu executable (Executable.cpp: building the plan, running
+// steps, packed GEMMs, profiles; ExecutableRegions.cpp: compiling and running
+// region kernels): the process-wide kernel caches, the per-region state and
+// the XpuExecutable class. Sees torch; no MLIR headers.
+#pragma once
+
+#include <ATen/ATen.h>
+
+#include <array>
+#include <atomic>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <set>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "Jit.h"
+#include "KernelIR.h"
+#include "Lowering.h"
+#include "Partitioner.h"
+#include "SizeGeneric.h"
+#include "xacc/backend/mlir/XpuBackend.h"
+#include "xacc/ir/Interpreter.h"
+
+namespace xacc::backend::mlir::exec {
+
+using ir::Datum;
+using ir::DType;
+
+/// Writes `s` to stderr when XACC_LOG names `mlir` (or `all`).
+void logLine(const std::string& s);
+
+/// Process-wide kernels by (options, text).
+struct KernelCache {
+  std::mutex mu;
+  std::unordered_map<std::string, std::shared_ptr<CompiledKernel>> kernels;
+  // Leaked on purpose: destroying an ExecutionEngine runs ORC deinitializers,
+  // which must not happen during static destruction, after LLVM's own statics
+  // are gone (that crashes or hangs at exit).
+  static KernelCache& get() {
+    static KernelCache* c = new KernelCache;
+    return *c;
+  }
+};
+
+struct Totals {
+  std::mutex mu;
+  KernelTotals t;
+  static Totals& get() {
+    static Totals* g = new Totals;
+    return *g;
+  }
+};
+
+/// One compiled specialisation of a region.
+struct Variant {
+  KernelIR kernel;
+  std::shared_ptr<CompiledKernel> fn;
+  std::string error;  ///< non-empty: this signature falls back
+  size_t numPacked = 0;
+  bool parallel = false;  ///< may be split over dim 0
+  int64_t grainRows = 1;  ///< parallel: fewest rows worth a thread of their own
+  // A size-generic kernel (Note [Size-generic kernels], SizeGeneric.cpp):
+  // `kernel` has symbolic extents; output shapes come from `pattern`.
+  bool generic = false;
+  SizePattern pattern;
+  bool splittable = false;        ///< the concrete kernel could be split over dim 0
+  double workPerElement = 0;      ///< estimateKernelWork copy-elements per output element
+};
+
+/// Size-generic kernels of the process (Note [Size-generic kernels],
+/// SizeGeneric.cpp), by JIT options and kernel skeleton (skeletonKey): the
+/// unrolled steps of a generation loop are different regions of one graph
+/// with one skeleton. `firstSeen` is the first signature of a skeleton that
+/// got a per-size kernel; `failed` the skeletons whose lowering depends on
+/// sizes in a way a generic kernel cannot express.
+struct GenericKernels {
+  std::mutex mu;
+  std::map<std::string, std::vector<std::shared_ptr<Variant>>> bySkeleton;
+  std::map<std::string, std::vector<InputDesc>> firstSeen;
+  std::set<std::string> failed;
+  static GenericKernels& get() {
+    static GenericKernels* g = new GenericKernels;  // leaked: see KernelCache
+    return *g;
+  }
+};
+
+struct RegionState {
+  Region region;
+  std::vector<int> inSlots, outSlots;
+  std::mutex mu;
+  std::map<std::string, std::shared_ptr<Variant>> variants;
+  int index = 0;
+  std::string key;  ///< regionKey, for profiles
+};
+
+/// Times of one thing measured while profiling (seconds): all runs are
+/// counted, the first `kKeep` are kept for the median.
+struct Samples {
+  static constexpr size_t kKeep = 1024;
+  int64_t runs = 0;
+  double total = 0;
+  std::vector<double> kept;
+  void add(double s) {
+    ++runs;
+    total += s;
+    if (kept.size() < kKeep) kept.push_back(s);
+  }
+  std::string json() const {
+    std::vector<double> v = kept;
+    std::sort(v.begin(), v.end());
+    double med = v.empty() ? 0 : (v.size() % 2 ? v[v.size() / 2] : (v[v.size() / 2 - 1] + v[v.size() / 2]) / 2);
+    char buf[160];
+    std::snprintf(buf, sizeof buf, "{\"runs\": %lld, \"total_s\": %.9g, \"median_s\": %.9g, \"min_s\": %.9g}",
+                  static_cast<long long>(runs), total, med, v.empty() ? 0.0 : v.front());
+    return buf;
+  }
+};
+
+/// A packed copy of one GEMM weight (Note [Packed GEMM weights], Executable.cpp).
+struct PackedGemm {
+  bool hasBias = false;  ///< addmm (operand 0 is the bias) or mm
+  std::mutex mu;
+  at::Tensor weight;     ///< W as last seen (a reference: its memory stays W's)
+  const void* ptr = nullptr;
+  std::vector<int64_t> sizes, strides;
+  uint32_t version = 0;
+  int64_t rows = 0;
+  std::array<float, 16> samples{};
+  at::Tensor packed;     ///< empty until the key was seen twice
+};
+
+struct Step {
+  const ir::Node* node = nullptr;
+  std::vector<int> inSlots, outSlots;
+  std::unique_ptr<RegionState> region;
+  std::unique_ptr<PackedGemm> gemm;  ///< Note [Packed GEMM weights]
+};
+
+class XpuExecutable : public Executable {
+public:
+  XpuExecutable(std::unique_ptr<ir::Graph> g, const CompileOptions& o);
+
+  bool build(support::DiagnosticEngine& diag);
+
+  bool run(const std::vector<Datum>& inputs, std::vector<Datum>& outputs,
+           support::DiagnosticEngine& diag) override;
+
+  const CompileStats& stats() const override;
+
+  std::string profileJson() const override;
+
+  std::string describe() const override;
+
+private:
+  int slotOf(const ir::Value* v);
+
+  /// run() with profiling on: each region step runs as its ATen ops and then
+  /// as its kernel (whose results overwrite the ATen ones), each timed; each
+  /// fallback node is timed under its op name.
+  bool runProfiled(ir::Interpreter& interp, std::vector<Datum>& slots);
+
+  bool runNodes(ir::Interpreter& interp, const std::vector<const ir::Node*>& nodes, std::vector<Datum>& slots);
+
+  /// Note [Packed GEMM weights]. False: run the node through ATen as usual.
+  bool runPackedGemm(Step& s, std::vector<Datum>& slots);
+
+  std::shared_ptr<Variant> variantFor(RegionState& r, const std::vector<InputDesc>& in);
+
+  /// Whether a call with `in` is big enough to be split over threads, which
+  /// the size-generic kernel is not (Note [Splitting kernels over rows]): it
+  /// then gets a per-size kernel, split.
+  bool tooBigForGeneric(const Variant& g, const std::vector<InputDesc>& in) const;
+
+  /// A size-generic kernel for region `r` at `in` (Note [Size-generic
+  /// kernels]), `concrete` being r lowered for `in`: one of the process's
+  /// whose instance at these sizes is exactly `concrete`, or one derived now
+  /// when r declares dynamic dims or its skeleton was seen at other sizes
+  /// before (at most three per skeleton). Null: a per-size kernel. Called with
+  /// r.mu held.
+  std::shared_ptr<Variant> genericVariant(RegionState& r, const std::vector<InputDesc>& in,
+                                          const KernelIR& concrete);
+
+  /// Compiles (or finds in the kernel caches) the kernel `text` of variant `v`;
+  /// `key` names its signature in the log. A size-generic kernel that fails to
+  /// compile is no fallback: the region compiles per size instead.
+  void compileVariant(RegionState& r, Variant& v, const std::string& text, const std::string& key);
+
+  void noteFailure(RegionState& r, const std::string& why);
+
+  bool runRegion(RegionState& r, std::vector<Datum>& slots);
+
+  std::unique_ptr<ir::Graph> graph_;
+  CompileOptions opts_;
+  JitOptions jit_;
+  CompileStats stats_;
+  std::vector<Step> steps_;
+  std::unordered_map<const ir::Value*, int> slots_;
+  size_t numSlots_ = 0;
+  std::vector<int> resultSlots_;
+  std::vector<std::pair<int, std::string>> regionFailures_;
+  bool built_ = false;
+  std::atomic<int64_t> kernelLaunches_{0}, regionFallbackRuns_{0}, splitRuns_{0};
+  std::atomic<int64_t> packedGemmRuns_{0}, weightsPacked_{0};  // Note [Packed GEMM weights]
+  static constexpr int64_t kPackMaxRows = 128, kPackMinWeight = int64_t{1} << 20;
+  mutable std::mutex statsMu_;
+  mutable CompileStats snapshot_;
+  // Profiling (opts_.profile): per region step index (kernel, ATen) times;
+  // per fallback op name.
+  mutable std::mutex profMu_;
+  std::map<size_t, std::pair<Samples, Samples>> regionProf_;
+  std::map<std::string, Samples> fallbackProf_;
+  std::vector<std::string> leftToAten_;  ///< region keys the profile left to ATen
+};
+
+}  // namespace xacc::backend::mlir::exec

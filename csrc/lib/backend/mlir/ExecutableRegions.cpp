@@ -1,0 +1,309 @@
+// Compiling and running the kernels of xpu regions (XpuExecutable, see
+// ExecutableImpl.h and Executable.cpp): a variant per run-time input signature,
+// size-generic kernels, the process-wide kernel cache, and launching a kernel
+// on the tensors' own storage, split over rows across the ATen thread pool.
+#include "ExecutableImpl.h"
+
+#include <ATen/Parallel.h>
+#include <c10/core/GradMode.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdlib>
+#include <deque>
+
+#include "xacc/backend/aten/TensorDatum.h"
+
+namespace xacc::backend::mlir::exec {
+
+namespace {
+
+std::string signatureKey(const std::vector<InputDesc>& in) {
+  std::string s;
+  for (const auto& d : in) {
+    s += ir::dtypeName(d.dtype);
+    s += d.isTensor ? (d.contiguous ? "[" : "s[") : "(";
+    for (int64_t n : d.shape) s += std::to_string(n) + ",";
+    s += "]";
+  }
+  return s;
+}
+
+/// Memref descriptor fields, packed one pointer per LLVM argument. `args`
+/// points into `storage`, so storage must never move: a deque keeps element
+/// addresses stable as it grows (a reserved vector did not once a kernel had
+/// more than 64 descriptor fields, e.g. six rank-4 memrefs, and the kernel
+/// then read freed memory).
+struct Packer {
+  std::deque<void*> storage;  // owned values (pointers or int64s), stable addresses
+  std::vector<void*> args;
+  void reserve(size_t n) { args.reserve(n); }
+  void add(void* v) {
+    storage.push_back(v);
+    args.push_back(&storage.back());
+  }
+  void addInt(int64_t v) { add(reinterpret_cast<void*>(v)); }
+};
+
+}  // namespace
+
+std::shared_ptr<Variant> XpuExecutable::variantFor(RegionState& r, const std::vector<InputDesc>& in) {
+  std::string key = signatureKey(in);
+  std::lock_guard<std::mutex> lock(r.mu);
+  auto it = r.variants.find(key);
+  if (it != r.variants.end() && !(it->second->generic && tooBigForGeneric(*it->second, in)))
+    return it->second;
+  auto v = std::make_shared<Variant>();
+  r.variants[key] = v;
+  if (!buildKernel(r.region, in, v->kernel, v->error)) {
+    noteFailure(r, v->error);
+    return v;
+  }
+  if (auto g = genericVariant(r, in, v->kernel)) {
+    r.variants[key] = g;
+    return g;
+  }
+  // Kernels big enough to be worth threads get a dynamic row dim, so the
+  // same code runs on any row range (and any row count).
+  // Note [Splitting kernels over rows]: a kernel is split when its
+  // estimated work (estimateKernelWork: bytes moved and FP operations per
+  // element, in f32-copy elements) reaches `parallelThreshold`, so a chain
+  // of transcendental functions is split at fewer elements than a plain
+  // add. Each thread gets at least half the threshold's work (the grain),
+  // so a kernel at the threshold runs as two chunks; at::parallel_for
+  // (OpenMP) gives each thread one contiguous range of rows.
+  const KernelIR& k = v->kernel;
+  int threads = at::get_num_threads();
+  if (opts_.parallel && threads > 1 && splittableOverDim0(k)) {
+    KernelWork w = estimateKernelWork(k);
+    int64_t rows = k.at(k.outputs[0]).shape[0];
+    if (w.copyElements >= static_cast<double>(opts_.parallelThreshold)) {
+      v->parallel = true;
+      v->kernel.dynRows = rows;
+      double perRow = std::max(w.copyElements / rows, 1e-9);
+      v->grainRows = std::clamp<int64_t>(
+          static_cast<int64_t>(std::ceil(opts_.parallelThreshold / 2.0 / perRow)), 1, rows);
+    }
+    char buf[240];
+    std::snprintf(buf, sizeof buf,
+                  "region %d: %s over dim 0 (%lld rows, %.1f bytes + %.1f FP ops per element = %.0f "
+                  "copy-elements of work, threshold %lld, %d threads, grain %lld rows)",
+                  r.index, v->parallel ? "split" : "not split", static_cast<long long>(rows),
+                  w.bytesPerElement, w.opsPerElement, w.copyElements,
+                  static_cast<long long>(opts_.parallelThreshold), threads,
+                  static_cast<long long>(v->grainRows));
+    logLine(buf);
+  }
+  compileVariant(r, *v, emitKernelMlir(v->kernel), key);
+  return v;
+}
+
+bool XpuExecutable::tooBigForGeneric(const Variant& g, const std::vector<InputDesc>& in) const {
+  if (!g.splittable || !opts_.parallel || at::get_num_threads() <= 1) return false;
+  // On every run of a generic kernel: the output's element count, no copies.
+  double elements = 1;
+  for (int64_t e : g.kernel.at(g.kernel.outputs[0]).shape)
+    elements *= static_cast<double>(isSymbolicExtent(e) ? symbolSize(g.pattern, in, symbolIndex(e)) : e);
+  return g.workPerElement * elements >= static_cast<double>(opts_.parallelThreshold);
+}
+
+std::shared_ptr<Variant> XpuExecutable::genericVariant(RegionState& r, const std::vector<InputDesc>& in,
+                                        const KernelIR& concrete) {
+  if (concrete.outputs.empty()) return nullptr;
+  std::string skel = std::string(jit_.fastMath ? "F" : "E") + std::to_string(jit_.optLevel) + "|" +
+                     skeletonKey(concrete);
+  auto& gk = GenericKernels::get();
+  std::lock_guard<std::mutex> gl(gk.mu);
+  auto& list = gk.bySkeleton[skel];
+  for (const auto& g : list)
+    if (matchesPattern(g->pattern, in) && instanceOf(g->kernel, g->pattern, in, concrete)) {
+      if (tooBigForGeneric(*g, in)) return nullptr;
+      std::lock_guard<std::mutex> sl(statsMu_);
+      ++stats_.memoryCacheHits;
+      std::lock_guard<std::mutex> tl(Totals::get().mu);
+      ++Totals::get().t.memoryHits;
+      return g;
+    }
+  if (gk.failed.count(skel) || list.size() >= 3) return nullptr;
+  auto seen = gk.firstSeen.find(skel);
+  if (seen == gk.firstSeen.end() && !declaresDynamicDims(r.region)) {
+    gk.firstSeen.emplace(skel, in);
+    return nullptr;
+  }
+  const SizePattern* prev = list.empty() ? nullptr : &list.back()->pattern;
+  auto v = std::make_shared<Variant>();
+  if (!derivePattern(r.region, seen == gk.firstSeen.end() ? in : seen->second, in, prev, v->pattern))
+    return nullptr;
+  std::string why, text;
+  if (buildSizeGenericKernel(r.region, v->pattern, concrete, v->kernel, why))
+    text = emitKernelMlir(v->kernel, {}, &why);
+  if (text.empty()) {
+    logLine("region " + std::to_string(r.index) + ": no size-generic kernel for " + patternText(v->pattern) +
+            " (" + why + "); one kernel per size");
+    gk.failed.insert(skel);
+    return nullptr;
+  }
+  v->generic = true;
+  v->splittable = splittableOverDim0(concrete);
+  v->workPerElement = estimateKernelWork(concrete).copyElements /
+                      static_cast<double>(std::max<int64_t>(1, numelOf(concrete.at(concrete.outputs[0]).shape)));
+  compileVariant(r, *v, text, patternText(v->pattern));
+  if (!v->fn) {
+    gk.failed.insert(skel);
+    return nullptr;
+  }
+  list.push_back(v);
+  return tooBigForGeneric(*v, in) ? nullptr : v;
+}
+
+void XpuExecutable::compileVariant(RegionState& r, Variant& v, const std::string& text, const std::string& key) {
+  std::string region = "region " + std::to_string(r.index) + ": ";
+  std::string what = (v.generic ? "size-generic kernel for " : "kernel for ") + key;
+  // The cache directory is part of the key: a kernel first needed under a
+  // new directory (an AOT build collecting objects) is stored there too.
+  std::string cacheKey =
+      (jit_.fastMath ? "F" : "E") + std::to_string(jit_.optLevel) + jit_.cacheDir + "\n" + text;
+  {
+    std::lock_guard<std::mutex> cl(KernelCache::get().mu);
+    auto ck = KernelCache::get().kernels.find(cacheKey);
+    if (ck != KernelCache::get().kernels.end()) {
+      v.fn = ck->second;
+      std::lock_guard<std::mutex> sl(statsMu_);
+      ++stats_.memoryCacheHits;
+      std::lock_guard<std::mutex> tl(Totals::get().mu);
+      ++Totals::get().t.memoryHits;
+    }
+  }
+  if (!v.fn) {
+    auto t0 = std::chrono::steady_clock::now();
+    KernelSource src = KernelSource::Compiled;
+    v.fn = compileKernel(text, "kernel", jit_, src, v.error);
+    double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    {
+      std::lock_guard<std::mutex> sl(statsMu_);
+      stats_.compileSeconds += seconds;
+      if (v.fn) ++(src == KernelSource::DiskCache ? stats_.diskCacheHits : stats_.kernelsCompiled);
+      std::lock_guard<std::mutex> tl(Totals::get().mu);
+      Totals::get().t.compileSeconds += seconds;
+      if (v.fn) ++(src == KernelSource::DiskCache ? Totals::get().t.diskHits : Totals::get().t.compiled);
+    }
+    if (!v.fn) {
+      if (v.generic)
+        logLine(region + what + " failed (" + v.error + ")");
+      else
+        noteFailure(r, v.error);
+      return;
+    }
+    if (src == KernelSource::DiskCache)
+      logLine(region + (v.generic ? "size-generic " : "") + "kernel loaded from disk cache" +
+              (v.generic ? " (" + key + ")" : ""));
+    else
+      logLine(region + "compiled " + what);
+    std::lock_guard<std::mutex> cl(KernelCache::get().mu);
+    KernelCache::get().kernels.emplace(cacheKey, v.fn);
+  }
+}
+
+void XpuExecutable::noteFailure(RegionState& r, const std::string& why) {
+  std::string line = "region " + std::to_string(r.index) + " (" + r.region.nodes.front()->opName() +
+                     (r.region.nodes.size() > 1 ? ", ..." : "") + "): " + why;
+  {
+    std::lock_guard<std::mutex> lock(statsMu_);
+    regionFailures_.emplace_back(r.index, line);
+    // Failures of run-time signatures (after build) are reported too.
+    if (built_) stats_.fallbackReasons.push_back(line);
+  }
+  logLine("fallback: " + line);
+}
+
+bool XpuExecutable::runRegion(RegionState& r, std::vector<Datum>& slots) {
+  // Kernels do not record autograd history: a region that must (grad mode
+  // on and an input requiring grad) runs node by node through ATen instead.
+  bool needGrad = c10::GradMode::is_enabled();
+  std::vector<InputDesc> in(r.inSlots.size());
+  std::vector<at::Tensor> tensors(r.inSlots.size());
+  for (size_t i = 0; i < r.inSlots.size(); ++i) {
+    const Datum& d = slots[r.inSlots[i]];
+    InputDesc& desc = in[i];
+    switch (d.kind()) {
+      case ir::DKind::Tensor: {
+        const at::Tensor& t = aten::tensorOf(d);
+        if (!t.defined() || t.device().type() != c10::DeviceType::CPU ||
+            t.layout() != c10::kStrided || !aten::fromScalarType(t.scalar_type(), desc.dtype))
+          return false;
+        if (needGrad && t.requires_grad()) return false;
+        desc.shape.assign(t.sizes().begin(), t.sizes().end());
+        desc.contiguous = t.is_contiguous();
+        tensors[i] = t;
+        break;
+      }
+      case ir::DKind::Int: desc.isTensor = false, desc.dtype = DType::I64; break;
+      case ir::DKind::Float: desc.isTensor = false, desc.dtype = DType::F64; break;
+      case ir::DKind::Bool: desc.isTensor = false, desc.dtype = DType::Bool; break;
+      default: return false;
+    }
+  }
+  auto v = variantFor(r, in);
+  if (!v->fn) return false;
+  const KernelIR& k = v->kernel;
+  std::vector<at::Tensor> outs;
+  outs.reserve(k.outputs.size());
+  for (int o : k.outputs) {
+    const KNode& n = k.at(o);
+    auto options = at::TensorOptions().dtype(aten::toScalarType(n.dtype));
+    outs.push_back(at::empty(v->generic ? concreteShape(n.shape, v->pattern, in) : n.shape, options));
+  }
+  // Row range [begin, end) of dim 0, or the whole thing.
+  auto launch = [&](int64_t begin, int64_t end, bool chunked) {
+    Packer p;
+    p.reserve(64);
+    auto addMemref = [&](const at::Tensor& t, bool sliceDim0) {
+      char* base = static_cast<char*>(t.data_ptr());
+      int64_t rank = t.dim();
+      bool slice = chunked && sliceDim0 && rank > 0;
+      if (slice) base += begin * t.stride(0) * static_cast<int64_t>(t.element_size());
+      p.add(base);
+      p.add(base);
+      p.addInt(0);
+      for (int64_t j = 0; j < rank; ++j) p.addInt(slice && j == 0 ? end - begin : t.size(j));
+      for (int64_t j = 0; j < rank; ++j) p.addInt(t.stride(j));
+    };
+    int64_t rows = k.outputs.empty() ? 0 : (k.at(k.outputs[0]).shape.empty() ? 0 : k.at(k.outputs[0]).shape[0]);
+    for (size_t i = 0; i < tensors.size(); ++i)
+      if (tensors[i].defined())
+        addMemref(tensors[i], tensors[i].dim() > 0 &&
+                                  tensors[i].dim() == static_cast<int64_t>(k.at(k.outputs[0]).shape.size()) &&
+                                  tensors[i].size(0) == rows);
+    std::vector<int64_t> scalarStore(r.inSlots.size());
+    size_t si = 0;
+    for (size_t i = 0; i < r.inSlots.size(); ++i) {
+      if (in[i].isTensor) continue;
+      const Datum& d = slots[r.inSlots[i]];
+      int64_t bits = 0;
+      if (d.kind() == ir::DKind::Int) bits = d.asInt();
+      if (d.kind() == ir::DKind::Float) {
+        double f = d.asFloat();
+        std::memcpy(&bits, &f, sizeof f);
+      }
+      if (d.kind() == ir::DKind::Bool) bits = d.asBool() ? 1 : 0;
+      scalarStore[si] = bits;
+      p.args.push_back(&scalarStore[si++]);
+    }
+    for (auto& o : outs) addMemref(o, true);
+    v->fn->call(p.args.data());
+  };
+  if (v->parallel) {
+    std::atomic<int> chunks{0};
+    at::parallel_for(0, k.at(k.outputs[0]).shape[0], v->grainRows, [&](int64_t begin, int64_t end) {
+      chunks.fetch_add(1, std::memory_order_relaxed);
+      launch(begin, end, true);
+    });
+    if (chunks.load() > 1) ++splitRuns_;
+  } else {
+    launch(0, 0, false);
+  }
+  for (size_t i = 0; i < outs.size(); ++i) slots[r.outSlots[i]] = aten::makeTensorDatum(std::move(outs[i]));
+  return true;
+}
+
+}  // namespace xacc::backend::mlir::exec
