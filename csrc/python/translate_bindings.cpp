@@ -442,6 +442,18 @@ void bindTranslate(py::module_& c) {
   c.def("sweep_resumes", &sweepResumeRegistry,
         "Frees the resume and loop-body functions of code objects nothing else holds; returns "
         "how many code objects were released (Note [Resume registry sweep]).");
+  // A builtin, not a Python function: no bytecode runs, so a SIGINT noted while
+  // a capture allocates (and triggers this collection) is never raised inside
+  // it, where Python would report it as ignored (Note [Noted interrupts stop
+  // every stage] in convert.py).
+  c.def(
+      "gc_callback",
+      [](py::handle phase, py::handle info) {
+        if (!PyUnicode_Check(phase.ptr()) || PyUnicode_CompareWithASCIIString(phase.ptr(), "stop") != 0) return;
+        PyObject* gen = PyDict_Check(info.ptr()) ? PyDict_GetItemString(info.ptr(), "generation") : nullptr;
+        if (gen && PyLong_Check(gen) && PyLong_AsLong(gen) == 2) sweepResumeRegistry();
+      },
+      "gc.callbacks entry: sweeps the resume registry after each full collection (gc generation 2).");
   c.def("is_resume", [](py::handle code) {
     return PyCode_Check(code.ptr()) && tr::resumeOrigin(reinterpret_cast<PyCodeObject*>(code.ptr()), nullptr);
   });
