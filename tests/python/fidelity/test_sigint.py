@@ -51,7 +51,7 @@ def _interrupted(script: Path, device: str) -> tuple:
     return p.returncode, out, err
 
 
-# Once flaky (1 in 3 runs on xpu0 under load, exit -11, first read as -2): the
+# Once flaky (xpu0 under load: exit -11 in 3 of 6 runs here; reported as -2 before): the
 # KeyboardInterrupt raised inside xacc's gc callback was reported as ignored, the
 # capture went on into the xpu0 compile, whose recursive emitter overflowed the stack
 # on this 12,000-node chain. Now a noted signal stops every stage (Note [Noted
