@@ -37,16 +37,8 @@ def _ensure_installed() -> None:
         _C.set_recompile_limit(RECOMPILE_LIMIT)
         _C.set_callback(_convert.callback)
         _C.install()
-        gc.callbacks.append(_sweep)
+        gc.callbacks.append(_C.gc_callback)  # Note [Resume registry sweep]
         _installed = True
-
-
-def _sweep(phase: str, info: dict) -> None:
-    """After a full collection: frees the resume functions (and with them the
-    code objects and cache entries) of deleted functions (Note [Resume registry
-    sweep] in translate_bindings.cpp)."""
-    if phase == "stop" and info.get("generation") == 2:
-        _C.sweep_resumes()
 
 
 class _Capture:

@@ -387,7 +387,13 @@ py::object translate(py::handle func, py::tuple args, py::handle host, cap::Guar
 // dies and its cache entries are freed with it. A resume code object that is
 // itself split has its own entries: it is released once its origin's entries
 // are gone, so the sweep repeats until nothing more goes. xacc.jit sweeps
-// after each full garbage collection (gc generation 2).
+// after every collection of gc generation 1 or 2 (gc_callback), not only after
+// full ones: full collections are rare, and a program that makes and drops
+// functions kept thousands of dead ones (their graphs, guards, executables)
+// until the next, which left RSS fragmented far above what is live (10,000
+// functions: +47 MB, now within 10 MB of eager; test_memory_bound). A sweep
+// walks the registry (about 0.3 ms with 1,200 live split functions, under
+// load): generation 1 runs once every 10 young collections.
 size_t sweepResumeRegistry() {
   auto& reg = tr::codegen::registry();
   size_t freed = 0;
@@ -442,6 +448,18 @@ void bindTranslate(py::module_& c) {
   c.def("sweep_resumes", &sweepResumeRegistry,
         "Frees the resume and loop-body functions of code objects nothing else holds; returns "
         "how many code objects were released (Note [Resume registry sweep]).");
+  // A builtin, not a Python function: no bytecode runs, so a SIGINT noted while
+  // a capture allocates (and triggers this collection) is never raised inside
+  // it, where Python would report it as ignored (Note [Noted interrupts stop
+  // every stage] in convert.py).
+  c.def(
+      "gc_callback",
+      [](py::handle phase, py::handle info) {
+        if (!PyUnicode_Check(phase.ptr()) || PyUnicode_CompareWithASCIIString(phase.ptr(), "stop") != 0) return;
+        PyObject* gen = PyDict_Check(info.ptr()) ? PyDict_GetItemString(info.ptr(), "generation") : nullptr;
+        if (gen && PyLong_Check(gen) && PyLong_AsLong(gen) >= 1) sweepResumeRegistry();
+      },
+      "gc.callbacks entry: sweeps the resume registry after each collection of generation 1 or 2.");
   c.def("is_resume", [](py::handle code) {
     return PyCode_Check(code.ptr()) && tr::resumeOrigin(reinterpret_cast<PyCodeObject*>(code.ptr()), nullptr);
   });

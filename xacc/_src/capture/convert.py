@@ -326,9 +326,21 @@ class _Interrupts:
     while the callback runs on the main thread, SIGINT is noted (and raised at
     once, to stop the translation); at the end the handler the program had is
     restored and called with the signal, which raises KeyboardInterrupt out of
-    the call (the hook passes it on, EvalFrame311.cpp)."""
+    the call (the hook passes it on, EvalFrame311.cpp).
+
+    Note [Noted interrupts stop every stage]: the KeyboardInterrupt raised at
+    once does not always stop the work. Raised in a gc callback, a weakref
+    callback or a __del__ that runs during the capture, Python reports it as
+    ignored and goes on; raised in a Python call the C++ translator makes, it
+    becomes a failed call. The translation (or the compile) would then go on
+    to its end, install what it made, and only then raise: seconds to minutes
+    later, with a cache entry the interrupted capture should never have left
+    (and on xpu0 a compile that can itself fail). So the stages check the note
+    (`check_interrupt`): after each translation and before passes and the
+    backend compile; a noted signal raises there, and nothing is installed."""
 
     __slots__ = ("prev", "frame")
+    active: "_Interrupts | None" = None  # the main thread's, while its callback runs
 
     def __enter__(self) -> None:
         self.prev = self.frame = None
@@ -337,6 +349,7 @@ class _Interrupts:
             if callable(prev):  # a Python-level handler: default_int_handler or the program's
                 self.prev = prev
                 signal.signal(signal.SIGINT, self._note)
+                _Interrupts.active = self
 
     def _note(self, signum: int, frame: Any) -> None:
         self.frame = frame
@@ -345,11 +358,20 @@ class _Interrupts:
     def __exit__(self, et: Any, e: Any, tb: Any) -> bool:
         if self.prev is None:
             return False
+        _Interrupts.active = None
         signal.signal(signal.SIGINT, self.prev)
         if self.frame is None:
             return False
         self.prev(signal.SIGINT, self.frame)  # default_int_handler raises KeyboardInterrupt
         return et is KeyboardInterrupt  # the program's handler returned: so does the callback
+
+
+def check_interrupt() -> None:
+    """Raises KeyboardInterrupt when a SIGINT was noted during this capture
+    (Note [Noted interrupts stop every stage])."""
+    active = _Interrupts.active
+    if active is not None and active.frame is not None:
+        raise KeyboardInterrupt
 
 
 def _describe_arg(a: Any) -> str:
@@ -455,6 +477,7 @@ def _compile_frame(func: types.FunctionType, args: tuple, opts: Options, ev: Com
             ctx.frame = (func, args)  # the call being compiled: amp measures on its inputs
             host = Host(ctx, lambda outs, ctx=ctx: _prefix_graph(ctx, func, outs, ev))
             r = C.translate(func, args, host, ctx.tree, ctx.device, opts.dynamic is not False, break_at)
+            check_interrupt()
             if shadow is not None and (ctx.rec.mismatch or r[0] != shadow.kind or ctx.reads != shadow.reads or (
                     r[0] == "break" and r[6] != shadow.offset)):
                 why = (f"{ctx.rec.mismatch} differs in the run with other sizes" if ctx.rec.mismatch
@@ -624,6 +647,7 @@ def _shadow_cpp(func: types.FunctionType, args: tuple, opts: Options, plan: "dyn
     # A split frame's break function is emitted and dropped: any object stands for its graph.
     host = Host(ctx, lambda outs: _SHADOW_GRAPH)
     r = C.translate(func, args, host, ctx.tree, ctx.device, opts.dynamic is not False, break_at)
+    check_interrupt()
     if r[0] not in ("graph", "code", "break") or (r[0] == "break" and (r[7] or r[6] < 0)):
         log("recompiles", "%s: dynamic shapes not used (%s)", code.co_qualname, r[1:3])
         if not plan.inherited:  # else retried without the group's candidates
@@ -641,6 +665,7 @@ def _gir_device(device: str) -> str:
 
 
 def _finish_graph(ctx: State, outs: list[int], ev: CompileEvent) -> Any:
+    check_interrupt()
     b = ctx.builder
     b.set_outputs(outs)
     guard_precision(ctx)
@@ -653,6 +678,7 @@ def _finish_graph(ctx: State, outs: list[int], ev: CompileEvent) -> Any:
     t0 = time.perf_counter()
     b.run_passes(pipeline, {"device": ctx.device})
     t1 = time.perf_counter()
+    check_interrupt()  # before the backend compile
     log("passes", "%s: %s: %d -> %d nodes (%.2f ms)", ev.function, pipeline, before, b.num_nodes, (t1 - t0) * 1e3)
     # The graph is host-typed either way; the target device picks the executor
     # (cpu: ATen; xpuN: the MLIR backend, with ATen for what it does not lower).

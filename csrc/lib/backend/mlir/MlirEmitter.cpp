@@ -314,49 +314,91 @@ private:
     return v;
   }
 
-  std::string value(Body& b, int id, const std::vector<AffineIndex>& idx) {
-    std::string key = std::to_string(id) + "@" + idxKey(idx);
-    auto it = b.memo.find(key);
-    if (it != b.memo.end()) return it->second;
-    const KNode& n = k_.at(id);
-    std::string v;
-    switch (n.kind) {
-      case KNode::Input:
-        v = readTensor(b, "%tin" + std::to_string(n.index), n.shape, n.dtype, idx);
-        break;
-      case KNode::Reduce:
-        v = readTensor(b, reduced_.at(id), n.shape, n.dtype, idx);
-        break;
-      case KNode::Scalar:
-        v = "%s" + std::to_string(n.index);
-        break;
-      case KNode::Const:
-        v = n.symbol >= 0 ? symbolicConstant(b, n) : constant(b, n.dtype, n.fval, n.ival);
-        break;
-      case KNode::View: {
-        std::vector<AffineIndex> in(n.viewIndex.size());
-        for (size_t j = 0; j < in.size(); ++j) {
-          const AffineIndex& e = n.viewIndex[j];
-          if (e.dim < 0) {
-            in[j] = e;
-          } else {
-            const AffineIndex& o = idx[static_cast<size_t>(e.dim)];
-            in[j] = o.dim < 0 ? AffineIndex{-1, 1, o.add * e.mul + e.add}
-                              : AffineIndex{o.dim, o.mul * e.mul, o.add * e.mul + e.add};
-          }
+  /// The operands `value` reads node `n` at `idx` through: (node, index) pairs.
+  std::vector<std::pair<int, std::vector<AffineIndex>>> operandsAt(const KNode& n,
+                                                                   const std::vector<AffineIndex>& idx) {
+    std::vector<std::pair<int, std::vector<AffineIndex>>> ops;
+    if (n.kind == KNode::View) {
+      std::vector<AffineIndex> in(n.viewIndex.size());
+      for (size_t j = 0; j < in.size(); ++j) {
+        const AffineIndex& e = n.viewIndex[j];
+        if (e.dim < 0) {
+          in[j] = e;
+        } else {
+          const AffineIndex& o = idx[static_cast<size_t>(e.dim)];
+          in[j] = o.dim < 0 ? AffineIndex{-1, 1, o.add * e.mul + e.add}
+                            : AffineIndex{o.dim, o.mul * e.mul, o.add * e.mul + e.add};
         }
-        v = value(b, n.args[0], in);
-        break;
       }
-      case KNode::Map: {
-        std::vector<std::string> args;
-        for (int a : n.args) args.push_back(value(b, a, broadcastIndex(k_.at(a), n.shape, idx)));
-        v = mapOp(b, n, args);
-        break;
-      }
+      ops.emplace_back(n.args[0], std::move(in));
+    } else if (n.kind == KNode::Map) {
+      for (int a : n.args) ops.emplace_back(a, broadcastIndex(k_.at(a), n.shape, idx));
     }
-    b.memo[key] = v;
-    return v;
+    return ops;
+  }
+
+  /// The SSA value of node `id` read at `idx`, emitting what it needs first
+  /// (operands before their users, the first operand's before the second's).
+  /// Depth-first with an explicit stack, not recursion: a fused chain is as
+  /// deep as the function is long (a 6,000-line straight-line function fuses
+  /// into one kernel 12,000 nodes deep), and recursion that deep overflows
+  /// the thread's stack.
+  std::string value(Body& b, int id, const std::vector<AffineIndex>& idx) {
+    struct Item {
+      int id;
+      std::vector<AffineIndex> idx;
+      std::string key;
+      bool expanded;
+    };
+    auto keyOf = [](int node, const std::vector<AffineIndex>& at) { return std::to_string(node) + "@" + idxKey(at); };
+    std::string rootKey = keyOf(id, idx);
+    std::vector<Item> stack;
+    stack.push_back({id, idx, rootKey, false});
+    while (!stack.empty()) {
+      size_t top = stack.size() - 1;
+      if (b.memo.count(stack[top].key)) {
+        stack.pop_back();
+        continue;
+      }
+      const KNode& n = k_.at(stack[top].id);
+      auto ops = operandsAt(n, stack[top].idx);
+      if (!stack[top].expanded) {
+        stack[top].expanded = true;
+        for (auto it = ops.rbegin(); it != ops.rend(); ++it) {
+          std::string k = keyOf(it->first, it->second);
+          if (!b.memo.count(k)) stack.push_back({it->first, std::move(it->second), std::move(k), false});
+        }
+        continue;
+      }
+      const std::vector<AffineIndex>& at = stack[top].idx;
+      std::string v;
+      switch (n.kind) {
+        case KNode::Input:
+          v = readTensor(b, "%tin" + std::to_string(n.index), n.shape, n.dtype, at);
+          break;
+        case KNode::Reduce:
+          v = readTensor(b, reduced_.at(stack[top].id), n.shape, n.dtype, at);
+          break;
+        case KNode::Scalar:
+          v = "%s" + std::to_string(n.index);
+          break;
+        case KNode::Const:
+          v = n.symbol >= 0 ? symbolicConstant(b, n) : constant(b, n.dtype, n.fval, n.ival);
+          break;
+        case KNode::View:
+          v = b.memo.at(keyOf(ops[0].first, ops[0].second));
+          break;
+        case KNode::Map: {
+          std::vector<std::string> args;
+          for (const auto& [a, aidx] : ops) args.push_back(b.memo.at(keyOf(a, aidx)));
+          v = mapOp(b, n, args);
+          break;
+        }
+      }
+      b.memo[stack[top].key] = v;
+      stack.pop_back();
+    }
+    return b.memo.at(rootKey);
   }
 
   /// A Const whose value is a symbol's size plus fval (KNode::symbol): the
