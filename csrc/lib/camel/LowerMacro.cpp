@@ -8,12 +8,16 @@
 // are mutable objects, and functions) stay ordinary run-time calls, so the
 // observable behaviour is the same either way.
 #include "LowerImpl.h"
+#include "xacc/support/CoreDiags.h"
 
 #include <chrono>
 
 #include "xacc/camel/Stdlib.h"
 #include "xacc/ir/Builder.h"
 #include "xacc/ir/Interpreter.h"
+
+using xacc::support::coreCode;
+using xacc::support::CoreDiag;
 
 namespace xacc::camel::sema {
 
@@ -189,7 +193,8 @@ bool Lowerer::expandGrads() {
       for (size_t i = 0; call && i < call->numResults(); ++i) parts.push_back(call->result(i));
       ir::Value* tup = call ? b.value(ir::CoreOp::TupleMake, parts, {}, {n->result(first)->type()}) : nullptr;
       if (!tup) {
-        diags_.error("E0303", n->loc(), "grad: cannot call the gradient graph: " + b.error());
+        diags_.error(coreCode(CoreDiag::AutodiffError), n->loc(),
+                     "grad: cannot call the gradient graph: " + b.error());
         ok = false;
         n = next;
         continue;

@@ -8,10 +8,14 @@
 //
 // The translation rules are in OnnxRules.cpp; both share OnnxExportImpl.h.
 #include "OnnxExportImpl.h"
+#include "xacc/support/CoreDiags.h"
 
 #include <algorithm>
 #include <cmath>
 #include <fstream>
+
+using xacc::support::coreCode;
+using xacc::support::CoreDiag;
 
 namespace xacc::onnx::detail {
 
@@ -105,7 +109,8 @@ std::string tensorBuiltin(const Node& n) {
 
 bool Exporter::fail(const Node& n, const std::string& msg) {
   std::string fn = tensorBuiltin(n);
-  diags_.error("E0801", locOf(n), "std::onnx: " + (fn.empty() ? n.opName() : "tensor::" + fn) + ": " + msg);
+  diags_.error(coreCode(CoreDiag::OnnxNoTranslation), locOf(n),
+               "std::onnx: " + (fn.empty() ? n.opName() : "tensor::" + fn) + ": " + msg);
   return false;
 }
 
@@ -515,7 +520,8 @@ bool Exporter::run(std::string& bytes, ExportSummary* summary) {
   for (Node* n : g_)
     if (isPart(*n)) part.insert(n);
   if (part.empty()) {
-    diags_.error("E0802", g_.front() ? g_.front()->loc() : support::SourceLoc{},
+    diags_.error(coreCode(CoreDiag::OnnxNothingToExport),
+                 g_.front() ? g_.front()->loc() : support::SourceLoc{},
                  "std::onnx: graph @" + g_.name() +
                      " has no tensor operations to export (calls are exported only once inlined: "
                      "run std::opt first)");
@@ -553,7 +559,8 @@ bool Exporter::run(std::string& bytes, ExportSummary* summary) {
   }
   for (Value* v : g_.results()) noteOutput(v);
   if (outputs.empty()) {
-    diags_.error("E0802", g_.front() ? g_.front()->loc() : support::SourceLoc{},
+    diags_.error(coreCode(CoreDiag::OnnxNothingToExport),
+                 g_.front() ? g_.front()->loc() : support::SourceLoc{},
                  "std::onnx: no tensor computed in @" + g_.name() + " is used (nothing to export)");
     return false;
   }
@@ -614,7 +621,7 @@ bool writeOnnxFile(const ir::Graph& g, const std::string& path, const ExportOpti
   out.write(bytes.data(), std::streamsize(bytes.size()));
   out.close();
   if (!out) {
-    diags.error("E0803", {}, "std::onnx: cannot write " + path);
+    diags.error(coreCode(CoreDiag::OnnxWriteFailed), {}, "std::onnx: cannot write " + path);
     return false;
   }
   return true;

@@ -2,6 +2,7 @@
 // is one growable datum array addressed by index (never by pointer, since it
 // reallocates). See Runtime.h.
 #include "xacc/runtime/Runtime.h"
+#include "xacc/support/CoreDiags.h"
 
 #include <algorithm>
 #include <atomic>
@@ -21,6 +22,9 @@
 #include "xacc/ir/Builtins.h"
 #include "xacc/ir/Interpreter.h"
 #include "xacc/ir/List.h"
+
+using xacc::support::coreCode;
+using xacc::support::CoreDiag;
 
 namespace xacc::runtime {
 
@@ -100,12 +104,14 @@ public:
   bool apply(const ir::Datum& fn, const std::vector<ir::Datum>& args,
              std::vector<ir::Datum>& results, const ir::Node* site) override {
     if (fn.kind() != ir::DKind::Func) {
-      if (site) return fail(*site, "E0415", "called value is not a function");
+      if (site)
+        return fail(*site, coreCode(CoreDiag::NotAFunction), "called value is not a function");
       return false;
     }
     if (site && rt_.nesting_ + 1 >= Runtime::kMaxNesting)
-      return fail(*site, "E0417", "stack overflow: more than " +
-                                      std::to_string(Runtime::kMaxNesting) + " nested callback levels");
+      return fail(*site, coreCode(CoreDiag::StackOverflow),
+                  "stack overflow: more than " + std::to_string(Runtime::kMaxNesting) +
+                      " nested callback levels");
     const std::vector<ir::Datum>& caps = fn.funcCaptures();
     if (caps.empty()) return rt_.run(*fn.funcGraph(), args, results);
     std::vector<ir::Datum> all;
@@ -382,9 +388,10 @@ bool Runtime::failRaw(const ir::Node& n, std::string code, std::string message, 
 bool Runtime::pushCall(const Program& p, ir::Datum* args, size_t nargs, size_t retBase,
                        uint32_t retCount, bool tail, const ir::Node* site, bool movable) {
   if (nargs != p.numParams) {
-    if (site) return fail(*site, "E0411", "'" + p.graph->name() + "' expects " +
-                                              std::to_string(p.numParams) + " arguments, got " +
-                                              std::to_string(nargs));
+    if (site)
+      return fail(*site, coreCode(CoreDiag::ArgumentCountMismatch),
+                  "'" + p.graph->name() + "' expects " + std::to_string(p.numParams) +
+                      " arguments, got " + std::to_string(nargs));
     return false;
   }
   ++stats_.calls;
@@ -414,17 +421,20 @@ bool Runtime::pushCall(const Program& p, ir::Datum* args, size_t nargs, size_t r
     return true;
   }
   if (frames_.size() >= maxFrames_) {
-    if (site) return fail(*site, "E0417", "stack overflow: more than " + std::to_string(maxFrames_) +
-                                              " nested calls");
+    if (site)
+      return fail(*site, coreCode(CoreDiag::StackOverflow),
+                  "stack overflow: more than " + std::to_string(maxFrames_) + " nested calls");
     return false;
   }
   if (bool overflow = false; checkpoint(frames_.size()) && stopSlow(overflow)) {
     if (!overflow) return false;
     std::string message = "stack overflow: more than " + std::to_string(maxFrames_) +
                           " nested calls (all parallel tasks together)";
-    if (site) return fail(*site, "E0417", std::move(message));
+    if (site)
+      return fail(*site, coreCode(CoreDiag::StackOverflow), std::move(message));
     const ir::Graph& g = *p.graph;
-    diag_.error("E0417", g.front() ? g.front()->loc() : support::SourceLoc{}, std::move(message));
+    diag_.error(coreCode(CoreDiag::StackOverflow),
+                g.front() ? g.front()->loc() : support::SourceLoc{}, std::move(message));
     return false;
   }
   size_t base = stack_.size();
@@ -636,7 +646,8 @@ bool Runtime::concurrentSafe(const ir::Graph& root) {
 bool Runtime::run(const ir::Graph& g, const std::vector<ir::Datum>& args,
                   std::vector<ir::Datum>& results) {
   if (nesting_ >= kMaxNesting) {
-    diag_.error("E0417", g.front() ? g.front()->loc() : support::SourceLoc{},
+    diag_.error(coreCode(CoreDiag::StackOverflow),
+                g.front() ? g.front()->loc() : support::SourceLoc{},
                 "stack overflow: more than " + std::to_string(kMaxNesting) +
                     " nested loop or callback levels");
     return false;
@@ -676,7 +687,7 @@ bool Runtime::call(std::string_view name, const std::vector<ir::Datum>& args,
                    std::vector<ir::Datum>& results) {
   const ir::Graph* g = module_.lookup(name);
   if (!g) {
-    diag_.error("E0409", {}, "no graph named '" + std::string(name) + "'");
+    diag_.error(coreCode(CoreDiag::UnknownGraph), {}, "no graph named '" + std::string(name) + "'");
     return false;
   }
   return run(*g, args, results);
@@ -789,8 +800,8 @@ bool Runtime::runRaw(const Program& entry0, const ir::Datum* args, const uint32_
         int64_t q = XACC_I1;
         if (q == 0) {
           stats_.calls += calls;
-          return failRaw(*in.node, "E0401", "integer division by zero", frames0,
-                         leafMode ? &entry : nullptr, site);
+          return failRaw(*in.node, coreCode(CoreDiag::IntegerDivisionByZero),
+                         "integer division by zero", frames0, leafMode ? &entry : nullptr, site);
         }
         D->i = intDivRem(in.code == Code::DivI, F[in.a].i, q);
         break;
@@ -844,14 +855,17 @@ bool Runtime::runRaw(const Program& entry0, const ir::Datum* args, const uint32_
         size_t limit = maxFrames_ > frames_.size() ? maxFrames_ - frames_.size() : 0;
         if (rawFrames_.size() - frames0 >= limit) {
           stats_.calls += calls;
-          return failRaw(*in.node, "E0417", "stack overflow: more than " + std::to_string(maxFrames_) +
-                                                " nested calls", frames0, nullptr, nullptr);
+          return failRaw(*in.node, coreCode(CoreDiag::StackOverflow),
+                         "stack overflow: more than " + std::to_string(maxFrames_) +
+                             " nested calls",
+                         frames0, nullptr, nullptr);
         }
         if (bool overflow = false; checkpoint(rawFrames_.size()) && stopSlow(overflow)) {
           stats_.calls += calls;
           if (overflow)
-            return failRaw(*in.node, "E0417", "stack overflow: more than " + std::to_string(maxFrames_) +
-                                                  " nested calls (all parallel tasks together)",
+            return failRaw(*in.node, coreCode(CoreDiag::StackOverflow),
+                           "stack overflow: more than " + std::to_string(maxFrames_) +
+                               " nested calls (all parallel tasks together)",
                            frames0, nullptr, nullptr);
           rawFrames_.resize(frames0);
           return false;
@@ -921,8 +935,9 @@ bool Runtime::runRaw(const Program& entry0, const ir::Datum* args, const uint32_
       }
       default:
         // Not reachable for rawReady programs.
-        return failRaw(*in.node, "E0413", "internal: no unboxed rule for '" + in.node->opName() + "'",
-                       frames0, leafMode ? &entry : nullptr, site);
+        return failRaw(*in.node, coreCode(CoreDiag::NoExecutionRule),
+                       "internal: no unboxed rule for '" + in.node->opName() + "'", frames0,
+                       leafMode ? &entry : nullptr, site);
     }
 #undef XACC_BR
 #undef XACC_I1
@@ -961,7 +976,9 @@ bool Runtime::execute(size_t baseDepth) {
     const ir::Node& n = *in.node;
     f->pc = uint32_t(ip - code);
     const ir::Builtin* b = in.builtin;
-    if (!b && !n.op().interp) return fail(n, "E0413", "no runtime rule for '" + n.opName() + "'");
+    if (!b && !n.op().interp)
+      return fail(n, coreCode(CoreDiag::NoExecutionRule),
+                  "no runtime rule for '" + n.opName() + "'");
     bool effect = b && n.op().is(ir::CoreOp::BuiltinEffect);
     args.clear();
     const uint32_t* ops = opnd + in.opBegin;
@@ -974,8 +991,9 @@ bool Runtime::execute(size_t baseDepth) {
     if (!(b ? b->fn(*ctx_, n, args, results) : n.op().interp(*ctx_, n, args, results))) return false;
     reload();
     if (results.size() != n.numResults())
-      return fail(n, "E0414", "'" + n.opName() + "' produced " + std::to_string(results.size()) +
-                                  " values, expected " + std::to_string(n.numResults()));
+      return fail(n, coreCode(CoreDiag::WrongResultCount),
+                  "'" + n.opName() + "' produced " + std::to_string(results.size()) +
+                      " values, expected " + std::to_string(n.numResults()));
     for (size_t r = 0; r < results.size(); ++r) R[dstSlot + r] = std::move(results[r]);
     return true;
   };
@@ -995,7 +1013,8 @@ bool Runtime::execute(size_t baseDepth) {
         int64_t p0 = R[in.a].asInt(), q = XACC_I1;
         if (q == 0) {
           f->pc = uint32_t(ip - code);
-          return fail(*in.node, "E0401", "integer division by zero");
+          return fail(*in.node, coreCode(CoreDiag::IntegerDivisionByZero),
+                      "integer division by zero");
         }
         dst->setInt(intDivRem(in.code == Code::DivI, p0, q));
         break;
@@ -1111,7 +1130,8 @@ bool Runtime::execute(size_t baseDepth) {
       case Code::Branch:
         if (R[in.a].kind() != ir::DKind::Bool) {
           f->pc = uint32_t(ip - code);
-          return fail(*in.node, "E0418", "condition of 'ctrl.if' is not a bool");
+          return fail(*in.node, coreCode(CoreDiag::OperandKindMismatch),
+                      "condition of 'ctrl.if' is not a bool");
         }
         if (!R[in.a].asBool()) ip = code + in.jump;
         break;
@@ -1120,7 +1140,8 @@ bool Runtime::execute(size_t baseDepth) {
       case Code::Apply: {
         const ir::Datum& fn = R[in.a];
         f->pc = uint32_t(ip - code);
-        if (fn.kind() != ir::DKind::Func) return fail(*in.node, "E0415", "called value is not a function");
+        if (fn.kind() != ir::DKind::Func)
+          return fail(*in.node, coreCode(CoreDiag::NotAFunction), "called value is not a function");
         args = fn.funcCaptures();
         const uint32_t* ops = opnd + in.opBegin;
         for (uint32_t i = 1; i < in.opCount; ++i) args.push_back(R[ops[i]]);
@@ -1136,7 +1157,8 @@ bool Runtime::execute(size_t baseDepth) {
         if (!g) g = module_.lookup(in.node->attr("callee")->getSymbol());
         if (!g) {
           f->pc = uint32_t(ip - code);
-          return fail(*in.node, "E0409", "unknown graph @" + in.node->attr("callee")->getSymbol());
+          return fail(*in.node, coreCode(CoreDiag::UnknownGraph),
+                      "unknown graph @" + in.node->attr("callee")->getSymbol());
         }
         std::vector<ir::Datum> caps;
         const uint32_t* ops = opnd + in.opBegin;
@@ -1150,8 +1172,9 @@ bool Runtime::execute(size_t baseDepth) {
         // recurse by themselves, so this uses bounded C++ stack).
         f->pc = uint32_t(ip - code);
         if (nesting_ + 1 >= kMaxNesting)
-          return fail(*in.node, "E0417", "stack overflow: more than " + std::to_string(kMaxNesting) +
-                                             " nested loop levels");
+          return fail(*in.node, coreCode(CoreDiag::StackOverflow),
+                      "stack overflow: more than " + std::to_string(kMaxNesting) +
+                          " nested loop levels");
         std::vector<ir::Datum> vals;
         const uint32_t* ops = opnd + in.opBegin;
         for (uint32_t i = 0; i < in.opCount; ++i) vals.push_back(R[ops[i]]);
@@ -1162,7 +1185,8 @@ bool Runtime::execute(size_t baseDepth) {
           if (!run(*node->region(0), vals, c)) return false;
           if (c.empty() || c[0].kind() != ir::DKind::Bool) {
             reload();
-            return fail(*node, "E0418", "loop condition is not a bool");
+            return fail(*node, coreCode(CoreDiag::OperandKindMismatch),
+                        "loop condition is not a bool");
           }
           if (!c[0].asBool()) break;
           if (!run(*node->region(1), vals, next)) return false;

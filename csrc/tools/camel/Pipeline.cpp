@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include "xacc/camel/CamelDiag.h"
 #include "xacc/camel/Stdlib.h"
 #include "xacc/ir/Parser.h"
 #include "xacc/ir/Printer.h"
@@ -54,7 +55,8 @@ bool runUserReducer(const Reducer& r, size_t index, PipelineState& state, const 
   support::DiagnosticEngine scratch(&diags.sourceManager());
   bool compiled = camel::compileProgram(r.name, co, scratch, rp);
   for (const auto& d : scratch.diagnostics()) {
-    if (d.code == "W2310") continue;
+    if (d.code == camel::diagInfo(camel::Diag::MacroCallsNonMacro).code)
+      continue;
     auto& x = diags.report(d.severity, d.code, d.loc, d.message);
     x.notes = d.notes;
     x.suggestion = d.suggestion;

@@ -39,19 +39,20 @@
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
+#include "Config.h"
+#include "Export.h"
+#include "Pipeline.h"
+#include "xacc/camel/CamelDiag.h"
 #include "xacc/camel/Compiler.h"
 #include "xacc/camel/Executor.h"
 #include "xacc/camel/Frontend.h"
+#include "xacc/camel/Lexer.h"
 #include "xacc/camel/Stdlib.h"
+#include "xacc/camel/Token.h"
 #include "xacc/ir/Printer.h"
 #include "xacc/ir/Verifier.h"
 #include "xacc/passes/PassManager.h"
 #include "xacc/runtime/Runtime.h"
-#include "xacc/camel/Lexer.h"
-#include "xacc/camel/Token.h"
-#include "Config.h"
-#include "Export.h"
-#include "Pipeline.h"
 #include "xacc/support/VerifyDiagnostics.h"
 
 #ifndef XACC_VERSION
@@ -254,7 +255,8 @@ int runProgram(const GlobalOptions& g, const RunArgs& a) {
   bool ok = compileProgram(a.file, compileOptions(g), diags, prog);
   double passSeconds = 0;
   if (ok && !ir::verifyModule(*prog.module, diags)) {
-    diags.error("E2399", {}, "internal error: the lowered GIR does not verify");
+    const camel::DiagInfo &info = camel::diagInfo(camel::Diag::LoweredGirInvalid);
+    diags.error(info.code, {}, info.message);
     ok = false;
   }
   runtime::RuntimeOptions runOptions;

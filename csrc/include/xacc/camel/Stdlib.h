@@ -62,7 +62,7 @@
 //
 // Note [exit()]: a library must not end the process. `exit(code)` records the
 // status with ExitRequest::request(code) and fails with code E3000
-// (kExitDiagCode); the `camel` driver checks ExitRequest::take() (or the code)
+// (RuntimeDiag::ExitRequested); the `camel` driver checks ExitRequest::take() (or the code)
 // after a failed run and exits with that status without printing the
 // diagnostic.
 #pragma once
@@ -194,7 +194,6 @@ bool runtimeFail(ir::Interpreter& I, const ir::Node& n, RuntimeDiag d,
                  std::initializer_list<std::string_view> args);
 
 /// See Note [exit()].
-inline constexpr const char* kExitDiagCode = "E3000";
 class ExitRequest {
 public:
   static void request(int status);

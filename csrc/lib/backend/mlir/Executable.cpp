@@ -17,6 +17,7 @@
 // The region kernels are compiled and run in ExecutableRegions.cpp, their cost
 // estimated in KernelWork.cpp; ExecutableImpl.h has what the parts share.
 #include "ExecutableImpl.h"
+#include "xacc/support/CoreDiags.h"
 
 #include <ATen/Parallel.h>
 #include <ATen/core/dispatch/Dispatcher.h>
@@ -39,6 +40,9 @@
 #include "xacc/backend/aten/AtenOps.h"
 #include "xacc/backend/aten/TensorDatum.h"
 #include "xacc/ir/Printer.h"
+
+using xacc::support::coreCode;
+using xacc::support::CoreDiag;
 
 namespace xacc::backend::mlir::exec {
 
@@ -191,7 +195,8 @@ bool XpuExecutable::build(support::DiagnosticEngine& diag) {
         s.gemm->hasBias = hasBias;
       }
       if (!s.node->op().interp) {
-        diag.error("E0701", s.node->loc(), "xpu: no way to execute '" + s.node->opName() + "'");
+        diag.error(coreCode(CoreDiag::XpuCannotExecute), s.node->loc(),
+                   "xpu: no way to execute '" + s.node->opName() + "'");
         return false;
       }
       ++stats_.fallbackNodes;
@@ -215,8 +220,9 @@ bool XpuExecutable::build(support::DiagnosticEngine& diag) {
 bool XpuExecutable::run(const std::vector<Datum>& inputs, std::vector<Datum>& outputs,
          support::DiagnosticEngine& diag) {
   if (inputs.size() != graph_->numParams()) {
-    diag.error("E0702", {}, "xpu: expected " + std::to_string(graph_->numParams()) + " inputs, got " +
-                                std::to_string(inputs.size()));
+    diag.error(coreCode(CoreDiag::XpuInputCountMismatch), {},
+               "xpu: expected " + std::to_string(graph_->numParams()) + " inputs, got " +
+                   std::to_string(inputs.size()));
     return false;
   }
   std::vector<Datum> slots(numSlots_);
@@ -462,7 +468,8 @@ std::unique_ptr<Executable> compileGraph(const ir::Graph& g, const CompileOption
                                          support::DiagnosticEngine& diag) {
   aten::registerAtenOps();
   if (opts.device != "xpu" && opts.device != "xpu0") {
-    diag.error("E0703", {}, "xpu: unknown device '" + opts.device + "' (this build has xpu0, the host)");
+    diag.error(coreCode(CoreDiag::XpuUnknownDevice), {},
+               "xpu: unknown device '" + opts.device + "' (this build has xpu0, the host)");
     return nullptr;
   }
   keepFreedMemoryOnce();  // Note [Keeping freed memory]

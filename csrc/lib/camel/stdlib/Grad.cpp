@@ -26,6 +26,10 @@
 #include "xacc/camel/Stdlib.h"
 #include "xacc/passes/Autodiff.h"
 #include "xacc/passes/PassManager.h"
+#include "xacc/support/CoreDiags.h"
+
+using xacc::support::coreCode;
+using xacc::support::CoreDiag;
 
 namespace xacc::camel {
 
@@ -82,9 +86,10 @@ std::unique_ptr<ir::Graph> buildCamelGradGraph(const ir::Module* m, const ir::Gr
   // function only passes it through, which is dropped here.
   for (ir::Node* n : *target)
     if (n->hasEffects() || n->op().is(ir::CoreOp::Apply) || n->op().is(ir::CoreOp::Call)) {
-      diag.error("E0303", n->loc().file ? n->loc() : at,
-                 std::string("grad: the function must be pure and non-recursive; '") + n->opName() +
-                     (n->hasEffects() ? "' has effects" : "' calls a function that cannot be inlined"));
+      diag.error(
+          coreCode(CoreDiag::AutodiffError), n->loc().file ? n->loc() : at,
+          std::string("grad: the function must be pure and non-recursive; '") + n->opName() +
+              (n->hasEffects() ? "' has effects" : "' calls a function that cannot be inlined"));
       return nullptr;
     }
   for (size_t i = target->numParams(); i-- > 0;) {
@@ -100,7 +105,8 @@ std::unique_ptr<ir::Graph> buildCamelGradGraph(const ir::Module* m, const ir::Gr
     target->setResults(rs);
     target->setResultTypes(ts);
     if (p->hasUses()) {
-      diag.error("E0303", at, "grad: the function must be pure (it uses its effect token)");
+      diag.error(coreCode(CoreDiag::AutodiffError), at,
+                 "grad: the function must be pure (it uses its effect token)");
       return nullptr;
     }
     target->eraseParam(i);
@@ -111,13 +117,15 @@ std::unique_ptr<ir::Graph> buildCamelGradGraph(const ir::Module* m, const ir::Gr
   for (size_t i = ncaps; i < target->numParams(); ++i)
     if (passes::isDifferentiableType(target->param(i)->type())) opts.wrt.push_back(i);
   if (target->results().size() != 1 || !passes::isDifferentiableType(target->resultTypes()[0])) {
-    diag.error("E0303", at,
+    diag.error(coreCode(CoreDiag::AutodiffError), at,
                "grad: the function must return one float or floating-point tensor, not " +
-                   (target->resultTypes().size() == 1 ? target->resultTypes()[0].str() : std::string("several values")));
+                   (target->resultTypes().size() == 1 ? target->resultTypes()[0].str()
+                                                      : std::string("several values")));
     return nullptr;
   }
   if (opts.wrt.empty()) {
-    diag.error("E0303", at, "grad: the function has no float or floating-point tensor parameter");
+    diag.error(coreCode(CoreDiag::AutodiffError), at,
+               "grad: the function has no float or floating-point tensor parameter");
     return nullptr;
   }
   return passes::buildGradGraph(*target, opts, diag);
