@@ -93,25 +93,25 @@ class Group:
 
 # fragment code -> the code whose break function made it (a resume function's
 # or loop body's parent); weak both ways: fragments live as long as the registry keeps them
-_PARENT: "weakref.WeakKeyDictionary[types.CodeType, types.CodeType]" = weakref.WeakKeyDictionary()
+# Fragment -> the user's code object it was made from, set once when the fragment
+# is registered (its parent's root is known then), so a lookup is one step
+# however long the chain of breaks: a frame with N breaks makes chains of depth N.
+_ROOT: "weakref.WeakKeyDictionary[types.CodeType, types.CodeType]" = weakref.WeakKeyDictionary()
 _GROUPS: "weakref.WeakKeyDictionary[types.CodeType, Group]" = weakref.WeakKeyDictionary()
 
 
 def register_fragments(code: types.CodeType, fragments: list) -> None:
     """Records that `code`'s break function calls the resume functions and loop
     bodies `fragments` (code objects): they join `code`'s group."""
+    r = root(code)
     for f in fragments:
-        if f is not code:
-            _PARENT[f] = code
+        if f is not code and f is not r:
+            _ROOT[f] = r
 
 
 def root(code: types.CodeType) -> types.CodeType:
     """The user's code object a fragment was made from (itself for user code)."""
-    seen = 0
-    while code in _PARENT and seen < 64:
-        code = _PARENT[code]
-        seen += 1
-    return code
+    return _ROOT.get(code, code)
 
 
 def group(code: types.CodeType) -> Group:
@@ -138,7 +138,7 @@ def state(code: types.CodeType, args: tuple = ()) -> State:
 
 def reset() -> None:
     _STATES.clear()
-    _PARENT.clear()
+    _ROOT.clear()
     _GROUPS.clear()
 
 
