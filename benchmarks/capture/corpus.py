@@ -1,4 +1,4 @@
-"""The capture corpus (tests/python/capture/corpus/) in one run beside
+"""The capture corpus (tests/python/capture/fn_corpus/) in one run beside
 torch.compile: for every function, eager vs xacc.jit (values, types, identity,
 printed output, exceptions, mutated inputs: tests/python/capture/harness.py),
 xacc's graphs and breaks with their codes, and torch.compile(backend="eager")'s
@@ -37,7 +37,7 @@ sys.path.insert(0, str(CAPTURE_TESTS))
 
 
 def load(only: str | None) -> list:
-    import corpus
+    import fn_corpus as corpus
     return [c for c in corpus.cases() if only is None or only in c.name]
 
 

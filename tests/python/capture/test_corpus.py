@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 import torch
 
-import corpus
+import fn_corpus as corpus
 from harness import compare_call
 
 from xacc.jit import counters, jit
