@@ -256,7 +256,7 @@ def test_xjit_cli_precision_auto(tmp_path):
             print(m(torch.randn(4, 32)).shape)
         """))
     env = dict(os.environ, PYTHONPATH=ROOT)
-    r = subprocess.run([sys.executable, "-m", "xjit", "--precision", "auto", "--explain", str(script)],
+    r = subprocess.run([sys.executable, "-m", "xjit", "--hot-calls", "1", "--precision", "auto", "--explain", str(script)],
                        capture_output=True, text=True, env=env, timeout=300)
     assert r.returncode == 0, r.stderr
     assert "torch.Size([4, 8])" in r.stdout

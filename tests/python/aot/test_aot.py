@@ -235,11 +235,13 @@ def _checksum(stdout: str) -> float:
 
 @pytest.mark.parametrize("device", DEVICES)
 def test_xjit_cache_second_run_does_not_compile(tmp_path, device, artifacts):
+    # --hot-calls 1: translate every frame at its first call (the cache is what
+    # this checks, not the hot-frame policy of Note [Hot frames]).
     (tmp_path / "script.py").write_text(SCRIPT)
     cmd = f"""
         import sys
         from xjit.__main__ import main
-        sys.exit(main(["--cache", "cache", "--device", "{device}", "script.py"]))
+        sys.exit(main(["--cache", "cache", "--hot-calls", "1", "--device", "{device}", "script.py"]))
     """
     eager = run_py("exec(open('script.py').read())", tmp_path).stdout
     first = run_py(cmd, tmp_path, log="capture,aot,mlir")
@@ -265,7 +267,7 @@ def test_xjit_cache_ignores_a_corrupted_file(tmp_path, artifacts):
     cmd = """
         import sys
         from xjit.__main__ import main
-        sys.exit(main(["--cache", "cache", "script.py"]))
+        sys.exit(main(["--cache", "cache", "--hot-calls", "1", "script.py"]))
     """
     first = run_py(cmd, tmp_path)
     sys.path.insert(0, str(ROOT))

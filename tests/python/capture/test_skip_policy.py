@@ -53,4 +53,4 @@ def test_xacc_own_modules_are_skipped():
     import importlib
     jit_module = importlib.import_module("xacc.jit")  # the attribute xacc.jit is the function
     assert convert.should_skip(jit_module.reset.__code__)
-    assert convert.should_skip(jit_module._sweep.__code__)
+    assert convert.should_skip(jit_module._ensure_installed.__code__)
