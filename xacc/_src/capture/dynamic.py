@@ -96,7 +96,9 @@ class Group:
 # Fragment -> the user's code object it was made from, set once when the fragment
 # is registered (its parent's root is known then), so a lookup is one step
 # however long the chain of breaks: a frame with N breaks makes chains of depth N.
-_ROOT: "weakref.WeakKeyDictionary[types.CodeType, types.CodeType]" = weakref.WeakKeyDictionary()
+# Weak on both sides: a strong root here would keep the user's code object (and
+# through its cache entry, the break function and this very fragment) alive.
+_ROOT: "weakref.WeakKeyDictionary[types.CodeType, weakref.ref]" = weakref.WeakKeyDictionary()
 _GROUPS: "weakref.WeakKeyDictionary[types.CodeType, Group]" = weakref.WeakKeyDictionary()
 
 
@@ -106,12 +108,14 @@ def register_fragments(code: types.CodeType, fragments: list) -> None:
     r = root(code)
     for f in fragments:
         if f is not code and f is not r:
-            _ROOT[f] = r
+            _ROOT[f] = weakref.ref(r)
 
 
 def root(code: types.CodeType) -> types.CodeType:
     """The user's code object a fragment was made from (itself for user code)."""
-    return _ROOT.get(code, code)
+    w = _ROOT.get(code)
+    r = w() if w is not None else None
+    return code if r is None else r
 
 
 def group(code: types.CodeType) -> Group:
