@@ -146,11 +146,14 @@ for _ in range(20_000):
 gc.collect()
 rx, ry = sys.getrefcount(x), sys.getrefcount(y)
 n_objs = len(gc.get_objects())
-before = resident()
-for _ in range(100_000):
-    j(x, y)
-gc.collect()
-print(resident() - before, sys.getrefcount(x) - rx, sys.getrefcount(y) - ry, len(gc.get_objects()) - n_objs)
+grown = []
+for _ in range(2):  # two windows: a leak grows in both, a one-off allocator step in one
+    before = resident()
+    for _ in range(100_000):
+        j(x, y)
+    gc.collect()
+    grown.append(resident() - before)
+print(min(grown), sys.getrefcount(x) - rx, sys.getrefcount(y) - ry, len(gc.get_objects()) - n_objs)
 """
 
 
@@ -165,8 +168,10 @@ def test_no_memory_growth_over_many_calls():
     grown, drx, dry, dobjs = (int(v) for v in r.stdout.split()[-4:])
     assert drx == 0 and dry == 0, "the call path leaks references to its arguments"
     assert dobjs <= 50, f"{dobjs} more gc-tracked objects after 100k calls"
-    # A leak of even 16 bytes per call would show as 1.6 MB here; allow allocator slack.
-    assert grown < 1_000_000, f"resident memory grew by {grown} bytes over 100k calls"
+    # A leak of even 16 bytes per call would show as 1.6 MB in each window of 100k
+    # calls; glibc/pymalloc sometimes grow by one step of about 1.1 MB once (measured:
+    # the same 1.19 MB after 100k and after 400k calls), so the smaller window counts.
+    assert grown < 1_000_000, f"resident memory grew by {grown} bytes in each of two windows of 100k calls"
 
 
 def _resident_bytes() -> int:
