@@ -193,7 +193,7 @@ def test_xjit_cli_pgo_and_explain(tmp_path):
     script.write_text("import torch\n\ndef f(x):\n    return torch.relu(x) * 2\n\n"
                       "for n in (3, 4, 5, 6):\n    f(torch.randn(n, 4))\n")
     env = dict(os.environ, PYTHONPATH=str(ROOT))
-    cmd = [sys.executable, "-m", "xjit", "--pgo-profile", str(prof)]
+    cmd = [sys.executable, "-m", "xjit", "--hot-calls", "1", "--pgo-profile", str(prof)]
     p = subprocess.run(cmd + [str(script)], capture_output=True, text=True, env=env, timeout=300)
     assert p.returncode == 0, p.stderr
     assert f"-> {prof}" in p.stderr and "pgo: recorded 2 graph(s) of 1 frame(s), 4 call(s)" in p.stderr
