@@ -44,7 +44,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from run import HERE, TIMER, find_camel, find_python  # noqa: E402
+from run import HERE, find_camel, find_python, run_python_code  # noqa: E402
 
 PYTHON_CODE = {
     "arr_msort": """
@@ -177,12 +177,7 @@ def run_camel(camel: str, name: str) -> tuple[str, float, float]:
 
 
 def run_python(python: str, name: str) -> tuple[str, float]:
-    proc = subprocess.run([python, "-c", TIMER.format(src=PYTHON_CODE[name])],
-                          capture_output=True, text=True, timeout=900)
-    if proc.returncode != 0:
-        sys.exit(f"python {name} failed:\n{proc.stderr}")
-    lines = proc.stdout.strip().splitlines()
-    return lines[0], float(lines[-1].split()[1])
+    return run_python_code(python, name, PYTHON_CODE[name], timeout=900)
 
 
 def main() -> None:

@@ -108,8 +108,12 @@ def run_camel(camel: str, name: str, scheduler: str = "seq") -> tuple[str, float
 
 
 def run_python(python: str, name: str) -> tuple[str, float]:
-    code = TIMER.format(src=PYTHON_CODE[name])
-    proc = subprocess.run([python, "-c", code], capture_output=True, text=True, timeout=600)
+    return run_python_code(python, name, PYTHON_CODE[name])
+
+
+def run_python_code(python: str, name: str, src: str, timeout: float = 600) -> tuple[str, float]:
+    """Runs `src` under TIMER: (its first printed line, seconds it measured)."""
+    proc = subprocess.run([python, "-c", TIMER.format(src=src)], capture_output=True, text=True, timeout=timeout)
     if proc.returncode != 0:
         sys.exit(f"python {name} failed:\n{proc.stderr}")
     lines = proc.stdout.strip().splitlines()
