@@ -140,8 +140,16 @@ VarRef Translator::getattr(const VarRef& obj, PyObject* name) {
           // The method is the class's attribute now: guard that it still is (a
           // method replaced on the class after the first call must not run the
           // old graph). `o.__class__.<name>` reads it through the MRO.
+          // Without a source (an object a call made at trace time) the method
+          // cannot be guarded, and binding it anyway would run the old method
+          // after the class's is replaced: a break, as in classAttr.
+          if (!obj->source) {
+            fail("GB010", std::string(".") + PyUnicode_AsUTF8(name) + ": a method of a " + tp->tp_name +
+                              " object that has no guard source (made by a call at trace time)");
+            return nullptr;
+          }
           static PyObject* className = PyUnicode_InternFromString("__class__");
-          if (obj->source) guardId(Source::attr(Source::attr(obj->source, className), name), cls);
+          guardId(Source::attr(Source::attr(obj->source, className), name), cls);
           auto m = makeVar(Var::Kind::BoundMethod, PyRef::borrow(cls));
           m->self = obj;
           return m;
