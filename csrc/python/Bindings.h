@@ -6,7 +6,11 @@
 
 #include <pybind11/pybind11.h>
 
+#include <memory>
+
 #include "xacc/ir/Datum.h"
+#include "xacc/ir/Graph.h"
+#include "xacc/ir/Parser.h"
 #include "xacc/support/Diagnostic.h"
 
 namespace py = pybind11;
@@ -21,6 +25,22 @@ namespace xacc::python {
 /// struct, torch.Tensor when the ATen component is linked).
 bool toDatum(py::handle obj, ir::Datum& out, std::string& error);
 py::object fromDatum(const ir::Datum& d);
+
+/// xacc._C.Module: a GIR module (parsed, or a copy of a captured graph: then
+/// `locs` is empty and diagnostics point at the nodes' own locations).
+struct PyModule {
+  std::unique_ptr<ir::Module> module;
+  ir::TextLocations locs;
+
+  /// A deep copy of the module (calls name their callees, so they resolve
+  /// within the copy); no text positions.
+  std::shared_ptr<PyModule> clone() const {
+    auto c = std::make_shared<PyModule>();
+    c->module = std::make_unique<ir::Module>();
+    for (const auto& g : module->graphs()) c->module->add(g->clone());
+    return c;
+  }
+};
 
 }  // namespace xacc::python
 

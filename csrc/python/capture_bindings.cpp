@@ -23,6 +23,17 @@ namespace ir = xacc::ir;
 
 namespace {
 
+/// The graph `graph` of `m` ("": its first) prepared for `device`.
+std::shared_ptr<cap::CompiledGraph> compileModule(std::unique_ptr<ir::Module> m, const std::string& graph,
+                                                  const std::string& where, const std::string& device) {
+  ir::Graph* g = graph.empty() ? (m->graphs().empty() ? nullptr : m->graphs().front().get()) : m->lookup(graph);
+  if (!g) throw py::value_error("no graph @" + graph + " in " + where);
+  std::string error;
+  auto cg = cap::CompiledGraph::create(std::move(m), g, error, device);
+  if (!cg) throw py::value_error(error);
+  return cg;
+}
+
 // A frame as guard trees read it, built from Python values (check/resolve from
 // Python); `storage` holds the argument pointers and must outlive the view.
 cap::FrameView frameViewOf(py::tuple args, py::dict globals, py::handle builtins, py::handle closure,
@@ -247,6 +258,12 @@ void bindCapture(py::module_& m) {
       .def_property_readonly("num_nodes", &cap::GraphBuilder::numNodes)
       .def_property_readonly("has_effects", &cap::GraphBuilder::hasEffects)
       .def("text", &cap::GraphBuilder::text)
+      .def("module",
+           [](const cap::GraphBuilder& b) {
+             auto pm = std::make_shared<xacc::python::PyModule>();
+             pm->module = b.cloneModule();
+             return pm;
+           })
       .def(
           "run_passes",
           [](cap::GraphBuilder& b, const std::string& pipeline,
@@ -558,25 +575,30 @@ void bindCapture(py::module_& m) {
         support::DiagnosticEngine diag;
         std::unique_ptr<ir::Module> m = ir::parseModule(text, filename, diag);
         if (!m || (verify && !ir::verifyModule(*m, diag))) xacc::python::raiseDiagnostics(diag);
-        ir::Graph* g = graph.empty() ? (m->graphs().empty() ? nullptr : m->graphs().front().get())
-                                     : m->lookup(graph);
-        if (!g) throw py::value_error("no graph @" + graph + " in " + filename);
-        std::string error;
-        auto cg = cap::CompiledGraph::create(std::move(m), g, error, device);
-        if (!cg) throw py::value_error(error);
-        return cg;
+        return compileModule(std::move(m), graph, filename, device);
       },
       py::arg("text"), py::arg("graph") = "", py::arg("filename") = "<gir>", py::arg("device") = "cpu",
       py::arg("verify") = true);
+  // A copy of an xacc._C.Module (GraphBuilder.module(), after passes) prepared
+  // for `device`: what compile_gir does without printing and parsing text.
+  c.def(
+      "compile_module",
+      [](const xacc::python::PyModule& pm, const std::string& graph, const std::string& device, bool verify) {
+        std::unique_ptr<ir::Module> m = std::move(pm.clone()->module);
+        support::DiagnosticEngine diag;
+        if (verify && !ir::verifyModule(*m, diag)) xacc::python::raiseDiagnostics(diag);
+        return compileModule(std::move(m), graph, "<module>", device);
+      },
+      py::arg("module"), py::arg("graph") = "", py::arg("device") = "cpu", py::arg("verify") = true);
   // Note [Training graphs]: the compiled forward and backward graphs of the
-  // captured graph `text` differentiated with respect to its inputs `wrt`;
+  // captured graph (a copy: GraphBuilder.module()) differentiated with respect to its inputs `wrt`;
   // raises xacc.CompileError (E0303, naming the op) when some op has no rule.
   c.def(
       "training_graphs",
-      [](const std::string& text, const std::vector<size_t>& wrt, const std::string& device) {
+      [](const xacc::python::PyModule& pm, const std::vector<size_t>& wrt, const std::string& device) {
         support::DiagnosticEngine diag;
-        std::unique_ptr<ir::Module> m = ir::parseModule(text, "<captured>", diag);
-        if (!m || m->graphs().empty()) xacc::python::raiseDiagnostics(diag);
+        const ir::Module* m = pm.module.get();
+        if (m->graphs().empty()) throw py::value_error("training_graphs: the module has no graph");
         // `wrt`, savedParams and the result lists count graph inputs (what the
         // executable takes and returns): token parameters and results are skipped.
         const ir::Graph& g = *m->graphs().front();
@@ -616,7 +638,7 @@ void bindCapture(py::module_& m) {
         auto bwd = prepare(std::move(tg.backward));
         return py::make_tuple(fwd, bwd, numResults, tg.numResiduals, saved, cot, req);
       },
-      py::arg("text"), py::arg("wrt"), py::arg("device") = "cpu");
+      py::arg("module"), py::arg("wrt"), py::arg("device") = "cpu");
   c.def("autocast_state", &cap::GuardTree::autocastState);
   c.def("install", &cap::installHook);
   c.def("uninstall", &cap::uninstallHook);

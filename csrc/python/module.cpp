@@ -4,6 +4,9 @@
 // at the boundary, as xacc.errors.* carrying located diagnostics.
 #include <pybind11/stl.h>
 
+#include <functional>
+#include <set>
+
 #include "Bindings.h"
 #include "xacc/ir/Interpreter.h"
 #include "xacc/ir/List.h"
@@ -129,11 +132,6 @@ py::object fromDatum(const ir::Datum& d) {
 
 namespace {
 
-/// A parsed module plus the text positions of its nodes.
-struct PyModule {
-  std::unique_ptr<ir::Module> module;
-  ir::TextLocations locs;
-};
 
 std::shared_ptr<PyModule> parse(const std::string& text, const std::string& filename) {
   support::DiagnosticEngine diag;
@@ -283,6 +281,7 @@ PYBIND11_MODULE(_C, m) {
            py::arg("options") = std::map<std::string, std::string>{})
       .def("amp_regions", &python::ampRegions, py::arg("graph"))
       .def("to_dot", [](const PyModule& pm) { return ir::printDot(*pm.module); })
+      .def("clone", &PyModule::clone)
       .def("interpret", &python::interpret, py::arg("graph"), py::arg("args") = py::list())
       .def("grad", &python::grad, py::arg("graph"), py::arg("wrt") = py::list(),
            py::arg("seed_params") = false, py::arg("name") = "")
@@ -292,7 +291,19 @@ PYBIND11_MODULE(_C, m) {
                                for (auto& g : pm.module->graphs()) names.push_back(g->name());
                                return names;
                              })
-      .def_property_readonly("num_nodes", [](const PyModule& pm) { return pm.module->totalNodes(); });
+      .def_property_readonly("num_nodes", [](const PyModule& pm) { return pm.module->totalNodes(); })
+      .def_property_readonly("op_names", [](const PyModule& pm) {
+        // Every node's op, regions included (ctrl.if arms, loop bodies).
+        std::set<std::string> names;
+        std::function<void(const ir::Graph&)> visit = [&](const ir::Graph& g) {
+          for (ir::Node* n : g) {
+            names.insert(std::string(n->opName()));
+            for (const auto& r : n->regions()) visit(*r);
+          }
+        };
+        for (const auto& g : pm.module->graphs()) visit(*g);
+        return std::vector<std::string>(names.begin(), names.end());
+      });
 
   m.def("parse", &python::parse, py::arg("text"), py::arg("filename") = "<string>",
         "Parse GIR text; raises xacc.CompileError with located diagnostics.");

@@ -154,15 +154,15 @@ def rel_error(ref: Any, got: Any) -> float:
     return 0.0 if ref == got else math.inf
 
 
-def _variant(text: str, exclude: set[int] | str, probe: bool) -> str:
-    from xacc import ir
-    m = ir.parse(text, verify=False)
+def _variant(module: Any, exclude: set[int] | str, probe: bool) -> Any:
+    """A copy of `module` through the amp pass (an xacc._C.Module: no text in between)."""
+    m = module.clone()
     ex = exclude if isinstance(exclude, str) else "+".join(str(i) for i in sorted(exclude))
     opts = {"probe": "true" if probe else "false"}
     if ex:
         opts["exclude"] = ex
     m.run_passes("amp", options=opts)
-    return m.print(True)
+    return m
 
 
 def compile_graph(builder: Any, device: str, tolerance: float, inputs: list | None,
@@ -170,14 +170,11 @@ def compile_graph(builder: Any, device: str, tolerance: float, inputs: list | No
     """Runs the amp pass on `builder`'s graph (already through the standard
     passes), backs regions out until the error on `inputs` is within
     `tolerance`, and returns (the CompiledGraph for `device`, its report)."""
-    from xacc import ir
-    from xacc._src.debug.executors import graph_header
-
     t0 = time.perf_counter()
-    text = builder.text()
-    name = graph_header(text)[0]
+    module = builder.module()
+    name = module.graph_names[0]
     rep = PrecisionReport(function=function, device=device, tolerance=tolerance)
-    info = ir.parse(text, verify=False)._impl.amp_regions(name)
+    info = module.amp_regions(name)
     rep.kept_f32 = list(info["kept_f32"])
     regions = info["regions"]
     rep.regions = [RegionReport(r["id"], list(r["ops"]), r["locs"][0] if r["locs"] else "",
@@ -188,7 +185,7 @@ def compile_graph(builder: Any, device: str, tolerance: float, inputs: list | No
     reason = ""
     if has_effects:
         reason = "graph has side effects: not measured, kept float32"
-    elif any(op in text for op in _RANDOM_OPS):
+    elif any(op.startswith(_RANDOM_OPS) for op in module.op_names):
         reason = "graph draws random numbers: not measured, kept float32"
     elif inputs is None:
         reason = "inputs of the call could not be re-read: not measured, kept float32"
@@ -199,7 +196,7 @@ def compile_graph(builder: Any, device: str, tolerance: float, inputs: list | No
         return builder.compile(device=device), rep
 
     try:
-        excluded = _measure(text, name, device, inputs, tolerance, regions, rep)
+        excluded = _measure(module, name, device, inputs, tolerance, regions, rep)
     except Exception as e:  # noqa: BLE001 - a graph that cannot run mixed runs float32
         for r in rep.regions:
             r.precision, r.error, r.backed_out, r.error_at_back_out = "float32", None, False, None
@@ -215,16 +212,16 @@ def compile_graph(builder: Any, device: str, tolerance: float, inputs: list | No
     return builder.compile(device=device), rep
 
 
-def _measure(text: str, name: str, device: str, inputs: list, tolerance: float, regions: list,
+def _measure(module: Any, name: str, device: str, inputs: list, tolerance: float, regions: list,
              rep: PrecisionReport) -> set[int]:
     """The back-out loop (module docstring); returns the region ids kept float32."""
     from xacc._C import capture as C
-    ref = list(C.compile_gir(_variant(text, "all", True), name, device=device)(*inputs))
+    ref = list(C.compile_module(_variant(module, "all", True), name, device=device)(*inputs))
     n_out = len(ref) - sum(r["num_outputs"] for r in regions)
     excluded: set[int] = set()
     while True:
         rep.rounds += 1
-        got = list(C.compile_gir(_variant(text, excluded, True), name, device=device)(*inputs))
+        got = list(C.compile_module(_variant(module, excluded, True), name, device=device)(*inputs))
         rep.output_errors = [rel_error(a, b) for a, b in zip(ref[:n_out], got[:n_out])]
         off = n_out
         errors: dict[int, float] = {}

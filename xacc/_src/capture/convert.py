@@ -21,6 +21,7 @@ import ast
 import dis
 import functools
 import linecache
+import logging
 import os
 import resource
 import signal
@@ -41,7 +42,7 @@ from xacc._src.aot import store as aot_store
 from xacc._src.capture import dynamic, hotness, training
 from xacc._src.capture.breaks import BreakInfo, GraphBreak
 from xacc._src.capture.events import EVENTS, CompileEvent
-from xacc._src.capture.config import RECOMPILE_LIMIT, debug, log
+from xacc._src.capture.config import RECOMPILE_LIMIT, debug, enabled, log
 from xacc._src.capture.host import Host, State
 from xacc._src.amp import MODE as _MODE, guard_precision
 
@@ -669,7 +670,8 @@ def _finish_graph(ctx: State, outs: list[int], ev: CompileEvent) -> Any:
     b = ctx.builder
     b.set_outputs(outs)
     guard_precision(ctx)
-    debug("graphs", "%s before passes:\n%s", ev.function, b.text())
+    if enabled("graphs", logging.DEBUG):
+        debug("graphs", "%s before passes:\n%s", ev.function, b.text())
     # dce/cse first, then make the graph single-device and tidy its effects
     # (both keep behaviour; see csrc/lib/passes).
     pipeline = ("dce" if b.has_effects else "dce,cse") + ",erase-device-code,sequence-effects"
@@ -692,7 +694,7 @@ def _finish_graph(ctx: State, outs: list[int], ev: CompileEvent) -> Any:
         # Inputs that require grad: a compiled forward and backward (training.py).
         # Not while recording AOT artifacts: they store the captured graph, which
         # replays with eager autograd when loaded.
-        built = training.build(b.text(), _frame_inputs(ctx), device, ev.function, b.has_effects)
+        built = training.build(b.module(), _frame_inputs(ctx), device, ev.function, b.has_effects)
     if built is not None:
         ctx.runner, graph, ev.graph_results = built
         ctx.captured_text = b.text()  # what explain and the logs show (not the split forward)

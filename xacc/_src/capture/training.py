@@ -44,7 +44,7 @@ def _wrt(inputs: list[Any] | None) -> list[int]:
             if isinstance(v, torch.Tensor) and v.requires_grad and (v.is_floating_point() or v.is_complex())]
 
 
-def build(text: str, inputs: list[Any] | None, device: str, name: str,
+def build(module: Any, inputs: list[Any] | None, device: str, name: str,
           has_effects: bool) -> tuple[Any, Any, int] | None:
     """(runner, forward CompiledGraph, number of the captured graph's results
     the forward returns before its residuals) for a graph whose inputs require grad
@@ -54,7 +54,7 @@ def build(text: str, inputs: list[Any] | None, device: str, name: str,
     if not wrt:
         return None
     try:
-        fwd, bwd, n_results, n_res, saved, cot, req = C.training_graphs(text, wrt, device)
+        fwd, bwd, n_results, n_res, saved, cot, req = C.training_graphs(module, wrt, device)
     except Exception as e:  # noqa: BLE001 - CompileError (no rule), ValueError (device)
         msg = str(e).strip().splitlines()
         return _fallback(name, msg[0] if msg else type(e).__name__)

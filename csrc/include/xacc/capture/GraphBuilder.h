@@ -39,6 +39,13 @@ public:
   size_t numNodes() const { return graph_->numNodes(); }
   bool hasEffects() const { return token_ != nullptr; }
   std::string text() const;
+  /// A copy of the module being built (for passes that work on their own copy:
+  /// training graphs, mixed-precision variants), with no text in between.
+  std::unique_ptr<ir::Module> cloneModule() const {
+    auto m = std::make_unique<ir::Module>();
+    for (const auto& g : module_->graphs()) m->add(g->clone());
+    return m;
+  }
   /// Verifies and runs a pass pipeline ("dce,cse") on the graph.
   bool runPasses(std::string_view pipeline, std::string& error,
                  const std::map<std::string, std::string>& options = {});
