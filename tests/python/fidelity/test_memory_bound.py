@@ -8,13 +8,17 @@ criterion is about what xacc adds, so the jitted run's RSS growth is compared
 with the eager run's growth (which is under 2 MB: the script's own weak
 references, the interpreter's free lists) plus 10 MB."""
 
+import os
 import sys
 from pathlib import Path
 
+import pytest
+
 sys.path.insert(0, str(Path(__file__).parent))
-from fidelity_proc import run, write  # noqa: E402
+from fidelity_proc import has_xpu, run, write  # noqa: E402
 
 BODY = '''\
+import os
 import gc
 import sys
 import weakref
@@ -41,6 +45,9 @@ def make(i):
     return SPACE.pop(f"fidfn_{i}")  # deleted from the namespace: the caller holds the only reference
 
 
+N = int(os.environ.get("FIDELITY_N", "10000"))
+
+
 def batch(start, n, refs):
     x = torch.ones(2)
     total = 0.0
@@ -57,7 +64,7 @@ batch(0, 200, warm)  # loads what a first capture loads (lazy imports, kernels, 
 gc.collect()
 start = rss_kb()
 refs = []
-total = batch(1000, 10000, refs)
+total = batch(1000, N, refs)
 gc.collect()
 end = rss_kb()
 alive = sum(r() is not None for r in refs)
@@ -69,11 +76,32 @@ print("rss delta MB", round((end - start) / 1024, 1), file=sys.stderr)
 '''
 
 
-def test_ten_thousand_functions_are_freed(tmp_path):
+def check_freed(tmp_path, device: str, n: int) -> None:
     script = write(tmp_path, BODY)
-    eager, jitted = run(script), run(script, "cpu")
+    eager = run_n(script, "", n)
+    jitted = run_n(script, device, n)
     want = "code objects alive 0\nfunctions gc finds 0\n"
     assert eager.stdout.endswith(want), eager.stdout + eager.stderr
     assert jitted.stdout == eager.stdout, f"eager:\n{eager.stdout}{eager.stderr}\njitted:\n{jitted.stdout}{jitted.stderr}"
     grew = [float(r.stderr.split("rss delta MB")[1]) for r in (eager, jitted)]
     assert grew[1] <= grew[0] + 10, f"RSS growth: eager {grew[0]} MB, jitted {grew[1]} MB"
+
+
+def run_n(script, device: str, n: int):
+    os.environ["FIDELITY_N"] = str(n)
+    try:
+        return run(script, device)
+    finally:
+        del os.environ["FIDELITY_N"]
+
+
+def test_ten_thousand_functions_are_freed(tmp_path):
+    check_freed(tmp_path, "cpu", 10000)
+
+
+@pytest.mark.skipif(not has_xpu(), reason="no MLIR backend")
+def test_functions_compiled_for_xpu0_free_their_kernels(tmp_path):
+    """On xpu0 each function's graph has its own kernels (distinct constants):
+    they go with the function (Note [Kernels live with their executables]).
+    1,500 functions (10,000 take minutes of kernel compiles): +200 MB before."""
+    check_freed(tmp_path, "xpu0", 1500)

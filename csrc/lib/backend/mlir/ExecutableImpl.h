@@ -13,6 +13,7 @@
 #include <mutex>
 #include <set>
 #include <string>
+#include <algorithm>
 #include <unordered_map>
 #include <vector>
 
@@ -32,10 +33,27 @@ using ir::DType;
 /// Writes `s` to stderr when XACC_LOG names `mlir` (or `all`).
 void logLine(const std::string& s);
 
-/// Process-wide kernels by (options, text).
+/// Process-wide kernels by (options, text), held weakly: the executables that
+/// use a kernel own it, so a kernel (its JIT session and code, about 130 KB)
+/// and its key (the kernel's text) go with the last executable of a deleted
+/// function, as in Note [Kernels live with their executables].
 struct KernelCache {
   std::mutex mu;
-  std::unordered_map<std::string, std::shared_ptr<CompiledKernel>> kernels;
+  std::unordered_map<std::string, std::weak_ptr<CompiledKernel>> kernels;
+  size_t sweepAt = 64;  ///< size at which the next insertion drops expired entries
+  /// The live kernel under `key`, or null. Caller holds `mu`.
+  std::shared_ptr<CompiledKernel> find(const std::string& key) {
+    auto it = kernels.find(key);
+    return it == kernels.end() ? nullptr : it->second.lock();
+  }
+  /// Caller holds `mu`. Expired entries are dropped whenever the map has
+  /// doubled since the last sweep, so it stays within twice the live kernels.
+  void insert(const std::string& key, const std::shared_ptr<CompiledKernel>& k) {
+    kernels[key] = k;
+    if (kernels.size() < sweepAt) return;
+    for (auto it = kernels.begin(); it != kernels.end();) it = it->second.expired() ? kernels.erase(it) : std::next(it);
+    sweepAt = std::max<size_t>(64, 2 * kernels.size());
+  }
   // Leaked on purpose: destroying an ExecutionEngine runs ORC deinitializers,
   // which must not happen during static destruction, after LLVM's own statics
   // are gone (that crashes or hangs at exit).
@@ -76,11 +94,55 @@ struct Variant {
 /// with one skeleton. `firstSeen` is the first signature of a skeleton that
 /// got a per-size kernel; `failed` the skeletons whose lowering depends on
 /// sizes in a way a generic kernel cannot express.
+///
+/// Note [Kernels live with their executables]: the process-wide tables hold
+/// kernels and generic variants weakly and forget skeletons they only noted,
+/// so jitting many distinct functions and deleting them frees their kernels
+/// (test_memory_bound on xpu0: 1,500 functions held +200 MB before). A kernel
+/// still used by a live executable is shared as before.
 struct GenericKernels {
   std::mutex mu;
-  std::map<std::string, std::vector<std::shared_ptr<Variant>>> bySkeleton;
+  std::map<std::string, std::vector<std::weak_ptr<Variant>>> bySkeleton;
   std::map<std::string, std::vector<InputDesc>> firstSeen;
   std::set<std::string> failed;
+  static constexpr size_t kMaxNoted = 4096;  ///< firstSeen/failed are forgotten past this (costs a compile)
+  size_t trimAt = 256;                        ///< bySkeleton size at which add() trims
+  /// Caller holds `mu`.
+  void add(const std::string& skel, const std::shared_ptr<Variant>& v) {
+    bySkeleton[skel].push_back(v);
+    if (bySkeleton.size() < trimAt) return;
+    trim();
+    trimAt = std::max<size_t>(256, 2 * bySkeleton.size());
+  }
+  /// The live variants of `skel` (dropping expired ones; the skeleton itself
+  /// once none is left). Caller holds `mu`.
+  std::vector<std::shared_ptr<Variant>> live(const std::string& skel) {
+    std::vector<std::shared_ptr<Variant>> out;
+    auto it = bySkeleton.find(skel);
+    if (it == bySkeleton.end()) return out;
+    auto& list = it->second;
+    for (auto w = list.begin(); w != list.end();) {
+      if (auto v = w->lock()) {
+        out.push_back(std::move(v));
+        ++w;
+      } else {
+        w = list.erase(w);
+      }
+    }
+    if (list.empty()) bySkeleton.erase(it);
+    return out;
+  }
+  /// Caller holds `mu`: drops skeletons whose variants all expired, and the
+  /// notes once they pass kMaxNoted.
+  void trim() {
+    for (auto it = bySkeleton.begin(); it != bySkeleton.end();) {
+      auto& list = it->second;
+      list.erase(std::remove_if(list.begin(), list.end(), [](const auto& w) { return w.expired(); }), list.end());
+      it = list.empty() ? bySkeleton.erase(it) : std::next(it);
+    }
+    if (firstSeen.size() > kMaxNoted) firstSeen.clear();
+    if (failed.size() > kMaxNoted) failed.clear();
+  }
   static GenericKernels& get() {
     static GenericKernels* g = new GenericKernels;  // leaked: see KernelCache
     return *g;

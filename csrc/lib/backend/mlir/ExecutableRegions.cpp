@@ -114,7 +114,7 @@ std::shared_ptr<Variant> XpuExecutable::genericVariant(RegionState& r, const std
                      skeletonKey(concrete);
   auto& gk = GenericKernels::get();
   std::lock_guard<std::mutex> gl(gk.mu);
-  auto& list = gk.bySkeleton[skel];
+  std::vector<std::shared_ptr<Variant>> list = gk.live(skel);
   for (const auto& g : list)
     if (matchesPattern(g->pattern, in) && instanceOf(g->kernel, g->pattern, in, concrete)) {
       if (tooBigForGeneric(*g, in)) return nullptr;
@@ -127,6 +127,7 @@ std::shared_ptr<Variant> XpuExecutable::genericVariant(RegionState& r, const std
   if (gk.failed.count(skel) || list.size() >= 3) return nullptr;
   auto seen = gk.firstSeen.find(skel);
   if (seen == gk.firstSeen.end() && !declaresDynamicDims(r.region)) {
+    if (gk.firstSeen.size() >= GenericKernels::kMaxNoted) gk.trim();
     gk.firstSeen.emplace(skel, in);
     return nullptr;
   }
@@ -152,7 +153,7 @@ std::shared_ptr<Variant> XpuExecutable::genericVariant(RegionState& r, const std
     gk.failed.insert(skel);
     return nullptr;
   }
-  list.push_back(v);
+  gk.add(skel, v);
   return tooBigForGeneric(*v, in) ? nullptr : v;
 }
 
@@ -165,9 +166,7 @@ void XpuExecutable::compileVariant(RegionState& r, Variant& v, const std::string
       (jit_.fastMath ? "F" : "E") + std::to_string(jit_.optLevel) + jit_.cacheDir + "\n" + text;
   {
     std::lock_guard<std::mutex> cl(KernelCache::get().mu);
-    auto ck = KernelCache::get().kernels.find(cacheKey);
-    if (ck != KernelCache::get().kernels.end()) {
-      v.fn = ck->second;
+    if ((v.fn = KernelCache::get().find(cacheKey))) {
       std::lock_guard<std::mutex> sl(statsMu_);
       ++stats_.memoryCacheHits;
       std::lock_guard<std::mutex> tl(Totals::get().mu);
@@ -200,7 +199,7 @@ void XpuExecutable::compileVariant(RegionState& r, Variant& v, const std::string
     else
       logLine(region + "compiled " + what);
     std::lock_guard<std::mutex> cl(KernelCache::get().mu);
-    KernelCache::get().kernels.emplace(cacheKey, v.fn);
+    KernelCache::get().insert(cacheKey, v.fn);
   }
 }
 
