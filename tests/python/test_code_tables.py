@@ -176,3 +176,22 @@ def test_graph_breaks_doc_is_generated() -> None:
     doc = (ROOT / "docs" / "graph-breaks.md").read_text()
     for name, code in BREAK_ROW.findall(BREAK_TABLE.read_text()):
         assert f"| {code} | {name} |" in doc
+
+
+# -- log channels ----------------------------------------------------------------------
+
+def test_log_channels_are_declared_once() -> None:
+    """C++'s channel table (support/LogChannels.def) names Python's CHANNELS in
+    order, and only support/Log.cpp parses XACC_LOG in C++."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("_xacc_config_tables", ROOT / "xacc" / "_src" / "config.py")
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = mod
+    spec.loader.exec_module(mod)
+    cpp = re.findall(r'^LOG_CHANNEL\((\w+),\s*"(\w+)"\)', (ROOT / "csrc/include/xacc/support/LogChannels.def").read_text(),
+                     re.M)
+    assert [n for _, n in cpp] == list(mod.CHANNEL_NAMES)
+    readers = sorted(str(p.relative_to(ROOT)) for p in (ROOT / "csrc").rglob("*")
+                     if p.suffix in (".cpp", ".h") and p.is_file() and '"XACC_LOG"' in code_text(p))
+    assert readers == ["csrc/lib/support/Log.cpp"], readers
