@@ -49,6 +49,13 @@ def key_error_caught(x):
         return y + 1
 
 
+def builtin_error_caught(x):
+    try:
+        return x * range(1.5)[0]  # TypeError: a float is not an integer
+    except TypeError:
+        return x - 1
+
+
 def codes(fn, *args):
     return [(b.code, b.detail) for b in explain(fn)(*args).break_reasons]
 
@@ -79,5 +86,8 @@ def test_operation_that_raises_is_gb024():
     assert got[0] == ("GB024", "index out of range (raises IndexError)"), got
     got = codes(key_error_caught, x)
     assert got[0] == ("GB024", "missing key (raises KeyError)"), got
+    got = codes(builtin_error_caught, x)
+    assert got[0][0] == "GB024" and got[0][1].startswith("range(): TypeError"), got
     same(index_error_caught, x)
     same(key_error_caught, x)
+    same(builtin_error_caught, x)

@@ -72,7 +72,7 @@ VarRef Translator::callBuiltin(PyObject* f, std::vector<VarRef>& args,
       }
       Py_ssize_t n = PyObject_Length(v->obj.get());
       if (n < 0) {
-        failPy(GB::UnsupportedType, "len()");
+        failPy(GB::RaisesException, "len()");
         return nullptr;
       }
       return constant(PyLong_FromSsize_t(n));
@@ -110,7 +110,7 @@ VarRef Translator::callBuiltin(PyObject* f, std::vector<VarRef>& args,
       r = PyObject_IsSubclass(tp, cls.get());
     }
     if (r < 0) {
-      failPy(GB::UnsupportedType, "isinstance()");
+      failPy(GB::RaisesException, "isinstance()");
       return nullptr;
     }
     return makeConst(PyRef::borrow(r ? Py_True : Py_False));
@@ -171,7 +171,7 @@ VarRef Translator::callBuiltin(PyObject* f, std::vector<VarRef>& args,
     }
     PyObject* r = PyObject_Call(T->range, tuple.get(), nullptr);
     if (!r) {
-      failPy(GB::UnsupportedType, "range()");
+      failPy(GB::RaisesException, "range()");
       return nullptr;
     }
     return constant(r);
@@ -306,7 +306,7 @@ VarRef Translator::callBuiltin(PyObject* f, std::vector<VarRef>& args,
     }
     PyObject* r = PyObject_CallOneArg(f, tuple.get());
     if (!r) {
-      failPy(GB::UnsupportedType, "min()/max()");
+      failPy(GB::RaisesException, "min()/max()");
       return nullptr;
     }
     return constant(r);
@@ -333,7 +333,7 @@ VarRef Translator::callBuiltin(PyObject* f, std::vector<VarRef>& args,
     PyRef a = PyRef::steal(PyTuple_Pack(1, tuple.get()));
     PyObject* r = PyObject_Call(f, a.get(), kw.get());
     if (!r) {
-      failPy(GB::UnsupportedType, "sorted()/any()/all()");
+      failPy(GB::RaisesException, "sorted()/any()/all()");
       return nullptr;
     }
     PyRef rr = PyRef::steal(r);

@@ -320,7 +320,7 @@ bool Frame::step(const Instr& ins, bool& done, VarRef& result) {
       if (!k) return false;
       if (container->is(Var::Kind::Set)) {
         r = PySet_Contains(container->obj.get(), k.get());
-        if (r < 0) return t.failPy(GB::UnsupportedType, "'in'");
+        if (r < 0) return t.failPy(GB::RaisesException, "'in'");
       } else if (container->is(Var::Kind::Dict)) {
         r = 0;
         for (const PyRef& key : container->keys) {
@@ -340,7 +340,7 @@ bool Frame::step(const Instr& ins, bool& done, VarRef& result) {
           PyRef e = t.constOf(i);
           if (!e) return false;
           int eq = PyObject_RichCompareBool(e.get(), k.get(), Py_EQ);
-          if (eq < 0) return t.failPy(GB::UnsupportedType, "'in'");
+          if (eq < 0) return t.failPy(GB::RaisesException, "'in'");
           if (eq) {
             r = 1;
             break;
@@ -350,7 +350,7 @@ bool Frame::step(const Instr& ins, bool& done, VarRef& result) {
         PyRef c = t.constOf(container);
         if (!c) return false;
         r = PySequence_Contains(c.get(), k.get());
-        if (r < 0) return t.failPy(GB::UnsupportedType, "'in'");
+        if (r < 0) return t.failPy(GB::RaisesException, "'in'");
       }
       return answer(r);
     }
@@ -481,7 +481,7 @@ bool Frame::step(const Instr& ins, bool& done, VarRef& result) {
       }
       PyRef empty = PyRef::steal(PyUnicode_FromString(""));
       PyObject* r = PyUnicode_Join(empty.get(), tuple.get());
-      if (!r) return t.failPy(GB::UnsupportedType, "string join");
+      if (!r) return t.failPy(GB::RaisesException, "string join");
       push(makeConst(PyRef::steal(r)));
       return true;
     }
@@ -496,11 +496,11 @@ bool Frame::step(const Instr& ins, bool& done, VarRef& result) {
       int conv = ins.arg & 0x03;
       if (conv) {
         PyObject* c = conv == 1 ? PyObject_Str(v.get()) : conv == 2 ? PyObject_Repr(v.get()) : PyObject_ASCII(v.get());
-        if (!c) return t.failPy(GB::UnsupportedType, "format");
+        if (!c) return t.failPy(GB::RaisesException, "format");
         v = PyRef::steal(c);
       }
       PyObject* r = PyObject_Format(v.get(), spec.get());
-      if (!r) return t.failPy(GB::UnsupportedType, "format");
+      if (!r) return t.failPy(GB::RaisesException, "format");
       push(makeConst(PyRef::steal(r)));
       return true;
     }

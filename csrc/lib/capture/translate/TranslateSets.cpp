@@ -13,7 +13,7 @@ PyRef Translator::setKey(const VarRef& v) {
   PyRef k = constOf(v);
   if (!k) return {};
   if (PyObject_Hash(k.get()) == -1) {
-    failPy(GB::UnsupportedType, "unhashable set element");
+    failPy(GB::RaisesException, "unhashable set element");
     return {};
   }
   return k;
