@@ -21,6 +21,8 @@
 namespace py = pybind11;
 namespace cap = xacc::capture;
 namespace tr = xacc::capture::translate;
+using cap::GB;
+using cap::gbCode;
 
 namespace {
 
@@ -357,7 +359,7 @@ py::object translate(py::handle func, py::tuple args, py::handle host, cap::Guar
       tr::Frame& top = *t.topFrame();
       top.stack.push_back(ret);
       tr::Failure f;
-      f.code = "GB011";
+      f.code = gbCode(GB::UnsupportedType);
       f.detail = writes ? "attribute writes replayed after the graph" : "returning a value that needs bytecode to rebuild";
       f.file = PyUnicode_AsUTF8(top.code->co_filename);
       f.line = top.line;
@@ -368,7 +370,7 @@ py::object translate(py::handle func, py::tuple args, py::handle host, cap::Guar
   } catch (const std::exception& e) {
     if (PyErr_Occurred()) PyErr_Clear();
     tr::Failure f = t.failure();
-    f.code = "GB020";
+    f.code = gbCode(GB::Internal);
     f.detail = std::string("internal error: ") + e.what();
     f.internal = true;
     return breakResult(f);
@@ -445,6 +447,14 @@ size_t sweepResumeRegistry() {
 }
 
 void bindTranslate(py::module_& c) {
+  c.def(
+      "graph_breaks",
+      [] {
+        py::list rows;
+        for (const cap::GraphBreakRow& r : cap::kGraphBreaks) rows.append(py::make_tuple(r.code, r.name, r.reason, r.hint));
+        return rows;
+      },
+      "The graph-break table (xacc/capture/GraphBreaks.def): [(code, name, reason, hint)] in row order.");
   c.def("sweep_resumes", &sweepResumeRegistry,
         "Frees the resume and loop-body functions of code objects nothing else holds; returns "
         "how many code objects were released (Note [Resume registry sweep]).");

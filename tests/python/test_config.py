@@ -38,6 +38,7 @@ BAD_ENV = {
     "XACC_MLIR_INTERLEAVE": "0",
     "XACC_PACK_WEIGHTS": "off",
     "XACC_KEEP_FREED_MEMORY": "yes",
+    "XACC_BUILD_DIR": FILE,
     "XACC_EXECUTOR_PATH": DIR + ":" + FILE,
     "CAMEL_PACKAGES": FILE,
     "CAMEL_STD_LIB": FILE,
@@ -73,6 +74,21 @@ def test_every_env_var_the_cpp_code_reads_is_declared() -> None:
     assert not missing, f"read in C++ but not declared in xacc/_src/config.py ENV: {missing}"
 
 
+def test_every_env_var_the_python_library_reads_is_declared() -> None:
+    """Issue 21: an XACC_/CAMEL_ variable the library (xacc/, xjit/) reads from
+    os.environ directly is a row of the table too."""
+    import re
+    read: dict[str, str] = {}
+    pattern = re.compile(r'(?:environ\.get\(|environ\[|getenv\()\s*["\']((?:XACC|CAMEL)_[A-Z0-9_]+)["\']')
+    for top in ("xacc", "xjit"):
+        for path in sorted(Path(ROOT, top).rglob("*.py")):
+            for m in pattern.finditer(path.read_text(errors="replace")):
+                read.setdefault(m.group(1), str(path.relative_to(ROOT)))
+    declared = {e.name for e in config.ENV}
+    missing = {n: f for n, f in read.items() if n not in declared}
+    assert not missing, f"read in Python but not declared in xacc/_src/config.py ENV: {missing}"
+
+
 def test_config_error_is_an_xacc_error() -> None:
     assert issubclass(xacc.ConfigError, xacc.XaccError)
     assert "ConfigError" in xacc.__all__
@@ -98,6 +114,7 @@ def test_default_and_good_values_pass(name: str, monkeypatch: pytest.MonkeyPatch
             "XACC_PGO_PROFILE": str(tmp_path / "p.json"), "XACC_TEST_FAULT_OP": "aten.relu.default",
             "XACC_MLIR_VECTOR_WIDTH": "256", "XACC_MLIR_INTERLEAVE": "2", "XACC_PACK_WEIGHTS": "0",
             "XACC_KEEP_FREED_MEMORY": "1", "XACC_EXECUTOR_PATH": f"{tmp_path}:{DIR}", "CAMEL_PACKAGES": DIR,
+            "XACC_BUILD_DIR": str(tmp_path / "build"),
             "CAMEL_STD_LIB": str(tmp_path / "std")}
     monkeypatch.delenv(name, raising=False)
     config.check_env()

@@ -181,6 +181,9 @@ ENV: tuple[EnvVar, ...] = (
     EnvVar("XACC_KEEP_FREED_MEMORY", "1", "the MLIR backend raises glibc's mmap and trim thresholds (32 MB, "
                                           "128 MB) once so large buffers are reused instead of returned to the "
                                           "system on every call; `0`: keep glibc's defaults", _bit, "0 or 1"),
+    EnvVar("XACC_BUILD_DIR", "", "the build tree whose `bin/` is searched for xacc's tools (`xacc-opt`, "
+                                 "`camel`) after PATH; default `build/` next to the sources", _directory,
+           "a directory path (not an existing file)"),
     EnvVar("XACC_EXECUTOR_PATH", "", "colon-separated directories searched first for Camel executor plugins "
                                      "(`libxacc_exec_<name>.so`; docs/executors.md)", _directories,
            "directory paths separated by `:` (not existing files)"),

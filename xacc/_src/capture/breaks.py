@@ -1,39 +1,21 @@
 """Graph-break registry: every construct the translator does not capture has one
-stable code, a one-line reason and a hint. The C++ translator reports breaks by
-code from this table (and the Python host raises `GraphBreak` for what it
-observes, e.g. an op without a meta kernel); explain() and XACC_LOG=breaks
-report them together with the user's file:line."""
+stable code, a one-line reason and a hint, declared once in
+csrc/include/xacc/capture/GraphBreaks.def (docs/graph-breaks.md is generated from
+it). The C++ translator reports breaks by the table's names, the Python host
+raises `GraphBreak` for what it observes (e.g. an op without a meta kernel);
+explain() and XACC_LOG=breaks report them together with the user's file:line."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-# code: (reason, hint)
-BREAKS: dict[str, tuple[str, str]] = {
-    "GB001": ("unsupported bytecode instruction", "rewrite the construct or move it out of the captured function"),
-    "GB002": ("call to a function that cannot be traced", "mark the callee as plain Python or avoid it in the hot path"),
-    "GB003": ("builtin print() has side effects on stdout", "remove the print or move it outside the captured function"),
-    "GB004": ("data-dependent control flow on a tensor value", "use torch.where, or move the branch out of the captured function"),
-    "GB005": ("tensor value read back to Python (.item(), .tolist(), bool())", "keep the value as a tensor"),
-    "GB006": ("torch operator has no meta kernel or failed on meta tensors", "report the op; it runs in Python meanwhile"),
-    "GB007": ("attribute write on a Python object", "return the value instead of storing it on an object"),
-    "GB008": ("write to a global variable", "return the value instead of assigning a global"),
-    "GB009": ("mutation of a container passed in from outside", "build a new container and return it"),
-    "GB010": ("attribute access the translator cannot model", "access plain attributes, parameters and buffers only"),
-    "GB011": ("operation on a value of an unsupported Python type", "keep to tensors, numbers, tuples, lists and dicts"),
-    "GB012": ("nn.Module with hooks", "remove forward hooks or capture the module's forward directly"),
-    "GB013": ("generator, coroutine or comprehension with a break inside", "unroll the comprehension into a loop"),
-    "GB014": ("exception handling (try/except/with) around a break", "move the unsupported code outside the try/with block"),
-    "GB015": ("graph break inside a loop: the frame runs in Python", "move the unsupported code out of the loop"),
-    "GB016": ("recursion or inlining depth limit", "capture a smaller function"),
-    "GB017": ("closure variable cells in a frame with a break", "avoid defining closures in a function that breaks"),
-    "GB018": ("unsupported argument to a torch function", "pass tensors, numbers, tuples or lists"),
-    "GB019": ("raise statement", "raise outside the captured region"),
-    "GB020": ("internal translator error: the frame runs in Python", "please report it with XACC_LOG=capture output"),
-    "GB021": ("NumPy operation the capture cannot reproduce exactly", "move it out of the captured function or write it with torch"),
-    "GB022": ("a size that depends on a dynamic dim used as a plain Python number (branch, range, builtin)",
-              "the frame compiles with static shapes; keep sizes in tensor ops, or pass dynamic=False"),
-}
+from xacc._C import capture as _C
+
+# code: (reason, hint). The table is csrc/include/xacc/capture/GraphBreaks.def,
+# compiled into the extension (the C++ translator names its rows GB::Name);
+# Python raises GraphBreak with a code of it (tests/python/test_code_tables.py
+# checks every "GBnnn" spelled in the sources against it).
+BREAKS: dict[str, tuple[str, str]] = {code: (reason, hint) for code, _name, reason, hint in _C.graph_breaks()}
 
 
 @dataclass

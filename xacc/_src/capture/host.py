@@ -153,7 +153,7 @@ class State:
         record no autograd history, exactly like eager. Enabling grad inside a
         frame entered without it cannot be expressed that way: a break."""
         if enabled and not self.entry_grad:
-            raise GraphBreak("GB014", "torch.enable_grad() in a frame running without grad")
+            raise GraphBreak("GB023", "torch.enable_grad() in a frame running without grad")
         self.rec.set_no_grad(not enabled and self.entry_grad)
 
 

@@ -56,6 +56,7 @@
 #include "Jit.h"
 #include "Sha256.h"
 #include "xacc/backend/mlir/XpuBackend.h"
+#include "xacc/support/Log.h"
 #include "llvm/Support/MemoryBuffer.h"
 
 namespace xacc::backend::mlir {
@@ -81,20 +82,7 @@ struct FailedDirs {
   }
 };
 
-bool cacheLogEnabled() {
-  static const bool on = [] {
-    const char* v = std::getenv("XACC_LOG");
-    if (!v) return false;
-    std::string s = std::string(",") + v + ",";
-    return s.find(",cache,") != std::string::npos || s.find(",+cache,") != std::string::npos ||
-           s.find(",all,") != std::string::npos;
-  }();
-  return on;
-}
-
-void logCache(const std::string& s) {
-  if (cacheLogEnabled()) std::fprintf(stderr, "[xacc:cache] %s\n", s.c_str());
-}
+void logCache(const std::string& s) { support::logLine(support::LogChannel::Cache, s); }
 
 void put32(char* p, uint32_t v) {
   for (int i = 0; i < 4; ++i) p[i] = static_cast<char>((v >> (8 * i)) & 0xff);

@@ -40,6 +40,7 @@
 #include "xacc/backend/aten/AtenOps.h"
 #include "xacc/backend/aten/TensorDatum.h"
 #include "xacc/ir/Printer.h"
+#include "xacc/support/Log.h"
 
 using xacc::support::coreCode;
 using xacc::support::CoreDiag;
@@ -47,16 +48,6 @@ using xacc::support::CoreDiag;
 namespace xacc::backend::mlir::exec {
 
 namespace {
-
-bool logEnabled() {
-  static const bool on = [] {
-    const char* v = std::getenv("XACC_LOG");
-    if (!v) return false;
-    std::string s = std::string(",") + v + ",";
-    return s.find(",mlir,") != std::string::npos || s.find(",all,") != std::string::npos;
-  }();
-  return on;
-}
 
 JitOptions jitOptions(const CompileOptions& o) {
   JitOptions j;
@@ -160,9 +151,7 @@ std::array<float, 16> sampleWeight(const at::Tensor& w) {
 
 }  // namespace
 
-void logLine(const std::string& s) {
-  if (logEnabled()) std::fprintf(stderr, "[xacc:mlir] %s\n", s.c_str());
-}
+void logLine(const std::string& s) { support::logLine(support::LogChannel::Mlir, s); }
 
 XpuExecutable::XpuExecutable(std::unique_ptr<ir::Graph> g, const CompileOptions& o) : graph_(std::move(g)), opts_(o) {
   jit_ = jitOptions(o);

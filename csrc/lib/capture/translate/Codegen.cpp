@@ -101,8 +101,8 @@ struct Emitter {
     Py_XDECREF(vn);
   }
 
-  bool failWith(const char* codeName, const std::string& detail) {
-    fallback->code = codeName;
+  bool failWith(GB code, const std::string& detail) {
+    fallback->code = gbCode(code);
     fallback->detail = detail;
     return false;
   }
@@ -136,7 +136,7 @@ struct Emitter {
       case Access::Closure: asm_.op(Op::LOAD_DEREF, -1 - static_cast<int>(s->index)); return true;
       case Access::Const: {
         PyObject* c = host.constAt(static_cast<int>(s->index));
-        if (!c) return failWith("GB020", "entry constant");
+        if (!c) return failWith(GB::Internal, "entry constant");
         asm_.op(Op::LOAD_CONST, constant(c));
         return true;
       }
@@ -152,7 +152,7 @@ struct Emitter {
         return true;
       }
       case Access::AsTensor:
-        return failWith("GB020", "rebuilding a from_numpy source");
+        return failWith(GB::Internal, "rebuilding a from_numpy source");
     }
     return false;
   }
@@ -234,7 +234,7 @@ struct Emitter {
       case IterOf::Zip:
         return callConst(T->zip, v->items);
       case IterOf::Generator:  // See Note [Lazy generators]
-        return failWith("GB011", "a generator suspended at a break cannot be rebuilt");
+        return failWith(GB::CannotSplit, "a generator suspended at a break cannot be rebuilt");
       case IterOf::Items:
         break;
     }
@@ -283,7 +283,7 @@ struct Emitter {
           asm_.op(Op::PUSH_NULL);
           asm_.op(Op::LOAD_CONST, constant(v->np == Var::Np::Scalar ? T->npToScalar : T->npToArray));
           maxDepth += 2;
-          if (vid < 0 || !output(vid)) return failWith("GB020", "ndarray with no source and no graph output");
+          if (vid < 0 || !output(vid)) return failWith(GB::Internal, "ndarray with no source and no graph output");
           asm_.op(Op::PRECALL, 1);
           asm_.op(Op::CALL, 1);
           return true;
@@ -304,12 +304,12 @@ struct Emitter {
           }
           return output(vid);
         }
-        return failWith("GB020", "tensor with no source and no graph output");
+        return failWith(GB::Internal, "tensor with no source and no graph output");
       }
       case K::SymScalar:
         if (v->source) return source(v->source);
         if (v->vid >= 0 && output(v->vid)) return true;
-        return failWith("GB020", "number with no source and no graph output");
+        return failWith(GB::Internal, "number with no source and no graph output");
       case K::Const: asm_.op(Op::LOAD_CONST, constant(v->obj.get())); return true;
       default: break;
     }
@@ -402,7 +402,7 @@ struct Emitter {
       case K::Iter:
         return rebuildIter(v);
       default:
-        return failWith("GB011", "cannot rebuild this value at a break");
+        return failWith(GB::CannotSplit, "cannot rebuild this value at a break");
     }
   }
 };
@@ -550,8 +550,8 @@ void registerResume(PyCodeObject* code, PyCodeObject* orig, int prologue) {
 PyRef emitBreak(Translator& t, Frame& top, const Instr& ins, PyObject* func, BreakHost& host, Failure& fallback) {
   auto* fn = reinterpret_cast<PyFunctionObject*>(func);
   PyCodeObject* code = top.code;
-  auto bail = [&](const char* c, const std::string& d) -> PyRef {
-    fallback.code = c;
+  auto bail = [&](GB c, const std::string& d) -> PyRef {
+    fallback.code = gbCode(c);
     fallback.detail = d;
     return {};
   };
@@ -562,20 +562,20 @@ PyRef emitBreak(Translator& t, Frame& top, const Instr& ins, PyObject* func, Bre
   // A split at RETURN_VALUE (a return value or attribute writes rebuilt by
   // bytecode) needs no resume function and no locals: closure cells are fine.
   const bool atReturn = ins.op == Op::RETURN_VALUE;
-  if (code->co_ncellvars && !atReturn) return bail("GB017", "frame defines closure cells");
-  if (orig != code && off < resumePrologueEnd(top.bc)) return bail("GB020", "break inside a resume prologue");
-  if (top.bc->inTry(off)) return bail("GB014", "break inside a try/with block");
+  if (code->co_ncellvars && !atReturn) return bail(GB::ClosureCells, "frame defines closure cells");
+  if (orig != code && off < resumePrologueEnd(top.bc)) return bail(GB::CannotSplit, "break inside a resume prologue");
+  if (top.bc->inTry(off)) return bail(GB::BreakInTry, "break inside a try/with block");
   // A break inside a loop: split at the outermost loop's header (Note [Loop bodies]).
   LoopPlan loop;
   if (top.bc->inLoop(off)) {
     std::string error;
     const Bytecode* obc = orig == code ? top.bc : Bytecode::of(orig, error);
-    if (!obc) return bail("GB020", error);
+    if (!obc) return bail(GB::Internal, error);
     auto [head, end] = outermostLoop(obc, off - shift);
     std::string why;
     const int stackSize = off - shift == head ? static_cast<int>(top.stack.size()) : 0;
     if (head < 0 || !planLoop(orig, obc, head, end, stackSize, loop, why))
-      return bail("GB015", t.failure().code + " inside a loop, which cannot run as a function of its own: " +
+      return bail(GB::BreakInLoop, t.failure().code + " inside a loop, which cannot run as a function of its own: " +
                                (why.empty() ? "no loop found" : why));
     if (off - shift != head) {
       // Translate again, stopping before the loop's first iteration.
@@ -589,7 +589,7 @@ PyRef emitBreak(Translator& t, Frame& top, const Instr& ins, PyObject* func, Bre
   Op cond = forwardCond(ins.op);
   bool isJump = opcodeInfo(static_cast<uint8_t>(ins.op)).flags & (kJumpForward | kJumpBackward);
   if (!isLoop && (notBreakable(ins.op) || (isJump && cond == Op::NOP)))
-    return bail("GB001", std::string("cannot split the frame at ") + ins.name());
+    return bail(GB::CannotSplit, std::string("cannot split the frame at ") + ins.name());
   const int origOff = off - shift;
   const int nargs = code->co_argcount + code->co_kwonlyargcount + ((code->co_flags & CO_VARARGS) ? 1 : 0) +
                     ((code->co_flags & CO_VARKEYWORDS) ? 1 : 0);
@@ -602,14 +602,14 @@ PyRef emitBreak(Translator& t, Frame& top, const Instr& ins, PyObject* func, Bre
   if (!atReturn)
     for (int i = 0; i < nlocals; ++i) collectOutputs(t, top.slots[static_cast<size_t>(i)], seen, outs, bad);
   for (const auto& w : t.attrWrites()) collectOutputs(t, w.value, seen, outs, bad);
-  if (bad) return bail("GB020", "a live tensor that is not a graph value");
+  if (bad) return bail(GB::Internal, "a live tensor that is not a graph value");
   PyRef graphFn = host.finishGraph(outs);
   if (!graphFn) {
     PyErr_Clear();
-    return bail("GB020", "finishing the prefix graph");
+    return bail(GB::Internal, "finishing the prefix graph");
   }
   bool hasGraph = graphFn.get() != Py_None;
-  if (!hasGraph && !outs.empty()) return bail("GB020", "live tensors without a graph");
+  if (!hasGraph && !outs.empty()) return bail(GB::Internal, "live tensors without a graph");
 
   Emitter em(t, host, code, top.line);
   em.fallback = &fallback;
@@ -682,10 +682,10 @@ PyRef emitBreak(Translator& t, Frame& top, const Instr& ins, PyObject* func, Bre
       PyRef rcode = makeResume(orig, target, lay, unbound, error);
       if (!rcode) {
         if (PyErr_Occurred()) PyErr_Clear();
-        return em.failWith("GB020", "resume function: " + error);
+        return em.failWith(GB::Internal, "resume function: " + error);
       }
       resumeFn = registerFunction(reg.fns, key, rcode.get(), fn, orig);
-      if (!resumeFn) return em.failWith("GB020", "resume function object");
+      if (!resumeFn) return em.failWith(GB::Internal, "resume function object");
     }
     std::vector<int> temps;
     for (size_t i = 0; i < lay.size(); ++i) {
@@ -728,7 +728,7 @@ PyRef emitBreak(Translator& t, Frame& top, const Instr& ins, PyObject* func, Bre
     std::string why, error;
     const Bytecode* obc = orig == code ? top.bc : Bytecode::of(orig, error);
     PyRef body = obc ? loopBody(orig, obc, loop, params, fn, why) : PyRef();
-    if (!body) return bail("GB015", "loop body function: " + (obc ? why : error));
+    if (!body) return bail(GB::BreakInLoop, "loop body function: " + (obc ? why : error));
     for (int i : maybe) {
       a.op(Op::LOAD_CONST, em.constant(unboundSentinel()));
       a.op(Op::STORE_FAST, i);
@@ -801,7 +801,7 @@ PyRef emitBreak(Translator& t, Frame& top, const Instr& ins, PyObject* func, Bre
     if (!callResume(ins.target - shift, rest)) return {};
   } else {
     PyRef origCode = codeBytes(orig);
-    if (!origCode) return bail("GB020", "cannot read co_code");
+    if (!origCode) return bail(GB::Internal, "cannot read co_code");
     auto [start, end] = instructionGroup(PyBytes_AS_STRING(origCode.get()), origOff);
     std::string raw(PyBytes_AS_STRING(origCode.get()) + start, static_cast<size_t>(end - start));
     int effect = 0;
@@ -813,7 +813,7 @@ PyRef emitBreak(Translator& t, Frame& top, const Instr& ins, PyObject* func, Bre
     }
     int consumed = pushes(ins.op) - effect;
     if (consumed > static_cast<int>(layout.size()) || consumed < 0)
-      return bail("GB020", std::string("stack effect of ") + ins.name());
+      return bail(GB::Internal, std::string("stack effect of ") + ins.name());
     std::vector<bool> after(layout.begin(), layout.end() - consumed);
     for (int i = 0; i < pushes(ins.op); ++i) after.push_back(true);
     // The temps callResume stores into exist before the copy is made, so the
@@ -821,7 +821,7 @@ PyRef emitBreak(Translator& t, Frame& top, const Instr& ins, PyObject* func, Bre
     for (size_t i = 0; i < after.size(); ++i) em.local(("__xacc_tmp" + std::to_string(i)).c_str());
     int nvarFinal = static_cast<int>(PyList_GET_SIZE(em.varnames.get()));
     if (!shiftDerefs(raw, orig->co_nlocals, nvarFinal - orig->co_nlocals))
-      return bail("GB020", "closure index needs EXTENDED_ARG");
+      return bail(GB::CannotSplit, "closure index needs EXTENDED_ARG");
     a.raw(raw);
     em.maxDepth = std::max(em.maxDepth, static_cast<int>(after.size()) + 8);
     if (!callResume(end, after)) return {};
@@ -865,12 +865,12 @@ PyRef emitBreak(Translator& t, Frame& top, const Instr& ins, PyObject* func, Bre
     Py_XDECREF(ev);
     Py_XDECREF(etb);
     PyErr_Clear();
-    return bail("GB020", what);
+    return bail(GB::Internal, what);
   }
   PyObject* f = PyFunction_New(newCode.get(), fn->func_globals);
   if (!f) {
     PyErr_Clear();
-    return bail("GB020", "break function object");
+    return bail(GB::Internal, "break function object");
   }
   if (fn->func_closure) PyFunction_SetClosure(f, fn->func_closure);
   return PyRef::steal(f);

@@ -23,7 +23,7 @@ VarRef Translator::callBuiltin(PyObject* f, std::vector<VarRef>& args,
   handled = true;
   auto constant = [](PyObject* o) { return makeConst(PyRef::steal(o)); };
   auto bad = [&](const char* what) -> VarRef {
-    fail("GB011", what);
+    fail(GB::UnsupportedType, what);
     return nullptr;
   };
   auto items = [&](const VarRef& v, std::vector<VarRef>& out) {
@@ -38,7 +38,7 @@ VarRef Translator::callBuiltin(PyObject* f, std::vector<VarRef>& args,
                                      moduleAttr("builtins", "dir")};
   if (args.empty() && kwargs.empty() && std::find(std::begin(frameReaders), std::end(frameReaders), f) !=
                                             std::end(frameReaders)) {
-    fail("GB002", std::string(PyCFunction_Check(f) ? reinterpret_cast<PyCFunctionObject*>(f)->m_ml->ml_name : "?") +
+    fail(GB::UntraceableCall, std::string(PyCFunction_Check(f) ? reinterpret_cast<PyCFunctionObject*>(f)->m_ml->ml_name : "?") +
                       "() reads the frame");
     failWhole();
     return nullptr;
@@ -51,7 +51,7 @@ VarRef Translator::callBuiltin(PyObject* f, std::vector<VarRef>& args,
       long nd = dim ? PyLong_AsLong(dim) : -1;
       Py_XDECREF(dim);
       if (nd < 0) {
-        failPy("GB011", "len()");
+        failPy(GB::UnsupportedType, "len()");
         return nullptr;
       }
       if (nd == 0) return bad("len() of a 0-d tensor");
@@ -72,7 +72,7 @@ VarRef Translator::callBuiltin(PyObject* f, std::vector<VarRef>& args,
       }
       Py_ssize_t n = PyObject_Length(v->obj.get());
       if (n < 0) {
-        failPy("GB011", "len()");
+        failPy(GB::RaisesException, "len()");
         return nullptr;
       }
       return constant(PyLong_FromSsize_t(n));
@@ -110,7 +110,7 @@ VarRef Translator::callBuiltin(PyObject* f, std::vector<VarRef>& args,
       r = PyObject_IsSubclass(tp, cls.get());
     }
     if (r < 0) {
-      failPy("GB011", "isinstance()");
+      failPy(GB::RaisesException, "isinstance()");
       return nullptr;
     }
     return makeConst(PyRef::borrow(r ? Py_True : Py_False));
@@ -171,7 +171,7 @@ VarRef Translator::callBuiltin(PyObject* f, std::vector<VarRef>& args,
     }
     PyObject* r = PyObject_Call(T->range, tuple.get(), nullptr);
     if (!r) {
-      failPy("GB011", "range()");
+      failPy(GB::RaisesException, "range()");
       return nullptr;
     }
     return constant(r);
@@ -306,7 +306,7 @@ VarRef Translator::callBuiltin(PyObject* f, std::vector<VarRef>& args,
     }
     PyObject* r = PyObject_CallOneArg(f, tuple.get());
     if (!r) {
-      failPy("GB011", "min()/max()");
+      failPy(GB::RaisesException, "min()/max()");
       return nullptr;
     }
     return constant(r);
@@ -333,14 +333,14 @@ VarRef Translator::callBuiltin(PyObject* f, std::vector<VarRef>& args,
     PyRef a = PyRef::steal(PyTuple_Pack(1, tuple.get()));
     PyObject* r = PyObject_Call(f, a.get(), kw.get());
     if (!r) {
-      failPy("GB011", "sorted()/any()/all()");
+      failPy(GB::RaisesException, "sorted()/any()/all()");
       return nullptr;
     }
     PyRef rr = PyRef::steal(r);
     return fromConst(r);
   }
   if ((f == T->intFn || f == T->floatFn || f == T->boolFn) && !args.empty() && args[0]->is(Var::Kind::Tensor)) {
-    fail("GB005", "int()/float()/bool() of a tensor");
+    fail(GB::TensorReadBack, "int()/float()/bool() of a tensor");
     return nullptr;
   }
   if ((f == T->str || f == T->repr) && args.size() == 1 && kwargs.empty() && args[0]->is(Var::Kind::Object) &&
@@ -348,7 +348,7 @@ VarRef Translator::callBuiltin(PyObject* f, std::vector<VarRef>& args,
     // str(cls): "<class 'module.Name'>", fixed for a class (guarded by id).
     PyObject* r = PyObject_Repr(args[0]->obj.get());
     if (!r) {
-      failPy("GB011", "str() of a class");
+      failPy(GB::UnsupportedType, "str() of a class");
       return nullptr;
     }
     return makeConst(PyRef::steal(r));
@@ -390,7 +390,7 @@ VarRef Translator::callBuiltin(PyObject* f, std::vector<VarRef>& args,
   }
   PyObject* r = PyObject_Call(f, tuple.get(), kw.get());
   if (!r) {
-    failPy("GB011", "builtin raised");
+    failPy(GB::RaisesException, "builtin raised");
     return nullptr;
   }
   PyRef rr = PyRef::steal(r);

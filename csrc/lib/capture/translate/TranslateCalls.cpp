@@ -306,7 +306,7 @@ VarRef Translator::record(PyObject* fn, const std::vector<VarRef>& args,
   std::string code, detail;
   PyRef r = host_.record(fn, tuple.get(), kw.get(), code, detail);
   if (!r) {
-    fail(code.empty() ? "GB006" : code, detail);
+    fail(hostBreak(code, GB::NoMetaKernel), detail);
     return nullptr;
   }
   return fromPython(r.get());
@@ -332,7 +332,7 @@ VarRef Translator::tensorMethod(const VarRef& tm, std::vector<VarRef>& args,
     if (!rest.empty() && rest[0]->is(Var::Kind::Tensor)) {
       PyObject* dt = PyObject_GetAttrString(rest[0]->obj.get(), "dtype");
       if (!dt) {
-        failPy("GB020", "dtype");
+        failPy(GB::Internal, "dtype");
         return nullptr;
       }
       rest[0] = makeConst(PyRef::steal(dt));
@@ -348,7 +348,7 @@ VarRef Translator::tensorMethod(const VarRef& tm, std::vector<VarRef>& args,
   static const char* kReadBack[] = {"item", "tolist", "numpy", "__bool__", "__int__", "__float__"};
   for (const char* r : kReadBack)
     if (name == r) {
-      fail("GB005", "Tensor." + name + "()");
+      fail(GB::TensorReadBack, "Tensor." + name + "()");
       return nullptr;
     }
   // requires_grad_ and detach_ change the caller's tensor itself, which a graph cannot:
@@ -357,12 +357,12 @@ VarRef Translator::tensorMethod(const VarRef& tm, std::vector<VarRef>& args,
                                   "untyped_storage", "requires_grad_", "detach_"};
   for (const char* r : kOpaque)
     if (name == r) {
-      fail("GB002", "Tensor." + name + "()");
+      fail(GB::UntraceableCall, "Tensor." + name + "()");
       return nullptr;
     }
   PyObject* m = PyObject_GetAttrString(pyTypes()->tensor, name.c_str());
   if (!m) {
-    failPy("GB010", "Tensor." + name);
+    failPy(GB::UnmodeledAttribute, "Tensor." + name);
     return nullptr;
   }
   PyRef method = PyRef::steal(m);
@@ -378,8 +378,8 @@ VarRef Translator::tensorType(const VarRef& t, std::vector<VarRef>& args,
   // itself when it has it already). The type may be a dtype, a name or a legacy
   // tensor class. Captured tensors are CPU tensors.
   auto bad = [&](const std::string& what, bool py = false) -> VarRef {
-    if (py) failPy("GB011", what);
-    else fail("GB011", what);
+    if (py) failPy(GB::UnsupportedType, what);
+    else fail(GB::UnsupportedType, what);
     return nullptr;
   };
   VarRef type = args.empty() ? nullptr : args[0];
@@ -427,13 +427,13 @@ VarRef Translator::containerMethod(const VarRef& obj, const std::string& name, s
     }
   }
   if (!kwargs.empty() && !(obj->is(Var::Kind::Dict) && name == "update")) {
-    fail("GB011", "keyword arguments to ." + name);
+    fail(GB::UnsupportedType, "keyword arguments to ." + name);
     return nullptr;
   }
   auto none = [] { return makeConst(PyRef::borrow(Py_None)); };
   auto needArgs = [&](size_t n) {
     if (args.size() < n) {
-      fail("GB011", "missing argument to ." + name);
+      fail(GB::UnsupportedType, "missing argument to ." + name);
       return false;
     }
     return true;
@@ -442,7 +442,7 @@ VarRef Translator::containerMethod(const VarRef& obj, const std::string& name, s
     if (name == "append" || name == "extend" || name == "insert" || name == "pop" || name == "clear" ||
         name == "reverse") {
       if (obj->source) {
-        fail("GB009", "list passed in from outside");
+        fail(GB::OuterContainerMutation, "list passed in from outside");
         return nullptr;
       }
       auto& items = obj->items;
@@ -470,7 +470,7 @@ VarRef Translator::containerMethod(const VarRef& obj, const std::string& name, s
         }
         if (k < 0) k += n;
         if (k < 0 || k >= n) {
-          fail("GB011", "pop index out of range");
+          fail(GB::RaisesException, "pop index out of range");
           return nullptr;
         }
         VarRef v = items[static_cast<size_t>(k)];
@@ -493,7 +493,7 @@ VarRef Translator::containerMethod(const VarRef& obj, const std::string& name, s
     if (!a) return nullptr;
     PyObject* r = PyObject_CallMethod(vals.get(), name.c_str(), "O", a.get());
     if (!r) {
-      failPy("GB011", "." + name);
+      failPy(GB::UnsupportedType, "." + name);
       return nullptr;
     }
     return makeConst(PyRef::steal(r));
@@ -501,7 +501,7 @@ VarRef Translator::containerMethod(const VarRef& obj, const std::string& name, s
   if (isModelOutputVar(obj)) {
     if (name == "to_tuple" && args.empty()) return makeSeq(Var::Kind::Tuple, obj->items);
     if (name != "get" && name != "keys" && name != "values" && name != "items") {
-      fail("GB011", "." + name + " of a " + reinterpret_cast<PyTypeObject*>(obj->obj.get())->tp_name);
+      fail(GB::UnsupportedType, "." + name + " of a " + reinterpret_cast<PyTypeObject*>(obj->obj.get())->tp_name);
       return nullptr;
     }
   }
@@ -516,7 +516,7 @@ VarRef Translator::containerMethod(const VarRef& obj, const std::string& name, s
     }
     if (name == "keys" || name == "values" || name == "items") {
       if (!args.empty()) {
-        fail("GB011", "." + name + " with arguments");
+        fail(GB::UnsupportedType, "." + name + " with arguments");
         return nullptr;
       }
       auto view = makeVar(Var::Kind::DictView);
@@ -532,7 +532,7 @@ VarRef Translator::containerMethod(const VarRef& obj, const std::string& name, s
     }
     if (name == "update" || name == "pop" || name == "setdefault" || name == "clear") {
       if (obj->source) {
-        fail("GB009", "dict passed in from outside");
+        fail(GB::OuterContainerMutation, "dict passed in from outside");
         return nullptr;
       }
       auto find = [&](PyObject* k) -> int {
@@ -547,7 +547,7 @@ VarRef Translator::containerMethod(const VarRef& obj, const std::string& name, s
       }
       if (name == "update") {
         if (args.size() > 1 || (args.size() == 1 && !args[0]->is(Var::Kind::Dict))) {
-          fail("GB011", "dict.update of a non-dict");
+          fail(GB::UnsupportedType, "dict.update of a non-dict");
           return nullptr;
         }
         std::vector<std::pair<PyRef, VarRef>> all;
@@ -572,7 +572,7 @@ VarRef Translator::containerMethod(const VarRef& obj, const std::string& name, s
       if (name == "pop") {
         if (j < 0) {
           if (args.size() > 1) return args[1];
-          fail("GB011", "dict.pop of a missing key (raises KeyError)");
+          fail(GB::RaisesException, "dict.pop of a missing key (raises KeyError)");
           return nullptr;
         }
         VarRef v = obj->items[static_cast<size_t>(j)];
@@ -586,7 +586,7 @@ VarRef Translator::containerMethod(const VarRef& obj, const std::string& name, s
       return obj->items.back();
     }
   }
-  fail(name == "append" || name == "update" || name == "pop" ? "GB009" : "GB011", "container ." + name);
+  fail(name == "append" || name == "update" || name == "pop" ? GB::OuterContainerMutation : GB::UnsupportedType, "container ." + name);
   return nullptr;
 }
 
@@ -598,7 +598,7 @@ VarRef Translator::callModule(const VarRef& mod, std::vector<VarRef>& args,
   PyObject* call = _PyType_Lookup(Py_TYPE(m), callName);  // borrowed
   if (call != _PyType_Lookup(reinterpret_cast<PyTypeObject*>(pyTypes()->module), callName)) {
     if (!call || !PyFunction_Check(call) || !isUserFunction(call)) {
-      fail("GB012", std::string(Py_TYPE(m)->tp_name) + ".__call__");
+      fail(GB::ModuleHooks, std::string(Py_TYPE(m)->tp_name) + ".__call__");
       return nullptr;
     }
     PyRef keep = PyRef::borrow(call);
@@ -615,19 +615,19 @@ VarRef Translator::callModule(const VarRef& mod, std::vector<VarRef>& args,
   static PyObject* dictName = PyUnicode_InternFromString("__dict__");
   PyObject** dp = _PyObject_GetDictPtr(m);
   if (dp && *dp && PyDict_GetItemWithError(*dp, forwardName)) {
-    fail("GB012", std::string(Py_TYPE(m)->tp_name) + ".forward set on the instance");
+    fail(GB::ModuleHooks, std::string(Py_TYPE(m)->tp_name) + ".forward set on the instance");
     return nullptr;
   }
   PyErr_Clear();
   guardHas(Source::attr(mod->source, dictName), Leaf::Kind::HasKey, forwardName, false);
   PyObject* fwd = PyObject_GetAttrString(reinterpret_cast<PyObject*>(Py_TYPE(m)), "forward");
   if (!fwd) {
-    failPy("GB002", "forward");
+    failPy(GB::UntraceableCall, "forward");
     return nullptr;
   }
   PyRef forward = PyRef::steal(fwd);
   if (!PyFunction_Check(fwd)) {
-    fail("GB002", std::string(Py_TYPE(m)->tp_name) + ".forward");
+    fail(GB::UntraceableCall, std::string(Py_TYPE(m)->tp_name) + ".forward");
     return nullptr;
   }
   std::vector<VarRef> all{mod};
@@ -646,7 +646,7 @@ VarRef Translator::call(Frame& f, const VarRef& fn, std::vector<VarRef> args,
         // Mapping.get(k, d=None) / Mapping.__contains__(k) are `try: self[k]
         // except KeyError`: a lookup that would raise KeyError answers d / False.
         if (args.empty() || args.size() > (std::strcmp(mix, "get") == 0 ? 2u : 1u) || !kwargs.empty()) {
-          fail("GB002", std::string("Mapping.") + mix + " arguments");
+          fail(GB::UntraceableCall, std::string("Mapping.") + mix + " arguments");
           return nullptr;
         }
         bool get = std::strcmp(mix, "get") == 0;
@@ -657,7 +657,7 @@ VarRef Translator::call(Frame& f, const VarRef& fn, std::vector<VarRef> args,
         }
         Failure before = failure_;
         VarRef r = subscr(fn->self, args[0]);
-        if (!r && failure_.code == "GB011" && failure_.detail == "missing key (raises KeyError)" &&
+        if (!r && failure_.code == gbCode(GB::RaisesException) && failure_.detail == "missing key (raises KeyError)" &&
             before.code.empty()) {
           failure_ = before;
           if (get) return args.size() > 1 ? args[1] : makeConst(PyRef::borrow(Py_None));
@@ -679,7 +679,7 @@ VarRef Translator::call(Frame& f, const VarRef& fn, std::vector<VarRef> args,
     case Var::Kind::ContainerMethod:
       if (fn->self->is(Var::Kind::Set)) {
         if (!kwargs.empty()) {
-          fail("GB011", "keyword arguments to set." + fn->name);
+          fail(GB::UnsupportedType, "keyword arguments to set." + fn->name);
           return nullptr;
         }
         return setMethod(fn->self, fn->name, args);
@@ -690,7 +690,7 @@ VarRef Translator::call(Frame& f, const VarRef& fn, std::vector<VarRef> args,
       return makeConst(PyRef::borrow(Py_None));
     case Var::Kind::NoOp:
       if (!args.empty() || !kwargs.empty()) {
-        fail("GB002", "object.__init__ with arguments");
+        fail(GB::UntraceableCall, "object.__init__ with arguments");
         return nullptr;
       }
       return makeConst(PyRef::borrow(Py_None));
@@ -699,7 +699,7 @@ VarRef Translator::call(Frame& f, const VarRef& fn, std::vector<VarRef> args,
     case Var::Kind::UserObject:
       return callUser(fn, args, kwargs);
     default:
-      fail("GB002", "call of an unsupported value");
+      fail(GB::UntraceableCall, "call of an unsupported value");
       return nullptr;
   }
 }
@@ -709,7 +709,7 @@ VarRef Translator::callObject(Frame& f, const VarRef& fn, std::vector<VarRef>& a
   const PyTypes* T = pyTypes();
   PyObject* o = fn->obj.get();
   if (o == T->print) {
-    fail("GB003", "print()");
+    fail(GB::Print, "print()");
     return nullptr;
   }
   if (T->partial && Py_TYPE(o) == reinterpret_cast<PyTypeObject*>(T->partial) && fn->source) {
@@ -722,7 +722,7 @@ VarRef Translator::callObject(Frame& f, const VarRef& fn, std::vector<VarRef>& a
     for (int i = 0; i < 3; ++i) {
       PyObject* v = PyObject_GetAttr(o, names[i]);
       if (!v) {
-        failPy("GB002", "functools.partial");
+        failPy(GB::UntraceableCall, "functools.partial");
         return nullptr;
       }
       PyRef vr = PyRef::steal(v);
@@ -730,7 +730,7 @@ VarRef Translator::callObject(Frame& f, const VarRef& fn, std::vector<VarRef>& a
       if (!parts[i]) return nullptr;
     }
     if (!parts[1]->is(Var::Kind::Tuple) || !parts[2]->is(Var::Kind::Dict)) {
-      fail("GB002", "functools.partial with unusual args/keywords");
+      fail(GB::UntraceableCall, "functools.partial with unusual args/keywords");
       return nullptr;
     }
     std::vector<VarRef> all = parts[1]->items;
@@ -747,7 +747,7 @@ VarRef Translator::callObject(Frame& f, const VarRef& fn, std::vector<VarRef>& a
   }
   if (o == T->noGrad || o == T->enableGrad) {
     if (!args.empty() || !kwargs.empty()) {
-      fail("GB002", "no_grad/enable_grad with arguments");
+      fail(GB::UntraceableCall, "no_grad/enable_grad with arguments");
       return nullptr;
     }
     auto g = makeVar(Var::Kind::GradMode);
@@ -825,7 +825,7 @@ VarRef Translator::callObject(Frame& f, const VarRef& fn, std::vector<VarRef>& a
       if (!a) return nullptr;
       PyObject* r = PyObject_CallOneArg(o, a.get());
       if (!r) {
-        failPy("GB011", nameOf(o));
+        failPy(GB::UnsupportedType, nameOf(o));
         return nullptr;
       }
       return makeVar(Var::Kind::Object, PyRef::steal(r));
@@ -834,7 +834,7 @@ VarRef Translator::callObject(Frame& f, const VarRef& fn, std::vector<VarRef>& a
   if (VarRef r = gradDecorated(f, o, args, kwargs); r || failed()) return r;
   if (PyObject* answer = tracerQuery(o)) {
     if (!args.empty() || !kwargs.empty()) {
-      fail("GB002", nameOf(o) + " with arguments");
+      fail(GB::UntraceableCall, nameOf(o) + " with arguments");
       return nullptr;
     }
     return makeConst(PyRef::borrow(answer));
@@ -844,7 +844,7 @@ VarRef Translator::callObject(Frame& f, const VarRef& fn, std::vector<VarRef>& a
   if (PyFunction_Check(o) && isUserFunction(o)) return inlineFunction(o, std::move(args), std::move(kwargs), fn->source);
   if (immutableBuiltinMethod(o)) return callOnConstants(o, args, kwargs, /*marked=*/false);
   if (PyType_Check(o)) return constructUser(fn, args, kwargs);  // Note [User objects]
-  fail("GB002", nameOf(o));
+  fail(GB::UntraceableCall, nameOf(o));
   return nullptr;
 }
 
@@ -880,7 +880,7 @@ VarRef Translator::polyfill(PyObject* f, std::vector<VarRef>& args,
     for (const VarRef& a : all) {
       values.push_back(constant(a));
       if (!values.back()) {
-        if (!failed()) fail("GB002", nameOf(f) + " on a value that is not a constant");
+        if (!failed()) fail(GB::UntraceableCall, nameOf(f) + " on a value that is not a constant");
         return nullptr;
       }
     }
@@ -892,7 +892,7 @@ VarRef Translator::polyfill(PyObject* f, std::vector<VarRef>& args,
       PyDict_SetItem(kw.get(), kwargs[i].first.get(), values[args.size() + i].get());
     PyObject* r = PyObject_Call(f, tuple.get(), kw.get());
     if (!r) {
-      failPy("GB002", nameOf(f));  // Python raises it again where the frame breaks
+      failPy(GB::RaisesException, nameOf(f));  // Python raises it again where the frame breaks
       return nullptr;
     }
     PyRef result = PyRef::steal(r);
@@ -958,19 +958,19 @@ VarRef Translator::inlineCode(PyCodeObject* code, PyObject* globals, const std::
                               const std::string& name) {
   (void)source;
   if (code->co_flags & (CO_COROUTINE | CO_ITERABLE_COROUTINE | CO_ASYNC_GENERATOR)) {
-    fail("GB013", "coroutine " + name);
+    fail(GB::GeneratorBreak, "coroutine " + name);
     return nullptr;
   }
   bool generator = code->co_flags & CO_GENERATOR;
   if (inlineStack_.size() >= kMaxInlineDepth ||
       std::count(inlineStack_.begin(), inlineStack_.end(), code) >= kMaxSameCode) {
-    fail("GB016", "inlining " + name);
+    fail(GB::DepthLimit, "inlining " + name);
     return nullptr;
   }
   std::string error;
   const Bytecode* bc = Bytecode::of(code, error);
   if (!bc) {
-    fail("GB020", error);
+    fail(GB::Internal, error);
     return nullptr;
   }
   // Bind arguments to slots (positional, keyword-only, *args, **kwargs).
@@ -984,7 +984,7 @@ VarRef Translator::inlineCode(PyCodeObject* code, PyObject* globals, const std::
     slots[static_cast<size_t>(nargs + nkw)] =
         makeSeq(Var::Kind::Tuple, std::vector<VarRef>(args.begin() + static_cast<std::ptrdiff_t>(npos), args.end()));
   } else if (args.size() > npos) {
-    fail("GB011", "too many arguments to " + name);
+    fail(GB::RaisesException, "too many arguments to " + name);
     return nullptr;
   }
   auto extra = makeVar(Var::Kind::Dict);
@@ -994,7 +994,7 @@ VarRef Translator::inlineCode(PyCodeObject* code, PyObject* globals, const std::
       if (PyUnicode_Compare(PyTuple_GET_ITEM(names, i), k.get()) == 0) slot = i;
     if (slot >= 0) {
       if (slots[static_cast<size_t>(slot)]) {
-        fail("GB011", "duplicate argument to " + name);
+        fail(GB::RaisesException, "duplicate argument to " + name);
         return nullptr;
       }
       slots[static_cast<size_t>(slot)] = v;
@@ -1006,7 +1006,7 @@ VarRef Translator::inlineCode(PyCodeObject* code, PyObject* globals, const std::
   if (varkw) {
     slots[static_cast<size_t>(nargs + nkw + (varargs ? 1 : 0))] = extra;
   } else if (!extra->keys.empty()) {
-    fail("GB011", "unexpected keyword arguments to " + name);
+    fail(GB::RaisesException, "unexpected keyword arguments to " + name);
     return nullptr;
   }
   const int nd = static_cast<int>(defaults.size());
@@ -1014,7 +1014,7 @@ VarRef Translator::inlineCode(PyCodeObject* code, PyObject* globals, const std::
     if (slots[static_cast<size_t>(i)]) continue;
     int j = i - (nargs - nd);
     if (j < 0) {
-      fail("GB011", "missing argument to " + name);
+      fail(GB::RaisesException, "missing argument to " + name);
       return nullptr;
     }
     slots[static_cast<size_t>(i)] = defaults[static_cast<size_t>(j)];
@@ -1028,7 +1028,7 @@ VarRef Translator::inlineCode(PyCodeObject* code, PyObject* globals, const std::
         found = true;
       }
     if (!found) {
-      fail("GB011", "missing keyword argument to " + name);
+      fail(GB::RaisesException, "missing keyword argument to " + name);
       return nullptr;
     }
   }
@@ -1096,17 +1096,17 @@ VarRef Translator::superOf(Frame& f, std::vector<VarRef>& args) {
       if (self->is(Var::Kind::Cell)) self = self->self;
     }
     if (!cls || !self) {
-      fail("GB002", "super() outside a method");
+      fail(GB::UntraceableCall, "super() outside a method");
       return nullptr;
     }
   } else {
-    fail("GB002", "super() with one argument");
+    fail(GB::UntraceableCall, "super() with one argument");
     return nullptr;
   }
   PyObject* tp = typeOf(self);
   if (!cls->is(Var::Kind::Object) || !PyType_Check(cls->obj.get()) || !tp ||
       !PyType_IsSubtype(reinterpret_cast<PyTypeObject*>(tp), reinterpret_cast<PyTypeObject*>(cls->obj.get()))) {
-    fail("GB002", "super(type, obj): obj is not an instance of type");
+    fail(GB::UntraceableCall, "super(type, obj): obj is not an instance of type");
     return nullptr;
   }
   auto s = makeVar(Var::Kind::Super, cls->obj);
@@ -1155,7 +1155,7 @@ VarRef Translator::superAttr(const VarRef& sv, PyObject* name) {
         Py_ssize_t pos = 0;
         while (PyDict_Next(o, &pos, &key, &val)) {
           if (!PyUnicode_CheckExact(key) && !PyLong_CheckExact(key)) {
-            fail("GB011", "dict subclass with non-constant keys");
+            fail(GB::UnsupportedType, "dict subclass with non-constant keys");
             return nullptr;
           }
           VarRef item = wrap(val, Source::item(src, key));
@@ -1169,10 +1169,10 @@ VarRef Translator::superAttr(const VarRef& sv, PyObject* name) {
         return m;
       }
     }
-    fail("GB010", std::string("super().") + PyUnicode_AsUTF8(name) + " is a " + Py_TYPE(attr)->tp_name);
+    fail(GB::UnmodeledAttribute, std::string("super().") + PyUnicode_AsUTF8(name) + " is a " + Py_TYPE(attr)->tp_name);
     return nullptr;
   }
-  fail("GB010", std::string("super().") + PyUnicode_AsUTF8(name) + ": no such attribute");
+  fail(GB::UnmodeledAttribute, std::string("super().") + PyUnicode_AsUTF8(name) + ": no such attribute");
   return nullptr;
 }
 
@@ -1193,14 +1193,14 @@ VarRef Translator::signatureOf(const VarRef& v) {
     target = v->obj;
   }
   if (!target) {
-    fail("GB002", "inspect.signature of a value that is not a known function");
+    fail(GB::UntraceableCall, "inspect.signature of a value that is not a known function");
     return nullptr;
   }
   PyObject* m = PyImport_ImportModule("inspect");
   PyObject* sig = m ? PyObject_CallMethod(m, "signature", "O", target.get()) : nullptr;
   Py_XDECREF(m);
   if (!sig) {
-    failPy("GB002", "inspect.signature");
+    failPy(GB::UntraceableCall, "inspect.signature");
     return nullptr;
   }
   return makeConst(PyRef::steal(sig));
@@ -1221,7 +1221,7 @@ VarRef Translator::callOnConstants(PyObject* o, std::vector<VarRef>& args,
         PyList_SET_ITEM(l.get(), static_cast<Py_ssize_t>(i), constOf(v->items[i]).release());
       return l;
     }
-    fail("GB002", nameOf(o) + (marked ? " (a trace-time constant) on a non-constant argument"
+    fail(GB::UntraceableCall, nameOf(o) + (marked ? " (a trace-time constant) on a non-constant argument"
                                       : " on a value that is not a constant"));
     return {};
   };
@@ -1242,12 +1242,12 @@ VarRef Translator::callOnConstants(PyObject* o, std::vector<VarRef>& args,
   }
   PyObject* r = PyObject_Call(o, tuple.get(), kw.get());
   if (!r) {
-    failPy("GB002", nameOf(o));
+    failPy(GB::UntraceableCall, nameOf(o));
     return nullptr;
   }
   PyRef result = PyRef::steal(r);
   if (marked ? !scalarConstant(r) : !plainConstant(r)) {
-    fail("GB002", nameOf(o) + (marked ? " returned a non-constant value"
+    fail(GB::UntraceableCall, nameOf(o) + (marked ? " returned a non-constant value"
                                       : " returned a value that is not a plain constant"));
     return nullptr;
   }

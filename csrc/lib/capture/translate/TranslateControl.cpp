@@ -145,13 +145,13 @@ bool Translator::bindLoopCarried(Frame& f, const std::vector<size_t>& carried, P
 
 PyRef Translator::hostCall(const char* method, PyObject* args) {
   if (!args) {
-    failPy("GB004", method);
+    failPy(GB::DataDependentBranch, method);
     return {};
   }
   std::string code, detail;
   PyRef r = host_.call(method, args, code, detail);
   Py_DECREF(args);
-  if (!r) fail("GB004", std::string(method) + ": " + detail);
+  if (!r) fail(GB::DataDependentBranch, std::string(method) + ": " + detail);
   return r;
 }
 
@@ -190,16 +190,16 @@ bool Translator::runArm(Frame& f, size_t start, const std::function<bool(size_t)
   f.ip = start;
   bool done = false;
   while (!stop(f.ip)) {
-    if (f.ip >= instrs.size()) return fail("GB020", "ran past the end of the code");
+    if (f.ip >= instrs.size()) return fail(GB::Internal, "ran past the end of the code");
     const Instr& ins = instrs[f.ip];
     f.line = ins.line > 0 ? ins.line : f.line;
     f.offset = ins.offset;
-    if (++steps > kMaxSteps) return fail("GB016", "too many instructions (unbounded loop?)");
+    if (++steps > kMaxSteps) return fail(GB::DepthLimit, "too many instructions (unbounded loop?)");
     f.ip++;
     host_.setLoc(f.code->co_filename, f.line);
     VarRef result;
     if (!f.step(ins, done, result)) {
-      if (!failed()) fail("GB020", std::string("internal: ") + ins.name() + " failed without a reason");
+      if (!failed()) fail(GB::Internal, std::string("internal: ") + ins.name() + " failed without a reason");
       return false;
     }
     if (done) {
@@ -294,7 +294,7 @@ bool Translator::notCaptured(Frame& f, int line, int offset, const std::string& 
          (inner.line ? " at line " + std::to_string(inner.line) : "") + ")";
   Frame* saved = current_;
   current_ = &f;
-  fail("GB004", d);
+  fail(GB::DataDependentBranch, d);
   current_ = saved;
   return false;
 }
@@ -628,7 +628,7 @@ VarRef Translator::itemCompare(PyObject* op, const VarRef& a, const VarRef& b) {
   bool isCmp = std::find(std::begin(cmp), std::end(cmp), op) != std::end(cmp);
   PyObject* c = other->is(Var::Kind::Const) || other->is(Var::Kind::SymScalar) ? other->obj.get() : nullptr;
   if (!isCmp || !c || !(PyLong_CheckExact(c) || PyFloat_CheckExact(c) || PyBool_Check(c))) {
-    fail("GB005", "Tensor.item() used other than in a comparison with a constant");
+    fail(GB::TensorReadBack, "Tensor.item() used other than in a comparison with a constant");
     return nullptr;
   }
   PyObject* meta = item->self->obj.get();
@@ -639,7 +639,7 @@ VarRef Translator::itemCompare(PyObject* op, const VarRef& a, const VarRef& b) {
   const char* conv = floating || PyFloat_CheckExact(c) ? "double" : "long";
   PyRef method = PyRef::steal(PyObject_GetAttrString(pyTypes()->tensor, conv));
   if (!method) {
-    failPy("GB020", conv);
+    failPy(GB::Internal, conv);
     return nullptr;
   }
   VarRef wide = record(method.get(), {item->self}, {});

@@ -98,20 +98,20 @@ VarRef Translator::modelOutput(PyObject* cls, std::vector<VarRef>& args,
   const PyTypes* T = pyTypes();
   PyObject* dc = PyImport_ImportModule("dataclasses");
   if (!dc) {
-    failPy("GB020", "import dataclasses");
+    failPy(GB::Internal, "import dataclasses");
     return nullptr;
   }
   PyRef dcm = PyRef::steal(dc);
   PyObject* fl = PyObject_CallMethod(dc, "fields", "O", cls);
   if (!fl) {
-    failPy("GB002", "dataclasses.fields");
+    failPy(GB::UntraceableCall, "dataclasses.fields");
     return nullptr;
   }
   PyRef fields = PyRef::steal(fl);
   PyRef missing = PyRef::steal(PyObject_GetAttrString(dc, "MISSING"));
   Py_ssize_t n = PyTuple_GET_SIZE(fl);
   if (n == 0 || static_cast<Py_ssize_t>(args.size()) > n) {
-    fail("GB002", std::string(reinterpret_cast<PyTypeObject*>(cls)->tp_name) + " with unexpected arguments");
+    fail(GB::UntraceableCall, std::string(reinterpret_cast<PyTypeObject*>(cls)->tp_name) + " with unexpected arguments");
     return nullptr;
   }
   std::vector<VarRef> values(static_cast<size_t>(n));
@@ -120,7 +120,7 @@ VarRef Translator::modelOutput(PyObject* cls, std::vector<VarRef>& args,
     PyObject* f = PyTuple_GET_ITEM(fl, i);
     PyObject* name = PyObject_GetAttrString(f, "name");
     if (!name) {
-      failPy("GB020", "dataclass field name");
+      failPy(GB::Internal, "dataclass field name");
       return nullptr;
     }
     PyTuple_SET_ITEM(names.get(), i, name);
@@ -132,7 +132,7 @@ VarRef Translator::modelOutput(PyObject* cls, std::vector<VarRef>& args,
     // The metaclass's wrapper renames these (and warns once): left to Python.
     if (wrapped && (PyUnicode_CompareWithASCIIString(k.get(), "past_key_values") == 0 ||
                     PyUnicode_CompareWithASCIIString(k.get(), "cache_params") == 0)) {
-      fail("GB002", std::string("argument '") + PyUnicode_AsUTF8(k.get()) + "' renamed by " +
+      fail(GB::UntraceableCall, std::string("argument '") + PyUnicode_AsUTF8(k.get()) + "' renamed by " +
                         reinterpret_cast<PyTypeObject*>(cls)->tp_name + ".__init__");
       return nullptr;
     }
@@ -140,14 +140,14 @@ VarRef Translator::modelOutput(PyObject* cls, std::vector<VarRef>& args,
     for (Py_ssize_t i = 0; i < n && !found; ++i) {
       if (PyUnicode_Compare(PyTuple_GET_ITEM(names.get(), i), k.get()) != 0) continue;
       if (values[static_cast<size_t>(i)]) {
-        fail("GB002", std::string("argument '") + PyUnicode_AsUTF8(k.get()) + "' given twice");
+        fail(GB::RaisesException, std::string("argument '") + PyUnicode_AsUTF8(k.get()) + "' given twice");
         return nullptr;
       }
       values[static_cast<size_t>(i)] = v;
       found = true;
     }
     if (!found) {
-      fail("GB002", std::string("unexpected argument '") + PyUnicode_AsUTF8(k.get()) + "'");
+      fail(GB::RaisesException, std::string("unexpected argument '") + PyUnicode_AsUTF8(k.get()) + "'");
       return nullptr;
     }
   }
@@ -155,17 +155,17 @@ VarRef Translator::modelOutput(PyObject* cls, std::vector<VarRef>& args,
     if (values[static_cast<size_t>(i)]) continue;
     PyObject* def = PyObject_GetAttrString(PyTuple_GET_ITEM(fl, i), "default");
     if (!def) {
-      failPy("GB020", "dataclass field default");
+      failPy(GB::Internal, "dataclass field default");
       return nullptr;
     }
     PyRef d = PyRef::steal(def);
     if (def == missing.get()) {  // a required field not given, or a default_factory
-      fail("GB002", std::string(reinterpret_cast<PyTypeObject*>(cls)->tp_name) + " field without a value");
+      fail(GB::UntraceableCall, std::string(reinterpret_cast<PyTypeObject*>(cls)->tp_name) + " field without a value");
       return nullptr;
     }
     if (def != Py_None && !PyLong_CheckExact(def) && !PyFloat_CheckExact(def) && !PyBool_Check(def) &&
         !PyUnicode_CheckExact(def)) {
-      fail("GB002", std::string(reinterpret_cast<PyTypeObject*>(cls)->tp_name) + " field default of another type");
+      fail(GB::UntraceableCall, std::string(reinterpret_cast<PyTypeObject*>(cls)->tp_name) + " field default of another type");
       return nullptr;
     }
     values[static_cast<size_t>(i)] = makeConst(d);
@@ -176,7 +176,7 @@ VarRef Translator::modelOutput(PyObject* cls, std::vector<VarRef>& args,
   const VarRef& first = values[0];
   if (othersNone && !isNone(first) && !(first->is(Var::Kind::Tensor) && !first->isNumpy())) {
     // __post_init__ would try to read the first field as key/value pairs.
-    fail("GB002", std::string(reinterpret_cast<PyTypeObject*>(cls)->tp_name) + " built from one non-tensor value");
+    fail(GB::UntraceableCall, std::string(reinterpret_cast<PyTypeObject*>(cls)->tp_name) + " built from one non-tensor value");
     return nullptr;
   }
   (void)T;
@@ -204,7 +204,7 @@ VarRef Translator::modelOutputAttr(const VarRef& obj, PyObject* name) {
       m->name = n;
       return m;
     }
-  fail("GB010", std::string(".") + n + " of a " + reinterpret_cast<PyTypeObject*>(obj->obj.get())->tp_name);
+  fail(GB::UnmodeledAttribute, std::string(".") + n + " of a " + reinterpret_cast<PyTypeObject*>(obj->obj.get())->tp_name);
   return nullptr;
 }
 

@@ -136,7 +136,7 @@ bool Translator::guardNoHooks(const VarRef& mod) {
     PyRef ns = PyRef::steal(PyObject_GetAttr(owner, dictName));
     if (!ns || !PyDict_CheckExact(ns.get())) {
       PyErr_Clear();
-      return fail("GB012", what + " without a __dict__");
+      return fail(GB::ModuleHooks, what + " without a __dict__");
     }
     SourceRef nsSrc = Source::attr(src, dictName);
     for (size_t i = 0; i < n; ++i) {
@@ -147,15 +147,15 @@ bool Translator::guardNoHooks(const VarRef& mod) {
         continue;
       }
       Py_ssize_t len = PyObject_Length(d);
-      if (len < 0) return failPy("GB012", what);
-      if (len > 0) return fail("GB012", what);
+      if (len < 0) return failPy(GB::ModuleHooks, what);
+      if (len > 0) return fail(GB::ModuleHooks, what);
       guardLen(Source::item(nsSrc, name.get()), 0);
     }
     return true;
   };
   PyObject* mm = pyTypes()->moduleModule;
   int ci = mm ? host_.constIndex(mm) : -1;
-  if (ci < 0) return fail("GB012", "torch.nn.modules.module");
+  if (ci < 0) return fail(GB::ModuleHooks, "torch.nn.modules.module");
   if (!check(mm, Source::root(Access::Const, ci), kGlobalHookDicts, std::size(kGlobalHookDicts),
              "global module hooks"))
     return false;

@@ -43,15 +43,15 @@ std::string str(PyObject* o) {
 
 /// The pending Python error as a break: a GraphBreak's own code and detail,
 /// else `code` with `what` and the error's message. Clears the error.
-std::pair<std::string, std::string> pendingBreak(const char* code, const std::string& what) {
+std::pair<GB, std::string> pendingBreak(GB code, const std::string& what) {
   PyObject *et, *ev, *etb;
   PyErr_Fetch(&et, &ev, &etb);
   PyErr_NormalizeException(&et, &ev, &etb);
-  std::pair<std::string, std::string> out{code, what};
+  std::pair<GB, std::string> out{code, what};
   PyObject* c = ev ? PyObject_GetAttrString(ev, "code") : nullptr;
   PyObject* d = c ? PyObject_GetAttrString(ev, "detail") : nullptr;
   if (c && d && PyUnicode_Check(c) && PyUnicode_Check(d)) {
-    out = {PyUnicode_AsUTF8(c), PyUnicode_AsUTF8(d)};
+    out = {hostBreak(PyUnicode_AsUTF8(c), code), PyUnicode_AsUTF8(d)};
   } else if (ev) {
     std::string m = str(ev);
     out.second += ": " + m.substr(0, m.find('\n'));
@@ -79,19 +79,19 @@ bool Translator::numpyEnabled() const { return pyTypes()->ndarray && pyTypes()->
 VarRef Translator::numpyInput(PyObject* array, const SourceRef& source) {
   const PyTypes* T = pyTypes();
   if (Py_TYPE(array) != reinterpret_cast<PyTypeObject*>(T->ndarray)) {
-    fail("GB021", std::string("ndarray subclass ") + Py_TYPE(array)->tp_name);
+    fail(GB::NumpyOperation, std::string("ndarray subclass ") + Py_TYPE(array)->tp_name);
     return nullptr;
   }
   PyRef ok = PyRef::steal(PyObject_CallOneArg(T->npCheckDtype, array));
   if (!ok) {
-    auto [code, detail] = pendingBreak("GB021", "ndarray dtype");
+    auto [code, detail] = pendingBreak(GB::NumpyOperation, "ndarray dtype");
     fail(code, detail);
     return nullptr;
   }
   Py_buffer view;
   if (PyObject_GetBuffer(array, &view, PyBUF_WRITABLE | PyBUF_STRIDES) < 0) {
     PyErr_Clear();
-    fail("GB021", "read-only or non-strided ndarray (torch.from_numpy cannot share it)");
+    fail(GB::NumpyOperation, "read-only or non-strided ndarray (torch.from_numpy cannot share it)");
     return nullptr;
   }
   PyBuffer_Release(&view);
@@ -103,7 +103,7 @@ VarRef Translator::numpyInput(PyObject* array, const SourceRef& source) {
     Py_XDECREF(et);
     Py_XDECREF(ev);
     Py_XDECREF(etb);
-    fail("GB021", "ndarray: " + why.substr(0, why.find('\n')));
+    fail(GB::NumpyOperation, "ndarray: " + why.substr(0, why.find('\n')));
     return nullptr;
   }
   int n = -1;
@@ -114,7 +114,7 @@ VarRef Translator::numpyInput(PyObject* array, const SourceRef& source) {
   std::string code, detail;
   PyRef meta = host_.tensorInput(tensor.get(), n, source != nullptr, code, detail);
   if (!meta) {
-    fail(code.empty() ? "GB021" : code, detail);
+    fail(hostBreak(code, GB::NumpyOperation), detail);
     return nullptr;
   }
   auto v = makeVar(Var::Kind::Tensor, std::move(meta), source);
@@ -146,11 +146,11 @@ VarRef Translator::numpyRun(const char* kind, PyObject* target, const std::vecto
   std::string code, detail;
   PyRef r = host_.record(T->numpyRun, call.get(), nullptr, code, detail);
   if (!r) {
-    fail(code.empty() ? "GB021" : code, detail);
+    fail(hostBreak(code, GB::NumpyOperation), detail);
     return nullptr;
   }
   if (!PyTuple_Check(r.get()) || PyTuple_GET_SIZE(r.get()) != 2) {
-    fail("GB020", "numpy_ops.run result");
+    fail(GB::Internal, "numpy_ops.run result");
     return nullptr;
   }
   VarRef value = fromPython(PyTuple_GET_ITEM(r.get(), 0));
@@ -169,7 +169,7 @@ VarRef Translator::numpyRun(const char* kind, PyObject* target, const std::vecto
     return true;
   };
   if (!mark(value) || k != PyList_Size(kinds)) {
-    fail("GB020", "numpy_ops.run result kinds");
+    fail(GB::Internal, "numpy_ops.run result kinds");
     return nullptr;
   }
   return value;
@@ -186,12 +186,12 @@ VarRef Translator::numpyAttr(const VarRef& a, PyObject* nameObj) {
     std::string code, detail;
     PyRef shape = host_.record(T->getattrFn, args.get(), nullptr, code, detail);
     if (!shape) {
-      fail(code.empty() ? "GB010" : code, detail);
+      fail(hostBreak(code, GB::UnmodeledAttribute), detail);
       return nullptr;
     }
     PyRef tup = PyRef::steal(PySequence_Tuple(shape.get()));
     if (!tup) {
-      failPy("GB020", "shape");
+      failPy(GB::Internal, "shape");
       return nullptr;
     }
     if (name == "shape") return makeConst(tup);
@@ -203,7 +203,7 @@ VarRef Translator::numpyAttr(const VarRef& a, PyObject* nameObj) {
       PyRef dt = PyRef::steal(PyObject_CallOneArg(T->npDtypeOf, meta));
       PyRef item = dt ? PyRef::steal(PyObject_GetAttrString(dt.get(), "itemsize")) : PyRef();
       if (!item) {
-        failPy("GB020", "itemsize");
+        failPy(GB::Internal, "itemsize");
         return nullptr;
       }
       n *= PyLong_AsLongLong(item.get());
@@ -214,7 +214,7 @@ VarRef Translator::numpyAttr(const VarRef& a, PyObject* nameObj) {
     PyRef dt = PyRef::steal(PyObject_CallOneArg(T->npDtypeOf, meta));
     if (dt && name == "itemsize") dt = PyRef::steal(PyObject_GetAttrString(dt.get(), "itemsize"));
     if (!dt) {
-      failPy("GB020", "dtype");
+      failPy(GB::Internal, "dtype");
       return nullptr;
     }
     return makeConst(dt);
@@ -222,14 +222,14 @@ VarRef Translator::numpyAttr(const VarRef& a, PyObject* nameObj) {
   if (name == "T" || name == "real" || name == "imag") return numpyRun("attr", nameObj, {a}, {});
   PyObject* cls = PyObject_GetAttr(T->ndarray, nameObj);
   if (!cls) {
-    failPy("GB010", "ndarray." + name);
+    failPy(GB::UnmodeledAttribute, "ndarray." + name);
     return nullptr;
   }
   bool method = PyCallable_Check(cls) && !PyObject_TypeCheck(cls, &PyProperty_Type) &&
                 strncmp(Py_TYPE(cls)->tp_name, "getset", 6) != 0;
   Py_DECREF(cls);
   if (!method) {
-    fail("GB021", "ndarray." + name + " is not captured");
+    fail(GB::NumpyOperation, "ndarray." + name + " is not captured");
     return nullptr;
   }
   auto m = makeVar(Var::Kind::TensorMethod);
@@ -242,7 +242,7 @@ VarRef Translator::numpyMethod(const VarRef& tm, std::vector<VarRef>& args,
                                std::vector<std::pair<PyRef, VarRef>>& kwargs) {
   const std::string& name = tm->name;
   if (name == "item" || name == "tolist" || name == "__bool__" || name == "__int__" || name == "__float__") {
-    fail("GB005", "ndarray." + name + "()");
+    fail(GB::TensorReadBack, "ndarray." + name + "()");
     return nullptr;
   }
   std::vector<VarRef> all{tm->self};
@@ -348,7 +348,7 @@ VarRef Translator::numpyCall(PyObject* fn, std::vector<VarRef>& args,
       bool consts = fn != T->ndarray && kwargs.empty();
       for (const VarRef& a : args) consts = consts && isConst(a);
       if (!consts) {
-        fail("GB021", std::string("constructing ") + reinterpret_cast<PyTypeObject*>(fn)->tp_name +
+        fail(GB::NumpyOperation, std::string("constructing ") + reinterpret_cast<PyTypeObject*>(fn)->tp_name +
                           " from traced values");
         return nullptr;
       }
@@ -357,7 +357,7 @@ VarRef Translator::numpyCall(PyObject* fn, std::vector<VarRef>& args,
         PyTuple_SET_ITEM(tuple.get(), static_cast<Py_ssize_t>(i), constOf(args[i]).release());
       PyObject* r = PyObject_Call(fn, tuple.get(), nullptr);
       if (!r) {
-        failPy("GB021", std::string(reinterpret_cast<PyTypeObject*>(fn)->tp_name) + "() raised");
+        failPy(GB::NumpyOperation, std::string(reinterpret_cast<PyTypeObject*>(fn)->tp_name) + "() raised");
         return nullptr;
       }
       return makeConst(PyRef::steal(r));
@@ -383,7 +383,7 @@ VarRef Translator::numpyCall(PyObject* fn, std::vector<VarRef>& args,
       } else if (fn != T->fromNumpy && strcmp(s, "device") == 0) {
         continue;  // device erasure: everything lives on the capture target
       } else {
-        fail("GB021", "keyword " + std::string(s) + " to a torch <- numpy conversion");
+        fail(GB::NumpyOperation, "keyword " + std::string(s) + " to a torch <- numpy conversion");
         return nullptr;
       }
     }
@@ -423,7 +423,7 @@ PyObject* Translator::numpyType(const VarRef& v) {
 VarRef Translator::tensorToNumpy(const VarRef& t, std::vector<VarRef>& args,
                                  std::vector<std::pair<PyRef, VarRef>>& kwargs) {
   if (!args.empty() || !kwargs.empty()) {
-    fail("GB021", "Tensor.numpy() with arguments");
+    fail(GB::NumpyOperation, "Tensor.numpy() with arguments");
     return nullptr;
   }
   PyObject* rg = PyObject_GetAttrString(t->obj.get(), "requires_grad");
@@ -431,12 +431,12 @@ VarRef Translator::tensorToNumpy(const VarRef& t, std::vector<VarRef>& args,
   Py_XDECREF(rg);
   if (grad != 0) {
     if (grad < 0) PyErr_Clear();
-    fail("GB005", "Tensor.numpy() of a tensor that requires grad (raises in eager)");
+    fail(GB::TensorReadBack, "Tensor.numpy() of a tensor that requires grad (raises in eager)");
     return nullptr;
   }
   PyRef check = PyRef::steal(PyObject_CallOneArg(pyTypes()->npCheckDtype, t->obj.get()));
   if (!check) {
-    auto [code, detail] = pendingBreak("GB021", "Tensor.numpy()");
+    auto [code, detail] = pendingBreak(GB::NumpyOperation, "Tensor.numpy()");
     fail(code, detail);
     return nullptr;
   }

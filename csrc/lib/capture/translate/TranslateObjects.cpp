@@ -141,13 +141,13 @@ VarRef Translator::freshModule(const VarRef& clsVar, std::vector<VarRef>& args,
   PyRef mod = PyRef::steal(PyObject_GetAttrString(cls, "__module__"));
   if (!mod) PyErr_Clear();
   if (!mod || !PyUnicode_Check(mod.get()) || PyUnicode_Tailmatch(mod.get(), PyRef::steal(PyUnicode_FromString("torch.nn.modules.")).get(), 0, PY_SSIZE_T_MAX, -1) != 1) {
-    fail("GB002", tpName(tp) + "(): an nn.Module class from outside torch.nn built inside the traced code");
+    fail(GB::UntraceableCall, tpName(tp) + "(): an nn.Module class from outside torch.nn built inside the traced code");
     return nullptr;
   }
   PyRef a = PyRef::steal(PyTuple_New(static_cast<Py_ssize_t>(args.size())));
   for (size_t i = 0; i < args.size(); ++i) {
     if (!isConst(args[i])) {
-      fail("GB002", tpName(tp) + "() with a non-constant argument");
+      fail(GB::UntraceableCall, tpName(tp) + "() with a non-constant argument");
       return nullptr;
     }
     PyRef c = constOf(args[i]);
@@ -157,7 +157,7 @@ VarRef Translator::freshModule(const VarRef& clsVar, std::vector<VarRef>& args,
   PyRef kw = PyRef::steal(PyDict_New());
   for (auto& [k, v] : kwargs) {
     if (!isConst(v)) {
-      fail("GB002", tpName(tp) + "() with a non-constant argument");
+      fail(GB::UntraceableCall, tpName(tp) + "() with a non-constant argument");
       return nullptr;
     }
     PyRef c = constOf(v);
@@ -169,7 +169,7 @@ VarRef Translator::freshModule(const VarRef& clsVar, std::vector<VarRef>& args,
   PyRef meta = PyRef::steal(PyObject_CallFunction(pyTypes()->torchDevice, "s", "meta"));
   PyRef entered = meta ? PyRef::steal(PyObject_CallMethod(meta.get(), "__enter__", nullptr)) : PyRef();
   if (!entered) {
-    failPy("GB020", "torch.device('meta') as a context manager");
+    failPy(GB::Internal, "torch.device('meta') as a context manager");
     return nullptr;
   }
   PyObject* inst = PyObject_Call(cls, a.get(), kw.get());
@@ -181,26 +181,26 @@ VarRef Translator::freshModule(const VarRef& clsVar, std::vector<VarRef>& args,
     Py_XDECREF(ev);
     Py_XDECREF(tb);
     Py_XDECREF(inst);
-    failPy("GB020", "leaving torch.device('meta')");
+    failPy(GB::Internal, "leaving torch.device('meta')");
     failWhole();
     return nullptr;
   }
   PyErr_Restore(et, ev, tb);
   if (!inst) {
-    failPy("GB002", tpName(tp) + "() raised");
+    failPy(GB::RaisesException, tpName(tp) + "() raised");
     return nullptr;
   }
   PyRef m = PyRef::steal(inst);
   PyObject** dp = _PyObject_GetDictPtr(inst);
   if (!dp || !*dp) {
-    fail("GB002", tpName(tp) + "(): a module without a __dict__");
+    fail(GB::UntraceableCall, tpName(tp) + "(): a module without a __dict__");
     return nullptr;
   }
   PyObject *key, *val;
   Py_ssize_t pos = 0;
   while (PyDict_Next(*dp, &pos, &key, &val)) {
     if (immutableConst(val) || emptyStore(val)) continue;
-    fail("GB002", tpName(tp) + "(): a module with state (" + PyUnicode_AsUTF8(key) + ") built inside the traced code");
+    fail(GB::UntraceableCall, tpName(tp) + "(): a module with state (" + PyUnicode_AsUTF8(key) + ") built inside the traced code");
     return nullptr;
   }
   VarRef v = makeVar(Var::Kind::Object, m);
@@ -223,7 +223,7 @@ VarRef Translator::constructUser(const VarRef& clsVar, std::vector<VarRef>& args
     return freshModule(clsVar, args, kwargs);
   std::string why = userClassProblem(tp);
   if (!why.empty()) {
-    fail("GB002", tpName(tp) + "(): " + why);
+    fail(GB::UntraceableCall, tpName(tp) + "(): " + why);
     return nullptr;
   }
   static PyObject* newName = interned("__new__");
@@ -237,7 +237,7 @@ VarRef Translator::constructUser(const VarRef& clsVar, std::vector<VarRef>& args
   } else if (newAttr && Py_TYPE(newAttr) == &PyStaticMethod_Type && (owner->tp_flags & Py_TPFLAGS_HEAPTYPE)) {
     PyObject* fn = wrappedFunc(newAttr);
     if (!fn || !PyFunction_Check(fn) || !isUserFunction(fn)) {
-      fail("GB002", tpName(tp) + ".__new__ is not Python code");
+      fail(GB::UntraceableCall, tpName(tp) + ".__new__ is not Python code");
       return nullptr;
     }
     PyRef keep = PyRef::borrow(fn);
@@ -248,24 +248,24 @@ VarRef Translator::constructUser(const VarRef& clsVar, std::vector<VarRef>& args
     // type.__call__ runs __init__ only when __new__ returned an instance of the class.
     PyObject* rt = typeOf(self);
     if (!rt) {
-      fail("GB002", tpName(tp) + ".__new__ returned an untracked value");
+      fail(GB::UntraceableCall, tpName(tp) + ".__new__ returned an untracked value");
       return nullptr;
     }
     if (!PyType_IsSubtype(reinterpret_cast<PyTypeObject*>(rt), tp)) return self;
   } else {
-    fail("GB002", tpName(tp) + "(): __new__ of " + (owner ? tpName(owner) : std::string("?")));
+    fail(GB::UntraceableCall, tpName(tp) + "(): __new__ of " + (owner ? tpName(owner) : std::string("?")));
     return nullptr;
   }
   PyObject* init = mroLookup(tp, initName, &owner);
   if (!init || owner == &PyBaseObject_Type) {
     if ((!args.empty() || !kwargs.empty()) && tp->tp_new == PyBaseObject_Type.tp_new) {
-      fail("GB002", tpName(tp) + "() takes no arguments (TypeError)");
+      fail(GB::RaisesException, tpName(tp) + "() takes no arguments (TypeError)");
       return nullptr;
     }
     return self;
   }
   if (!PyFunction_Check(init) || !isUserFunction(init)) {
-    fail("GB002", tpName(tp) + ".__init__ is a " + Py_TYPE(init)->tp_name);
+    fail(GB::UntraceableCall, tpName(tp) + ".__init__ is a " + Py_TYPE(init)->tp_name);
     return nullptr;
   }
   PyRef keep = PyRef::borrow(init);
@@ -274,7 +274,7 @@ VarRef Translator::constructUser(const VarRef& clsVar, std::vector<VarRef>& args
   VarRef r = inlineFunction(init, std::move(all), std::move(kwargs), nullptr);
   if (!r) return nullptr;
   if (!r->is(Var::Kind::Const) || r->obj.get() != Py_None) {
-    fail("GB002", tpName(tp) + ".__init__ returned a value (TypeError)");
+    fail(GB::RaisesException, tpName(tp) + ".__init__ returned a value (TypeError)");
     return nullptr;
   }
   return self;
@@ -282,13 +282,13 @@ VarRef Translator::constructUser(const VarRef& clsVar, std::vector<VarRef>& args
 
 VarRef Translator::tupleNew(std::vector<VarRef>& args, std::vector<std::pair<PyRef, VarRef>>& kwargs) {
   if (args.size() != 2 || !kwargs.empty() || !args[0]->is(Var::Kind::Object) || !PyType_Check(args[0]->obj.get())) {
-    fail("GB002", "tuple.__new__ arguments");
+    fail(GB::UntraceableCall, "tuple.__new__ arguments");
     return nullptr;
   }
   auto* tp = reinterpret_cast<PyTypeObject*>(args[0]->obj.get());
   std::string why = PyType_IsSubtype(tp, &PyTuple_Type) ? userClassProblem(tp) : "not a tuple subclass";
   if (!why.empty()) {
-    fail("GB002", "tuple.__new__(" + tpName(tp) + "): " + why);
+    fail(GB::UntraceableCall, "tuple.__new__(" + tpName(tp) + "): " + why);
     return nullptr;
   }
   std::vector<VarRef> items;
@@ -309,7 +309,7 @@ VarRef Translator::classAttr(const VarRef& self, const VarRef& clsVar, PyObject*
   // that a method or attribute replaced on the class after the first call does
   // not run the old graph; without a source it cannot be guarded.
   if (!clsVar->source) {
-    fail("GB010", std::string(".") + PyUnicode_AsUTF8(name) + ": an attribute of a class with no source");
+    fail(GB::UnmodeledAttribute, std::string(".") + PyUnicode_AsUTF8(name) + ": an attribute of a class with no source");
     return nullptr;
   }
   SourceRef attrSrc = Source::attr(clsVar->source, name);
@@ -339,7 +339,7 @@ VarRef Translator::classAttr(const VarRef& self, const VarRef& clsVar, PyObject*
     // A plain class attribute, read (and guarded) through the class's source.
     return wrap(attr, attrSrc);
   }
-  fail("GB010", std::string(".") + PyUnicode_AsUTF8(name) + " is a " + Py_TYPE(attr)->tp_name);
+  fail(GB::UnmodeledAttribute, std::string(".") + PyUnicode_AsUTF8(name) + " is a " + Py_TYPE(attr)->tp_name);
   return nullptr;
 }
 
@@ -348,7 +348,7 @@ VarRef Translator::userAttr(const VarRef& obj, PyObject* name) {
   auto* tp = reinterpret_cast<PyTypeObject*>(clsVar->obj.get());
   if (PyUnicode_CompareWithASCIIString(name, "__class__") == 0) return clsVar;
   if (PyUnicode_CompareWithASCIIString(name, "__dict__") == 0) {
-    fail("GB010", ".__dict__ of a " + tpName(tp));
+    fail(GB::UnmodeledAttribute, ".__dict__ of a " + tpName(tp));
     return nullptr;
   }
   PyObject* cattr = mroLookup(tp, name);
@@ -359,7 +359,7 @@ VarRef Translator::userAttr(const VarRef& obj, PyObject* name) {
       if (!g) PyErr_Clear();
       if (g && PyFunction_Check(g.get()) && isUserFunction(g.get())) return inlineFunction(g.get(), {obj}, {}, nullptr);
     }
-    fail("GB010", std::string(".") + PyUnicode_AsUTF8(name) + " is a " + Py_TYPE(cattr)->tp_name);
+    fail(GB::UnmodeledAttribute, std::string(".") + PyUnicode_AsUTF8(name) + " is a " + Py_TYPE(cattr)->tp_name);
     return nullptr;
   }
   for (size_t j = 0; j < obj->keys.size(); ++j)
@@ -372,7 +372,7 @@ VarRef Translator::userAttr(const VarRef& obj, PyObject* name) {
       return inlineFunction(ga, {obj, makeConst(PyRef::borrow(name))}, {}, nullptr);
     }
   }
-  fail("GB010", std::string(".") + PyUnicode_AsUTF8(name) + " of a " + tpName(tp) + " (AttributeError)");
+  fail(GB::UnmodeledAttribute, std::string(".") + PyUnicode_AsUTF8(name) + " of a " + tpName(tp) + " (AttributeError)");
   return nullptr;
 }
 
@@ -397,7 +397,7 @@ bool Translator::userStoreAttr(const VarRef& obj, PyObject* name, const VarRef& 
   std::string what = std::string(".") + PyUnicode_AsUTF8(name) + " = ...";
   if (PyUnicode_CompareWithASCIIString(name, "__class__") == 0 ||
       PyUnicode_CompareWithASCIIString(name, "__dict__") == 0)
-    return fail("GB007", what);
+    return fail(GB::AttributeWrite, what);
   PyObject* cattr = mroLookup(tp, name);
   if (cattr && Py_TYPE(cattr)->tp_descr_set) {
     if (Py_TYPE(cattr) == &PyProperty_Type) {
@@ -406,7 +406,7 @@ bool Translator::userStoreAttr(const VarRef& obj, PyObject* name, const VarRef& 
       if (s && PyFunction_Check(s.get()) && isUserFunction(s.get()))
         return inlineFunction(s.get(), {obj, value}, {}, nullptr) != nullptr;
     }
-    return fail("GB007", what + " (a " + Py_TYPE(cattr)->tp_name + " on " + tpName(tp) + ")");
+    return fail(GB::AttributeWrite, what + " (a " + Py_TYPE(cattr)->tp_name + " on " + tpName(tp) + ")");
   }
   for (size_t j = 0; j < obj->keys.size(); ++j)
     if (PyUnicode_Compare(obj->keys[j].get(), name) == 0) {
@@ -424,7 +424,7 @@ VarRef Translator::callUser(const VarRef& obj, std::vector<VarRef>& args,
   auto* tp = reinterpret_cast<PyTypeObject*>(obj->self->obj.get());
   PyObject* c = mroLookup(tp, callName);
   if (!c || !PyFunction_Check(c) || !isUserFunction(c)) {
-    fail("GB002", c ? tpName(tp) + ".__call__ is not Python code" : "a " + tpName(tp) + " is not callable");
+    fail(GB::UntraceableCall, c ? tpName(tp) + ".__call__ is not Python code" : "a " + tpName(tp) + " is not callable");
     return nullptr;
   }
   PyRef keep = PyRef::borrow(c);
@@ -438,7 +438,7 @@ int Translator::userTruth(const VarRef& obj) {
   for (const char* n : {"__bool__", "__len__"}) {
     PyRef name = PyRef::steal(PyUnicode_FromString(n));
     if (mroLookup(tp, name.get())) {
-      fail("GB011", "truth value of a " + tpName(tp) + " with " + n);
+      fail(GB::UnsupportedType, "truth value of a " + tpName(tp) + " with " + n);
       return -1;
     }
   }

@@ -55,7 +55,7 @@ bool Frame::step(const Instr& ins, bool& done, VarRef& result) {
     return s ? s : "?";
   };
   auto need = [&](size_t n) {
-    if (stack.size() < n) return t.fail("GB020", std::string("stack underflow at ") + ins.name());
+    if (stack.size() < n) return t.fail(GB::Internal, std::string("stack underflow at ") + ins.name());
     return true;
   };
   switch (ins.op) {
@@ -73,7 +73,7 @@ bool Frame::step(const Instr& ins, bool& done, VarRef& result) {
     // -- locals, constants, globals ------------------------------------------
     case Op::LOAD_FAST: {
       const VarRef& v = slots[ins.arg];
-      if (!v) return t.fail("GB001", "read of unbound local '" + localName(ins.arg) + "'");
+      if (!v) return t.fail(GB::UnsupportedInstruction, "read of unbound local '" + localName(ins.arg) + "'");
       push(v);
       return true;
     }
@@ -100,8 +100,8 @@ bool Frame::step(const Instr& ins, bool& done, VarRef& result) {
         value = PyDict_GetItemWithError(builtins, name);
       }
       if (!value) {
-        if (PyErr_Occurred()) return t.failPy("GB001", "global lookup");
-        return t.fail("GB001", std::string("name '") + PyUnicode_AsUTF8(name) + "' is not defined");
+        if (PyErr_Occurred()) return t.failPy(GB::UnsupportedInstruction, "global lookup");
+        return t.fail(GB::UnsupportedInstruction, std::string("name '") + PyUnicode_AsUTF8(name) + "' is not defined");
       }
       VarRef v = t.wrap(value, globalSource ? globalSource(name, builtin) : nullptr);
       if (!v) return false;
@@ -116,31 +116,31 @@ bool Frame::step(const Instr& ins, bool& done, VarRef& result) {
       VarRef fromlist = pop(), level = pop();
       PyObject* name = argName(code->co_names, ins.arg);
       if (!level->is(Var::Kind::Const) || !PyLong_Check(level->obj.get()) || !t.isConst(fromlist))
-        return t.fail("GB001", "IMPORT_NAME with computed arguments");
+        return t.fail(GB::UnsupportedInstruction, "IMPORT_NAME with computed arguments");
       PyRef from = t.constOf(fromlist);
       if (!from) return false;
       std::string mod = PyUnicode_AsUTF8(name);
       long lvl = PyLong_AsLong(level->obj.get());
       if (lvl > 0) {
         PyObject* pkg = PyDict_GetItemString(globals, "__package__");  // borrowed
-        if (!pkg || !PyUnicode_Check(pkg)) return t.fail("GB001", "relative import without __package__");
+        if (!pkg || !PyUnicode_Check(pkg)) return t.fail(GB::UnsupportedInstruction, "relative import without __package__");
         std::string base = PyUnicode_AsUTF8(pkg);
         for (long i = 1; i < lvl; ++i) {
           size_t dot = base.rfind('.');
-          if (dot == std::string::npos) return t.fail("GB001", "relative import beyond the top package");
+          if (dot == std::string::npos) return t.fail(GB::UnsupportedInstruction, "relative import beyond the top package");
           base.resize(dot);
         }
         mod = mod.empty() ? base : base + "." + mod;
       }
       PyObject* modules = PyImport_GetModuleDict();  // borrowed
       PyObject* m = PyDict_GetItemString(modules, mod.c_str());  // borrowed
-      if (!m || !PyModule_Check(m)) return t.fail("GB001", "import of module '" + mod + "' not imported yet");
+      if (!m || !PyModule_Check(m)) return t.fail(GB::UnsupportedInstruction, "import of module '" + mod + "' not imported yet");
       PyObject* pushed = m;
       if (from.get() == Py_None || (PyTuple_Check(from.get()) && PyTuple_GET_SIZE(from.get()) == 0)) {
         if (lvl == 0) {  // `import a.b` binds `a`
           std::string top = mod.substr(0, mod.find('.'));
           pushed = PyDict_GetItemString(modules, top.c_str());
-          if (!pushed || !PyModule_Check(pushed)) return t.fail("GB001", "import of module '" + top + "' not imported yet");
+          if (!pushed || !PyModule_Check(pushed)) return t.fail(GB::UnsupportedInstruction, "import of module '" + top + "' not imported yet");
         }
       }
       push(makeVar(Var::Kind::Object, PyRef::borrow(pushed)));
@@ -150,30 +150,30 @@ bool Frame::step(const Instr& ins, bool& done, VarRef& result) {
       if (!need(1)) return false;
       VarRef m = stack.back();
       PyObject* name = argName(code->co_names, ins.arg);
-      if (!m->is(Var::Kind::Object) || !PyModule_Check(m->obj.get())) return t.fail("GB001", "IMPORT_FROM");
+      if (!m->is(Var::Kind::Object) || !PyModule_Check(m->obj.get())) return t.fail(GB::UnsupportedInstruction, "IMPORT_FROM");
       PyObject* v = PyObject_GetAttr(m->obj.get(), name);
       if (!v) {
         PyErr_Clear();
         // `from pkg import sub` of a submodule that is imported but not yet
         // bound as an attribute is left to Python.
-        return t.fail("GB001", std::string("from-import of '") + PyUnicode_AsUTF8(name) + "'");
+        return t.fail(GB::UnsupportedInstruction, std::string("from-import of '") + PyUnicode_AsUTF8(name) + "'");
       }
       PyRef vr = PyRef::steal(v);
       // Only names that are fixed once a module is loaded: modules, functions
       // and classes (a module-level flag may change between calls and has no
       // source to guard it through).
       if (!PyModule_Check(v) && !PyFunction_Check(v) && !PyCFunction_Check(v) && !PyType_Check(v))
-        return t.fail("GB001", std::string("from-import of the value '") + PyUnicode_AsUTF8(name) + "'");
+        return t.fail(GB::UnsupportedInstruction, std::string("from-import of the value '") + PyUnicode_AsUTF8(name) + "'");
       push(makeVar(Var::Kind::Object, vr));
       return true;
     }
     case Op::STORE_GLOBAL:
-      return t.fail("GB008", std::string("global ") + PyUnicode_AsUTF8(argName(code->co_names, ins.arg)));
+      return t.fail(GB::GlobalWrite, std::string("global ") + PyUnicode_AsUTF8(argName(code->co_names, ins.arg)));
     case Op::LOAD_DEREF:
     case Op::LOAD_CLASSDEREF: {
       const VarRef& c = slots[ins.arg];
       if (!c || !c->is(Var::Kind::Cell) || !c->self)
-        return t.fail("GB001", "free variable '" + localName(ins.arg) + "' is unbound");
+        return t.fail(GB::UnsupportedInstruction, "free variable '" + localName(ins.arg) + "' is unbound");
       push(c->self);
       return true;
     }
@@ -181,14 +181,14 @@ bool Frame::step(const Instr& ins, bool& done, VarRef& result) {
       const VarRef& c = slots[ins.arg];
       bool free = ins.arg >= code->co_nlocalsplus - code->co_nfreevars;
       if (!c || !c->is(Var::Kind::Cell) || (!parent && free))
-        return t.fail("GB008", "nonlocal " + localName(ins.arg));
+        return t.fail(GB::GlobalWrite, "nonlocal " + localName(ins.arg));
       if (!need(1)) return false;
       c->self = pop();
       return true;
     }
     case Op::LOAD_CLOSURE: {
       const VarRef& c = slots[ins.arg];
-      if (!c || !c->is(Var::Kind::Cell)) return t.fail("GB001", "closure '" + localName(ins.arg) + "'");
+      if (!c || !c->is(Var::Kind::Cell)) return t.fail(GB::UnsupportedInstruction, "closure '" + localName(ins.arg) + "'");
       auto r = makeVar(Var::Kind::CellRef);
       r->self = c;
       push(std::move(r));
@@ -235,13 +235,13 @@ bool Frame::step(const Instr& ins, bool& done, VarRef& result) {
       return t.storeAttr(obj, argName(code->co_names, ins.arg), value);
     }
     case Op::DELETE_ATTR:
-      return t.fail("GB007", std::string("del .") + PyUnicode_AsUTF8(argName(code->co_names, ins.arg)));
+      return t.fail(GB::AttributeWrite, std::string("del .") + PyUnicode_AsUTF8(argName(code->co_names, ins.arg)));
 
     // -- operators -----------------------------------------------------------------
     case Op::BINARY_OP: {
       if (!need(2)) return false;
       PyObject* op = binaryOperator(ins.arg);
-      if (!op) return t.failPy("GB020", "BINARY_OP argument");
+      if (!op) return t.failPy(GB::Internal, "BINARY_OP argument");
       VarRef b = pop(), a = pop();
       VarRef r = t.binary(op, a, b);
       if (!r) return false;
@@ -251,7 +251,7 @@ bool Frame::step(const Instr& ins, bool& done, VarRef& result) {
     case Op::COMPARE_OP: {
       if (!need(2)) return false;
       PyObject* op = compareOperator(ins.arg);
-      if (!op) return t.failPy("GB020", "COMPARE_OP argument");
+      if (!op) return t.failPy(GB::Internal, "COMPARE_OP argument");
       VarRef b = pop(), a = pop();
       VarRef r = t.binary(op, a, b);
       if (!r) return false;
@@ -289,7 +289,7 @@ bool Frame::step(const Instr& ins, bool& done, VarRef& result) {
         if (a->source && b->source) t.guardSame(a->source, b->source, same);
       } else if (container(a) && container(b) && a->source && b->source && a.get() != b.get()) {
         // Containers read through two sources: trackers do not hold the objects.
-        return t.fail("GB011", "'is' between two containers read from outside the frame");
+        return t.fail(GB::UnsupportedType, "'is' between two containers read from outside the frame");
       } else if (a->is(Var::Kind::Tensor) && b->is(Var::Kind::Tensor)) {
         same = a->obj.get() == b->obj.get() && a->np == b->np;
       } else if ((a->is(Var::Kind::Const) && a->obj.get() == Py_None) ||
@@ -320,12 +320,12 @@ bool Frame::step(const Instr& ins, bool& done, VarRef& result) {
       if (!k) return false;
       if (container->is(Var::Kind::Set)) {
         r = PySet_Contains(container->obj.get(), k.get());
-        if (r < 0) return t.failPy("GB011", "'in'");
+        if (r < 0) return t.failPy(GB::RaisesException, "'in'");
       } else if (container->is(Var::Kind::Dict)) {
         r = 0;
         for (const PyRef& key : container->keys) {
           int eq = PyObject_RichCompareBool(key.get(), k.get(), Py_EQ);
-          if (eq < 0) return t.failPy("GB011", "'in'");
+          if (eq < 0) return t.failPy(GB::UnsupportedType, "'in'");
           if (eq) {
             r = 1;
             break;
@@ -340,7 +340,7 @@ bool Frame::step(const Instr& ins, bool& done, VarRef& result) {
           PyRef e = t.constOf(i);
           if (!e) return false;
           int eq = PyObject_RichCompareBool(e.get(), k.get(), Py_EQ);
-          if (eq < 0) return t.failPy("GB011", "'in'");
+          if (eq < 0) return t.failPy(GB::RaisesException, "'in'");
           if (eq) {
             r = 1;
             break;
@@ -350,7 +350,7 @@ bool Frame::step(const Instr& ins, bool& done, VarRef& result) {
         PyRef c = t.constOf(container);
         if (!c) return false;
         r = PySequence_Contains(c.get(), k.get());
-        if (r < 0) return t.failPy("GB011", "'in'");
+        if (r < 0) return t.failPy(GB::RaisesException, "'in'");
       }
       return answer(r);
     }
@@ -384,7 +384,7 @@ bool Frame::step(const Instr& ins, bool& done, VarRef& result) {
         }
         if (t.failed()) return false;
       }
-      return t.fail("GB009", "del x[i]");
+      return t.fail(GB::OuterContainerMutation, "del x[i]");
     }
 
     // -- containers ------------------------------------------------------------------
@@ -416,7 +416,7 @@ bool Frame::step(const Instr& ins, bool& done, VarRef& result) {
       for (const VarRef& i : items) {
         PyRef k = t.setKey(i);
         if (!k) return false;
-        if (PySet_Add(s->obj.get(), k.get()) < 0) return t.failPy("GB011", "set add");
+        if (PySet_Add(s->obj.get(), k.get()) < 0) return t.failPy(GB::UnsupportedType, "set add");
       }
       return true;
     }
@@ -437,7 +437,7 @@ bool Frame::step(const Instr& ins, bool& done, VarRef& result) {
       if (!need(1 + static_cast<size_t>(ins.arg))) return false;
       PyRef keys = t.constOf(pop());
       if (!keys || !PyTuple_Check(keys.get()) || PyTuple_GET_SIZE(keys.get()) != ins.arg)
-        return t.failed() ? false : t.fail("GB020", "BUILD_CONST_KEY_MAP keys");
+        return t.failed() ? false : t.fail(GB::Internal, "BUILD_CONST_KEY_MAP keys");
       auto vals = popn(ins.arg);
       auto d = makeVar(Var::Kind::Dict);
       for (int i = 0; i < ins.arg; ++i) {
@@ -461,7 +461,7 @@ bool Frame::step(const Instr& ins, bool& done, VarRef& result) {
         }
       }
       PyObject* s = PySlice_New(p[0].get(), p[1].get(), parts.size() == 3 ? p[2].get() : nullptr);
-      if (!s) return t.failPy("GB011", "slice");
+      if (!s) return t.failPy(GB::UnsupportedType, "slice");
       VarRef v = makeConst(PyRef::steal(s));
       if (sym) {
         v->name = "symslice";
@@ -481,7 +481,7 @@ bool Frame::step(const Instr& ins, bool& done, VarRef& result) {
       }
       PyRef empty = PyRef::steal(PyUnicode_FromString(""));
       PyObject* r = PyUnicode_Join(empty.get(), tuple.get());
-      if (!r) return t.failPy("GB011", "string join");
+      if (!r) return t.failPy(GB::RaisesException, "string join");
       push(makeConst(PyRef::steal(r)));
       return true;
     }
@@ -496,11 +496,11 @@ bool Frame::step(const Instr& ins, bool& done, VarRef& result) {
       int conv = ins.arg & 0x03;
       if (conv) {
         PyObject* c = conv == 1 ? PyObject_Str(v.get()) : conv == 2 ? PyObject_Repr(v.get()) : PyObject_ASCII(v.get());
-        if (!c) return t.failPy("GB011", "format");
+        if (!c) return t.failPy(GB::RaisesException, "format");
         v = PyRef::steal(c);
       }
       PyObject* r = PyObject_Format(v.get(), spec.get());
-      if (!r) return t.failPy("GB011", "format");
+      if (!r) return t.failPy(GB::RaisesException, "format");
       push(makeConst(PyRef::steal(r)));
       return true;
     }
@@ -509,8 +509,8 @@ bool Frame::step(const Instr& ins, bool& done, VarRef& result) {
       if (!need(1 + static_cast<size_t>(ins.arg))) return false;
       VarRef v = pop();
       VarRef& lst = stack[stack.size() - ins.arg];
-      if (!lst->is(Var::Kind::List)) return t.fail("GB011", "append to a non-list");
-      if (lst->source) return t.fail("GB009", "list passed in from outside");
+      if (!lst->is(Var::Kind::List)) return t.fail(GB::UnsupportedType, "append to a non-list");
+      if (lst->source) return t.fail(GB::OuterContainerMutation, "list passed in from outside");
       if (ins.op == Op::LIST_APPEND) {
         lst->items.push_back(std::move(v));
       } else {
@@ -531,7 +531,7 @@ bool Frame::step(const Instr& ins, bool& done, VarRef& result) {
       if (!need(2 + static_cast<size_t>(ins.arg))) return false;
       VarRef v = pop(), k = pop();
       VarRef& d = stack[stack.size() - ins.arg];
-      if (!d->is(Var::Kind::Dict) || d->source) return t.fail("GB009", "dict update");
+      if (!d->is(Var::Kind::Dict) || d->source) return t.fail(GB::OuterContainerMutation, "dict update");
       PyRef key = t.constOf(k);
       if (!key) return false;
       for (size_t i = 0; i < d->keys.size(); ++i) {
@@ -549,7 +549,7 @@ bool Frame::step(const Instr& ins, bool& done, VarRef& result) {
       if (!need(1 + static_cast<size_t>(ins.arg))) return false;
       VarRef v = pop();
       VarRef& d = stack[stack.size() - ins.arg];
-      if (!d->is(Var::Kind::Dict) || !v->is(Var::Kind::Dict) || d->source) return t.fail("GB009", "dict update");
+      if (!d->is(Var::Kind::Dict) || !v->is(Var::Kind::Dict) || d->source) return t.fail(GB::OuterContainerMutation, "dict update");
       for (size_t j = 0; j < v->keys.size(); ++j) {
         bool found = false;
         for (size_t i = 0; i < d->keys.size(); ++i) {
@@ -570,7 +570,7 @@ bool Frame::step(const Instr& ins, bool& done, VarRef& result) {
       if (!need(1)) return false;
       std::vector<VarRef> items;
       if (!t.unpack(pop(), items)) return false;
-      if (items.size() != static_cast<size_t>(ins.arg)) return t.fail("GB011", "unpack length mismatch");
+      if (items.size() != static_cast<size_t>(ins.arg)) return t.fail(GB::RaisesException, "unpack length mismatch");
       for (auto it = items.rbegin(); it != items.rend(); ++it) push(*it);
       return true;
     }
@@ -579,7 +579,7 @@ bool Frame::step(const Instr& ins, bool& done, VarRef& result) {
       std::vector<VarRef> items;
       if (!t.unpack(pop(), items)) return false;
       size_t before = ins.arg & 0xFF, after = static_cast<size_t>(ins.arg) >> 8;
-      if (items.size() < before + after) return t.fail("GB011", "unpack length mismatch");
+      if (items.size() < before + after) return t.fail(GB::RaisesException, "unpack length mismatch");
       std::vector<VarRef> out(items.begin(), items.begin() + static_cast<std::ptrdiff_t>(before));
       out.push_back(makeSeq(Var::Kind::List, std::vector<VarRef>(items.begin() + static_cast<std::ptrdiff_t>(before),
                                                                   items.end() - static_cast<std::ptrdiff_t>(after))));
@@ -642,13 +642,13 @@ bool Frame::step(const Instr& ins, bool& done, VarRef& result) {
     case Op::FOR_ITER: {
       if (!need(1)) return false;
       VarRef& it = stack.back();
-      if (!it->is(Var::Kind::Iter)) return t.fail("GB011", "iteration over an unknown iterator");
+      if (!it->is(Var::Kind::Iter)) return t.fail(GB::UnsupportedType, "iteration over an unknown iterator");
       if (it->obj && PyRange_Check(it->obj.get()) && it->pos == 0 && it->items.size() > kUnrollBound) {
         int r = t.rangeLoop(*this, ins);
         if (r < 0) return false;
         if (r > 0) return true;
         // Not captured as a loop: unrolled (the stack was restored, `it` may dangle).
-        if (stack.empty() || !stack.back()->is(Var::Kind::Iter)) return t.fail("GB020", "internal: range loop state");
+        if (stack.empty() || !stack.back()->is(Var::Kind::Iter)) return t.fail(GB::Internal, "internal: range loop state");
       }
       VarRef iter = stack.back();
       VarRef v;
@@ -667,7 +667,7 @@ bool Frame::step(const Instr& ins, bool& done, VarRef& result) {
       done = true;
       return true;
     case Op::RETURN_GENERATOR:
-      if (!lazy) return t.fail("GB013", "generator");
+      if (!lazy) return t.fail(GB::GeneratorBreak, "generator");
       push(makeConst(PyRef::borrow(Py_None)));
       return true;
     case Op::YIELD_VALUE:
@@ -679,7 +679,7 @@ bool Frame::step(const Instr& ins, bool& done, VarRef& result) {
         done = true;
         return true;
       }
-      return t.fail("GB013", "yield");
+      return t.fail(GB::GeneratorBreak, "yield");
 
     // -- calls ----------------------------------------------------------------------------
     case Op::KW_NAMES:
@@ -721,7 +721,7 @@ bool Frame::step(const Instr& ins, bool& done, VarRef& result) {
       if (!stack.empty() && stack.back()->is(Var::Kind::Null)) stack.pop_back();
       std::vector<std::pair<PyRef, VarRef>> kw;
       if (kwv) {
-        if (!kwv->is(Var::Kind::Dict)) return t.fail("GB011", "**kwargs of unknown type");
+        if (!kwv->is(Var::Kind::Dict)) return t.fail(GB::UnsupportedType, "**kwargs of unknown type");
         for (size_t i = 0; i < kwv->keys.size(); ++i) kw.emplace_back(kwv->keys[i], kwv->items[i]);
       }
       std::vector<VarRef> args;
@@ -735,13 +735,13 @@ bool Frame::step(const Instr& ins, bool& done, VarRef& result) {
       if (!need(1)) return false;
       VarRef codeVar = pop();
       if (!codeVar->is(Var::Kind::Const) || !PyCode_Check(codeVar->obj.get()))
-        return t.fail("GB020", "MAKE_FUNCTION without a code object");
+        return t.fail(GB::Internal, "MAKE_FUNCTION without a code object");
       auto fn = makeVar(Var::Kind::Function, codeVar->obj);
       fn->globals = PyRef::borrow(globals);
       if (ins.arg & 0x08) {
         VarRef cl = pop();
         for (const VarRef& c : cl->items) {
-          if (!c->is(Var::Kind::CellRef)) return t.fail("GB020", "closure without cells");
+          if (!c->is(Var::Kind::CellRef)) return t.fail(GB::Internal, "closure without cells");
           fn->cells.push_back(c->self);
         }
       }
@@ -766,7 +766,7 @@ bool Frame::step(const Instr& ins, bool& done, VarRef& result) {
     case Op::BEFORE_WITH: {
       if (!need(1)) return false;
       VarRef mgr = stack.back();
-      if (!mgr->is(Var::Kind::GradMode)) return t.fail("GB014", "with statement");
+      if (!mgr->is(Var::Kind::GradMode)) return t.fail(GB::UnmodeledContextManager, "with statement");
       // A grad-mode region: __exit__ (called on the normal path with three
       // Nones) restores the mode; the exception path is never traced.
       auto exit = makeVar(Var::Kind::GradExit);
@@ -778,11 +778,11 @@ bool Frame::step(const Instr& ins, bool& done, VarRef& result) {
       return true;
     }
     case Op::RAISE_VARARGS:
-      return t.fail("GB019", "raise");
+      return t.fail(GB::RaiseStatement, "raise");
     case Op::LOAD_ASSERTION_ERROR:
-      return t.fail("GB019", "assert failed");
+      return t.fail(GB::RaiseStatement, "assert failed");
     default:
-      return t.fail("GB001", ins.name());
+      return t.fail(GB::UnsupportedInstruction, ins.name());
   }
 }
 

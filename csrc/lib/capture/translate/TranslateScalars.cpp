@@ -63,11 +63,11 @@ VarRef Translator::concrete(const VarRef& v) {
   if (!v->is(Var::Kind::SymScalar)) return v;
   auto isIndex = [](const VarRef& x) { return x->name == "loop index"; };
   if (isIndex(v) || std::any_of(v->items.begin(), v->items.end(), isIndex))
-    fail("GB004", "the index of a range loop captured as ctrl.loop used as a plain Python number");
+    fail(GB::DataDependentBranch, "the index of a range loop captured as ctrl.loop used as a plain Python number");
   if (isSizeSym(v)) {
     int ok = host_.sizeConcrete(v->vid);
-    if (ok < 0) failPy("GB020", "symbolic size");
-    else if (ok == 0) fail("GB022", "a size that depends on a dynamic dim used as a plain number");
+    if (ok < 0) failPy(GB::Internal, "symbolic size");
+    else if (ok == 0) fail(GB::DynamicSizeAsNumber, "a size that depends on a dynamic dim used as a plain number");
   }
   if (v->items.empty()) {
     guardEquals(v->source, v->obj.get());
@@ -155,7 +155,7 @@ VarRef Translator::scalarBinary(PyObject* op, const VarRef& a, const VarRef& b, 
     }
     if (id < 0) {
       handled = true;
-      fail("GB020", "scalar graph value");
+      fail(GB::Internal, "scalar graph value");
       return nullptr;
     }
     ids.push_back(id);
@@ -163,7 +163,7 @@ VarRef Translator::scalarBinary(PyObject* op, const VarRef& a, const VarRef& b, 
   int vid = host_.arith(name, ids, rt);
   if (vid < 0) {
     handled = true;
-    fail("GB020", std::string("recording ") + name);
+    fail(GB::Internal, std::string("recording ") + name);
     return nullptr;
   }
   auto s = makeVar(Var::Kind::SymScalar, result);
@@ -188,12 +188,12 @@ VarRef Translator::scalarUnary(PyObject* op, const VarRef& v, bool& handled) {
     const char* rt = PyLong_CheckExact(v->obj.get()) ? "i64" : "f64";
     int id = host_.arith("arith.neg", {scalarVid(v)}, rt);
     if (id < 0) {
-      fail("GB020", "recording arith.neg");
+      fail(GB::Internal, "recording arith.neg");
       return nullptr;
     }
     PyObject* r = PyNumber_Negative(v->obj.get());
     if (!r) {
-      failPy("GB020", "negation");
+      failPy(GB::Internal, "negation");
       return nullptr;
     }
     auto s = makeVar(Var::Kind::SymScalar, PyRef::steal(r));
@@ -243,7 +243,7 @@ VarRef Translator::recordSym(PyObject* fn, const std::vector<VarRef>& args,
   // Sizes: the values themselves, as a tuple (the host's cue for size mode).
   PyRef sent = sizes ? PyRef::steal(PyList_AsTuple(values.get())) : host_.probe(fn, tuple.get(), kw.get(), values.get());
   if (!sent) {
-    failPy("GB020", "probing symbolic numbers");
+    failPy(GB::Internal, "probing symbolic numbers");
     return nullptr;
   }
   if (sent.get() == Py_None) {
@@ -255,7 +255,7 @@ VarRef Translator::recordSym(PyObject* fn, const std::vector<VarRef>& args,
   std::string code, detail;
   PyRef r = host_.recordSym(fn, tuple.get(), kw.get(), sent.get(), vids, code, detail);
   if (!r) {
-    fail(code.empty() ? "GB006" : code, detail);
+    fail(hostBreak(code, GB::NoMetaKernel), detail);
     return nullptr;
   }
   return fromPython(r.get());

@@ -13,7 +13,7 @@ PyRef Translator::setKey(const VarRef& v) {
   PyRef k = constOf(v);
   if (!k) return {};
   if (PyObject_Hash(k.get()) == -1) {
-    failPy("GB011", "unhashable set element");
+    failPy(GB::RaisesException, "unhashable set element");
     return {};
   }
   return k;
@@ -25,7 +25,7 @@ VarRef Translator::makeSet(const std::vector<VarRef>& items, bool frozen) {
     PyRef k = setKey(i);
     if (!k) return nullptr;
     if (PySet_Add(s.get(), k.get()) < 0) {
-      failPy("GB011", "set add");
+      failPy(GB::UnsupportedType, "set add");
       return nullptr;
     }
   }
@@ -34,8 +34,8 @@ VarRef Translator::makeSet(const std::vector<VarRef>& items, bool frozen) {
 }
 
 bool Translator::mutableSet(const VarRef& v) {
-  if (!v->is(Var::Kind::Set) || !PySet_CheckExact(v->obj.get())) return fail("GB011", "add to a non-set");
-  if (v->source) return fail("GB009", "set passed in from outside");
+  if (!v->is(Var::Kind::Set) || !PySet_CheckExact(v->obj.get())) return fail(GB::UnsupportedType, "add to a non-set");
+  if (v->source) return fail(GB::OuterContainerMutation, "set passed in from outside");
   return true;
 }
 
@@ -48,7 +48,7 @@ VarRef Translator::setMethod(const VarRef& s, const std::string& name, std::vect
   for (const char* r : kRead) read = read || name == r;
   for (const char* w : kWrite) write = write || name == w;
   if (!read && !write) {
-    fail("GB011", "set." + name);
+    fail(GB::UnsupportedType, "set." + name);
     return nullptr;
   }
   if (write && !mutableSet(s)) return nullptr;
@@ -71,21 +71,21 @@ VarRef Translator::setMethod(const VarRef& s, const std::string& name, std::vect
     PyTuple_SET_ITEM(tuple.get(), static_cast<Py_ssize_t>(i), a.release());
   }
   if (name == "remove" && args.size() == 1 && PySet_Contains(s->obj.get(), PyTuple_GET_ITEM(tuple.get(), 0)) != 1) {
-    fail("GB011", "set.remove of a missing element (raises KeyError)");
+    fail(GB::RaisesException, "set.remove of a missing element (raises KeyError)");
     return nullptr;
   }
   if (name == "pop" && PySet_GET_SIZE(s->obj.get()) == 0) {
-    fail("GB011", "pop from an empty set (raises KeyError)");
+    fail(GB::RaisesException, "pop from an empty set (raises KeyError)");
     return nullptr;
   }
   PyRef method = PyRef::steal(PyObject_GetAttrString(s->obj.get(), name.c_str()));
   if (!method) {
-    failPy("GB011", "set." + name);
+    failPy(GB::UnsupportedType, "set." + name);
     return nullptr;
   }
   PyObject* r = PyObject_Call(method.get(), tuple.get(), nullptr);
   if (!r) {
-    failPy("GB011", "set." + name);
+    failPy(GB::UnsupportedType, "set." + name);
     return nullptr;
   }
   PyRef rr = PyRef::steal(r);
@@ -102,7 +102,7 @@ VarRef Translator::setBinary(PyObject* op, const VarRef& a, const VarRef& b) {
   if (inplace && PySet_CheckExact(a->obj.get()) && !mutableSet(a)) return nullptr;
   PyObject* r = PyObject_CallFunctionObjArgs(op, a->obj.get(), b->obj.get(), nullptr);
   if (!r) {
-    failPy("GB011", "set operator");
+    failPy(GB::UnsupportedType, "set operator");
     return nullptr;
   }
   PyRef rr = PyRef::steal(r);

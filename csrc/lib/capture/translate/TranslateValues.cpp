@@ -86,7 +86,7 @@ VarRef Translator::tensorAttr(const VarRef& t, PyObject* nameObj) {
   if (name == "is_cpu") return makeConst(PyRef::borrow(opts_.device == "cpu" ? Py_True : Py_False));
   if (name == "__class__") return makeVar(Var::Kind::Object, PyRef::borrow(typeOf(t)));  // Note [Tensor types]
   if (name == "grad" || name == "grad_fn" || name == "_version" || name == "__array__") {
-    fail("GB010", "Tensor." + name);
+    fail(GB::UnmodeledAttribute, "Tensor." + name);
     return nullptr;
   }
   PyObject* cls = staticLookup(reinterpret_cast<PyTypeObject*>(T->tensor), nameObj);
@@ -101,7 +101,7 @@ VarRef Translator::tensorAttr(const VarRef& t, PyObject* nameObj) {
   std::string code, detail;
   PyRef r = host_.record(T->getattrFn, args.get(), nullptr, code, detail);
   if (!r) {
-    fail(code.empty() ? "GB010" : code, detail);
+    fail(hostBreak(code, GB::UnmodeledAttribute), detail);
     return nullptr;
   }
   return fromPython(r.get());
@@ -115,7 +115,7 @@ VarRef Translator::getattr(const VarRef& obj, PyObject* name) {
       if (PyUnicode_CompareWithASCIIString(name, "device") == 0) {
         PyObject* d = PyObject_CallFunction(T->torchDevice, "s", opts_.device.c_str());
         if (!d) {
-          failPy("GB020", "torch.device");
+          failPy(GB::Internal, "torch.device");
           return nullptr;
         }
         return makeConst(PyRef::steal(d));
@@ -164,12 +164,12 @@ VarRef Translator::getattr(const VarRef& obj, PyObject* name) {
       }
       PyObject* value = PyObject_GetAttr(o, name);
       if (!value) {
-        failPy("GB010", std::string(".") + PyUnicode_AsUTF8(name));
+        failPy(GB::UnmodeledAttribute, std::string(".") + PyUnicode_AsUTF8(name));
         return nullptr;
       }
       PyRef v = PyRef::steal(value);
       if (isFreshModule(obj) && !freshModuleValue(value)) {  // Note [Fresh modules]
-        fail("GB010", std::string(".") + PyUnicode_AsUTF8(name) + " of a module built inside the traced code");
+        fail(GB::UnmodeledAttribute, std::string(".") + PyUnicode_AsUTF8(name) + " of a module built inside the traced code");
         return nullptr;
       }
       SourceRef src = Source::attr(obj->source, name);
@@ -199,7 +199,7 @@ VarRef Translator::getattr(const VarRef& obj, PyObject* name) {
         if (PySlice_Check(v) && !constOf(obj)) return nullptr;  // a slice of dynamic sizes specializes
         PyObject* a = PyObject_GetAttr(v, name);
         if (!a) {
-          failPy("GB010", std::string(".") + PyUnicode_AsUTF8(name));
+          failPy(GB::UnmodeledAttribute, std::string(".") + PyUnicode_AsUTF8(name));
           return nullptr;
         }
         PyRef r = PyRef::steal(a);
@@ -235,7 +235,7 @@ VarRef Translator::getattr(const VarRef& obj, PyObject* name) {
     default:
       break;
   }
-  fail("GB010", std::string(".") + PyUnicode_AsUTF8(name) + " of an unsupported value");
+  fail(GB::UnmodeledAttribute, std::string(".") + PyUnicode_AsUTF8(name) + " of an unsupported value");
   return nullptr;
 }
 
@@ -272,7 +272,7 @@ bool Translator::storeAttr(const VarRef& obj, PyObject* name, const VarRef& valu
   const PyTypes* T = pyTypes();
   std::string what = std::string(".") + PyUnicode_AsUTF8(name) + " = ...";
   if (obj->is(Var::Kind::UserObject)) return userStoreAttr(obj, name, value);
-  if (!obj->is(Var::Kind::Object) || !obj->source) return fail("GB007", what);
+  if (!obj->is(Var::Kind::Object) || !obj->source) return fail(GB::AttributeWrite, what);
   PyObject* o = obj->obj.get();
   PyTypeObject* tp = Py_TYPE(o);
   if (isA(o, T->module)) {
@@ -283,11 +283,11 @@ bool Translator::storeAttr(const VarRef& obj, PyObject* name, const VarRef& valu
     if (staticLookup(tp, setattrName) !=
             staticLookup(reinterpret_cast<PyTypeObject*>(T->module), setattrName) ||
         !value->is(Var::Kind::Const))
-      return fail("GB007", what);
+      return fail(GB::AttributeWrite, what);
     PyObject* dict = PyObject_GenericGetDict(o, nullptr);
     if (!dict) {
       PyErr_Clear();
-      return fail("GB007", what);
+      return fail(GB::AttributeWrite, what);
     }
     bool registered = false;
     for (const char* reg : {"_parameters", "_buffers", "_modules"}) {
@@ -295,15 +295,15 @@ bool Translator::storeAttr(const VarRef& obj, PyObject* name, const VarRef& valu
       registered = registered || !d || !PyDict_Check(d) || PyDict_Contains(d, name) != 0;
     }
     Py_DECREF(dict);
-    if (registered) return fail("GB007", what + " (a parameter, buffer or child module)");
+    if (registered) return fail(GB::AttributeWrite, what + " (a parameter, buffer or child module)");
   } else if (isA(o, T->tensor) || PyModule_Check(o) || PyType_Check(o) ||
              tp->tp_setattro != PyObject_GenericSetAttr || !_PyObject_GetDictPtr(o)) {
-    return fail("GB007", what);
+    return fail(GB::AttributeWrite, what);
   }
   PyObject* cls = staticLookup(tp, name);
-  if (cls && Py_TYPE(cls)->tp_descr_set) return fail("GB007", what + " (a descriptor on the class)");
-  if (branchDepth_ > 0) return fail("GB007", what + " inside a tensor branch");
-  if (!replayable(value)) return fail("GB007", what + " (a value that cannot be rebuilt after the graph)");
+  if (cls && Py_TYPE(cls)->tp_descr_set) return fail(GB::AttributeWrite, what + " (a descriptor on the class)");
+  if (branchDepth_ > 0) return fail(GB::AttributeWrite, what + " inside a tensor branch");
+  if (!replayable(value)) return fail(GB::AttributeWrite, what + " (a value that cannot be rebuilt after the graph)");
   if (const AttrWrite* w = attrWritten(obj, name)) attrWrites_.erase(attrWrites_.begin() + (w - attrWrites_.data()));
   attrWrites_.push_back({obj, PyRef::borrow(name), value});
   return true;
@@ -319,7 +319,7 @@ const Translator::AttrWrite* Translator::attrWritten(const VarRef& obj, PyObject
 VarRef Translator::binary(PyObject* op, const VarRef& a, const VarRef& b) {
   if (a->isNumpy() || b->isNumpy()) {
     if ((a->is(Var::Kind::Tensor) && !a->isNumpy()) || (b->is(Var::Kind::Tensor) && !b->isNumpy())) {
-      fail("GB021", "operator between an ndarray and a torch.Tensor (convert one of them explicitly)");
+      fail(GB::NumpyOperation, "operator between an ndarray and a torch.Tensor (convert one of them explicitly)");
       return nullptr;
     }
     return numpyRun("op", op, {a, b}, {});
@@ -340,7 +340,7 @@ VarRef Translator::binary(PyObject* op, const VarRef& a, const VarRef& b) {
     if (!x || !y) return nullptr;
     PyObject* r = PyObject_CallFunctionObjArgs(op, x.get(), y.get(), nullptr);
     if (!r) {
-      failPy("GB011", "operator on constants raised");
+      failPy(GB::RaisesException, "operator on constants raised");
       return nullptr;
     }
     PyRef rr = PyRef::steal(r);
@@ -354,7 +354,7 @@ VarRef Translator::binary(PyObject* op, const VarRef& a, const VarRef& b) {
   if (seqA && seqB && (op == add || op == iadd) && a->kind == b->kind) {
     if (op == iadd && a->is(Var::Kind::List)) {
       if (a->source) {
-        fail("GB009", "list passed in from outside");
+        fail(GB::OuterContainerMutation, "list passed in from outside");
         return nullptr;
       }
       a->items.insert(a->items.end(), b->items.begin(), b->items.end());
@@ -382,7 +382,7 @@ VarRef Translator::binary(PyObject* op, const VarRef& a, const VarRef& b) {
     // `a.dtype == np.float32`: NumPy dtypes compare with dtype-likes by value.
     PyObject* r = PyObject_RichCompare(a->obj.get(), b->obj.get(), op == operatorFn("eq") ? Py_EQ : Py_NE);
     if (!r) {
-      failPy("GB011", "dtype comparison");
+      failPy(GB::UnsupportedType, "dtype comparison");
       return nullptr;
     }
     return fromConst(PyRef::steal(r).get());
@@ -407,7 +407,7 @@ VarRef Translator::binary(PyObject* op, const VarRef& a, const VarRef& b) {
     std::vector<std::pair<PyRef, VarRef>> kw;
     if (VarRef r = key ? polyfill(key.get(), args, kw) : nullptr; r || failed()) return r;
   }
-  fail("GB011", "operator on unsupported values");
+  fail(GB::UnsupportedType, "operator on unsupported values");
   return nullptr;
 }
 
@@ -424,13 +424,13 @@ VarRef Translator::unary(PyObject* op, const VarRef& v) {
     PyRef x = constOf(v);
     PyObject* r = PyObject_CallFunctionObjArgs(op, x.get(), nullptr);
     if (!r) {
-      failPy("GB011", "operator on a constant raised");
+      failPy(GB::RaisesException, "operator on a constant raised");
       return nullptr;
     }
     PyRef rr = PyRef::steal(r);
     return makeConst(rr);
   }
-  fail("GB011", "unary operator on an unsupported value");
+  fail(GB::UnsupportedType, "unary operator on an unsupported value");
   return nullptr;
 }
 
@@ -458,12 +458,12 @@ int Translator::environEntry(const VarRef& env, PyObject* key, PyRef* value) {
   PyRef data = PyRef::steal(PyObject_GetAttrString(env->obj.get(), "_data"));
   if (!data || !PyDict_Check(data.get())) {
     PyErr_Clear();
-    fail("GB011", "os.environ without its _data dict");
+    fail(GB::UnsupportedType, "os.environ without its _data dict");
     return -1;
   }
   PyRef raw = PyRef::steal(PyObject_CallMethod(env->obj.get(), "encodekey", "O", key));
   if (!raw) {
-    failPy("GB011", "os.environ key");
+    failPy(GB::UnsupportedType, "os.environ key");
     return -1;
   }
   PyRef dataName = PyRef::steal(PyUnicode_InternFromString("_data"));
@@ -471,7 +471,7 @@ int Translator::environEntry(const VarRef& env, PyObject* key, PyRef* value) {
   PyObject* entry = PyDict_GetItemWithError(data.get(), raw.get());  // borrowed
   if (!entry) {
     if (PyErr_Occurred()) {
-      failPy("GB011", "os.environ lookup");
+      failPy(GB::UnsupportedType, "os.environ lookup");
       return -1;
     }
     guardHas(dataSrc, Leaf::Kind::HasKey, raw.get(), false);
@@ -484,7 +484,7 @@ int Translator::environEntry(const VarRef& env, PyObject* key, PyRef* value) {
   guardEquals(Source::item(dataSrc, raw.get()), entry);
   PyObject* v = PyObject_GetItem(env->obj.get(), key);  // decoded as os.environ does
   if (!v) {
-    failPy("GB011", "os.environ lookup");
+    failPy(GB::UnsupportedType, "os.environ lookup");
     return -1;
   }
   *value = PyRef::steal(v);
@@ -494,7 +494,7 @@ int Translator::environEntry(const VarRef& env, PyObject* key, PyRef* value) {
 int Translator::objectContains(const VarRef& obj, const VarRef& key) {
   if (isEnviron(obj)) {  // Note [os.environ reads]
     if (!isConst(key) || !PyUnicode_Check(key->obj.get())) {
-      fail("GB011", "'in' os.environ with a non-constant or non-str key");
+      fail(GB::UnsupportedType, "'in' os.environ with a non-constant or non-str key");
       return -1;
     }
     return environEntry(obj, key->obj.get(), nullptr);
@@ -509,7 +509,7 @@ int Translator::objectContains(const VarRef& obj, const VarRef& key) {
     // Mapping.__contains__ is `try: self[key] except KeyError: return False`.
     Failure before = failure_;
     if (subscr(obj, key)) return 1;
-    if (failure_.code == "GB011" && failure_.detail == "missing key (raises KeyError)" &&
+    if (failure_.code == gbCode(GB::RaisesException) && failure_.detail == "missing key (raises KeyError)" &&
         before.code.empty()) {
       failure_ = before;
       return 0;
@@ -521,7 +521,7 @@ int Translator::objectContains(const VarRef& obj, const VarRef& key) {
     VarRef r = inlineFunction(c, {obj, key}, {}, nullptr);
     return r ? truth(r) : -1;
   }
-  fail("GB011", std::string("'in' on a ") + Py_TYPE(obj->obj.get())->tp_name +
+  fail(GB::UnsupportedType, std::string("'in' on a ") + Py_TYPE(obj->obj.get())->tp_name +
                     " read from outside the frame (no __contains__ to trace)");
   return -1;
 }
@@ -533,7 +533,7 @@ VarRef Translator::subscr(const VarRef& obj, const VarRef& idx) {
     int r = environEntry(obj, idx->obj.get(), &v);
     if (r < 0) return nullptr;
     if (r == 0) {
-      fail("GB011", "missing key (raises KeyError)");  // Mapping.get answers its default
+      fail(GB::RaisesException, "missing key (raises KeyError)");  // Mapping.get answers its default
       return nullptr;
     }
     return makeConst(v);
@@ -547,7 +547,7 @@ VarRef Translator::subscr(const VarRef& obj, const VarRef& idx) {
     if (PySlice_Check(i.get())) {
       Py_ssize_t start, stop, step, len;
       if (PySlice_GetIndicesEx(i.get(), n, &start, &stop, &step, &len) < 0) {
-        failPy("GB011", "slice");
+        failPy(GB::UnsupportedType, "slice");
         return nullptr;
       }
       std::vector<VarRef> items;
@@ -555,13 +555,13 @@ VarRef Translator::subscr(const VarRef& obj, const VarRef& idx) {
       return makeSeq(obj->kind, std::move(items));
     }
     if (!PyLong_Check(i.get())) {
-      fail("GB011", "non-integer index");
+      fail(GB::UnsupportedType, "non-integer index");
       return nullptr;
     }
     Py_ssize_t k = PyLong_AsSsize_t(i.get());
     if (k < 0) k += n;
     if (k < 0 || k >= n) {
-      fail("GB011", "index out of range (raises IndexError)");
+      fail(GB::RaisesException, "index out of range (raises IndexError)");
       return nullptr;
     }
     return obj->items[static_cast<size_t>(k)];
@@ -573,14 +573,14 @@ VarRef Translator::subscr(const VarRef& obj, const VarRef& idx) {
     if (!k) return nullptr;
     for (size_t j = 0; j < obj->keys.size(); ++j)
       if (PyObject_RichCompareBool(obj->keys[j].get(), k.get(), Py_EQ) == 1) return obj->items[j];
-    fail("GB011", "missing key (raises KeyError)");
+    fail(GB::RaisesException, "missing key (raises KeyError)");
     return nullptr;
   }
   if (obj->is(Var::Kind::Const) && isConst(idx)) {
     PyRef k = constOf(idx);
     PyObject* r = PyObject_GetItem(obj->obj.get(), k.get());
     if (!r) {
-      failPy("GB011", "subscript of a constant");
+      failPy(GB::UnsupportedType, "subscript of a constant");
       return nullptr;
     }
     PyRef rr = PyRef::steal(r);
@@ -594,13 +594,13 @@ VarRef Translator::subscr(const VarRef& obj, const VarRef& idx) {
       // layers[:n]: the children as a list (what iterating the new ModuleList gives).
       PyRef mods = PyRef::steal(PyObject_GetAttrString(obj->obj.get(), "_modules"));
       if (!mods) {
-        failPy("GB011", "_modules");
+        failPy(GB::UnsupportedType, "_modules");
         return nullptr;
       }
       PyRef keys = PyRef::steal(PyDict_Keys(mods.get()));
       Py_ssize_t start, stop, step, len;
       if (PySlice_GetIndicesEx(i.get(), PyList_GET_SIZE(keys.get()), &start, &stop, &step, &len) < 0) {
-        failPy("GB011", "slice");
+        failPy(GB::UnsupportedType, "slice");
         return nullptr;
       }
       std::vector<VarRef> items;
@@ -608,7 +608,7 @@ VarRef Translator::subscr(const VarRef& obj, const VarRef& idx) {
         bool found = false;
         VarRef c = moduleChild(obj, PyList_GET_ITEM(keys.get(), j), found);
         if (!c || !found) {
-          if (!failed()) fail("GB011", "ModuleList slice");
+          if (!failed()) fail(GB::UnsupportedType, "ModuleList slice");
           return nullptr;
         }
         items.push_back(std::move(c));
@@ -618,7 +618,7 @@ VarRef Translator::subscr(const VarRef& obj, const VarRef& idx) {
     if (PyLong_Check(i.get())) {
       PyRef mods = PyRef::steal(PyObject_GetAttrString(obj->obj.get(), "_modules"));
       if (!mods) {
-        failPy("GB011", "_modules");
+        failPy(GB::UnsupportedType, "_modules");
         return nullptr;
       }
       PyRef keys = PyRef::steal(PyDict_Keys(mods.get()));
@@ -632,7 +632,7 @@ VarRef Translator::subscr(const VarRef& obj, const VarRef& idx) {
         PyRef name = PyRef::steal(PyUnicode_FromFormat("%zd", k));
         VarRef c = moduleChild(obj, name.get(), found);
         if (c || found || failed()) return c;
-        fail("GB011", "ModuleList index without its child (raises KeyError)");
+        fail(GB::RaisesException, "ModuleList index without its child (raises KeyError)");
         return nullptr;
       }
     }
@@ -654,7 +654,7 @@ VarRef Translator::subscr(const VarRef& obj, const VarRef& idx) {
       return inlineFunction(gi, {obj, idx}, {}, nullptr);
     }
   }
-  if (!failed()) fail("GB011", "subscript of an unsupported value");
+  if (!failed()) fail(GB::UnsupportedType, "subscript of an unsupported value");
   return nullptr;
 }
 
@@ -662,7 +662,7 @@ bool Translator::storeSubscr(const VarRef& obj, const VarRef& idx, const VarRef&
   if (obj->isNumpy()) return numpyRun("op", operatorFn("setitem"), {obj, idx, val}, {}) != nullptr;
   if (obj->is(Var::Kind::Tensor)) return record(operatorFn("setitem"), {obj, idx, val}, {}) != nullptr;
   if (obj->is(Var::Kind::List)) {
-    if (obj->source) return fail("GB009", "list passed in from outside");
+    if (obj->source) return fail(GB::OuterContainerMutation, "list passed in from outside");
     PyRef i = constOf(idx);
     if (!i) return false;
     if (PySlice_Check(i.get())) {  // polyfills.py's list.__setitem__
@@ -670,12 +670,12 @@ bool Translator::storeSubscr(const VarRef& obj, const VarRef& idx, const VarRef&
       std::vector<VarRef> all{obj, idx, val};
       std::vector<std::pair<PyRef, VarRef>> kw;
       if (polyfill(setitem, all, kw)) return true;
-      return failed() ? false : fail("GB011", "list slice assignment");
+      return failed() ? false : fail(GB::UnsupportedType, "list slice assignment");
     }
-    if (!PyLong_Check(i.get())) return fail("GB011", "list subscript assignment with a non-integer index");
+    if (!PyLong_Check(i.get())) return fail(GB::UnsupportedType, "list subscript assignment with a non-integer index");
     Py_ssize_t n = static_cast<Py_ssize_t>(obj->items.size()), k = PyLong_AsSsize_t(i.get());
     if (k < 0) k += n;
-    if (k < 0 || k >= n) return fail("GB011", "index out of range (raises IndexError)");
+    if (k < 0 || k >= n) return fail(GB::RaisesException, "index out of range (raises IndexError)");
     obj->items[static_cast<size_t>(k)] = val;
     return true;
   }
@@ -692,7 +692,7 @@ bool Translator::storeSubscr(const VarRef& obj, const VarRef& idx, const VarRef&
     obj->items.push_back(val);
     return true;
   }
-  return fail("GB009", "item assignment on an unsupported value");
+  return fail(GB::OuterContainerMutation, "item assignment on an unsupported value");
 }
 
 }  // namespace xacc::capture::translate

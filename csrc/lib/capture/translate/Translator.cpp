@@ -124,11 +124,11 @@ Translator::Translator(Host& host, GuardTree& tree, Options opts)
 
 Translator::~Translator() = default;
 
-bool Translator::fail(const std::string& code, const std::string& detail) {
+bool Translator::fail(GB code, const std::string& detail) {
   if (failure_.code.empty()) {
-    failure_.code = code;
+    failure_.code = gbCode(code);
     failure_.detail = detail;
-    failure_.internal = code == "GB020";
+    failure_.internal = code == GB::Internal;
     // The innermost frame being executed is where the user looks.
     if (current_) {
       failure_.file = str(current_->code->co_filename);
@@ -140,7 +140,7 @@ bool Translator::fail(const std::string& code, const std::string& detail) {
   return false;
 }
 
-bool Translator::failPy(const std::string& code, const std::string& what) {
+bool Translator::failPy(GB code, const std::string& what) {
   PyObject *et, *ev, *etb;
   PyErr_Fetch(&et, &ev, &etb);
   std::string msg = what;
@@ -187,7 +187,7 @@ VarRef Translator::wrap(PyObject* value, const SourceRef& source) {
     if (source) n = node(source);
     PyRef meta = host_.tensorInput(value, n, source != nullptr, code, detail);
     if (!meta) {
-      fail(code.empty() ? "GB011" : code, detail);
+      fail(hostBreak(code, GB::UnsupportedType), detail);
       return nullptr;
     }
     auto v = makeVar(Var::Kind::Tensor, std::move(meta), source);
@@ -248,7 +248,7 @@ VarRef Translator::wrap(PyObject* value, const SourceRef& source) {
     bool consts = true;
     PyObject* it = PyObject_GetIter(value);
     if (!it) {
-      failPy("GB011", "iterating a set");
+      failPy(GB::UnsupportedType, "iterating a set");
       return nullptr;
     }
     while (PyObject* e = PyIter_Next(it)) {
@@ -257,7 +257,7 @@ VarRef Translator::wrap(PyObject* value, const SourceRef& source) {
     }
     Py_DECREF(it);
     if (PyErr_Occurred()) {
-      failPy("GB011", "iterating a set");
+      failPy(GB::UnsupportedType, "iterating a set");
       return nullptr;
     }
     if (consts) {
@@ -274,7 +274,7 @@ VarRef Translator::wrap(PyObject* value, const SourceRef& source) {
     Py_ssize_t pos = 0;
     while (PyDict_Next(value, &pos, &k, &v))
       if (!PyUnicode_CheckExact(k) && !PyLong_CheckExact(k)) {
-        fail("GB011", "dict with non-constant keys");
+        fail(GB::UnsupportedType, "dict with non-constant keys");
         return nullptr;
       }
     guardType(source, value);
@@ -357,7 +357,7 @@ PyRef Translator::constOf(const VarRef& v) {
     default:
       break;
   }
-  fail("GB011", std::string("a ") + (v->is(Var::Kind::Tensor) ? "tensor" : "non-constant value") +
+  fail(GB::UnsupportedType, std::string("a ") + (v->is(Var::Kind::Tensor) ? "tensor" : "non-constant value") +
                     " where a constant is needed");
   return {};
 }
@@ -391,7 +391,7 @@ VarRef Translator::fromPython(PyObject* value) {
     PyObject* vid = val ? PyObject_GetAttrString(value, "vid") : nullptr;
     if (!vid) {
       Py_XDECREF(val);
-      failPy("GB020", "symbolic size");
+      failPy(GB::Internal, "symbolic size");
       return nullptr;
     }
     auto s = makeVar(Var::Kind::SymScalar, PyRef::steal(val));
@@ -405,7 +405,7 @@ VarRef Translator::fromPython(PyObject* value) {
   if (PyObject_TypeCheck(value, reinterpret_cast<PyTypeObject*>(T->device))) {
     PyObject* d = PyObject_CallFunction(T->torchDevice, "s", opts_.device.c_str());
     if (!d) {
-      failPy("GB020", "torch.device");
+      failPy(GB::Internal, "torch.device");
       return nullptr;
     }
     return makeConst(PyRef::steal(d));
@@ -453,7 +453,7 @@ VarRef Translator::fromPython(PyObject* value) {
     }
     return d;
   }
-  fail("GB006", std::string("torch call returned a ") + Py_TYPE(value)->tp_name);
+  fail(GB::NoMetaKernel, std::string("torch call returned a ") + Py_TYPE(value)->tp_name);
   return nullptr;
 }
 
@@ -468,7 +468,7 @@ PyRef Translator::pythonValue(const VarRef& v) {
       return concrete(v)->obj;
     case Var::Kind::Tensor:
       if (v->isNumpy() != numpyArgs_) {
-        fail(numpyArgs_ ? "GB021" : "GB018",
+        fail(numpyArgs_ ? GB::NumpyOperation : GB::UnsupportedTorchArgument,
              numpyArgs_ ? "a torch.Tensor passed to a NumPy operation (convert it with .numpy())"
                         : "an ndarray passed to a torch function (convert it with torch.from_numpy)");
         return {};
@@ -481,7 +481,7 @@ PyRef Translator::pythonValue(const VarRef& v) {
         for (size_t i = 0; i < v->items.size() && i < 3; ++i)
           if (!(p[i] = pythonValue(v->items[i]))) return {};
         PyObject* s = PySlice_New(p[0].get(), p[1].get(), v->items.size() == 3 ? p[2].get() : nullptr);
-        if (!s) failPy("GB011", "slice");
+        if (!s) failPy(GB::UnsupportedType, "slice");
         return PyRef::steal(s);
       }
       return v->obj;
@@ -519,7 +519,7 @@ PyRef Translator::pythonValue(const VarRef& v) {
     default:
       break;
   }
-  fail("GB018", "an unsupported value passed to a torch function");
+  fail(GB::UnsupportedTorchArgument, "an unsupported value passed to a torch function");
   return {};
 }
 
@@ -528,11 +528,11 @@ int Translator::truth(const VarRef& v) {
   if (v->is(Var::Kind::SymScalar)) return truth(concrete(v));
   switch (v->kind) {
     case Var::Kind::Tensor:
-      fail("GB004", "branch on a tensor");
+      fail(GB::DataDependentBranch, "branch on a tensor");
       return -1;
     case Var::Kind::Const: {
       int r = PyObject_IsTrue(v->obj.get());
-      if (r < 0) failPy("GB011", "truth value");
+      if (r < 0) failPy(GB::UnsupportedType, "truth value");
       return r;
     }
     case Var::Kind::Tuple:
@@ -550,7 +550,7 @@ int Translator::truth(const VarRef& v) {
         if (PyObject_HasAttrString(reinterpret_cast<PyObject*>(tp), "__len__")) {
           Py_ssize_t n = PyObject_Length(o);
           if (n < 0) {
-            failPy("GB011", "len of a module");
+            failPy(GB::UnsupportedType, "len of a module");
             return -1;
           }
           return n > 0;
@@ -571,7 +571,7 @@ int Translator::truth(const VarRef& v) {
     default:
       break;
   }
-  fail("GB011", "truth value of an unsupported value");
+  fail(GB::UnsupportedType, "truth value of an unsupported value");
   return -1;
 }
 
@@ -600,25 +600,25 @@ bool Translator::unpack(const VarRef& v, std::vector<VarRef>& out) {
       return true;
     case Var::Kind::Set: {
       PyObject* it = PyObject_GetIter(v->obj.get());
-      if (!it) return failPy("GB011", "iterating a set");
+      if (!it) return failPy(GB::UnsupportedType, "iterating a set");
       out.clear();
       while (PyObject* e = PyIter_Next(it)) {
         PyRef r = PyRef::steal(e);
         out.push_back(isConstType(e, T) || PyTuple_Check(e) ? fromConst(e) : makeVar(Var::Kind::Object, r));
       }
       Py_DECREF(it);
-      if (PyErr_Occurred()) return failPy("GB011", "iterating a set");
+      if (PyErr_Occurred()) return failPy(GB::UnsupportedType, "iterating a set");
       return true;
     }
     case Var::Kind::Const: {
       PyObject* o = v->obj.get();
       if (PyTuple_Check(o) || PyList_Check(o) || PyRange_Check(o) || PyUnicode_Check(o) || PyAnySet_Check(o)) {
         PyObject* it = PyObject_GetIter(o);
-        if (!it) return failPy("GB011", "unpacking");
+        if (!it) return failPy(GB::UnsupportedType, "unpacking");
         out.clear();
         while (PyObject* e = PyIter_Next(it)) out.push_back(makeConst(PyRef::steal(e)));
         Py_DECREF(it);
-        if (PyErr_Occurred()) return failPy("GB011", "unpacking");
+        if (PyErr_Occurred()) return failPy(GB::UnsupportedType, "unpacking");
         return true;
       }
       break;
@@ -629,11 +629,11 @@ bool Translator::unpack(const VarRef& v, std::vector<VarRef>& out) {
         PyObject* dim = PyObject_CallMethod(v->obj.get(), "dim", nullptr);
         long nd = dim ? PyLong_AsLong(dim) : -1;
         Py_XDECREF(dim);
-        if (nd <= 0) return nd < 0 ? failPy("GB020", "dim") : fail("GB021", "iteration over a 0-d array");
+        if (nd <= 0) return nd < 0 ? failPy(GB::Internal, "dim") : fail(GB::NumpyOperation, "iteration over a 0-d array");
         PyObject* n0 = PyObject_CallMethod(v->obj.get(), "size", "i", 0);
         long n = n0 ? PyLong_AsLong(n0) : -1;
         Py_XDECREF(n0);
-        if (n < 0) return failPy("GB020", "size");
+        if (n < 0) return failPy(GB::Internal, "size");
         out.clear();
         for (long i = 0; i < n; ++i) {
           VarRef e = subscr(v, makeConst(PyRef::steal(PyLong_FromLong(i))));
@@ -655,7 +655,7 @@ bool Translator::unpack(const VarRef& v, std::vector<VarRef>& out) {
       if (PyObject_TypeCheck(o, reinterpret_cast<PyTypeObject*>(T->moduleList)) ||
           PyObject_TypeCheck(o, reinterpret_cast<PyTypeObject*>(T->sequential))) {
         PyObject* mods = PyObject_GetAttrString(o, "_modules");
-        if (!mods) return failPy("GB011", "_modules");
+        if (!mods) return failPy(GB::UnsupportedType, "_modules");
         guardModuleKeys(v);  // a child appended later must not be skipped
         out.clear();
         PyObject *k, *m;
@@ -675,7 +675,7 @@ bool Translator::unpack(const VarRef& v, std::vector<VarRef>& out) {
     default:
       break;
   }
-  return fail("GB011", "unpacking an unsupported value");
+  return fail(GB::UnsupportedType, "unpacking an unsupported value");
 }
 
 VarRef Translator::iterate(const VarRef& v) {
@@ -685,7 +685,7 @@ VarRef Translator::iterate(const VarRef& v) {
       PyObject_TypeCheck(v->obj.get(), reinterpret_cast<PyTypeObject*>(T->moduleDict))) {
     PyObject* mods = PyObject_GetAttrString(v->obj.get(), "_modules");
     if (!mods) {
-      failPy("GB011", "_modules");
+      failPy(GB::UnsupportedType, "_modules");
       return nullptr;
     }
     guardModuleKeys(v);
@@ -772,7 +772,7 @@ bool Translator::advance(const VarRef& it, VarRef& out) {
       const std::vector<PyRef>& now = it->self->self->keys;
       bool same = now.size() == it->keys.size();
       for (size_t i = 0; same && i < now.size(); ++i) same = now[i].get() == it->keys[i].get();
-      if (!same) return fail("GB011", "a dict changed size during iteration (raises RuntimeError)");
+      if (!same) return fail(GB::RaisesException, "a dict changed size during iteration (raises RuntimeError)");
       std::vector<VarRef> items = viewItems(*it->self);
       if (it->pos < items.size()) out = items[it->pos++];
       return true;
@@ -783,7 +783,7 @@ bool Translator::advance(const VarRef& it, VarRef& out) {
       PyCodeObject* code = g.frame->code;
       if (inlineStack_.size() >= kMaxInlineDepth ||
           std::count(inlineStack_.begin(), inlineStack_.end(), code) >= kMaxSameCode)
-        return fail("GB016", "inlining generator " + g.name);
+        return fail(GB::DepthLimit, "inlining generator " + g.name);
       Frame& f = *g.frame;
       f.parent = current_;
       f.suspended = false;
@@ -802,7 +802,7 @@ bool Translator::advance(const VarRef& it, VarRef& out) {
       return true;
     }
   }
-  return fail("GB020", "internal: unknown iterator");
+  return fail(GB::Internal, "internal: unknown iterator");
 }
 
 SourceRef Translator::inputSource(const VarRef& v) const {
@@ -835,7 +835,7 @@ bool Translator::viewBase(const VarRef& v, SourceRef& baseSource, int& baseVid) 
 int Translator::valueOf(const VarRef& v) {
   std::string detail;
   int id = host_.valueOf(v->obj.get(), detail);
-  if (id < 0) fail("GB018", detail);
+  if (id < 0) fail(GB::UnsupportedTorchArgument, detail);
   return id;
 }
 
@@ -844,7 +844,7 @@ int Translator::valueOf(const VarRef& v) {
 VarRef Translator::run(PyObject* func, PyObject* args) {
   if (!pyTypes()) {
     PyErr_Clear();
-    fail("GB020", "torch is not importable");
+    fail(GB::Internal, "torch is not importable");
     return nullptr;
   }
   auto* fn = reinterpret_cast<PyFunctionObject*>(func);
@@ -855,7 +855,7 @@ VarRef Translator::run(PyObject* func, PyObject* args) {
   if (resumeOrigin(code, nullptr)) resumeBc_ = decodeResume(code, error);
   const Bytecode* bc = resumeBc_ ? resumeBc_.get() : Bytecode::of(code, error);
   if (!bc) {
-    fail("GB020", error);
+    fail(GB::Internal, error);
     return nullptr;
   }
   PyObject* builtins = PyDict_GetItemString(fn->func_globals, "__builtins__");
@@ -926,7 +926,7 @@ bool Translator::runFrame(Frame& f, VarRef& result) {
   bool ok = true;
   while (ok && !done) {
     if (f.ip >= instrs.size()) {
-      ok = fail("GB020", "ran past the end of the code");
+      ok = fail(GB::Internal, "ran past the end of the code");
       break;
     }
     const Instr& ins = instrs[f.ip];
@@ -943,13 +943,13 @@ bool Translator::runFrame(Frame& f, VarRef& result) {
       }
     }
     if (++steps > kMaxSteps) {
-      ok = fail("GB016", "too many instructions (unbounded loop?)");
+      ok = fail(GB::DepthLimit, "too many instructions (unbounded loop?)");
       break;
     }
     f.ip++;
     host_.setLoc(f.code->co_filename, f.line);
     ok = f.step(ins, done, result);
-    if (!ok && !failed()) fail("GB020", std::string("internal: ") + ins.name() + " failed without a reason");
+    if (!ok && !failed()) fail(GB::Internal, std::string("internal: ") + ins.name() + " failed without a reason");
   }
   current_ = saved;
   return ok;
@@ -961,7 +961,7 @@ namespace xacc::capture::translate {
 
 bool Translator::setGrad(bool enabled) {
   std::string code, detail;
-  if (!host_.setGrad(enabled, code, detail)) return fail(code.empty() ? "GB014" : code, detail);
+  if (!host_.setGrad(enabled, code, detail)) return fail(hostBreak(code, GB::UnmodeledContextManager), detail);
   gradEnabled_ = enabled;
   return true;
 }

@@ -4,7 +4,7 @@
 // callee). Each opcode has a handler (one opcode family per file:
 // TranslateStack.cpp, TranslateCalls.cpp, ...); an opcode without a handler, or
 // a handler that meets something it cannot model, *fails* with a graph-break
-// code (`GBnnn`, the table in xacc/_src/capture/breaks.py) and a detail, and
+// row (`fail(GB::Print, detail)`: xacc/capture/GraphBreaks.def) and a detail, and
 // translation stops at that instruction. The translator never runs user code:
 // torch calls run on meta tensors through the `Host` (which observes them with
 // libtorch's dispatcher and records ATen nodes), user functions and
@@ -30,6 +30,7 @@
 
 #include "Bytecode.h"
 #include "Value.h"
+#include "xacc/capture/GraphBreaks.h"
 #include "xacc/capture/Guards.h"
 
 namespace xacc::capture::translate {
@@ -93,7 +94,7 @@ inline constexpr size_t kUnrollBound = 64;
 
 /// Where and why translation stopped.
 struct Failure {
-  std::string code;    ///< GBnnn
+  std::string code;    ///< GBnnn: gbCode() of a GraphBreaks.def row
   std::string detail;
   std::string file, function;
   int line = 0;
@@ -173,9 +174,9 @@ public:
 
   // -- used by the opcode handlers ------------------------------------------
   /// Records a failure (the first one wins). Always returns false.
-  bool fail(const std::string& code, const std::string& detail);
+  bool fail(GB code, const std::string& detail);
   /// Turns the pending Python error into a failure with `code`.
-  bool failPy(const std::string& code, const std::string& what);
+  bool failPy(GB code, const std::string& what);
   bool failed() const { return !failure_.code.empty(); }
   /// Marks the failure as one the frame cannot be split at (no offset): it runs in Python.
   void failWhole() { failure_.offset = -1; }

@@ -32,30 +32,17 @@
 #include "xacc/ir/Builtins.h"
 #include "xacc/ir/Interpreter.h"
 #include "xacc/ir/Op.h"
+#include "xacc/support/Log.h"
 
 namespace {
 
 using namespace xacc;
 namespace xm = xacc::backend::mlir;
+using support::LogLevel;
 
 /// XACC_LOG=mlir (or all): one line per decision on stderr, as the tensor
-/// half of the backend does. `+mlir` adds the per-graph plan.
-int logLevel() {
-  static const int level = [] {
-    const char* v = std::getenv("XACC_LOG");
-    if (!v) return 0;
-    std::string s = std::string(",") + v + ",";
-    for (char& c : s)
-      if (c == ' ') c = ',';
-    if (s.find(",+mlir,") != std::string::npos || s.find(",+all,") != std::string::npos) return 2;
-    if (s.find(",mlir,") != std::string::npos || s.find(",all,") != std::string::npos) return 1;
-    return 0;
-  }();
-  return level;
-}
-void logLine(int level, const std::string& s) {
-  if (logLevel() >= level) std::fprintf(stderr, "[xacc:mlir] %s\n", s.c_str());
-}
+/// half of the backend does (support/Log.h). `+mlir` adds the per-graph plan.
+void logLine(LogLevel level, const std::string& s) { support::logLine(support::LogChannel::Mlir, s, level); }
 
 const char* bailReason(int code) {
   switch (code) {
@@ -133,7 +120,7 @@ bool runNative(const NativeFunction& f, ir::Interpreter& I, std::vector<ir::Datu
       return true;
     }
     if (!f.bailLogged.exchange(true)) {
-      logLine(1, fmt::format("@{}: native code bailed out ({}); the call reruns on the runtime", f.fn.graph,
+      logLine(LogLevel::Info, fmt::format("@{}: native code bailed out ({}); the call reruns on the runtime", f.fn.graph,
                              bailReason(code)));
     }
   }
@@ -158,13 +145,13 @@ std::unique_ptr<ir::Graph> stubFor(const ir::Graph& g, const std::string& builti
 
 bool compileForXpu(ir::Module& m, const std::string& mainGraph, support::DiagnosticEngine& diags) {
   xm::ScalarPlan plan = xm::planScalarModule(m);
-  if (logLevel() >= 2) {
+  if (support::logEnabled(support::LogChannel::Mlir, LogLevel::Debug)) {
     std::string d = xm::describeScalarPlan(plan);
     if (!d.empty() && d.back() == '\n') d.pop_back();
-    logLine(2, "camel scalar plan:\n" + d);
+    logLine(LogLevel::Debug, "camel scalar plan:\n" + d);
   }
   if (plan.functions.empty()) {
-    logLine(1, "camel scalar code: no graph compiles to native code; everything runs on the runtime");
+    logLine(LogLevel::Info, "camel scalar code: no graph compiles to native code; everything runs on the runtime");
     return true;
   }
   xm::ScalarJitOptions jo;
@@ -174,12 +161,12 @@ bool compileForXpu(ir::Module& m, const std::string& mainGraph, support::Diagnos
   std::unique_ptr<xm::ScalarModule> mod = xm::compileScalarPlan(plan, jo, info, error);
   if (!mod) {
     // Never fails the program: everything stays on the runtime.
-    logLine(1, "camel scalar code: compilation failed, everything runs on the runtime: " + error);
+    logLine(LogLevel::Info, "camel scalar code: compilation failed, everything runs on the runtime: " + error);
     return true;
   }
   std::string names;
   for (const auto& f : plan.functions) names += " @" + f.graph;
-  logLine(1, fmt::format("camel scalar code: {} graph{} ({}): {} in {:.1f} ms{}", plan.functions.size(),
+  logLine(LogLevel::Info, fmt::format("camel scalar code: {} graph{} ({}): {} in {:.1f} ms{}", plan.functions.size(),
                          plan.functions.size() == 1 ? "" : "s", names.substr(1),
                          info.fromDiskCache ? "cache hit, object loaded from the disk cache, no MLIR compile"
                                             : "compiled (MLIR -> LLVM -O3 -> native)",
