@@ -1,6 +1,7 @@
 """Builds xacc's C++ core with CMake and installs the Python packages.
 
-The C++ side (libraries, the xacc-opt/camel tools and the `xacc._C` pybind11 module) is
+The C++ side (libraries, the xacc-opt/camel tools, the `xacc._C` pybind11 module and,
+when the MLIR backend is built, `xacc._C_mlir` (Note [Lazy backend modules])) is
 one CMake project; `build_ext` hands the whole build to scripts/cmake_build.py, which
 configures `build/` once (Ninja, Release, this interpreter) and builds incrementally.
 Always install with `pip install --no-build-isolation -e .` (what `make install` does):
@@ -28,8 +29,12 @@ class CMakeExtension(Extension):
 
 class CMakeBuild(build_ext):
     def build_extension(self, ext: Extension) -> None:
-        bdir = cmake_build.build()
-        built = cmake_build.find_extension(bdir)
+        bdir = cmake_build.build()  # incremental: the second extension finds it built
+        name = ext.name.rpartition(".")[2]
+        built = cmake_build.find_extension(bdir, name)
+        if built is None and name in cmake_build.OPTIONAL_EXTENSIONS:
+            print(f"note: {ext.name} was not built (no MLIR backend in this configuration)")
+            return
         if built is None:
             if cmake_build.extension_expected():
                 raise RuntimeError(f"CMake built no {ext.name} module under {bdir}")
@@ -46,6 +51,7 @@ class CMakeBuild(build_ext):
 
 
 setup(
-    ext_modules=[CMakeExtension("xacc._C")],
+    ext_modules=[CMakeExtension("xacc._C")]
+    + [CMakeExtension("xacc." + name) for name in cmake_build.OPTIONAL_EXTENSIONS],
     cmdclass={"build_ext": CMakeBuild},
 )

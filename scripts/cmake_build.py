@@ -10,7 +10,9 @@ the Makefile (``make build``, ``make install``). Invariants:
 * builds are incremental (``cmake --build``), ``XACC_JOBS`` parallel jobs (default: the
   number of CPUs); ccache is picked up by the top-level CMakeLists.txt;
 * ``xacc/_C<EXT_SUFFIX>`` in the source tree is a symlink to the module CMake built, so an
-  incremental build refreshes the editable install without re-running pip.
+  incremental build refreshes the editable install without re-running pip; so is
+  ``xacc/_C_mlir<EXT_SUFFIX>`` when the MLIR backend module was built (Note [Lazy backend
+  modules]).
 
 Command line: ``python scripts/cmake_build.py [build|link|check-editable]``.
 """
@@ -29,6 +31,7 @@ from pathlib import Path
 REPO_ROOT = Path(__file__).resolve().parent.parent
 PACKAGES = ("xacc", "xjit", "camel_lang")  # top-level Python packages (when present)
 EXTENSION = "_C"  # CMake target of the pybind11 module, lives in the xacc package
+OPTIONAL_EXTENSIONS = ("_C_mlir",)  # further modules of the xacc package, when built
 
 
 def build_dir() -> Path:
@@ -92,11 +95,11 @@ def build(bdir: Path | None = None, python: str | None = None) -> Path:
     return bdir
 
 
-def find_extension(bdir: Path) -> Path | None:
-    """The newest built ``_C`` module under the build tree (wherever its CMake puts it)."""
+def find_extension(bdir: Path, name: str = EXTENSION) -> Path | None:
+    """The newest built ``name`` module under the build tree (wherever its CMake puts it)."""
     found = [
-        p for p in bdir.rglob(f"{EXTENSION}*.so")
-        if "CMakeFiles" not in p.parts and p.name.split(".")[0] == EXTENSION and p.is_file()
+        p for p in bdir.rglob(f"{name}*.so")
+        if "CMakeFiles" not in p.parts and p.name.split(".")[0] == name and p.is_file()
     ]
     return max(found, key=lambda p: p.stat().st_mtime) if found else None
 
@@ -115,7 +118,14 @@ def link_extension(bdir: Path | None = None) -> Path | None:
             raise SystemExit(f"xacc: no {EXTENSION}*.so under {bdir}; did the build fail?")
         print(f"-- xacc: csrc/python not present yet, no xacc.{EXTENSION} to link", flush=True)
         return None
-    link = REPO_ROOT / "xacc" / (EXTENSION + sysconfig.get_config_var("EXT_SUFFIX"))
+    for name in OPTIONAL_EXTENSIONS:
+        other = find_extension(bdir, name)
+        if other is not None:
+            _symlink(REPO_ROOT / "xacc" / (name + sysconfig.get_config_var("EXT_SUFFIX")), other)
+    return _symlink(REPO_ROOT / "xacc" / (EXTENSION + sysconfig.get_config_var("EXT_SUFFIX")), built)
+
+
+def _symlink(link: Path, built: Path) -> Path:
     link.parent.mkdir(exist_ok=True)
     target = os.path.relpath(built, link.parent)
     if link.is_symlink() and os.readlink(link) == target:

@@ -163,10 +163,15 @@ void bindTranslate(py::module_& c);  // translate_bindings.cpp
 void bindCapture(py::module_& m) {
   py::module_ c = m.def_submodule("capture", "XJIT frame hook, caches, guards and graphs");
 
-  xacc::python::registerAtenBackend();  // "xpu" registers in bindMlir
+  // "xpu" registers when xacc._C_mlir is imported (Note [Lazy backend modules]).
+  xacc::python::registerAtenBackend();
   c.def("register_aten", [] { xacc::backend::aten::registerAtenOps(); });
-  c.def("device_available", [](const std::string& d) { return cap::deviceAvailable(d); },
-        "Whether captured graphs can run on `d` ('cpu', or 'xpuN' when the MLIR backend is built).");
+  c.def("device_available", [](const std::string& d) {
+          xacc::python::ensureBackend(d);
+          return cap::deviceAvailable(d);
+        },
+        "Whether captured graphs can run on `d` ('cpu', or 'xpuN' when the MLIR backend is built); "
+        "imports the module of `d`'s backend when it is not loaded yet (Note [Lazy backend modules]).");
   c.def("backends", [] {
     py::list out;
     for (const auto& b : cap::backends()) {
@@ -275,6 +280,7 @@ void bindCapture(py::module_& m) {
       .def(
           "compile",
           [](cap::GraphBuilder& b, const std::string& device, const std::map<std::string, std::string>& options) {
+            xacc::python::ensureBackend(device);
             std::string error;
             auto g = b.compile(error, device, options);
             if (!g) throw py::value_error(error);
@@ -572,6 +578,7 @@ void bindCapture(py::module_& m) {
         // verify=False: text printed from a verified graph and read back from a
         // hash-checked AOT artifact; re-inferring every node's type with meta
         // kernels would cost more than the compile it saves.
+        xacc::python::ensureBackend(device);
         support::DiagnosticEngine diag;
         std::unique_ptr<ir::Module> m = ir::parseModule(text, filename, diag);
         if (!m || (verify && !ir::verifyModule(*m, diag))) xacc::python::raiseDiagnostics(diag);
@@ -584,6 +591,7 @@ void bindCapture(py::module_& m) {
   c.def(
       "compile_module",
       [](const xacc::python::PyModule& pm, const std::string& graph, const std::string& device, bool verify) {
+        xacc::python::ensureBackend(device);
         std::unique_ptr<ir::Module> m = std::move(pm.clone()->module);
         support::DiagnosticEngine diag;
         if (verify && !ir::verifyModule(*m, diag)) xacc::python::raiseDiagnostics(diag);
@@ -596,6 +604,7 @@ void bindCapture(py::module_& m) {
   c.def(
       "training_graphs",
       [](const xacc::python::PyModule& pm, const std::vector<size_t>& wrt, const std::string& device) {
+        xacc::python::ensureBackend(device);
         support::DiagnosticEngine diag;
         const ir::Module* m = pm.module.get();
         if (m->graphs().empty()) throw py::value_error("training_graphs: the module has no graph");

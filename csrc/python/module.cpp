@@ -325,9 +325,8 @@ PYBIND11_MODULE(_C, m) {
   });
 
   m.attr("has_aten") = false;
-  m.attr("has_mlir") = false;
+  python::bindLazyModules(m);  // has_mlir, xacc._C.mlir (Note [Lazy backend modules])
   if (bindAten) bindAten(m);
-  if (bindMlir) bindMlir(m);
   if (bindCapture) bindCapture(m);
   if (bindCamel) bindCamel(m);
 }

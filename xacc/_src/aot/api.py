@@ -18,6 +18,7 @@ import glob
 import importlib
 import os
 import shutil
+import sys
 import tempfile
 import time
 import warnings
@@ -45,9 +46,11 @@ class AotInfo:
 
 
 def _mlir() -> Any:
-    from xacc import _C
-
-    return getattr(_C, "mlir", None) if getattr(_C, "has_mlir", False) else None
+    """The MLIR backend's module (xacc._C_mlir) once loaded, else None: naming
+    an xpu device to check_device loads it, and a process that never did
+    compiles no kernels, so its cache directory does not matter (Note [Lazy
+    backend modules] in csrc/python/lazy_modules.cpp)."""
+    return sys.modules.get("xacc._C_mlir")
 
 
 def default_kernel_dir() -> str:
@@ -65,8 +68,6 @@ def default_kernel_dir() -> str:
 
 
 def _jit_module() -> Any:
-    import sys
-
     import xacc.jit  # noqa: F401 - `xacc.jit` the attribute is the function
 
     return sys.modules["xacc.jit"]
@@ -235,6 +236,7 @@ def use_cache_dir(root: str, device: str) -> store.CacheDir:
     """`python -m xjit --cache DIR`: entries are read from and written to DIR."""
     from xacc._src.capture.config import RECOMPILE_LIMIT
 
+    _jit_module().check_device(device)  # loads the backend module of an xpu device
     c = store.CacheDir(root, device, RECOMPILE_LIMIT)
     m = _mlir()
     if m is not None:

@@ -59,6 +59,8 @@ def backend_of(device: str) -> dict | None:
     profiles), or None when no backend serves it."""
     from xacc._C import capture as _C
     target = device.rstrip("0123456789")
+    if target != "cpu":
+        _C.device_available(device)  # imports a lazily loaded backend (Note [Lazy backend modules])
     return next((b for b in _C.backends() if b["target"] == target), None)
 
 
@@ -75,6 +77,11 @@ def check_device(device: str) -> None:
     from xacc.errors import BackendError
     if device != "cpu" and not (device.startswith("xpu") and device[3:].isdigit() or device == "xpu"):
         raise BackendError(f"xacc.jit: unknown device {device!r} (expected 'cpu' or 'xpuN')")
-    if not _C.device_available(device):
+    try:
+        available = _C.device_available(device)  # the first xpu device imports xacc._C_mlir
+    except ImportError as e:
+        raise BackendError(f"xacc.jit: device {device!r} is not available: its backend module failed to "
+                           f"load ({e})") from None
+    if not available:
         raise BackendError(f"xacc.jit: device {device!r} is not available: this build of xacc._C has no "
                            "MLIR backend (configure with XACC_WITH_MLIR=ON)")

@@ -144,7 +144,7 @@ VarRef Translator::getattr(const VarRef& obj, PyObject* name) {
           // cannot be guarded, and binding it anyway would run the old method
           // after the class's is replaced: a break, as in classAttr.
           if (!obj->source) {
-            fail("GB010", std::string(".") + PyUnicode_AsUTF8(name) + ": a method of a " + tp->tp_name +
+            fail(GB::UnmodeledAttribute, std::string(".") + PyUnicode_AsUTF8(name) + ": a method of a " + tp->tp_name +
                               " object that has no guard source (made by a call at trace time)");
             return nullptr;
           }

@@ -1,21 +1,26 @@
-// xacc._C.mlir: the xpu target (MLIR backend) from Python, and its hook into
-// XJIT. When the capture component is linked too, captured graphs compiled for
-// a device "xpuN" (`xacc.jit(fn, device="xpu0")`, `python -m xjit --device
-// xpu0`) run through `compileGraph`: lowered regions as JIT-compiled kernels,
-// every other node through ATen inside the same executable.
+// xacc._C_mlir: the xpu target (MLIR backend) from Python, and its hook into
+// XJIT. A separate extension module, imported the first time a device it serves
+// is named (Note [Lazy backend modules] in csrc/python/backends.cpp), so that
+// `import xacc` and cpu captures never map LLVM/MLIR. Importing it registers the
+// "xpu" backend: captured graphs compiled for a device "xpuN"
+// (`xacc.jit(fn, device="xpu0")`, `python -m xjit --device xpu0`) then run
+// through `compileGraph`: lowered regions as JIT-compiled kernels, every other
+// node through ATen inside the same executable.
 //
-// Python API (documented in docs/backend-xpu.md, "From Python"):
-//   mlir.available() -> bool
-//   mlir.lowered_ops() -> list[str]
-//   mlir.compile(gir_text, graph=None, device="xpu0", **opts) -> Executable
-//   mlir.emit(gir_text, stage="kernel", graph=None, **opts) -> str
+// It links xacc._C itself (DT_NEEDED on its soname): the GIR core, ATen and the
+// backend registry are the ones xacc._C loaded, never second copies.
+//
+// Python API (documented in docs/backend-xpu.md, "From Python"; also reachable
+// as xacc._C.mlir, which imports this module):
+//   available() -> bool
+//   lowered_ops() -> list[str]
+//   compile(gir_text, graph=None, device="xpu0", **opts) -> Executable
+//   emit(gir_text, stage="kernel", graph=None, **opts) -> str
 //   Executable.run(inputs) -> list, Executable(*inputs) -> tuple,
 //   .stats() -> dict, .describe() -> str, .emit(stage) -> str, .gir -> str
-#ifdef XACC_MLIR_AVAILABLE
-
 #include <pybind11/stl.h>
 
-#include "Bindings.h"
+#include "../Bindings.h"
 #include "xacc/backend/aten/AtenOps.h"
 #include "xacc/backend/aten/TensorDatum.h"
 #include "xacc/backend/mlir/XpuBackend.h"
@@ -24,7 +29,7 @@
 #include "xacc/support/CoreDiags.h"
 
 #ifdef XACC_CAPTURE_AVAILABLE
-#include "Backends.h"
+#include "../Backends.h"
 #include "xacc/capture/Backend.h"
 
 using xacc::support::coreCode;
@@ -199,9 +204,8 @@ std::string& captureCacheDir() {
 
 }  // namespace
 
-void bindMlir(py::module_& m) {
-  m.attr("has_mlir") = true;
-  py::module_ x = m.def_submodule("mlir", "The xpu target: GIR -> MLIR -> native kernels (+ ATen fallback)");
+PYBIND11_MODULE(_C_mlir, x) {
+  x.doc() = "The xpu target: GIR -> MLIR -> native kernels (+ ATen fallback)";
 
 #ifdef XACC_CAPTURE_AVAILABLE
   xacc::capture::Backend xpu;
@@ -312,5 +316,3 @@ void bindMlir(py::module_& m) {
         "The MLIR of every region of a graph at a stage: 'kernel' (linalg on tensors), 'bufferized', "
         "'llvm' (LLVM IR); fallback nodes are listed as comments.");
 }
-
-#endif  // XACC_MLIR_AVAILABLE
