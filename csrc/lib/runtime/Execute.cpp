@@ -130,11 +130,34 @@ bool Runtime::execute(size_t baseDepth) {
     ir::Datum* dst = R + in.dst;
     // Second integer operand: an immediate folded from a constant, or a slot.
 #define XACC_I1 (in.hasImm ? in.imm : R[in.b].asInt())
+#define XACC_ARITH_I(C, OP) \
+  case Code::C: dst->setInt(int64_t(uint64_t(R[in.a].asInt()) OP uint64_t(XACC_I1))); break;
+#define XACC_CMP_I(C, OP) \
+  case Code::C: dst->setBool(R[in.a].asInt() OP XACC_I1); break;
+#define XACC_BR(C, OP)                               \
+  case Code::C: {                                    \
+    bool c = R[in.a].asInt() OP XACC_I1;             \
+    dst->setBool(c);                                 \
+    if (c) ++ip;                                     \
+    else ip = code + in.jump;                        \
+    break;                                           \
+  }
+#define XACC_ARITH_F(C, OP) \
+  case Code::C: dst->setFloat(R[in.a].asFloat() OP R[in.b].asFloat()); break;
+#define XACC_CMP_F(C, OP) \
+  case Code::C: dst->setBool(R[in.a].asFloat() OP R[in.b].asFloat()); break;
     switch (in.code) {
       case Code::Const: *dst = in.constant; break;
-      case Code::AddI: dst->setInt(int64_t(uint64_t(R[in.a].asInt()) + uint64_t(XACC_I1))); break;
-      case Code::SubI: dst->setInt(int64_t(uint64_t(R[in.a].asInt()) - uint64_t(XACC_I1))); break;
-      case Code::MulI: dst->setInt(int64_t(uint64_t(R[in.a].asInt()) * uint64_t(XACC_I1))); break;
+      XACC_RT_INT_ARITH(XACC_ARITH_I)
+      XACC_RT_INT_CMP(XACC_CMP_I)
+      XACC_RT_INT_BRANCH(XACC_BR)
+      XACC_RT_FLOAT_ARITH(XACC_ARITH_F)
+      XACC_RT_FLOAT_CMP(XACC_CMP_F)
+#undef XACC_ARITH_I
+#undef XACC_CMP_I
+#undef XACC_BR
+#undef XACC_ARITH_F
+#undef XACC_CMP_F
       case Code::DivI:
       case Code::RemI: {
         int64_t p0 = R[in.a].asInt(), q = XACC_I1;
@@ -146,36 +169,7 @@ bool Runtime::execute(size_t baseDepth) {
         dst->setInt(intDivRem(in.code == Code::DivI, p0, q));
         break;
       }
-      case Code::LtI: dst->setBool(R[in.a].asInt() < XACC_I1); break;
-      case Code::LeI: dst->setBool(R[in.a].asInt() <= XACC_I1); break;
-      case Code::GtI: dst->setBool(R[in.a].asInt() > XACC_I1); break;
-      case Code::GeI: dst->setBool(R[in.a].asInt() >= XACC_I1); break;
-      case Code::EqI: dst->setBool(R[in.a].asInt() == XACC_I1); break;
-      case Code::NeI: dst->setBool(R[in.a].asInt() != XACC_I1); break;
-#define XACC_BR(OP)                                  \
-  {                                                  \
-    bool c = R[in.a].asInt() OP XACC_I1;             \
-    dst->setBool(c);                                 \
-    if (c) ++ip;                                     \
-    else ip = code + in.jump;                        \
-    break;                                           \
-  }
-      case Code::BrLtI: XACC_BR(<)
-      case Code::BrLeI: XACC_BR(<=)
-      case Code::BrGtI: XACC_BR(>)
-      case Code::BrGeI: XACC_BR(>=)
-      case Code::BrEqI: XACC_BR(==)
-      case Code::BrNeI: XACC_BR(!=)
-#undef XACC_BR
 #undef XACC_I1
-      case Code::AddF: dst->setFloat(R[in.a].asFloat() + R[in.b].asFloat()); break;
-      case Code::SubF: dst->setFloat(R[in.a].asFloat() - R[in.b].asFloat()); break;
-      case Code::MulF: dst->setFloat(R[in.a].asFloat() * R[in.b].asFloat()); break;
-      case Code::DivF: dst->setFloat(R[in.a].asFloat() / R[in.b].asFloat()); break;
-      case Code::LtF: dst->setBool(R[in.a].asFloat() < R[in.b].asFloat()); break;
-      case Code::LeF: dst->setBool(R[in.a].asFloat() <= R[in.b].asFloat()); break;
-      case Code::GtF: dst->setBool(R[in.a].asFloat() > R[in.b].asFloat()); break;
-      case Code::GeF: dst->setBool(R[in.a].asFloat() >= R[in.b].asFloat()); break;
       case Code::Not: dst->setBool(!R[in.a].asBool()); break;
       case Code::And: dst->setBool(R[in.a].asBool() && R[in.b].asBool()); break;
       case Code::Or: dst->setBool(R[in.a].asBool() || R[in.b].asBool()); break;

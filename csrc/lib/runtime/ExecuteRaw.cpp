@@ -96,19 +96,29 @@ bool Runtime::runRaw(const Program& entry0, const ir::Datum* args, const uint32_
     const Instr& in = *ip++;
     RawSlot* D = F + in.dst;
 #define XACC_I1 (in.hasImm ? in.imm : F[in.b].i)
-#define XACC_BR(OP)                    \
-  {                                    \
+#define XACC_ARITH_I(C, OP) \
+  case Code::C: D->i = int64_t(uint64_t(F[in.a].i) OP uint64_t(XACC_I1)); break;
+#define XACC_CMP_I(C, OP) \
+  case Code::C: D->i = F[in.a].i OP XACC_I1; break;
+#define XACC_BR(C, OP)                 \
+  case Code::C: {                      \
     bool c = F[in.a].i OP XACC_I1;     \
     D->i = c;                          \
     if (c) ++ip;                       \
     else ip = code + in.jump;          \
     break;                             \
   }
+#define XACC_ARITH_F(C, OP) \
+  case Code::C: D->f = F[in.a].f OP F[in.b].f; break;
+#define XACC_CMP_F(C, OP) \
+  case Code::C: D->i = F[in.a].f OP F[in.b].f; break;
     switch (in.code) {
       case Code::Const: D->i = in.imm; break;
-      case Code::AddI: D->i = int64_t(uint64_t(F[in.a].i) + uint64_t(XACC_I1)); break;
-      case Code::SubI: D->i = int64_t(uint64_t(F[in.a].i) - uint64_t(XACC_I1)); break;
-      case Code::MulI: D->i = int64_t(uint64_t(F[in.a].i) * uint64_t(XACC_I1)); break;
+      XACC_RT_INT_ARITH(XACC_ARITH_I)
+      XACC_RT_INT_CMP(XACC_CMP_I)
+      XACC_RT_INT_BRANCH(XACC_BR)
+      XACC_RT_FLOAT_ARITH(XACC_ARITH_F)
+      XACC_RT_FLOAT_CMP(XACC_CMP_F)
       case Code::DivI:
       case Code::RemI: {
         int64_t q = XACC_I1;
@@ -120,26 +130,6 @@ bool Runtime::runRaw(const Program& entry0, const ir::Datum* args, const uint32_
         D->i = intDivRem(in.code == Code::DivI, F[in.a].i, q);
         break;
       }
-      case Code::LtI: D->i = F[in.a].i < XACC_I1; break;
-      case Code::LeI: D->i = F[in.a].i <= XACC_I1; break;
-      case Code::GtI: D->i = F[in.a].i > XACC_I1; break;
-      case Code::GeI: D->i = F[in.a].i >= XACC_I1; break;
-      case Code::EqI: D->i = F[in.a].i == XACC_I1; break;
-      case Code::NeI: D->i = F[in.a].i != XACC_I1; break;
-      case Code::BrLtI: XACC_BR(<)
-      case Code::BrLeI: XACC_BR(<=)
-      case Code::BrGtI: XACC_BR(>)
-      case Code::BrGeI: XACC_BR(>=)
-      case Code::BrEqI: XACC_BR(==)
-      case Code::BrNeI: XACC_BR(!=)
-      case Code::AddF: D->f = F[in.a].f + F[in.b].f; break;
-      case Code::SubF: D->f = F[in.a].f - F[in.b].f; break;
-      case Code::MulF: D->f = F[in.a].f * F[in.b].f; break;
-      case Code::DivF: D->f = F[in.a].f / F[in.b].f; break;
-      case Code::LtF: D->i = F[in.a].f < F[in.b].f; break;
-      case Code::LeF: D->i = F[in.a].f <= F[in.b].f; break;
-      case Code::GtF: D->i = F[in.a].f > F[in.b].f; break;
-      case Code::GeF: D->i = F[in.a].f >= F[in.b].f; break;
       case Code::Not: D->i = !F[in.a].i; break;
       case Code::And: D->i = F[in.a].i && F[in.b].i; break;
       case Code::Or: D->i = F[in.a].i || F[in.b].i; break;
@@ -253,7 +243,11 @@ bool Runtime::runRaw(const Program& entry0, const ir::Datum* args, const uint32_
                        "internal: no unboxed rule for '" + in.node->opName() + "'", frames0,
                        leafMode ? &entry : nullptr, site);
     }
+#undef XACC_ARITH_I
+#undef XACC_CMP_I
 #undef XACC_BR
+#undef XACC_ARITH_F
+#undef XACC_CMP_F
 #undef XACC_I1
   }
 }

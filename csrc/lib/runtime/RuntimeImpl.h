@@ -180,6 +180,17 @@ private:
   Runtime& rt_;
 };
 
+// The scalar instructions that are one C++ operator, by code: both
+// interpreter loops (Execute.cpp over datums, ExecuteRaw.cpp over raw slots)
+// expand these tables with their own slot access. Integer arithmetic wraps
+// (it is done on uint64_t); DivI and RemI have their own rule (intDivRem).
+#define XACC_RT_INT_ARITH(X) X(AddI, +) X(SubI, -) X(MulI, *)
+#define XACC_RT_INT_CMP(X) X(LtI, <) X(LeI, <=) X(GtI, >) X(GeI, >=) X(EqI, ==) X(NeI, !=)
+/// Compare-and-branch (a compare fused with the branch on it).
+#define XACC_RT_INT_BRANCH(X) X(BrLtI, <) X(BrLeI, <=) X(BrGtI, >) X(BrGeI, >=) X(BrEqI, ==) X(BrNeI, !=)
+#define XACC_RT_FLOAT_ARITH(X) X(AddF, +) X(SubF, -) X(MulF, *) X(DivF, /)
+#define XACC_RT_FLOAT_CMP(X) X(LtF, <) X(LeF, <=) X(GtF, >) X(GeF, >=)
+
 /// Integer `/` (truncating) and `%` (sign of the dividend), q != 0; the one
 /// overflowing quotient wraps like the interpreter's rule.
 inline int64_t intDivRem(bool div, int64_t p, int64_t q) {

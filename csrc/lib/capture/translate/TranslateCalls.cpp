@@ -240,26 +240,32 @@ bool isUserFunction(PyObject* fn) {
   return true;
 }
 
+bool callArgs(const std::vector<VarRef>& args, const std::vector<std::pair<PyRef, VarRef>>& kwargs,
+              const std::function<PyRef(const VarRef&)>& convert, PyRef& tuple, PyRef& kw) {
+  tuple = PyRef::steal(PyTuple_New(static_cast<Py_ssize_t>(args.size())));
+  for (size_t i = 0; i < args.size(); ++i) {
+    PyRef v = convert(args[i]);
+    if (!v) return false;
+    PyTuple_SET_ITEM(tuple.get(), static_cast<Py_ssize_t>(i), v.release());
+  }
+  if (!kwargs.empty()) {
+    kw = PyRef::steal(PyDict_New());
+    for (const auto& [k, v] : kwargs) {
+      PyRef pv = convert(v);
+      if (!pv) return false;
+      PyDict_SetItem(kw.get(), k.get(), pv.get());
+    }
+  }
+  return true;
+}
+
 VarRef Translator::record(PyObject* fn, const std::vector<VarRef>& args,
                           const std::vector<std::pair<PyRef, VarRef>>& kwargs) {
   bool handled = false;
   VarRef sym = recordSym(fn, args, kwargs, handled);
   if (handled || failed()) return sym;
-  PyRef tuple = PyRef::steal(PyTuple_New(static_cast<Py_ssize_t>(args.size())));
-  for (size_t i = 0; i < args.size(); ++i) {
-    PyRef v = pythonValue(args[i]);
-    if (!v) return nullptr;
-    PyTuple_SET_ITEM(tuple.get(), static_cast<Py_ssize_t>(i), v.release());
-  }
-  PyRef kw;
-  if (!kwargs.empty()) {
-    kw = PyRef::steal(PyDict_New());
-    for (const auto& [k, v] : kwargs) {
-      PyRef pv = pythonValue(v);
-      if (!pv) return nullptr;
-      PyDict_SetItem(kw.get(), k.get(), pv.get());
-    }
-  }
+  PyRef tuple, kw;
+  if (!callArgs(args, kwargs, [this](const VarRef& v) { return pythonValue(v); }, tuple, kw)) return nullptr;
   std::string code, detail;
   PyRef r = host_.record(fn, tuple.get(), kw.get(), code, detail);
   if (!r) {

@@ -148,21 +148,8 @@ VarRef Translator::callOnConstants(PyObject* o, std::vector<VarRef>& args,
                                       : " on a value that is not a constant"));
     return {};
   };
-  PyRef tuple = PyRef::steal(PyTuple_New(static_cast<Py_ssize_t>(args.size())));
-  for (size_t i = 0; i < args.size(); ++i) {
-    PyRef a = constArg(args[i]);
-    if (!a) return nullptr;
-    PyTuple_SET_ITEM(tuple.get(), static_cast<Py_ssize_t>(i), a.release());
-  }
-  PyRef kw;
-  if (!kwargs.empty()) {
-    kw = PyRef::steal(PyDict_New());
-    for (auto& [k, v] : kwargs) {
-      PyRef a = constArg(v);
-      if (!a) return nullptr;
-      PyDict_SetItem(kw.get(), k.get(), a.get());
-    }
-  }
+  PyRef tuple, kw;
+  if (!callArgs(args, kwargs, constArg, tuple, kw)) return nullptr;
   PyObject* r = PyObject_Call(o, tuple.get(), kw.get());
   if (!r) {
     failPy("GB002", nameOf(o));

@@ -479,6 +479,11 @@ const char* mappingMixin(PyObject* fn);
 /// A callable's __qualname__ (or __name__, or its type's name), for messages
 /// (TranslateCalls.cpp).
 std::string nameOf(PyObject* fn);
+/// `args` and `kwargs` as the arguments of a Python call (a tuple; a dict, or
+/// null without keywords), each value converted by `convert`. False when a
+/// conversion returns null (it has failed the translation).
+bool callArgs(const std::vector<VarRef>& args, const std::vector<std::pair<PyRef, VarRef>>& kwargs,
+              const std::function<PyRef(const VarRef&)>& convert, PyRef& tuple, PyRef& kw);
 
 /// Var::name of an Object tracker for a module built in the graph (Note [Fresh modules]
 /// in TranslateObjects.cpp): self = its class, items/keys/kwItems = its constructor's arguments.
