@@ -161,7 +161,7 @@ def main(argv: list[str] | None = None) -> int:
     from xacc._src.config import env
     from xacc._src.export.record import Recorder
     from xacc.errors import BackendError
-    from xacc.jit import _ensure_installed, check_device
+    from xacc._src.jit import _ensure_installed, check_device
 
     try:
         check_device(ns.device)

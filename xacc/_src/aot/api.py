@@ -28,6 +28,7 @@ from typing import Any
 import torch
 
 from xacc._C import capture as C
+from xacc._src import jit as _jit
 from xacc._src.aot import artifact, store
 from xacc._src.config import env, log
 from xacc.errors import ArtifactError
@@ -67,12 +68,6 @@ def default_kernel_dir() -> str:
     return os.path.join(base, "xacc")
 
 
-def _jit_module() -> Any:
-    import xacc.jit  # noqa: F401 - `xacc.jit` the attribute is the function
-
-    return sys.modules["xacc.jit"]
-
-
 def _target_ref(fn: Any) -> dict[str, str]:
     if isinstance(fn, torch.nn.Module):
         t = type(fn)
@@ -89,16 +84,15 @@ def aot(fn: Any, example_inputs: Any, path: str, *, device: str = "cpu", dynamic
 
     Capture caches of this process are cleared first so that every frame the
     call reaches is captured anew."""
-    jit_mod = _jit_module()
-    jit_mod.check_device(device)
+    _jit.check_device(device)
     if isinstance(example_inputs, torch.Tensor):
         example_inputs = (example_inputs,)
     if isinstance(example_inputs, dict):
         args, kwargs = (), dict(example_inputs)
     else:
         args, kwargs = tuple(example_inputs), {}
-    target = fn._orig_mod if isinstance(fn, jit_mod.CompiledModule) else getattr(fn, "_xacc_fn", fn)
-    jit_mod._ensure_installed()
+    target = fn._orig_mod if isinstance(fn, _jit.CompiledModule) else getattr(fn, "_xacc_fn", fn)
+    _jit._ensure_installed()
     C.clear_all()
     from xacc._src.capture import convert
     convert.dynamic.reset()
@@ -114,7 +108,7 @@ def aot(fn: Any, example_inputs: Any, path: str, *, device: str = "cpu", dynamic
     try:
         if mlir is not None:
             mlir.set_capture_cache_dir(kdir)
-        jit_mod.jit(target, device=device, dynamic=dynamic)(*args, **kwargs)
+        _jit.jit(target, device=device, dynamic=dynamic)(*args, **kwargs)
     finally:
         close()
         if mlir is not None:
@@ -167,11 +161,10 @@ class Loaded:
     hook with the artifact's entries installed."""
 
     def __init__(self, target: Any, device: str, path: str, info: dict[str, Any]) -> None:
-        jit_mod = _jit_module()
         self.path = path
         self.device = device
         self.info = info
-        self._call = jit_mod.jit(target, device=device)
+        self._call = _jit.jit(target, device=device)
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         return self._call(*args, **kwargs)
@@ -185,7 +178,6 @@ def load(path: str, target: Any = None) -> Loaded:
     runs the stored entries (no capture, no compile) and falls back to the JIT
     where their guards do not hold. Raises xacc.ArtifactError for a file
     that is corrupted, truncated, tampered with or from other versions."""
-    jit_mod = _jit_module()
     t0 = time.perf_counter()
     art = artifact.read(path)
     if art.meta.get("kind") not in ("function", "module"):
@@ -199,7 +191,7 @@ def load(path: str, target: Any = None) -> Loaded:
     frames = store.unpack(art, path)
     device = art.meta["device"]
     try:
-        jit_mod.check_device(device)
+        _jit.check_device(device)
     except Exception as e:  # BackendError: say which artifact needs it
         raise type(e)(f"xacc.load: {path} was built for {device}: {e}") from None
     if ref["kind"] == "module":
@@ -219,12 +211,12 @@ def load(path: str, target: Any = None) -> Loaded:
         except (ImportError, AttributeError) as e:
             raise ArtifactError(f"xacc.load: {path}: cannot find the function {ref['module']}.{ref['qualname']} "
                                 f"({e}); pass it: xacc.load(path, fn)") from None
-    if isinstance(target, jit_mod.CompiledModule):
+    if isinstance(target, _jit.CompiledModule):
         target = target._orig_mod
     target = getattr(target, "_xacc_fn", target)
     if kernels:
         _install_kernels(art, kernels)
-    jit_mod._ensure_installed()
+    _jit._ensure_installed()
     store.add_source(store.ArtifactSource(os.path.abspath(path), frames))
     log("aot", "loaded %s: %d frames, %d entries, %d kernels (%s %s on %s) in %.1f ms", path, len(frames),
         sum(len(v) for v in frames.values()), len(kernels), ref["kind"], ref["qualname"], device,
@@ -236,7 +228,7 @@ def use_cache_dir(root: str, device: str) -> store.CacheDir:
     """`python -m xjit --cache DIR`: entries are read from and written to DIR."""
     from xacc._src.capture.config import RECOMPILE_LIMIT
 
-    _jit_module().check_device(device)  # loads the backend module of an xpu device
+    _jit.check_device(device)  # loads the backend module of an xpu device
     c = store.CacheDir(root, device, RECOMPILE_LIMIT)
     m = _mlir()
     if m is not None:

@@ -318,7 +318,7 @@ def compare(fn: Callable, *args: Any, target: str = "xpu0", atol: float = 1e-5, 
     """Runs `fn(*args, **kwargs)` as plain Python, under xacc.jit(device="cpu") and
     under xacc.jit(device=target); see the module docstring."""
     from xacc._src.capture import convert
-    from xacc.jit import jit, reset
+    from xacc._src.jit import jit, reset
 
     target_fn = getattr(fn, "_xacc_fn", fn)
     py = PathResult("python", "CPython")

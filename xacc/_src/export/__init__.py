@@ -30,8 +30,8 @@ def export(fn: Callable, *args: Any, dir: str, device: str = "cpu", fullgraph: b
     import os
 
     from xacc._src.capture import convert
-    from xacc.jit import jit
-    from xacc.jit import reset as reset_caches
+    from xacc._src.jit import jit
+    from xacc._src.jit import reset as reset_caches
 
     if reset:
         reset_caches()

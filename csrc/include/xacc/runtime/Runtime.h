@@ -165,7 +165,7 @@ private:
   static bool checkpoint(size_t depth) { return (depth & (kStopCheck - 1)) == 0; }
   static constexpr size_t kStopCheck = 1024;
   /// At a checkpoint: whether this task must stop, because another has failed
-  /// (Note [A failed task stops the others] in Runtime.cpp) or, with
+  /// (Note [A failed task stops the others] in Scheduler.cpp) or, with
   /// `overflow` set, because the parallel frame budget is spent (Note
   /// [Parallel frame budget]); reserves frames from that budget otherwise.
   bool stopSlow(bool& overflow);

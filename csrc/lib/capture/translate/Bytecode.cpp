@@ -23,8 +23,93 @@ const Table& table() {
   return t;
 }
 
-/// Reads one varint of the exception table (6-bit chunks, bit 6 = continue).
-int readVarint(const unsigned char* p, size_t n, size_t& i) {
+/// The line of every code unit of `code`, decoded from co_linetable in one
+/// pass (PyCode_Addr2Line walks the table from its start on every call, which
+/// made decoding quadratic in the code's length). -1: no location.
+std::vector<int> unitLines(PyCodeObject* code, size_t units) {
+  std::vector<int> lines(units, -1);
+  PyObject* lt = code->co_linetable;
+  if (!lt || !PyBytes_Check(lt)) return lines;
+  const auto* p = reinterpret_cast<const unsigned char*>(PyBytes_AS_STRING(lt));
+  const size_t n = static_cast<size_t>(PyBytes_GET_SIZE(lt));
+  size_t i = 0, unit = 0;
+  int line = code->co_firstlineno;
+  while (i < n) {
+    const LocationEntry e = readLocationEntry(p, n, i);
+    line += e.lineDelta;
+    for (int k = 0; k < e.length && unit < units; ++k) lines[unit++] = e.kind != 15 ? line : -1;
+  }
+  return lines;
+}
+
+}  // namespace
+
+const OpcodeInfo& opcodeInfo(uint8_t op) { return table().info[op]; }
+
+namespace {
+
+/// A location-table varint (little-endian 6-bit chunks, bit 6 = more).
+unsigned readLocationVarint(const unsigned char* p, size_t n, size_t& i) {
+  unsigned v = 0, shift = 0;
+  while (i < n) {
+    unsigned char b = p[i++];
+    v |= static_cast<unsigned>(b & 63) << shift;
+    shift += 6;
+    if (!(b & 64)) break;
+  }
+  return v;
+}
+
+int readLocationSvarint(const unsigned char* p, size_t n, size_t& i) {
+  const unsigned v = readLocationVarint(p, n, i);
+  return (v & 1) ? -static_cast<int>(v >> 1) : static_cast<int>(v >> 1);
+}
+
+}  // namespace
+
+LocationEntry readLocationEntry(const unsigned char* p, size_t n, size_t& i) {
+  LocationEntry e;
+  const unsigned char head = p[i++];
+  e.kind = (head >> 3) & 15;
+  e.length = (head & 7) + 1;
+  if (e.kind == 14) {  // long form: line delta, end line delta, columns
+    e.lineDelta = readLocationSvarint(p, n, i);
+    e.endLineDelta = readLocationVarint(p, n, i);
+    e.col = readLocationVarint(p, n, i);
+    e.endCol = readLocationVarint(p, n, i);
+  } else if (e.kind == 13) {  // no columns: line delta
+    e.lineDelta = readLocationSvarint(p, n, i);
+  } else if (e.kind >= 10 && e.kind < 13) {  // one-line form: delta kind - 10, two column bytes
+    e.lineDelta = e.kind - 10;
+    if (i + 1 < n) {
+      e.col = p[i] + 1u;
+      e.endCol = p[i + 1] + 1u;
+    }
+    i += 2;
+  } else if (e.kind < 10) {  // short form: same line, one column byte
+    if (i < n) {
+      const unsigned b = p[i];
+      e.col = static_cast<unsigned>(e.kind) * 8 + ((b >> 4) & 7) + 1;
+      e.endCol = e.col + (b & 15);
+    }
+    i += 1;
+  }
+  return e;
+}
+
+void writeLocationVarint(std::string& out, unsigned v) {
+  while (v >= 64) {
+    out.push_back(static_cast<char>(64 | (v & 63)));
+    v >>= 6;
+  }
+  out.push_back(static_cast<char>(v));
+}
+
+void writeLocationSvarint(std::string& out, int v) {
+  writeLocationVarint(out, v < 0 ? (static_cast<unsigned>(-v) << 1) | 1 : static_cast<unsigned>(v) << 1);
+}
+
+int readExceptionVarint(const unsigned char* p, size_t n, size_t& i) {
   int v = 0;
   while (i < n) {
     unsigned char b = p[i++];
@@ -34,60 +119,20 @@ int readVarint(const unsigned char* p, size_t n, size_t& i) {
   return v;
 }
 
-/// The line of every code unit of `code`, decoded from co_linetable in one
-/// pass (PyCode_Addr2Line walks the table from its start on every call, which
-/// made decoding quadratic in the code's length). -1: no location. The 3.11
-/// format (Objects/locations.md): an entry is a header byte (bit 7 set, a kind
-/// in bits 3-6, its length in code units minus one in bits 0-2) and data.
-std::vector<int> unitLines(PyCodeObject* code, size_t units) {
-  std::vector<int> lines(units, -1);
-  PyObject* lt = code->co_linetable;
-  if (!lt || !PyBytes_Check(lt)) return lines;
-  const auto* p = reinterpret_cast<const unsigned char*>(PyBytes_AS_STRING(lt));
-  const size_t n = static_cast<size_t>(PyBytes_GET_SIZE(lt));
-  size_t i = 0, unit = 0;
-  int line = code->co_firstlineno;
-  auto varint = [&] {  // little-endian 6-bit chunks, bit 6 = more
-    unsigned v = 0, shift = 0;
-    while (i < n) {
-      unsigned char b = p[i++];
-      v |= static_cast<unsigned>(b & 63) << shift;
-      shift += 6;
-      if (!(b & 64)) break;
-    }
-    return v;
-  };
-  auto svarint = [&] {
-    unsigned v = varint();
-    return (v & 1) ? -static_cast<int>(v >> 1) : static_cast<int>(v >> 1);
-  };
-  while (i < n) {
-    const unsigned char head = p[i++];
-    const int kind = (head >> 3) & 15, length = (head & 7) + 1;
-    bool located = true;
-    if (kind == 15) {  // no location
-      located = false;
-    } else if (kind == 14) {  // long form: line delta, end line delta, columns
-      line += svarint();
-      varint();
-      varint();
-      varint();
-    } else if (kind == 13) {  // no columns: line delta
-      line += svarint();
-    } else if (kind >= 10) {  // one-line form: delta kind - 10, two column bytes
-      line += kind - 10;
-      i += 2;
-    } else {  // short form: same line, one column byte
-      i += 1;
-    }
-    for (int k = 0; k < length && unit < units; ++k) lines[unit++] = located ? line : -1;
+void writeExceptionVarint(std::string& out, int val, bool first) {
+  std::vector<int> chunks{val & 63};
+  val >>= 6;
+  while (val) {
+    chunks.push_back(val & 63);
+    val >>= 6;
   }
-  return lines;
+  std::reverse(chunks.begin(), chunks.end());
+  for (size_t i = 0; i < chunks.size(); ++i) {
+    int c = chunks[i] | (i + 1 < chunks.size() ? 64 : 0);
+    if (i == 0 && first) c |= 128;
+    out.push_back(static_cast<char>(c));
+  }
 }
-
-}  // namespace
-
-const OpcodeInfo& opcodeInfo(uint8_t op) { return table().info[op]; }
 
 namespace {
 
@@ -160,10 +205,10 @@ void Bytecode::readExceptionTable(PyCodeObject* code) {
   const auto* q = reinterpret_cast<const unsigned char*>(PyBytes_AS_STRING(et));
   size_t m = static_cast<size_t>(PyBytes_GET_SIZE(et)), i = 0;
   while (i < m) {
-    int start = readVarint(q, m, i);
-    int length = readVarint(q, m, i);
-    int target = readVarint(q, m, i);
-    readVarint(q, m, i);  // depth and lasti
+    int start = readExceptionVarint(q, m, i);
+    int length = readExceptionVarint(q, m, i);
+    int target = readExceptionVarint(q, m, i);
+    readExceptionVarint(q, m, i);  // depth and lasti
     tryRanges_.emplace_back(2 * start, 2 * (start + length));
     handlers_.push_back(2 * target);
   }
@@ -281,40 +326,16 @@ int Bytecode::regionStart(int offset) const {
 Bytecode::LineEntry Bytecode::lineEntryAt(PyCodeObject* code, int offset) const {
   PyObject* lt = code->co_linetable;
   if (lineEntries_.empty() && lt && PyBytes_Check(lt)) {
-    // The entry walk of unitLines, keeping where each entry starts.
+    // The entries of unitLines, keeping where each starts.
     const auto* p = reinterpret_cast<const unsigned char*>(PyBytes_AS_STRING(lt));
     const size_t n = static_cast<size_t>(PyBytes_GET_SIZE(lt));
     size_t i = 0;
     int unit = 0, line = code->co_firstlineno;
-    auto varint = [&] {
-      unsigned v = 0, shift = 0;
-      while (i < n) {
-        unsigned char b = p[i++];
-        v |= static_cast<unsigned>(b & 63) << shift;
-        shift += 6;
-        if (!(b & 64)) break;
-      }
-      return v;
-    };
     while (i < n) {
       lineEntries_.push_back({i, unit, line});
-      const unsigned char head = p[i++];
-      const int kind = (head >> 3) & 15;
-      unit += (head & 7) + 1;
-      if (kind == 14 || kind == 13) {
-        const unsigned v = varint();
-        line += (v & 1) ? -static_cast<int>(v >> 1) : static_cast<int>(v >> 1);
-        if (kind == 14) {
-          varint();
-          varint();
-          varint();
-        }
-      } else if (kind >= 10 && kind < 13) {
-        line += kind - 10;
-        i += 2;
-      } else if (kind < 10) {
-        i += 1;
-      }
+      const LocationEntry e = readLocationEntry(p, n, i);
+      unit += e.length;
+      line += e.lineDelta;
     }
   }
   // The last entry that starts at or before the unit.

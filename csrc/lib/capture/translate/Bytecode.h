@@ -118,4 +118,33 @@ private:
   mutable std::vector<LineEntry> lineEntries_;   ///< in code order (lineEntryAt)
 };
 
+// The two tables of a 3.11 code object that are not code, read and written
+// here only (the decoder above, resume code in CodegenResume.cpp, the
+// assembler in CodegenImpl.h).
+
+/// One entry of a location table (co_linetable, CPython's
+/// Objects/locations.md): a header byte (bit 7 set, the kind in bits 3-6, its
+/// length in code units minus one in bits 0-2) and the kind's data.
+struct LocationEntry {
+  int kind = 0;       ///< 15: no location, 14: long, 13: no columns, 10-12: one line, 0-9: short
+  int length = 0;     ///< code units the entry covers
+  int lineDelta = 0;  ///< its line minus the line before it (0: kinds 15 and 0-9)
+  /// The long form's fields: end line delta, columns + 1 (0: none).
+  unsigned endLineDelta = 0, col = 0, endCol = 0;
+};
+/// Reads the entry that starts at byte `i` of the table p[0, n) and moves `i`
+/// past it.
+LocationEntry readLocationEntry(const unsigned char* p, size_t n, size_t& i);
+/// Appends a location-table varint (little-endian 6-bit chunks, bit 6 = more).
+void writeLocationVarint(std::string& out, unsigned v);
+/// Appends a location-table signed varint (sign in bit 0).
+void writeLocationSvarint(std::string& out, int v);
+
+/// Reads an exception-table varint (big-endian 6-bit chunks, bit 6 = more)
+/// at byte `i` of p[0, n), moving `i` past it.
+int readExceptionVarint(const unsigned char* p, size_t n, size_t& i);
+/// Appends an exception-table varint; `first`: the first field of an entry
+/// (bit 7 set on its first chunk).
+void writeExceptionVarint(std::string& out, int val, bool first);
+
 }  // namespace xacc::capture::translate

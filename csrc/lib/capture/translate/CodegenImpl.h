@@ -122,15 +122,6 @@ private:
     int line;
   };
 
-  static void svarint(std::string& out, int val) {
-    unsigned v = val < 0 ? (static_cast<unsigned>(-val) << 1) | 1 : static_cast<unsigned>(val) << 1;
-    while (v >= 64) {
-      out.push_back(static_cast<char>(64 | (v & 63)));
-      v >>= 6;
-    }
-    out.push_back(static_cast<char>(v));
-  }
-
   std::string lineTable(const std::vector<std::pair<int, int>>& runs) const {
     std::string out;
     int prev = firstLine_;
@@ -141,7 +132,7 @@ private:
           out.push_back(static_cast<char>(0x80 | (15 << 3) | (n - 1)));
         } else {
           out.push_back(static_cast<char>(0x80 | (13 << 3) | (n - 1)));
-          svarint(out, line - prev);
+          writeLocationSvarint(out, line - prev);
           prev = line;
         }
         total -= n;

@@ -23,23 +23,6 @@ namespace xacc::capture::translate::codegen {
 
 namespace {
 
-/// An exception-table varint: big-endian 6-bit chunks, bit 6 = more, bit 7
-/// on the first chunk of an entry's first field.
-void tableVarint(std::string& out, int val, bool first) {
-  std::vector<int> chunks{val & 63};
-  val >>= 6;
-  while (val) {
-    chunks.push_back(val & 63);
-    val >>= 6;
-  }
-  std::reverse(chunks.begin(), chunks.end());
-  for (size_t i = 0; i < chunks.size(); ++i) {
-    int c = chunks[i] | (i + 1 < chunks.size() ? 64 : 0);
-    if (i == 0 && first) c |= 128;
-    out.push_back(static_cast<char>(c));
-  }
-}
-
 /// `code`'s exception table for a copy of its code from byte `start` on
 /// placed after `prologue` bytes: entries that end before `start` dropped,
 /// the others clipped to it and moved. False when a kept entry's handler lies
@@ -49,15 +32,7 @@ bool suffixExceptionTable(PyCodeObject* code, int start, int prologue, std::stri
   if (!et || !PyBytes_Check(et)) return true;
   const auto* q = reinterpret_cast<const unsigned char*>(PyBytes_AS_STRING(et));
   size_t m = static_cast<size_t>(PyBytes_GET_SIZE(et)), i = 0;
-  auto read = [&] {
-    int v = 0;
-    while (i < m) {
-      unsigned char b = q[i++];
-      v = (v << 6) | (b & 63);
-      if (!(b & 64)) break;
-    }
-    return v;
-  };
+  auto read = [&] { return readExceptionVarint(q, m, i); };
   const int su = start / 2, pu = prologue / 2;
   while (i < m) {
     int s = read(), length = read(), target = read(), dl = read();
@@ -65,25 +40,12 @@ bool suffixExceptionTable(PyCodeObject* code, int start, int prologue, std::stri
     if (e <= su) continue;
     if (target < su) return false;
     s = std::max(s, su);
-    tableVarint(out, s - su + pu, true);
-    tableVarint(out, e - s, false);
-    tableVarint(out, target - su + pu, false);
-    tableVarint(out, dl, false);
+    writeExceptionVarint(out, s - su + pu, true);
+    writeExceptionVarint(out, e - s, false);
+    writeExceptionVarint(out, target - su + pu, false);
+    writeExceptionVarint(out, dl, false);
   }
   return true;
-}
-
-/// A line-table varint: little-endian 6-bit chunks, bit 6 = more.
-void lineVarint(std::string& out, unsigned v) {
-  while (v >= 64) {
-    out.push_back(static_cast<char>(64 | (v & 63)));
-    v >>= 6;
-  }
-  out.push_back(static_cast<char>(v));
-}
-
-void lineSvarint(std::string& out, int v) {
-  lineVarint(out, v < 0 ? (static_cast<unsigned>(-v) << 1) | 1 : static_cast<unsigned>(v) << 1);
 }
 
 /// `code`'s line table from byte `start` on, to follow a prologue that left the
@@ -103,62 +65,30 @@ std::string suffixLineTable(PyCodeObject* code, const Bytecode* bc, int start) {
   int line = first.lineBefore;
   int skip = start / 2 - first.unit;
   bool placed = false;  // the line state is the original's
-  auto varint = [&] {
-    unsigned v = 0, shift = 0;
-    while (i < n) {
-      unsigned char b = p[i++];
-      v |= static_cast<unsigned>(b & 63) << shift;
-      shift += 6;
-      if (!(b & 64)) break;
-    }
-    return v;
-  };
   while (i < n) {
     const size_t begin = i;
-    const unsigned char head = p[i++];
-    const int kind = (head >> 3) & 15, length = (head & 7) + 1;
-    int delta = 0;
-    unsigned endDelta = 0, col = 0, endCol = 0;  // columns + 1 (0: none), as the long form has them
-    if (kind == 14) {
-      const unsigned v = varint();
-      delta = (v & 1) ? -static_cast<int>(v >> 1) : static_cast<int>(v >> 1);
-      endDelta = varint();
-      col = varint();
-      endCol = varint();
-    } else if (kind == 13) {
-      const unsigned v = varint();
-      delta = (v & 1) ? -static_cast<int>(v >> 1) : static_cast<int>(v >> 1);
-    } else if (kind >= 10 && kind < 13) {
-      delta = kind - 10;
-      col = p[i] + 1u;
-      endCol = p[i + 1] + 1u;
-      i += 2;
-    } else if (kind < 10) {
-      const unsigned b = p[i++];
-      col = static_cast<unsigned>(kind) * 8 + ((b >> 4) & 7) + 1;
-      endCol = col + (b & 15);
-    }
-    const int units = length - skip;
+    const LocationEntry e = readLocationEntry(p, n, i);
+    const int units = e.length - skip;
     skip = 0;
     const auto header = [&](int k) { out.push_back(static_cast<char>(0x80 | (k << 3) | (units - 1))); };
-    if (placed || kind == 15) {
-      header(kind);
+    if (placed || e.kind == 15) {
+      header(e.kind);
       out.append(reinterpret_cast<const char*>(p + begin + 1), i - begin - 1);
     } else {
-      const int rel = line + delta - code->co_firstlineno;
-      if (kind == 13) {
+      const int rel = line + e.lineDelta - code->co_firstlineno;
+      if (e.kind == 13) {
         header(13);
-        lineSvarint(out, rel);
+        writeLocationSvarint(out, rel);
       } else {
         header(14);
-        lineSvarint(out, rel);
-        lineVarint(out, endDelta);
-        lineVarint(out, col);
-        lineVarint(out, endCol);
+        writeLocationSvarint(out, rel);
+        writeLocationVarint(out, e.endLineDelta);
+        writeLocationVarint(out, e.col);
+        writeLocationVarint(out, e.endCol);
       }
       placed = true;
     }
-    line += delta;
+    line += e.lineDelta;
   }
   return out;
 }

@@ -347,7 +347,7 @@ private:
   VarRef tensorMethod(const VarRef& tm, std::vector<VarRef>& args,
                       std::vector<std::pair<PyRef, VarRef>>& kwargs);
   VarRef tensorAttr(const VarRef& t, PyObject* name);
-  /// `t.type(...)`: its type name, or `t` converted (TranslateCalls.cpp).
+  /// `t.type(...)`: its type name, or `t` converted (TranslateMethods.cpp).
   VarRef tensorType(const VarRef& t, std::vector<VarRef>& args, std::vector<std::pair<PyRef, VarRef>>& kwargs);
   VarRef moduleChild(const VarRef& mod, PyObject* name, bool& found);
   PyRef pythonValue(const VarRef& v);
@@ -477,6 +477,14 @@ struct GenFrame {
 bool isUserFunction(PyObject* fn);
 /// `collections.abc.Mapping`'s `get` / `__contains__` (borrowed), null if not one.
 const char* mappingMixin(PyObject* fn);
+/// A callable's __qualname__ (or __name__, or its type's name), for messages
+/// (TranslateCalls.cpp).
+std::string nameOf(PyObject* fn);
+/// `args` and `kwargs` as the arguments of a Python call (a tuple; a dict, or
+/// null without keywords), each value converted by `convert`. False when a
+/// conversion returns null (it has failed the translation).
+bool callArgs(const std::vector<VarRef>& args, const std::vector<std::pair<PyRef, VarRef>>& kwargs,
+              const std::function<PyRef(const VarRef&)>& convert, PyRef& tuple, PyRef& kw);
 
 /// Var::name of an Object tracker for a module built in the graph (Note [Fresh modules]
 /// in TranslateObjects.cpp): self = its class, items/keys/kwItems = its constructor's arguments.
