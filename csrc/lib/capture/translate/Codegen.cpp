@@ -260,7 +260,25 @@ struct Emitter {
     asm_.op(Op::COPY, 1);
     asm_.op(Op::STORE_FAST, slot);
     built[v.get()] = slot;
+    // A class with a __setattr__ of its own (a frozen dataclass) is filled
+    // through object.__setattr__, which is what the tracker modelled.
+    static PyObject* objectSetattr = PyObject_GetAttrString(reinterpret_cast<PyObject*>(&PyBaseObject_Type), "__setattr__");
+    static PyObject* setattrName = PyUnicode_InternFromString("__setattr__");
+    bool own = _PyType_Lookup(reinterpret_cast<PyTypeObject*>(v->self->obj.get()), setattrName) !=
+               _PyType_Lookup(&PyBaseObject_Type, setattrName);
     for (size_t i = 0; i < v->keys.size(); ++i) {
+      if (own) {
+        asm_.op(Op::PUSH_NULL);
+        asm_.op(Op::LOAD_CONST, constant(objectSetattr));
+        asm_.op(Op::LOAD_FAST, slot);
+        asm_.op(Op::LOAD_CONST, constant(v->keys[i].get()));
+        maxDepth += 4;
+        if (!rebuild(v->items[i])) return false;
+        asm_.op(Op::PRECALL, 3);
+        asm_.op(Op::CALL, 3);
+        asm_.op(Op::POP_TOP);
+        continue;
+      }
       if (!rebuild(v->items[i])) return false;
       asm_.op(Op::LOAD_FAST, slot);
       asm_.op(Op::STORE_ATTR, name(v->keys[i].get()));

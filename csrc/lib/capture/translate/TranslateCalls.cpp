@@ -712,6 +712,12 @@ VarRef Translator::callObject(Frame& f, const VarRef& fn, std::vector<VarRef>& a
     fail("GB003", "print()");
     return nullptr;
   }
+  static PyObject* objectSetattr = PyObject_GetAttrString(reinterpret_cast<PyObject*>(&PyBaseObject_Type), "__setattr__");
+  if (o == objectSetattr && args.size() == 3 && kwargs.empty() && args[0]->is(Var::Kind::UserObject) &&
+      args[1]->is(Var::Kind::Const) && PyUnicode_CheckExact(args[1]->obj.get())) {  // Note [User objects]
+    if (!objectSetAttr(args[0], args[1]->obj.get(), args[2])) return nullptr;
+    return makeConst(PyRef::borrow(Py_None));
+  }
   if (T->partial && Py_TYPE(o) == reinterpret_cast<PyTypeObject*>(T->partial) && fn->source) {
     // functools.partial read from a source (transformers' GELUTanh keeps
     // `partial(F.gelu, approximate="tanh")`): its func, args and keywords are

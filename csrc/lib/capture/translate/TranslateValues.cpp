@@ -309,6 +309,7 @@ const Translator::AttrWrite* Translator::attrWritten(const VarRef& obj, PyObject
 }
 
 VarRef Translator::binary(PyObject* op, const VarRef& a, const VarRef& b) {
+  if (a->is(Var::Kind::UserObject) || b->is(Var::Kind::UserObject)) return userBinary(op, a, b);
   if (a->isNumpy() || b->isNumpy()) {
     if ((a->is(Var::Kind::Tensor) && !a->isNumpy()) || (b->is(Var::Kind::Tensor) && !b->isNumpy())) {
       fail("GB021", "operator between an ndarray and a torch.Tensor (convert one of them explicitly)");
@@ -404,6 +405,7 @@ VarRef Translator::binary(PyObject* op, const VarRef& a, const VarRef& b) {
 }
 
 VarRef Translator::unary(PyObject* op, const VarRef& v) {
+  if (v->is(Var::Kind::UserObject)) return userUnary(op, v);
   if (v->isNumpy()) return numpyRun("op", op, {v}, {});
   if (v->is(Var::Kind::Tensor)) return record(op, {v}, {});
   if (v->is(Var::Kind::SymScalar)) {
@@ -530,6 +532,7 @@ VarRef Translator::subscr(const VarRef& obj, const VarRef& idx) {
     }
     return makeConst(v);
   }
+  if (obj->is(Var::Kind::UserObject)) return userSubscr(obj, idx);
   if (obj->isNumpy()) return numpyRun("op", operatorFn("getitem"), {obj, idx}, {});
   if (obj->is(Var::Kind::Tensor)) return record(operatorFn("getitem"), {obj, idx}, {});
   if (obj->is(Var::Kind::Tuple) || obj->is(Var::Kind::List)) {
@@ -651,6 +654,7 @@ VarRef Translator::subscr(const VarRef& obj, const VarRef& idx) {
 }
 
 bool Translator::storeSubscr(const VarRef& obj, const VarRef& idx, const VarRef& val) {
+  if (obj->is(Var::Kind::UserObject)) return userStoreSubscr(obj, idx, val);
   if (obj->isNumpy()) return numpyRun("op", operatorFn("setitem"), {obj, idx, val}, {}) != nullptr;
   if (obj->is(Var::Kind::Tensor)) return record(operatorFn("setitem"), {obj, idx, val}, {}) != nullptr;
   if (obj->is(Var::Kind::List)) {

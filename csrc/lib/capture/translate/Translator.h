@@ -245,8 +245,21 @@ public:
   /// An attribute of a tuple subclass's instance found on a user class (`handled`), else null.
   VarRef namedTupleAttr(const VarRef& obj, PyObject* name, bool& handled);
   bool userStoreAttr(const VarRef& obj, PyObject* name, const VarRef& value);
+  /// `object.__setattr__(obj, name, value)` on a user object: a data descriptor's
+  /// setter, a __slots__ member, else the instance dict.
+  bool objectSetAttr(const VarRef& obj, PyObject* name, const VarRef& value);
   VarRef callUser(const VarRef& obj, std::vector<VarRef>& args, std::vector<std::pair<PyRef, VarRef>>& kwargs);
   int userTruth(const VarRef& obj);
+  /// `type(obj).<name>(obj, *args)` when the class defines `name` in Python
+  /// (`handled`), else null with `handled` false (Note [Operator protocols]).
+  VarRef userDunder(const VarRef& obj, PyObject* name, std::vector<VarRef> args, bool& handled);
+  /// `a op b` with a user object operand: __op__, then the reflected __rop__ (Note [Operator protocols]).
+  VarRef userBinary(PyObject* op, const VarRef& a, const VarRef& b);
+  VarRef userUnary(PyObject* op, const VarRef& v);
+  /// len(), obj[i] and obj[i] = v on a user object (Note [Operator protocols]).
+  VarRef userLen(const VarRef& obj);
+  VarRef userSubscr(const VarRef& obj, const VarRef& idx);
+  bool userStoreSubscr(const VarRef& obj, const VarRef& idx, const VarRef& val);
   /// `nn.X(consts)` of a torch.nn module class with no state (Note [Fresh modules]).
   VarRef freshModule(const VarRef& clsVar, std::vector<VarRef>& args,
                      std::vector<std::pair<PyRef, VarRef>>& kwargs);
