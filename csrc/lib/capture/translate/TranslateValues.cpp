@@ -301,6 +301,17 @@ bool Translator::storeAttr(const VarRef& obj, PyObject* name, const VarRef& valu
   return true;
 }
 
+bool Translator::mutateInput(const VarRef& c, const char* what) {
+  if (!c->source) return true;
+  bool plain = c->is(Var::Kind::List) || (c->is(Var::Kind::Dict) && !c->obj);
+  if (!plain) return fail("GB009", what);
+  if (branchDepth_ > 0) return fail("GB009", std::string(what) + " inside a tensor branch");
+  for (const VarRef& m : mutatedInputs_)
+    if (m.get() == c.get()) return true;
+  mutatedInputs_.push_back(c);
+  return true;
+}
+
 const Translator::AttrWrite* Translator::attrWritten(const VarRef& obj, PyObject* name) const {
   // At most one write per (object, name): a later write replaces the earlier one.
   for (const AttrWrite& w : attrWrites_)
@@ -346,10 +357,7 @@ VarRef Translator::binary(PyObject* op, const VarRef& a, const VarRef& b) {
   bool seqB = b->is(Var::Kind::Tuple) || b->is(Var::Kind::List);
   if (seqA && seqB && (op == add || op == iadd) && a->kind == b->kind) {
     if (op == iadd && a->is(Var::Kind::List)) {
-      if (a->source) {
-        fail("GB009", "list passed in from outside");
-        return nullptr;
-      }
+      if (!mutateInput(a, "list passed in from outside")) return nullptr;
       a->items.insert(a->items.end(), b->items.begin(), b->items.end());
       return a;
     }
@@ -658,7 +666,7 @@ bool Translator::storeSubscr(const VarRef& obj, const VarRef& idx, const VarRef&
   if (obj->isNumpy()) return numpyRun("op", operatorFn("setitem"), {obj, idx, val}, {}) != nullptr;
   if (obj->is(Var::Kind::Tensor)) return record(operatorFn("setitem"), {obj, idx, val}, {}) != nullptr;
   if (obj->is(Var::Kind::List)) {
-    if (obj->source) return fail("GB009", "list passed in from outside");
+    if (!mutateInput(obj, "list passed in from outside")) return false;
     PyRef i = constOf(idx);
     if (!i) return false;
     if (PySlice_Check(i.get())) {  // polyfills.py's list.__setitem__
@@ -675,7 +683,8 @@ bool Translator::storeSubscr(const VarRef& obj, const VarRef& idx, const VarRef&
     obj->items[static_cast<size_t>(k)] = val;
     return true;
   }
-  if (obj->is(Var::Kind::Dict) && !obj->source) {
+  if (obj->is(Var::Kind::Dict)) {
+    if (!mutateInput(obj, "dict passed in from outside")) return false;
     PyRef k = constOf(idx);
     if (!k) return false;
     for (size_t j = 0; j < obj->keys.size(); ++j) {

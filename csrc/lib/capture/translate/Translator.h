@@ -170,6 +170,18 @@ public:
   const AttrWrite* attrWritten(const VarRef& obj, PyObject* name) const;
   /// Records `obj.name = value`; false with the failure set when it cannot be replayed.
   bool storeAttr(const VarRef& obj, PyObject* name, const VarRef& value);
+  /// Note [Replayed container mutation]: a list or plain dict passed in from
+  /// outside (a tracker with a source) that the frame mutates. The tracker
+  /// changes as a container made in the frame does; the frame's code replaces
+  /// the caller's container's contents with the tracker's after the graph
+  /// (`lst[:] = [...]`, `d.clear(); d.update({...})`), so the caller's object
+  /// keeps its identity and holds what eager leaves in it.
+  const std::vector<VarRef>& mutatedInputs() const { return mutatedInputs_; }
+  /// Called before `c` (a List or Dict tracker with a source) is mutated: records
+  /// it, or fails with GB009 when the mutation cannot be replayed.
+  bool mutateInput(const VarRef& c, const char* what);
+  /// Registers list/dict input `v` (by identity, with a Distinct guard).
+  void containerInput(PyObject* value, const VarRef& v);
 
   // -- used by the opcode handlers ------------------------------------------
   /// Records a failure (the first one wins). Always returns false.
@@ -373,6 +385,9 @@ private:
   std::set<std::pair<int, int>> guarded_;
   /// Note [Tensor input identity]: the tracker of each tensor read from a source.
   std::map<PyObject*, VarRef> tensorInputs_;
+  /// Lists and dicts read through a source, by identity (Note [Replayed container mutation]).
+  std::map<PyObject*, VarRef> containerInputs_;
+  std::vector<VarRef> mutatedInputs_;
   std::vector<PyRef> inputRefs_;  ///< keeps tensorInputs_' keys alive
   /// Note [Tensor types]: meta twin -> the input's type, when not torch.Tensor.
   std::map<PyObject*, PyRef> tensorTypes_;
