@@ -269,7 +269,8 @@ const char* mappingMixin(PyObject* fn) {
 /// library do not).
 bool isUserFunction(PyObject* fn) {
   std::string mod = moduleOf(fn);
-  if (mod == "xacc._src.capture.polyfills") return true;  // reference implementations are inlined
+  if (mod == "xacc._src.capture.polyfills" || startsWith(mod, "xacc._src.capture.polyfills_"))
+    return true;  // reference implementations are inlined
   if (startsWith(mod, "torch.nn.modules") || startsWith(mod, "torch.nn.utils.parametrize")) return true;
   static const char* kLibs[] = {"torch",  "xacc",        "xjit",    "numpy",     "typing",
                                 "functools", "abc",      "collections", "dataclasses", "contextlib",
@@ -793,6 +794,11 @@ VarRef Translator::callObject(Frame& f, const VarRef& fn, std::vector<VarRef>& a
   if (T->inspectSignature && o == T->inspectSignature && args.size() == 1 && kwargs.empty())
     return signatureOf(args[0]);
   if (PyType_Check(o) && isModelOutputClass(o)) return modelOutput(o, args, kwargs);
+  if (PyType_Check(o)) {
+    bool isEnum = false;
+    VarRef m = enumMember(fn, args, kwargs, isEnum);
+    if (isEnum) return m;
+  }
   if (VarRef r = polyfill(o, args, kwargs); r || failed()) return r;
   bool handled = false;
   VarRef r = callBuiltin(o, args, kwargs, handled);

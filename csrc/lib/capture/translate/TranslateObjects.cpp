@@ -287,6 +287,56 @@ VarRef Translator::constructUser(const VarRef& clsVar, std::vector<VarRef>& args
   return self;
 }
 
+// Note [Enum members]
+// ~~~~~~~~~~~~~~~~~~~
+// `Mode("train")` runs EnumType.__call__, which for one argument is the
+// member lookup Enum.__new__ starts with: the value itself when it is a member
+// of the class, else `cls._value2member_map_[value]`. The class is guarded by
+// identity (its source) and its members are fixed when it is made, so with a
+// constant value the member is answered now, as a constant object (rebuilt as
+// itself); `.name`/`.value` then read its attributes. A value found no other
+// way (`_missing_`, unhashable values, the functional API's extra arguments)
+// is a break.
+VarRef Translator::enumMember(const VarRef& cls, std::vector<VarRef>& args,
+                              std::vector<std::pair<PyRef, VarRef>>& kwargs, bool& isEnum) {
+  static PyObject* enumType = [] {
+    PyObject* m = PyImport_ImportModule("enum");
+    PyObject* t = m ? PyObject_GetAttrString(m, "EnumType") : nullptr;
+    Py_XDECREF(m);
+    if (!t) PyErr_Clear();
+    return t;
+  }();
+  PyObject* o = cls->obj.get();
+  isEnum = enumType && PyObject_TypeCheck(o, reinterpret_cast<PyTypeObject*>(enumType));
+  if (!isEnum) return nullptr;
+  auto* tp = reinterpret_cast<PyTypeObject*>(o);
+  if (Py_TYPE(o)->tp_call != reinterpret_cast<PyTypeObject*>(enumType)->tp_call) {
+    fail("GB002", tpName(tp) + "(): a metaclass with its own __call__");
+    return nullptr;
+  }
+  if (args.size() != 1 || !kwargs.empty() || !cls->source) {
+    fail("GB002", tpName(tp) + "(): the functional enum API or a class with no source");
+    return nullptr;
+  }
+  if (args[0]->is(Var::Kind::Object) && Py_TYPE(args[0]->obj.get()) == tp) return args[0];  // a member itself
+  if (!isConst(args[0])) {
+    fail("GB002", tpName(tp) + "() of a value that is not a constant");
+    return nullptr;
+  }
+  PyRef v = constOf(args[0]);
+  if (!v) return nullptr;
+  PyRef map = PyRef::steal(PyObject_GetAttrString(o, "_value2member_map_"));
+  PyObject* member = map && PyDict_Check(map.get()) ? PyDict_GetItemWithError(map.get(), v.get()) : nullptr;
+  if (PyErr_Occurred()) PyErr_Clear();
+  if (!member || Py_TYPE(member) != tp) {
+    fail("GB002", tpName(tp) + "() of a value with no member (_missing_ or ValueError)");
+    return nullptr;
+  }
+  // An IntEnum/StrEnum member is also an int or str: a constant like any other.
+  if (PyLong_Check(member) || PyUnicode_Check(member) || PyFloat_Check(member)) return makeConst(PyRef::borrow(member));
+  return makeVar(Var::Kind::Object, PyRef::borrow(member));
+}
+
 VarRef Translator::tupleNew(std::vector<VarRef>& args, std::vector<std::pair<PyRef, VarRef>>& kwargs) {
   if (args.size() != 2 || !kwargs.empty() || !args[0]->is(Var::Kind::Object) || !PyType_Check(args[0]->obj.get())) {
     fail("GB002", "tuple.__new__ arguments");

@@ -262,6 +262,10 @@ public:
   bool objectSetAttr(const VarRef& obj, PyObject* name, const VarRef& value);
   VarRef callUser(const VarRef& obj, std::vector<VarRef>& args, std::vector<std::pair<PyRef, VarRef>>& kwargs);
   int userTruth(const VarRef& obj);
+  /// `Color(value)` for an enum class (`isEnum`): the member, when `value` is a
+  /// constant the class maps to one (Note [Enum members]).
+  VarRef enumMember(const VarRef& cls, std::vector<VarRef>& args, std::vector<std::pair<PyRef, VarRef>>& kwargs,
+                    bool& isEnum);
   /// `type(obj).<name>(obj, *args)` when the class defines `name` in Python
   /// (`handled`), else null with `handled` false (Note [Operator protocols]).
   VarRef userDunder(const VarRef& obj, PyObject* name, std::vector<VarRef> args, bool& handled);
