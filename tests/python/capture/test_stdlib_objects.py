@@ -84,3 +84,27 @@ def test_replace_of_a_non_dataclass_raises_like_eager():
         return dataclasses.replace(x, a=1)
 
     check(f, r(3), min_graphs=0)
+
+
+class CountingMeta(enum.EnumMeta):
+    calls = 0
+
+    def __call__(cls, *args, **kwargs):
+        CountingMeta.calls += 1
+        return super().__call__(*args, **kwargs)
+
+
+class Counted(enum.Enum, metaclass=CountingMeta):
+    A = 1
+
+
+def test_enum_metaclass_with_its_own_call_runs_it():
+    def f(x):
+        return x * Counted(1).value
+
+    jfn = jit(f)
+    for _ in range(2):
+        before = CountingMeta.calls
+        x = torch.randn(3)
+        assert torch.equal(jfn(x), x * 1)
+        assert CountingMeta.calls == before + 1

@@ -310,8 +310,24 @@ VarRef Translator::enumMember(const VarRef& cls, std::vector<VarRef>& args,
   isEnum = enumType && PyObject_TypeCheck(o, reinterpret_cast<PyTypeObject*>(enumType));
   if (!isEnum) return nullptr;
   auto* tp = reinterpret_cast<PyTypeObject*>(o);
-  if (Py_TYPE(o)->tp_call != reinterpret_cast<PyTypeObject*>(enumType)->tp_call) {
-    fail("GB002", tpName(tp) + "(): a metaclass with its own __call__");
+  // EnumType.__call__ and Enum.__new__ themselves (a heap metaclass's tp_call
+  // is the same slot function whatever its __call__, so the methods are compared).
+  static PyObject* callName = interned("__call__");
+  static PyObject* newName = interned("__new__");
+  static PyObject* enumNew = [] {
+    PyObject* m = PyImport_ImportModule("enum");
+    PyObject* e = m ? PyObject_GetAttrString(m, "Enum") : nullptr;
+    Py_XDECREF(m);
+    // A made class holds the function itself (EnumType puts Enum.__new__ there).
+    PyObject* sm = e ? PyDict_GetItemString(reinterpret_cast<PyTypeObject*>(e)->tp_dict, "__new__") : nullptr;
+    PyObject* n = sm ? PyObject_GetAttrString(sm, "__func__") : nullptr;
+    Py_XDECREF(e);
+    if (!n) PyErr_Clear();
+    return n;
+  }();
+  if (mroLookup(Py_TYPE(o), callName) != mroLookup(reinterpret_cast<PyTypeObject*>(enumType), callName) ||
+      !enumNew || mroLookup(tp, newName) != enumNew) {
+    fail("GB002", tpName(tp) + "(): an enum with its own metaclass __call__ or __new__");
     return nullptr;
   }
   if (args.size() != 1 || !kwargs.empty() || !cls->source) {

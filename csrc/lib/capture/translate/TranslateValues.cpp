@@ -301,6 +301,31 @@ bool Translator::storeAttr(const VarRef& obj, PyObject* name, const VarRef& valu
   return true;
 }
 
+// Note [Replayed container mutation] (Translator.h): one list or dict read
+// through two sources is one tracker (a mutation through one is seen through
+// the other), the second source guarded to be the same object; containers that
+// are distinct objects here are guarded distinct, like tensor inputs.
+VarRef Translator::containerSeen(PyObject* value, const SourceRef& source) {
+  auto seen = containerInputs_.find(value);
+  if (seen == containerInputs_.end()) return nullptr;
+  guardSame(source, seen->second->source, true);
+  return seen->second;
+}
+
+VarRef Translator::containerInput(PyObject* value, const VarRef& v) {
+  int n = node(v->source);
+  bool marked = false;
+  for (const Leaf& l : tree_.nodeLeaves(n)) marked = marked || l.kind == Leaf::Kind::Distinct;
+  if (!marked) {
+    Leaf l;
+    l.kind = Leaf::Kind::Distinct;
+    tree_.addLeaf(n, std::move(l));
+  }
+  containerInputs_.emplace(value, v);
+  inputRefs_.push_back(PyRef::borrow(value));
+  return v;
+}
+
 bool Translator::mutateInput(const VarRef& c, const char* what) {
   if (!c->source) return true;
   bool plain = c->is(Var::Kind::List) || (c->is(Var::Kind::Dict) && !c->obj);

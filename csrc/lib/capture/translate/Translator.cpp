@@ -168,19 +168,6 @@ static bool isConstType(PyObject* v, const PyTypes* T) {
          PyObject_TypeCheck(v, reinterpret_cast<PyTypeObject*>(T->layout));
 }
 
-void Translator::containerInput(PyObject* value, const VarRef& v) {
-  int n = node(v->source);
-  bool marked = false;
-  for (const Leaf& l : tree_.nodeLeaves(n)) marked = marked || l.kind == Leaf::Kind::Distinct;
-  if (!marked) {
-    Leaf l;
-    l.kind = Leaf::Kind::Distinct;
-    tree_.addLeaf(n, std::move(l));
-  }
-  containerInputs_.emplace(value, v);
-  inputRefs_.push_back(PyRef::borrow(value));
-}
-
 VarRef Translator::wrap(PyObject* value, const SourceRef& source) {
   const PyTypes* T = pyTypes();
   PyTypeObject* tp = Py_TYPE(value);
@@ -241,17 +228,8 @@ VarRef Translator::wrap(PyObject* value, const SourceRef& source) {
       guardEquals(source, value);
     return makeVar(Var::Kind::Const, PyRef::borrow(value), source);
   }
-  if ((tp == &PyList_Type || tp == &PyDict_Type) && source) {
-    // Note [Replayed container mutation]: one list or dict read through two
-    // sources is one tracker (a mutation through one is seen through the
-    // other), the second source guarded to be the same object; containers that
-    // are distinct objects here are guarded distinct, like tensor inputs.
-    auto seen = containerInputs_.find(value);
-    if (seen != containerInputs_.end()) {
-      guardSame(source, seen->second->source, true);
-      return seen->second;
-    }
-  }
+  if ((tp == &PyList_Type || tp == &PyDict_Type) && source)
+    if (VarRef seen = containerSeen(value, source)) return seen;  // Note [Replayed container mutation]
   if (tp == &PyTuple_Type || tp == &PyList_Type || tp == reinterpret_cast<PyTypeObject*>(T->size)) {
     guardType(source, value);
     Py_ssize_t n = PySequence_Fast_GET_SIZE(value);
@@ -267,8 +245,7 @@ VarRef Translator::wrap(PyObject* value, const SourceRef& source) {
       items.push_back(std::move(v));
     }
     VarRef seq = makeSeq(tp == &PyTuple_Type ? Var::Kind::Tuple : Var::Kind::List, std::move(items), source);
-    if (tp == &PyList_Type && source) containerInput(value, seq);
-    return seq;
+    return tp == &PyList_Type && source ? containerInput(value, seq) : seq;
   }
   if (tp == &PySet_Type || tp == &PyFrozenSet_Type) {
     bool consts = true;
@@ -313,8 +290,7 @@ VarRef Translator::wrap(PyObject* value, const SourceRef& source) {
       d->keys.push_back(PyRef::borrow(k));
       d->items.push_back(std::move(item));
     }
-    if (source) containerInput(value, d);
-    return d;
+    return source ? containerInput(value, d) : d;
   }
   if (PyObject_TypeCheck(value, reinterpret_cast<PyTypeObject*>(T->module))) {
     // Instances of one class share entries: what the graph reads is guarded

@@ -180,8 +180,10 @@ public:
   /// Called before `c` (a List or Dict tracker with a source) is mutated: records
   /// it, or fails with GB009 when the mutation cannot be replayed.
   bool mutateInput(const VarRef& c, const char* what);
-  /// Registers list/dict input `v` (by identity, with a Distinct guard).
-  void containerInput(PyObject* value, const VarRef& v);
+  /// Registers list/dict input `v` (by identity, with a Distinct guard); returns it.
+  VarRef containerInput(PyObject* value, const VarRef& v);
+  /// The tracker of list/dict `value` read before through another source (guarded SameAs), else null.
+  VarRef containerSeen(PyObject* value, const SourceRef& source);
 
   // -- used by the opcode handlers ------------------------------------------
   /// Records a failure (the first one wins). Always returns false.
