@@ -76,6 +76,22 @@ def _viewed(view: Any) -> dict:
     return d
 
 
+def _slot_names(cls: type) -> list:
+    """The __slots__ members of `cls` and its bases (no __dict__/__weakref__)."""
+    names = []
+    for k in cls.__mro__:
+        slots = k.__dict__.get("__slots__", ())
+        for n in ([slots] if isinstance(slots, str) else slots):
+            if n not in ("__dict__", "__weakref__") and n not in names:
+                names.append(n)
+    return names
+
+
+def _slot_values(o: Any) -> dict:
+    """The set slots of `o` by name (an unset one is absent, as from vars())."""
+    return {n: getattr(o, n) for n in _slot_names(type(o)) if hasattr(o, n)}
+
+
 class Compare:
     """Compares eager values (left) with jitted ones (right), pairing objects
     by identity across every `walk` (see the module docstring)."""
@@ -137,6 +153,8 @@ class Compare:
         elif a is not b:
             if hasattr(a, "__dict__") and type(a).__eq__ is object.__eq__:
                 self.walk(vars(a), vars(b), f"{path}.__dict__")
+            elif _slot_names(type(a)) and type(a).__eq__ is object.__eq__:
+                self.walk(_slot_values(a), _slot_values(b), f"{path}.__slots__")
             else:
                 assert a == b, f"{path}: {a!r} != {b!r}"
 

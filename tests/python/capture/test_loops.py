@@ -155,7 +155,9 @@ def test_appends_to_a_global_list_in_order():
     same(e, jit(global_log)(x))
     assert LOG == expected == [0, 1, 2, 3]
     c = counters()
-    assert c["internal_errors"] == 0 and c["graphs"] >= 2, c
+    # Note [Replayed container mutation]: the appends to the module's list are
+    # replayed after the one graph, in order, instead of breaking the loop.
+    assert c["internal_errors"] == 0 and c["graphs"] == 1 and c["breaks"] == 0, c
 
 
 def bound_only_in_loop(x, n):

@@ -636,3 +636,7 @@ def _plain(t: type) -> bool:
 
 for _op in (operator.eq, operator.ne, operator.lt, operator.le, operator.gt, operator.ge, operator.or_):
     REFERENCE[("containers", _op)] = (_containers(_op), False)
+
+
+# References kept in modules of their own register themselves on import.
+from xacc._src.capture import polyfills_dataclasses as _polyfills_dataclasses  # noqa: E402,F401

@@ -84,6 +84,7 @@ struct Emitter {
   PyRef varnames;  ///< list
   Py_ssize_t origConsts = 0;
   int maxDepth = 8;
+  std::vector<VarRef> keep;  ///< trackers made while emitting (replayMutations)
   std::map<int, int> outIndex;  ///< graph value -> output index
   int outLocal = -1;
   Failure* fallback = nullptr;
@@ -248,6 +249,50 @@ struct Emitter {
   /// Note [User objects]: `object.__new__(cls)`, kept in a local before its
   /// attributes are rebuilt (they may refer back to it), then `value; obj;
   /// STORE_ATTR name` for each attribute in insertion order.
+  /// Note [Replayed container mutation]: the caller's lists and dicts the
+  /// frame mutated get the trackers' contents. Runs after every other value
+  /// was loaded (a value read through a mutated container, `t = xs[0]` before
+  /// `xs.insert(0, y)`, is fetched before the change), and builds all new
+  /// contents before changing any container: `lst[:] = new`, or
+  /// `dict.clear(d); dict.update(d, new)`.
+  bool replayMutations() {
+    const auto& ms = t.mutatedInputs();
+    for (const VarRef& c : ms) {
+      VarRef fresh = makeSeq(c->kind, c->items);
+      fresh->keys = c->keys;
+      keep.push_back(fresh);  // `built` is keyed by address: the tracker must outlive the emission
+      if (!rebuild(fresh)) return false;
+    }
+    static PyObject* all = PySlice_New(nullptr, nullptr, nullptr);
+    static PyObject* dictClear = PyObject_GetAttrString(reinterpret_cast<PyObject*>(&PyDict_Type), "clear");
+    static PyObject* dictUpdate = PyObject_GetAttrString(reinterpret_cast<PyObject*>(&PyDict_Type), "update");
+    for (auto it = ms.rbegin(); it != ms.rend(); ++it) {  // the new contents sit on the stack, last on top
+      const VarRef& c = *it;
+      maxDepth += 5;
+      if (c->is(Var::Kind::List)) {
+        if (!source(c->source)) return false;
+        asm_.op(Op::LOAD_CONST, constant(all));
+        asm_.op(Op::STORE_SUBSCR);
+        continue;
+      }
+      asm_.op(Op::PUSH_NULL);
+      asm_.op(Op::LOAD_CONST, constant(dictClear));
+      if (!source(c->source)) return false;
+      asm_.op(Op::PRECALL, 1);
+      asm_.op(Op::CALL, 1);
+      asm_.op(Op::POP_TOP);
+      asm_.op(Op::PUSH_NULL);
+      asm_.op(Op::LOAD_CONST, constant(dictUpdate));
+      if (!source(c->source)) return false;
+      asm_.op(Op::COPY, 4);  // the new contents
+      asm_.op(Op::PRECALL, 2);
+      asm_.op(Op::CALL, 2);
+      asm_.op(Op::POP_TOP);
+      asm_.op(Op::POP_TOP);
+    }
+    return true;
+  }
+
   bool rebuildUser(const VarRef& v) {
     static PyObject* objectNew = PyObject_GetAttrString(reinterpret_cast<PyObject*>(&PyBaseObject_Type), "__new__");
     asm_.op(Op::PUSH_NULL);
@@ -260,7 +305,25 @@ struct Emitter {
     asm_.op(Op::COPY, 1);
     asm_.op(Op::STORE_FAST, slot);
     built[v.get()] = slot;
+    // A class with a __setattr__ of its own (a frozen dataclass) is filled
+    // through object.__setattr__, which is what the tracker modelled.
+    static PyObject* objectSetattr = PyObject_GetAttrString(reinterpret_cast<PyObject*>(&PyBaseObject_Type), "__setattr__");
+    static PyObject* setattrName = PyUnicode_InternFromString("__setattr__");
+    bool own = _PyType_Lookup(reinterpret_cast<PyTypeObject*>(v->self->obj.get()), setattrName) !=
+               _PyType_Lookup(&PyBaseObject_Type, setattrName);
     for (size_t i = 0; i < v->keys.size(); ++i) {
+      if (own) {
+        asm_.op(Op::PUSH_NULL);
+        asm_.op(Op::LOAD_CONST, constant(objectSetattr));
+        asm_.op(Op::LOAD_FAST, slot);
+        asm_.op(Op::LOAD_CONST, constant(v->keys[i].get()));
+        maxDepth += 4;
+        if (!rebuild(v->items[i])) return false;
+        asm_.op(Op::PRECALL, 3);
+        asm_.op(Op::CALL, 3);
+        asm_.op(Op::POP_TOP);
+        continue;
+      }
       if (!rebuild(v->items[i])) return false;
       asm_.op(Op::LOAD_FAST, slot);
       asm_.op(Op::STORE_ATTR, name(v->keys[i].get()));
@@ -602,6 +665,8 @@ PyRef emitBreak(Translator& t, Frame& top, const Instr& ins, PyObject* func, Bre
   if (!atReturn)
     for (int i = 0; i < nlocals; ++i) collectOutputs(t, top.slots[static_cast<size_t>(i)], seen, outs, bad);
   for (const auto& w : t.attrWrites()) collectOutputs(t, w.value, seen, outs, bad);
+  for (const VarRef& c : t.mutatedInputs())
+    for (const VarRef& i : c->items) collectOutputs(t, i, seen, outs, bad);
   if (bad) return bail(GB::Internal, "a live tensor that is not a graph value");
   PyRef graphFn = host.finishGraph(outs);
   if (!graphFn) {
@@ -642,6 +707,7 @@ PyRef emitBreak(Translator& t, Frame& top, const Instr& ins, PyObject* func, Bre
   }
   for (int i : bound)
     if (!em.rebuild(top.slots[static_cast<size_t>(i)])) return {};
+  if (!em.replayMutations()) return {};
   for (auto it = bound.rbegin(); it != bound.rend(); ++it) a.op(Op::STORE_FAST, *it);
   // What the rest runs natively sees the user's locals only (f_locals): not the
   // graph's outputs and rebuilt containers, and no argument slot the frame had

@@ -226,7 +226,8 @@ const char* mappingMixin(PyObject* fn) {
 /// library do not).
 bool isUserFunction(PyObject* fn) {
   std::string mod = moduleOf(fn);
-  if (mod == "xacc._src.capture.polyfills") return true;  // reference implementations are inlined
+  if (mod == "xacc._src.capture.polyfills" || startsWith(mod, "xacc._src.capture.polyfills_"))
+    return true;  // reference implementations are inlined
   if (startsWith(mod, "torch.nn.modules") || startsWith(mod, "torch.nn.utils.parametrize")) return true;
   static const char* kLibs[] = {"torch",  "xacc",        "xjit",    "numpy",     "typing",
                                 "functools", "abc",      "collections", "dataclasses", "contextlib",
@@ -397,6 +398,12 @@ VarRef Translator::callObject(Frame& f, const VarRef& fn, std::vector<VarRef>& a
     fail(GB::Print, "print()");
     return nullptr;
   }
+  static PyObject* objectSetattr = PyObject_GetAttrString(reinterpret_cast<PyObject*>(&PyBaseObject_Type), "__setattr__");
+  if (o == objectSetattr && args.size() == 3 && kwargs.empty() && args[0]->is(Var::Kind::UserObject) &&
+      args[1]->is(Var::Kind::Const) && PyUnicode_CheckExact(args[1]->obj.get())) {  // Note [User objects]
+    if (!objectSetAttr(args[0], args[1]->obj.get(), args[2])) return nullptr;
+    return makeConst(PyRef::borrow(Py_None));
+  }
   if (T->partial && Py_TYPE(o) == reinterpret_cast<PyTypeObject*>(T->partial) && fn->source) {
     // functools.partial read from a source (transformers' GELUTanh keeps
     // `partial(F.gelu, approximate="tanh")`): its func, args and keywords are
@@ -478,6 +485,11 @@ VarRef Translator::callObject(Frame& f, const VarRef& fn, std::vector<VarRef>& a
   if (T->inspectSignature && o == T->inspectSignature && args.size() == 1 && kwargs.empty())
     return signatureOf(args[0]);
   if (PyType_Check(o) && isModelOutputClass(o)) return modelOutput(o, args, kwargs);
+  if (PyType_Check(o)) {
+    bool isEnum = false;
+    VarRef m = enumMember(fn, args, kwargs, isEnum);
+    if (isEnum) return m;
+  }
   if (VarRef r = polyfill(o, args, kwargs); r || failed()) return r;
   bool handled = false;
   VarRef r = callBuiltin(o, args, kwargs, handled);

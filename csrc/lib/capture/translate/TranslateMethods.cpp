@@ -164,10 +164,7 @@ VarRef Translator::containerMethod(const VarRef& obj, const std::string& name, s
   if (obj->is(Var::Kind::List)) {
     if (name == "append" || name == "extend" || name == "insert" || name == "pop" || name == "clear" ||
         name == "reverse") {
-      if (obj->source) {
-        fail(GB::OuterContainerMutation, "list passed in from outside");
-        return nullptr;
-      }
+      if (!mutateInput(obj, "list passed in from outside")) return nullptr;
       auto& items = obj->items;
       if (name == "append") {
         if (!needArgs(1)) return nullptr;
@@ -254,10 +251,7 @@ VarRef Translator::containerMethod(const VarRef& obj, const std::string& name, s
       return d;
     }
     if (name == "update" || name == "pop" || name == "setdefault" || name == "clear") {
-      if (obj->source) {
-        fail(GB::OuterContainerMutation, "dict passed in from outside");
-        return nullptr;
-      }
+      if (!mutateInput(obj, "dict passed in from outside")) return nullptr;
       auto find = [&](PyObject* k) -> int {
         for (size_t j = 0; j < obj->keys.size(); ++j)
           if (PyObject_RichCompareBool(obj->keys[j].get(), k, Py_EQ) == 1) return static_cast<int>(j);

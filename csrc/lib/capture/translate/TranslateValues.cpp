@@ -309,6 +309,42 @@ bool Translator::storeAttr(const VarRef& obj, PyObject* name, const VarRef& valu
   return true;
 }
 
+// Note [Replayed container mutation] (Translator.h): one list or dict read
+// through two sources is one tracker (a mutation through one is seen through
+// the other), the second source guarded to be the same object; containers that
+// are distinct objects here are guarded distinct, like tensor inputs.
+VarRef Translator::containerSeen(PyObject* value, const SourceRef& source) {
+  auto seen = containerInputs_.find(value);
+  if (seen == containerInputs_.end()) return nullptr;
+  guardSame(source, seen->second->source, true);
+  return seen->second;
+}
+
+VarRef Translator::containerInput(PyObject* value, const VarRef& v) {
+  int n = node(v->source);
+  bool marked = false;
+  for (const Leaf& l : tree_.nodeLeaves(n)) marked = marked || l.kind == Leaf::Kind::Distinct;
+  if (!marked) {
+    Leaf l;
+    l.kind = Leaf::Kind::Distinct;
+    tree_.addLeaf(n, std::move(l));
+  }
+  containerInputs_.emplace(value, v);
+  inputRefs_.push_back(PyRef::borrow(value));
+  return v;
+}
+
+bool Translator::mutateInput(const VarRef& c, const char* what) {
+  if (!c->source) return true;
+  bool plain = c->is(Var::Kind::List) || (c->is(Var::Kind::Dict) && !c->obj);
+  if (!plain) return fail(GB::OuterContainerMutation, what);
+  if (branchDepth_ > 0) return fail(GB::OuterContainerMutation, std::string(what) + " inside a tensor branch");
+  for (const VarRef& m : mutatedInputs_)
+    if (m.get() == c.get()) return true;
+  mutatedInputs_.push_back(c);
+  return true;
+}
+
 const Translator::AttrWrite* Translator::attrWritten(const VarRef& obj, PyObject* name) const {
   // At most one write per (object, name): a later write replaces the earlier one.
   for (const AttrWrite& w : attrWrites_)
@@ -317,6 +353,7 @@ const Translator::AttrWrite* Translator::attrWritten(const VarRef& obj, PyObject
 }
 
 VarRef Translator::binary(PyObject* op, const VarRef& a, const VarRef& b) {
+  if (a->is(Var::Kind::UserObject) || b->is(Var::Kind::UserObject)) return userBinary(op, a, b);
   if (a->isNumpy() || b->isNumpy()) {
     if ((a->is(Var::Kind::Tensor) && !a->isNumpy()) || (b->is(Var::Kind::Tensor) && !b->isNumpy())) {
       fail(GB::NumpyOperation, "operator between an ndarray and a torch.Tensor (convert one of them explicitly)");
@@ -353,10 +390,7 @@ VarRef Translator::binary(PyObject* op, const VarRef& a, const VarRef& b) {
   bool seqB = b->is(Var::Kind::Tuple) || b->is(Var::Kind::List);
   if (seqA && seqB && (op == add || op == iadd) && a->kind == b->kind) {
     if (op == iadd && a->is(Var::Kind::List)) {
-      if (a->source) {
-        fail(GB::OuterContainerMutation, "list passed in from outside");
-        return nullptr;
-      }
+      if (!mutateInput(a, "list passed in from outside")) return nullptr;
       a->items.insert(a->items.end(), b->items.begin(), b->items.end());
       return a;
     }
@@ -412,6 +446,7 @@ VarRef Translator::binary(PyObject* op, const VarRef& a, const VarRef& b) {
 }
 
 VarRef Translator::unary(PyObject* op, const VarRef& v) {
+  if (v->is(Var::Kind::UserObject)) return userUnary(op, v);
   if (v->isNumpy()) return numpyRun("op", op, {v}, {});
   if (v->is(Var::Kind::Tensor)) return record(op, {v}, {});
   if (v->is(Var::Kind::SymScalar)) {
@@ -538,6 +573,7 @@ VarRef Translator::subscr(const VarRef& obj, const VarRef& idx) {
     }
     return makeConst(v);
   }
+  if (obj->is(Var::Kind::UserObject)) return userSubscr(obj, idx);
   if (obj->isNumpy()) return numpyRun("op", operatorFn("getitem"), {obj, idx}, {});
   if (obj->is(Var::Kind::Tensor)) return record(operatorFn("getitem"), {obj, idx}, {});
   if (obj->is(Var::Kind::Tuple) || obj->is(Var::Kind::List)) {
@@ -659,10 +695,11 @@ VarRef Translator::subscr(const VarRef& obj, const VarRef& idx) {
 }
 
 bool Translator::storeSubscr(const VarRef& obj, const VarRef& idx, const VarRef& val) {
+  if (obj->is(Var::Kind::UserObject)) return userStoreSubscr(obj, idx, val);
   if (obj->isNumpy()) return numpyRun("op", operatorFn("setitem"), {obj, idx, val}, {}) != nullptr;
   if (obj->is(Var::Kind::Tensor)) return record(operatorFn("setitem"), {obj, idx, val}, {}) != nullptr;
   if (obj->is(Var::Kind::List)) {
-    if (obj->source) return fail(GB::OuterContainerMutation, "list passed in from outside");
+    if (!mutateInput(obj, "list passed in from outside")) return false;
     PyRef i = constOf(idx);
     if (!i) return false;
     if (PySlice_Check(i.get())) {  // polyfills.py's list.__setitem__
@@ -679,7 +716,8 @@ bool Translator::storeSubscr(const VarRef& obj, const VarRef& idx, const VarRef&
     obj->items[static_cast<size_t>(k)] = val;
     return true;
   }
-  if (obj->is(Var::Kind::Dict) && !obj->source) {
+  if (obj->is(Var::Kind::Dict)) {
+    if (!mutateInput(obj, "dict passed in from outside")) return false;
     PyRef k = constOf(idx);
     if (!k) return false;
     for (size_t j = 0; j < obj->keys.size(); ++j) {

@@ -228,6 +228,8 @@ VarRef Translator::wrap(PyObject* value, const SourceRef& source) {
       guardEquals(source, value);
     return makeVar(Var::Kind::Const, PyRef::borrow(value), source);
   }
+  if ((tp == &PyList_Type || tp == &PyDict_Type) && source)
+    if (VarRef seen = containerSeen(value, source)) return seen;  // Note [Replayed container mutation]
   if (tp == &PyTuple_Type || tp == &PyList_Type || tp == reinterpret_cast<PyTypeObject*>(T->size)) {
     guardType(source, value);
     Py_ssize_t n = PySequence_Fast_GET_SIZE(value);
@@ -242,7 +244,8 @@ VarRef Translator::wrap(PyObject* value, const SourceRef& source) {
       if (!v) return nullptr;
       items.push_back(std::move(v));
     }
-    return makeSeq(tp == &PyTuple_Type ? Var::Kind::Tuple : Var::Kind::List, std::move(items), source);
+    VarRef seq = makeSeq(tp == &PyTuple_Type ? Var::Kind::Tuple : Var::Kind::List, std::move(items), source);
+    return tp == &PyList_Type && source ? containerInput(value, seq) : seq;
   }
   if (tp == &PySet_Type || tp == &PyFrozenSet_Type) {
     bool consts = true;
@@ -287,7 +290,7 @@ VarRef Translator::wrap(PyObject* value, const SourceRef& source) {
       d->keys.push_back(PyRef::borrow(k));
       d->items.push_back(std::move(item));
     }
-    return d;
+    return source ? containerInput(value, d) : d;
   }
   if (PyObject_TypeCheck(value, reinterpret_cast<PyTypeObject*>(T->module))) {
     // Instances of one class share entries: what the graph reads is guarded

@@ -171,6 +171,20 @@ public:
   const AttrWrite* attrWritten(const VarRef& obj, PyObject* name) const;
   /// Records `obj.name = value`; false with the failure set when it cannot be replayed.
   bool storeAttr(const VarRef& obj, PyObject* name, const VarRef& value);
+  /// Note [Replayed container mutation]: a list or plain dict passed in from
+  /// outside (a tracker with a source) that the frame mutates. The tracker
+  /// changes as a container made in the frame does; the frame's code replaces
+  /// the caller's container's contents with the tracker's after the graph
+  /// (`lst[:] = [...]`, `d.clear(); d.update({...})`), so the caller's object
+  /// keeps its identity and holds what eager leaves in it.
+  const std::vector<VarRef>& mutatedInputs() const { return mutatedInputs_; }
+  /// Called before `c` (a List or Dict tracker with a source) is mutated: records
+  /// it, or fails with GB009 when the mutation cannot be replayed.
+  bool mutateInput(const VarRef& c, const char* what);
+  /// Registers list/dict input `v` (by identity, with a Distinct guard); returns it.
+  VarRef containerInput(PyObject* value, const VarRef& v);
+  /// The tracker of list/dict `value` read before through another source (guarded SameAs), else null.
+  VarRef containerSeen(PyObject* value, const SourceRef& source);
 
   // -- used by the opcode handlers ------------------------------------------
   /// Records a failure (the first one wins). Always returns false.
@@ -246,8 +260,25 @@ public:
   /// An attribute of a tuple subclass's instance found on a user class (`handled`), else null.
   VarRef namedTupleAttr(const VarRef& obj, PyObject* name, bool& handled);
   bool userStoreAttr(const VarRef& obj, PyObject* name, const VarRef& value);
+  /// `object.__setattr__(obj, name, value)` on a user object: a data descriptor's
+  /// setter, a __slots__ member, else the instance dict.
+  bool objectSetAttr(const VarRef& obj, PyObject* name, const VarRef& value);
   VarRef callUser(const VarRef& obj, std::vector<VarRef>& args, std::vector<std::pair<PyRef, VarRef>>& kwargs);
   int userTruth(const VarRef& obj);
+  /// `Color(value)` for an enum class (`isEnum`): the member, when `value` is a
+  /// constant the class maps to one (Note [Enum members]).
+  VarRef enumMember(const VarRef& cls, std::vector<VarRef>& args, std::vector<std::pair<PyRef, VarRef>>& kwargs,
+                    bool& isEnum);
+  /// `type(obj).<name>(obj, *args)` when the class defines `name` in Python
+  /// (`handled`), else null with `handled` false (Note [Operator protocols]).
+  VarRef userDunder(const VarRef& obj, PyObject* name, std::vector<VarRef> args, bool& handled);
+  /// `a op b` with a user object operand: __op__, then the reflected __rop__ (Note [Operator protocols]).
+  VarRef userBinary(PyObject* op, const VarRef& a, const VarRef& b);
+  VarRef userUnary(PyObject* op, const VarRef& v);
+  /// len(), obj[i] and obj[i] = v on a user object (Note [Operator protocols]).
+  VarRef userLen(const VarRef& obj);
+  VarRef userSubscr(const VarRef& obj, const VarRef& idx);
+  bool userStoreSubscr(const VarRef& obj, const VarRef& idx, const VarRef& val);
   /// `nn.X(consts)` of a torch.nn module class with no state (Note [Fresh modules]).
   VarRef freshModule(const VarRef& clsVar, std::vector<VarRef>& args,
                      std::vector<std::pair<PyRef, VarRef>>& kwargs);
@@ -361,6 +392,9 @@ private:
   std::set<std::pair<int, int>> guarded_;
   /// Note [Tensor input identity]: the tracker of each tensor read from a source.
   std::map<PyObject*, VarRef> tensorInputs_;
+  /// Lists and dicts read through a source, by identity (Note [Replayed container mutation]).
+  std::map<PyObject*, VarRef> containerInputs_;
+  std::vector<VarRef> mutatedInputs_;
   std::vector<PyRef> inputRefs_;  ///< keeps tensorInputs_' keys alive
   /// Note [Tensor types]: meta twin -> the input's type, when not torch.Tensor.
   std::map<PyObject*, PyRef> tensorTypes_;
