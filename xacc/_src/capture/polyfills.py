@@ -376,6 +376,8 @@ def cycle(iterable: Iterable, /) -> Iterator:
             yield x
 
 
+
+
 # -- builtins that take callables or iterators -----------------------------------------------
 
 
@@ -636,3 +638,8 @@ def _plain(t: type) -> bool:
 
 for _op in (operator.eq, operator.ne, operator.lt, operator.le, operator.gt, operator.ge, operator.or_):
     REFERENCE[("containers", _op)] = (_containers(_op), False)
+
+
+# Further references (functools, operator's callable classes, itertools.groupby/tee,
+# contextlib, collections) register themselves into REFERENCE on import.
+from . import polyfills_stdlib  # noqa: E402,F401

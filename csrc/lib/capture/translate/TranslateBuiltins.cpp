@@ -17,6 +17,43 @@ bool isA(PyObject* o, PyObject* type) {
 
 }  // namespace
 
+VarRef Translator::polyfillQuery(PyObject* query, const std::vector<VarRef>& args,
+                                 const std::vector<std::pair<PyRef, VarRef>>& kwargs) {
+  if (PyUnicode_CompareWithASCIIString(query, "made_while_tracing") == 0 && args.size() == 1 && kwargs.empty()) {
+    // A function the traced code defined: its attributes are never answered
+    // (GB010) and it is never rebuilt (GB011), so what is stored on it is unseen.
+    bool made = args[0]->is(Var::Kind::Function);
+    return makeConst(PyRef::borrow(made ? Py_True : Py_False));
+  }
+  fail("GB020", std::string("unknown polyfill query ") + PyUnicode_AsUTF8(query));
+  return nullptr;
+}
+
+VarRef Translator::listIndexAsTensor(const VarRef& idx) {
+  // torch's indexing turns a list that holds no sequence, slice, Ellipsis,
+  // None or tensor into one index tensor (treatSequenceAsTuple is false for
+  // it); made inside the dispatcher, that tensor would have no graph value.
+  // Only lists of exact ints are made here (their dtype is int64 for
+  // certain); a list of bools is a mask whose result size depends on its
+  // values, and anything else goes to torch as it is.
+  if (!idx->is(Var::Kind::List) || idx->items.empty()) return idx;
+  for (const VarRef& v : idx->items)
+    if (!isConst(v) || !PyLong_CheckExact(v->obj.get())) return idx;
+  PyRef list = PyRef::steal(PyList_New(static_cast<Py_ssize_t>(idx->items.size())));
+  for (size_t i = 0; i < idx->items.size(); ++i) {
+    PyObject* e = idx->items[i]->obj.get();
+    Py_INCREF(e);
+    PyList_SET_ITEM(list.get(), static_cast<Py_ssize_t>(i), e);
+  }
+  PyObject* t = PyObject_CallOneArg(pyTypes()->torchTensor, list.get());
+  if (!t) {
+    failPy("GB018", "list index");
+    return nullptr;
+  }
+  PyRef tensor = PyRef::steal(t);
+  return wrap(tensor.get(), nullptr);  // a real tensor made while tracing: an entry constant
+}
+
 VarRef Translator::callBuiltin(PyObject* f, std::vector<VarRef>& args,
                                std::vector<std::pair<PyRef, VarRef>>& kwargs, bool& handled) {
   const PyTypes* T = pyTypes();

@@ -269,7 +269,7 @@ const char* mappingMixin(PyObject* fn) {
 /// library do not).
 bool isUserFunction(PyObject* fn) {
   std::string mod = moduleOf(fn);
-  if (mod == "xacc._src.capture.polyfills") return true;  // reference implementations are inlined
+  if (startsWith(mod, "xacc._src.capture.polyfills")) return true;  // reference implementations are inlined
   if (startsWith(mod, "torch.nn.modules") || startsWith(mod, "torch.nn.utils.parametrize")) return true;
   static const char* kLibs[] = {"torch",  "xacc",        "xjit",    "numpy",     "typing",
                                 "functools", "abc",      "collections", "dataclasses", "contextlib",
@@ -858,6 +858,7 @@ VarRef Translator::polyfill(PyObject* f, std::vector<VarRef>& args,
     return nullptr;
   }
   PyObject* ref = PyTuple_GET_ITEM(entry, 0);
+  if (PyUnicode_Check(ref)) return polyfillQuery(ref, args, kwargs);  // TranslateBuiltins.cpp
   if (ref == Py_None) {
     // No reference: the original is pure and its result an immutable value
     // (polyfills.py, PURE_ON_CONSTANTS), called now on constant arguments.

@@ -335,6 +335,14 @@ private:
   /// has a Python reference for: that function inlined (null when there is none,
   /// or when the original is evaluated on constant arguments instead).
   VarRef polyfill(PyObject* f, std::vector<VarRef>& args, std::vector<std::pair<PyRef, VarRef>>& kwargs);
+  /// A question polyfills.py asks about the translator's own values (its
+  /// REFERENCE entry names it, e.g. "made_while_tracing"): a constant answer.
+  /// A tensor's index as eager indexing reads it: a flat list of Python ints
+  /// is the int64 index tensor torch makes of it, as a constant; anything
+  /// else is `idx` itself.
+  VarRef listIndexAsTensor(const VarRef& idx);
+  VarRef polyfillQuery(PyObject* query, const std::vector<VarRef>& args,
+                       const std::vector<std::pair<PyRef, VarRef>>& kwargs);
   VarRef numpyOnConstants(PyObject* fn, const std::vector<VarRef>& args,
                           const std::vector<std::pair<PyRef, VarRef>>& kwargs);
   VarRef callBuiltin(PyObject* f, std::vector<VarRef>& args,
