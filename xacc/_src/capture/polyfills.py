@@ -640,6 +640,6 @@ for _op in (operator.eq, operator.ne, operator.lt, operator.le, operator.gt, ope
     REFERENCE[("containers", _op)] = (_containers(_op), False)
 
 
-# Further references (functools, operator's callable classes, itertools.groupby/tee,
-# contextlib, collections) register themselves into REFERENCE on import.
-from . import polyfills_stdlib  # noqa: E402,F401
+# Further references register themselves into REFERENCE on import: functools,
+# operator's callable classes, itertools.groupby/tee; context managers.
+from . import polyfills_context, polyfills_stdlib  # noqa: E402,F401

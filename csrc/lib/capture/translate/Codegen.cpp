@@ -249,6 +249,8 @@ struct Emitter {
   /// attributes are rebuilt (they may refer back to it), then `value; obj;
   /// STORE_ATTR name` for each attribute in insertion order.
   bool rebuildUser(const VarRef& v) {
+    if (v->self && isPolyfillClass(v->self->obj.get()))  // Note [Context managers]
+      return failWith("GB011", "a library object the translator modelled cannot be rebuilt");
     static PyObject* objectNew = PyObject_GetAttrString(reinterpret_cast<PyObject*>(&PyBaseObject_Type), "__new__");
     asm_.op(Op::PUSH_NULL);
     asm_.op(Op::LOAD_CONST, constant(objectNew));

@@ -17,18 +17,6 @@ bool isA(PyObject* o, PyObject* type) {
 
 }  // namespace
 
-VarRef Translator::polyfillQuery(PyObject* query, const std::vector<VarRef>& args,
-                                 const std::vector<std::pair<PyRef, VarRef>>& kwargs) {
-  if (PyUnicode_CompareWithASCIIString(query, "made_while_tracing") == 0 && args.size() == 1 && kwargs.empty()) {
-    // A function the traced code defined: its attributes are never answered
-    // (GB010) and it is never rebuilt (GB011), so what is stored on it is unseen.
-    bool made = args[0]->is(Var::Kind::Function);
-    return makeConst(PyRef::borrow(made ? Py_True : Py_False));
-  }
-  fail("GB020", std::string("unknown polyfill query ") + PyUnicode_AsUTF8(query));
-  return nullptr;
-}
-
 VarRef Translator::listIndexAsTensor(const VarRef& idx) {
   // torch's indexing turns a list that holds no sequence, slice, Ellipsis,
   // None or tensor into one index tensor (treatSequenceAsTuple is false for

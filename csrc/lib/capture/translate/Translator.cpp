@@ -914,7 +914,18 @@ VarRef Translator::run(PyObject* func, PyObject* args) {
     return Source::root(Access::Global, 0, name);
   };
   VarRef result;
-  if (!runFrame(f, result)) return nullptr;
+  const bool entryGrad = gradEnabled_;
+  bool ran = runFrame(f, result);
+  if (gradEnabled_ != entryGrad) {
+    // The grad mode changed by the traced code (torch.set_grad_enabled(m)
+    // outside a with) is a region of the graph, not a change of the global
+    // mode: a return or a break with it still changed must leave the whole
+    // frame to Python.
+    if (ran) fail("GB014", "the frame returns with the grad mode changed");
+    failWhole();
+    return nullptr;
+  }
+  if (!ran) return nullptr;
   return result;
 }
 
@@ -978,7 +989,8 @@ PyObject* Translator::typeOf(const VarRef& v) {
     case Var::Kind::SymScalar:
     case Var::Kind::Set: return reinterpret_cast<PyObject*>(Py_TYPE(v->obj.get()));
     case Var::Kind::Tuple: return v->obj ? v->obj.get() : reinterpret_cast<PyObject*>(&PyTuple_Type);
-    case Var::Kind::UserObject: return v->self->obj.get();
+    case Var::Kind::UserObject:  // a polyfill's stand-in is never shown (Note [Context managers])
+      return isPolyfillClass(v->self->obj.get()) ? nullptr : v->self->obj.get();
     case Var::Kind::List: return reinterpret_cast<PyObject*>(&PyList_Type);
     case Var::Kind::Dict: return v->obj ? v->obj.get() : reinterpret_cast<PyObject*>(&PyDict_Type);
     case Var::Kind::DictView:

@@ -106,6 +106,10 @@ struct Failure {
 
 struct Frame;
 
+/// A class of xacc/_src/capture/polyfills*.py: its objects stand in for a library's
+/// and are never shown (Note [Context managers] in TranslateContext.cpp).
+bool isPolyfillClass(PyObject* cls);
+
 /// How deep inlined calls nest.
 constexpr size_t kMaxInlineDepth = 32;
 /// How often one code object may be on the inline stack at once: a container
@@ -341,6 +345,9 @@ private:
   /// is the int64 index tensor torch makes of it, as a constant; anything
   /// else is `idx` itself.
   VarRef listIndexAsTensor(const VarRef& idx);
+  /// BEFORE_WITH on a UserObject (Note [Context managers] in TranslateContext.cpp):
+  /// its __enter__ inlined (`enteredOut`), its bound __exit__ (`exitOut`).
+  bool enterContext(Frame& f, const VarRef& mgr, VarRef& exitOut, VarRef& enteredOut);
   VarRef polyfillQuery(PyObject* query, const std::vector<VarRef>& args,
                        const std::vector<std::pair<PyRef, VarRef>>& kwargs);
   VarRef numpyOnConstants(PyObject* fn, const std::vector<VarRef>& args,
