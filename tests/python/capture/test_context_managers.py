@@ -138,3 +138,33 @@ def test_grad_mode_left_changed_is_left_to_python():
                 assert not any(o.requires_grad for o in outs if isinstance(o, torch.Tensor))
         finally:
             torch.set_grad_enabled(True)
+
+
+def test_grad_mode_decorator_on_a_function_made_inside():
+    def f(x):
+        @torch.no_grad()
+        def frozen(t):
+            return t * 2, torch.is_grad_enabled()
+
+        @torch.enable_grad()
+        def live(t):
+            return t * 3
+
+        a, inside = frozen(x)
+        with torch.no_grad():
+            b = live(x)
+        return a, inside, b, x * 4, torch.is_grad_enabled()
+
+    check(f, lambda i: (torch.randn(3, requires_grad=True),), graphs=1, breaks=0)
+
+
+def test_grad_mode_decorator_on_a_generator_is_left_to_python():
+    def f(x):
+        @torch.no_grad()
+        def gen(t):
+            yield t * 2
+            yield torch.is_grad_enabled()
+
+        return list(gen(x)), x * 3
+
+    check(f, lambda i: (torch.randn(3, requires_grad=True),), calls=2)

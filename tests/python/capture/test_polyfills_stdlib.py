@@ -166,3 +166,21 @@ def test_list_index_that_is_not_plain_ints_is_left_to_torch():
 
     for fn in (mask, nested, out_of_range):
         check(fn, r(5, 3), calls=2)
+
+
+def test_getattr_default_of_a_name_tensors_do_not_have():
+    # The default, with the input tensor's own attribute guarded absent: a
+    # tensor that carries the attribute on a later call gets it.
+    def f(x):
+        return x * getattr(x, "scale", 2.0), getattr(x * 2, "offset", 1)
+
+    from xacc.jit import jit
+    from harness import compare_call
+
+    check(f, r(3), graphs=1, breaks=0)
+    jf = jit(f)
+    t = torch.randn(3)
+    t.scale = 5.0
+    out = jf(t)
+    torch.testing.assert_close(out[0], t * 5.0)
+    compare_call(f, jf, (torch.randn(3),))

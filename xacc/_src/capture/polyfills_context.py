@@ -131,4 +131,18 @@ def set_grad_enabled(mode: Any) -> _SetGradEnabled:
     return _SetGradEnabled(mode)
 
 
+def _grad_mode_decorator(mode: bool, func: Callable) -> Callable:
+    # `@torch.no_grad()` / `@torch.enable_grad()` on a plain function
+    # (torch.utils._contextlib.context_decorator): each call runs in the mode
+    # and restores the one it found. The translator inlines this for plain
+    # (not generator) functions only; the wrapper is a closure it never shows.
+    def decorate_context(*args: Any, **kwargs: Any) -> Any:
+        prev = _grad_enabled()
+        _set_grad(mode)
+        result = func(*args, **kwargs)
+        _set_grad(prev)
+        return result
+    return decorate_context
 
+
+REFERENCE["grad_mode_decorator"] = (_grad_mode_decorator, False)  # type: ignore[index]

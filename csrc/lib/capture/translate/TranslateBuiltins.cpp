@@ -155,6 +155,20 @@ VarRef Translator::callBuiltin(PyObject* f, std::vector<VarRef>& args,
       guardHas(args[0]->source, Leaf::Kind::HasAttr, name.get(), false);
       return args[2];
     }
+    if (args.size() == 3 && args[0]->is(Var::Kind::Tensor) && !args[0]->isNumpy()) {
+      // A name torch.Tensor (or the tensor's subclass) does not define: the
+      // default, unless the tensor object itself holds the attribute. An input
+      // tensor's instance attributes are guarded absent; a tensor computed in
+      // the frame is new, and the translator never stores attributes on one.
+      PyObject* tp = typeOf(args[0]);
+      if (tp && !PyObject_HasAttr(tp, name.get()) && !attrWritten(args[0], name.get())) {
+        if (SourceRef src = inputSource(args[0]) ? inputSource(args[0]) : args[0]->source) {
+          guardHas(src, Leaf::Kind::HasAttr, name.get(), false);
+          return args[2];
+        }
+        if (valueOf(args[0]) >= 0) return args[2];
+      }
+    }
     return getattr(args[0], name.get());
   }
   if (f == T->hasattr && args.size() == 2) {

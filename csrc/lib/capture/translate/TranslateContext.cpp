@@ -60,6 +60,27 @@ bool Translator::enterContext(Frame& f, const VarRef& mgr, VarRef& exitOut, VarR
   return enteredOut != nullptr;
 }
 
+VarRef Translator::gradModeDecorator(const VarRef& mode, std::vector<VarRef>& args,
+                                     std::vector<std::pair<PyRef, VarRef>>& kwargs) {
+  // torch's context_decorator wraps a plain function in one that enters a
+  // fresh copy of the mode per call; generator functions and classes get
+  // other wrappers, which are left to Python.
+  const int kLazy = CO_GENERATOR | CO_COROUTINE | CO_ASYNC_GENERATOR | CO_ITERABLE_COROUTINE;
+  PyObject* code = nullptr;
+  if (args.size() == 1 && kwargs.empty()) {
+    const VarRef& fn = args[0];
+    if (fn->is(Var::Kind::Function)) code = fn->obj.get();
+    else if (fn->is(Var::Kind::Object) && PyFunction_Check(fn->obj.get())) code = PyFunction_GET_CODE(fn->obj.get());
+  }
+  PyObject* entry = pyTypes()->polyfills ? PyDict_GetItemString(pyTypes()->polyfills, "grad_mode_decorator") : nullptr;
+  if (!code || (reinterpret_cast<PyCodeObject*>(code)->co_flags & kLazy) || !entry) {
+    fail("GB002", "no_grad/enable_grad called on something that is not a plain function");
+    return nullptr;
+  }
+  std::vector<VarRef> all{makeConst(PyRef::borrow(mode->pos ? Py_True : Py_False)), args[0]};
+  return inlineFunction(PyTuple_GET_ITEM(entry, 0), std::move(all), {}, nullptr);
+}
+
 VarRef Translator::polyfillQuery(PyObject* query, const std::vector<VarRef>& args,
                                  const std::vector<std::pair<PyRef, VarRef>>& kwargs) {
   auto is = [&](const char* q, size_t n) {

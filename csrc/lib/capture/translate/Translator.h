@@ -348,6 +348,10 @@ private:
   /// BEFORE_WITH on a UserObject (Note [Context managers] in TranslateContext.cpp):
   /// its __enter__ inlined (`enteredOut`), its bound __exit__ (`exitOut`).
   bool enterContext(Frame& f, const VarRef& mgr, VarRef& exitOut, VarRef& enteredOut);
+  /// `torch.no_grad()(fn)` / `torch.enable_grad()(fn)` on a plain function:
+  /// polyfills_context.py's wrapper that runs `fn` in that grad mode.
+  VarRef gradModeDecorator(const VarRef& mode, std::vector<VarRef>& args,
+                           std::vector<std::pair<PyRef, VarRef>>& kwargs);
   VarRef polyfillQuery(PyObject* query, const std::vector<VarRef>& args,
                        const std::vector<std::pair<PyRef, VarRef>>& kwargs);
   VarRef numpyOnConstants(PyObject* fn, const std::vector<VarRef>& args,
