@@ -184,3 +184,27 @@ def test_getattr_default_of_a_name_tensors_do_not_have():
     out = jf(t)
     torch.testing.assert_close(out[0], t * 5.0)
     compare_call(f, jf, (torch.randn(3),))
+
+
+def test_copy_deepcopy_of_containers_of_numbers():
+    import copy
+
+    def f(x):
+        shared = [1, 2]
+        cfg = {"scale": 2, "dims": shared, "again": shared, "t": (1, "a"), "nt": ([3],)}
+        c = copy.deepcopy(cfg)
+        c["dims"].append(3)  # the copy's one list, seen twice
+        return x * c["scale"], cfg, c, c["dims"] is c["again"], c["t"] is cfg["t"], c["nt"] is cfg["nt"]
+
+    check(f, r(3), graphs=1, breaks=0)
+
+
+def test_copy_deepcopy_of_tensors_is_left_to_python():
+    import copy
+
+    def f(x):
+        d = copy.deepcopy({"w": x, "n": 1})
+        d["w"].add_(1)
+        return d, x
+
+    check(f, r(3), calls=2)
