@@ -60,6 +60,19 @@ bool Translator::enterContext(Frame& f, const VarRef& mgr, VarRef& exitOut, VarR
   return enteredOut != nullptr;
 }
 
+bool Translator::runTopFrame(Frame& f, VarRef& result) {
+  const bool entryGrad = gradEnabled_;
+  bool ran = runFrame(f, result);
+  if (gradEnabled_ == entryGrad) return ran;
+  // The grad mode changed by the traced code (torch.set_grad_enabled(m)
+  // outside a with) is a region of the graph, not a change of the global
+  // mode: a return or a break with it still changed leaves the whole frame
+  // to Python.
+  if (ran) fail("GB014", "the frame returns with the grad mode changed");
+  failWhole();
+  return false;
+}
+
 VarRef Translator::gradModeDecorator(const VarRef& mode, std::vector<VarRef>& args,
                                      std::vector<std::pair<PyRef, VarRef>>& kwargs) {
   // torch's context_decorator wraps a plain function in one that enters a

@@ -914,18 +914,7 @@ VarRef Translator::run(PyObject* func, PyObject* args) {
     return Source::root(Access::Global, 0, name);
   };
   VarRef result;
-  const bool entryGrad = gradEnabled_;
-  bool ran = runFrame(f, result);
-  if (gradEnabled_ != entryGrad) {
-    // The grad mode changed by the traced code (torch.set_grad_enabled(m)
-    // outside a with) is a region of the graph, not a change of the global
-    // mode: a return or a break with it still changed must leave the whole
-    // frame to Python.
-    if (ran) fail("GB014", "the frame returns with the grad mode changed");
-    failWhole();
-    return nullptr;
-  }
-  if (!ran) return nullptr;
+  if (!runTopFrame(f, result)) return nullptr;  // TranslateContext.cpp
   return result;
 }
 

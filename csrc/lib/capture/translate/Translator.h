@@ -347,6 +347,8 @@ private:
   VarRef listIndexAsTensor(const VarRef& idx);
   /// BEFORE_WITH on a UserObject (Note [Context managers] in TranslateContext.cpp):
   /// its __enter__ inlined (`enteredOut`), its bound __exit__ (`exitOut`).
+  /// runFrame on the captured frame, which must leave the grad mode as it found it.
+  bool runTopFrame(Frame& f, VarRef& result);
   bool enterContext(Frame& f, const VarRef& mgr, VarRef& exitOut, VarRef& enteredOut);
   /// `torch.no_grad()(fn)` / `torch.enable_grad()(fn)` on a plain function:
   /// polyfills_context.py's wrapper that runs `fn` in that grad mode.
