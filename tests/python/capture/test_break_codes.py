@@ -4,6 +4,8 @@ GB023 (not GB014, which is a break inside try/with), an operation that raises
 in Python is GB024 (not GB011, an unsupported type), a value the split cannot
 rebuild is GB025; results and exceptions stay those of eager Python."""
 
+import threading
+
 import torch
 
 from xacc.explain import explain
@@ -21,6 +23,16 @@ class Ctx:
 def with_user_ctx(x):
     y = x * 2
     with Ctx():
+        y = y + 1
+    return y.sin()
+
+
+LOCK = threading.Lock()
+
+
+def with_lock(x):
+    y = x * 2
+    with LOCK:  # a context manager written in C: not modeled
         y = y + 1
     return y.sin()
 
@@ -66,7 +78,11 @@ def same(fn, *args):
 
 def test_unmodeled_context_manager_is_gb023():
     x = torch.randn(3)
-    assert codes(with_user_ctx, x) == [("GB023", "with statement")]
+    assert codes(with_lock, x)[0] == ("GB023", "with statement on a value that is not a context manager "
+                                               "the translator models")
+    same(with_lock, x)
+    # A context manager written in Python is modeled (Note [Context managers]): no break.
+    assert codes(with_user_ctx, x) == []
     same(with_user_ctx, x)
 
 

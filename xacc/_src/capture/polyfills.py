@@ -376,6 +376,8 @@ def cycle(iterable: Iterable, /) -> Iterator:
             yield x
 
 
+
+
 # -- builtins that take callables or iterators -----------------------------------------------
 
 
@@ -572,6 +574,54 @@ def copy_copy(x: Any) -> Any:
     raise TypeError(f"copy.copy of a {cls.__name__} is left to Python")
 
 
+
+_ATOMIC = (int, float, bool, complex, str, bytes, type(None), range, slice, type(Ellipsis))
+
+
+@_reference(copy.deepcopy)
+def copy_deepcopy(x: Any, memo: Any = None, _nil: Any = None) -> Any:
+    # copy.deepcopy over the builtin containers and immutable atoms; a value
+    # met twice is copied once (its memo, looked up by identity). Anything
+    # else (tensors, classes with __deepcopy__/__reduce_ex__) is left to
+    # Python: the raise breaks the frame.
+    if memo is not None:
+        raise TypeError("copy.deepcopy with a memo is left to Python")
+    return _deepcopy(x, [])
+
+
+def _deepcopy(x: Any, pairs: list) -> Any:
+    cls = type(x)
+    for atom in _ATOMIC:
+        if cls is atom:
+            return x
+    for original, made in pairs:
+        if original is x:
+            return made
+    if cls is list:
+        y = []
+        pairs.append((x, y))
+        for v in x:
+            y.append(_deepcopy(v, pairs))
+        return y
+    if cls is dict:
+        d = {}
+        pairs.append((x, d))
+        for k, v in x.items():
+            d[_deepcopy(k, pairs)] = _deepcopy(v, pairs)
+        return d
+    if cls is tuple:
+        items = [_deepcopy(v, pairs) for v in x]
+        for original, made in pairs:  # a cycle through the tuple copied it already
+            if original is x:
+                return made
+        same = True
+        for a, b in zip(items, x):
+            same = same and a is b
+        t = x if same else tuple(items)
+        pairs.append((x, t))
+        return t
+    raise TypeError(f"copy.deepcopy of a {cls.__name__} is left to Python")
+
 # -- comparisons and `|` between containers (keyed ("containers", operator)): the
 # translator asks these only when both operands are lists, tuples, dicts or dict
 # views; any other pairing raises here, so the frame breaks and Python answers. --
@@ -638,5 +688,7 @@ for _op in (operator.eq, operator.ne, operator.lt, operator.le, operator.gt, ope
     REFERENCE[("containers", _op)] = (_containers(_op), False)
 
 
-# References kept in modules of their own register themselves on import.
-from xacc._src.capture import polyfills_dataclasses as _polyfills_dataclasses  # noqa: E402,F401
+# References kept in modules of their own register themselves into REFERENCE on
+# import: dataclasses; functools, operator's callable classes, itertools.groupby/tee;
+# context managers.
+from . import polyfills_context, polyfills_dataclasses, polyfills_stdlib  # noqa: E402,F401

@@ -294,6 +294,8 @@ struct Emitter {
   }
 
   bool rebuildUser(const VarRef& v) {
+    if (v->self && isPolyfillClass(v->self->obj.get()))  // Note [Context managers]
+      return failWith(GB::UnsupportedType, "a library object the translator modelled cannot be rebuilt");
     static PyObject* objectNew = PyObject_GetAttrString(reinterpret_cast<PyObject*>(&PyBaseObject_Type), "__new__");
     asm_.op(Op::PUSH_NULL);
     asm_.op(Op::LOAD_CONST, constant(objectNew));

@@ -17,6 +17,31 @@ bool isA(PyObject* o, PyObject* type) {
 
 }  // namespace
 
+VarRef Translator::listIndexAsTensor(const VarRef& idx) {
+  // torch's indexing turns a list that holds no sequence, slice, Ellipsis,
+  // None or tensor into one index tensor (treatSequenceAsTuple is false for
+  // it); made inside the dispatcher, that tensor would have no graph value.
+  // Only lists of exact ints are made here (their dtype is int64 for
+  // certain); a list of bools is a mask whose result size depends on its
+  // values, and anything else goes to torch as it is.
+  if (!idx->is(Var::Kind::List) || idx->items.empty()) return idx;
+  for (const VarRef& v : idx->items)
+    if (!isConst(v) || !PyLong_CheckExact(v->obj.get())) return idx;
+  PyRef list = PyRef::steal(PyList_New(static_cast<Py_ssize_t>(idx->items.size())));
+  for (size_t i = 0; i < idx->items.size(); ++i) {
+    PyObject* e = idx->items[i]->obj.get();
+    Py_INCREF(e);
+    PyList_SET_ITEM(list.get(), static_cast<Py_ssize_t>(i), e);
+  }
+  PyObject* t = PyObject_CallOneArg(pyTypes()->torchTensor, list.get());
+  if (!t) {
+    failPy(GB::UnsupportedTorchArgument, "list index");
+    return nullptr;
+  }
+  PyRef tensor = PyRef::steal(t);
+  return wrap(tensor.get(), nullptr);  // a real tensor made while tracing: an entry constant
+}
+
 VarRef Translator::callBuiltin(PyObject* f, std::vector<VarRef>& args,
                                std::vector<std::pair<PyRef, VarRef>>& kwargs, bool& handled) {
   const PyTypes* T = pyTypes();
@@ -130,6 +155,20 @@ VarRef Translator::callBuiltin(PyObject* f, std::vector<VarRef>& args,
       // attribute's absence is guarded (a later call may find it set).
       guardHas(args[0]->source, Leaf::Kind::HasAttr, name.get(), false);
       return args[2];
+    }
+    if (args.size() == 3 && args[0]->is(Var::Kind::Tensor) && !args[0]->isNumpy()) {
+      // A name torch.Tensor (or the tensor's subclass) does not define: the
+      // default, unless the tensor object itself holds the attribute. An input
+      // tensor's instance attributes are guarded absent; a tensor computed in
+      // the frame is new, and the translator never stores attributes on one.
+      PyObject* tp = typeOf(args[0]);
+      if (tp && !PyObject_HasAttr(tp, name.get()) && !attrWritten(args[0], name.get())) {
+        if (SourceRef src = inputSource(args[0]) ? inputSource(args[0]) : args[0]->source) {
+          guardHas(src, Leaf::Kind::HasAttr, name.get(), false);
+          return args[2];
+        }
+        if (valueOf(args[0]) >= 0) return args[2];
+      }
     }
     return getattr(args[0], name.get());
   }

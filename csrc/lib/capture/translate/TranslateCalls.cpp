@@ -374,6 +374,8 @@ VarRef Translator::call(Frame& f, const VarRef& fn, std::vector<VarRef> args,
     case Var::Kind::GradExit:
       if (!setGrad(fn->pos != 0)) return nullptr;
       return makeConst(PyRef::borrow(Py_None));
+    case Var::Kind::GradMode:  // `@torch.no_grad()` on a function: TranslateContext.cpp
+      return gradModeDecorator(fn, args, kwargs);
     case Var::Kind::NoOp:
       if (!args.empty() || !kwargs.empty()) {
         fail(GB::UntraceableCall, "object.__init__ with arguments");

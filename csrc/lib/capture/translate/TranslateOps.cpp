@@ -766,7 +766,14 @@ bool Frame::step(const Instr& ins, bool& done, VarRef& result) {
     case Op::BEFORE_WITH: {
       if (!need(1)) return false;
       VarRef mgr = stack.back();
-      if (!mgr->is(Var::Kind::GradMode)) return t.fail(GB::UnmodeledContextManager, "with statement");
+      if (!mgr->is(Var::Kind::GradMode)) {  // Note [Context managers] in TranslateContext.cpp
+        VarRef exit, entered;
+        if (!t.enterContext(*this, mgr, exit, entered)) return false;
+        stack.pop_back();
+        push(std::move(exit));
+        push(std::move(entered));
+        return true;
+      }
       // A grad-mode region: __exit__ (called on the normal path with three
       // Nones) restores the mode; the exception path is never traced.
       auto exit = makeVar(Var::Kind::GradExit);

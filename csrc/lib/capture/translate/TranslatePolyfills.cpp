@@ -51,6 +51,7 @@ VarRef Translator::polyfill(PyObject* f, std::vector<VarRef>& args,
     return nullptr;
   }
   PyObject* ref = PyTuple_GET_ITEM(entry, 0);
+  if (PyUnicode_Check(ref)) return polyfillQuery(ref, args, kwargs);  // TranslateBuiltins.cpp
   if (ref == Py_None) {
     // No reference: the original is pure and its result an immutable value
     // (polyfills.py, PURE_ON_CONSTANTS), called now on constant arguments.

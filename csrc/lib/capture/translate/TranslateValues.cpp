@@ -575,7 +575,11 @@ VarRef Translator::subscr(const VarRef& obj, const VarRef& idx) {
   }
   if (obj->is(Var::Kind::UserObject)) return userSubscr(obj, idx);
   if (obj->isNumpy()) return numpyRun("op", operatorFn("getitem"), {obj, idx}, {});
-  if (obj->is(Var::Kind::Tensor)) return record(operatorFn("getitem"), {obj, idx}, {});
+  if (obj->is(Var::Kind::Tensor)) {
+    VarRef i = listIndexAsTensor(idx);  // TranslateBuiltins.cpp
+    if (!i) return nullptr;
+    return record(operatorFn("getitem"), {obj, i}, {});
+  }
   if (obj->is(Var::Kind::Tuple) || obj->is(Var::Kind::List)) {
     PyRef i = constOf(idx);
     if (!i) return nullptr;

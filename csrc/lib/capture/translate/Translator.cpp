@@ -917,7 +917,7 @@ VarRef Translator::run(PyObject* func, PyObject* args) {
     return Source::root(Access::Global, 0, name);
   };
   VarRef result;
-  if (!runFrame(f, result)) return nullptr;
+  if (!runTopFrame(f, result)) return nullptr;  // TranslateContext.cpp
   return result;
 }
 
@@ -981,7 +981,8 @@ PyObject* Translator::typeOf(const VarRef& v) {
     case Var::Kind::SymScalar:
     case Var::Kind::Set: return reinterpret_cast<PyObject*>(Py_TYPE(v->obj.get()));
     case Var::Kind::Tuple: return v->obj ? v->obj.get() : reinterpret_cast<PyObject*>(&PyTuple_Type);
-    case Var::Kind::UserObject: return v->self->obj.get();
+    case Var::Kind::UserObject:  // a polyfill's stand-in is never shown (Note [Context managers])
+      return isPolyfillClass(v->self->obj.get()) ? nullptr : v->self->obj.get();
     case Var::Kind::List: return reinterpret_cast<PyObject*>(&PyList_Type);
     case Var::Kind::Dict: return v->obj ? v->obj.get() : reinterpret_cast<PyObject*>(&PyDict_Type);
     case Var::Kind::DictView:

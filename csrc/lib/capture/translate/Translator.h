@@ -107,6 +107,10 @@ struct Failure {
 
 struct Frame;
 
+/// A class of xacc/_src/capture/polyfills*.py: its objects stand in for a library's
+/// and are never shown (Note [Context managers] in TranslateContext.cpp).
+bool isPolyfillClass(PyObject* cls);
+
 /// How deep inlined calls nest.
 constexpr size_t kMaxInlineDepth = 32;
 /// How often one code object may be on the inline stack at once: a container
@@ -367,6 +371,23 @@ private:
   /// has a Python reference for: that function inlined (null when there is none,
   /// or when the original is evaluated on constant arguments instead).
   VarRef polyfill(PyObject* f, std::vector<VarRef>& args, std::vector<std::pair<PyRef, VarRef>>& kwargs);
+  /// A question polyfills.py asks about the translator's own values (its
+  /// REFERENCE entry names it, e.g. "made_while_tracing"): a constant answer.
+  /// A tensor's index as eager indexing reads it: a flat list of Python ints
+  /// is the int64 index tensor torch makes of it, as a constant; anything
+  /// else is `idx` itself.
+  VarRef listIndexAsTensor(const VarRef& idx);
+  /// BEFORE_WITH on a UserObject (Note [Context managers] in TranslateContext.cpp):
+  /// its __enter__ inlined (`enteredOut`), its bound __exit__ (`exitOut`).
+  /// runFrame on the captured frame, which must leave the grad mode as it found it.
+  bool runTopFrame(Frame& f, VarRef& result);
+  bool enterContext(Frame& f, const VarRef& mgr, VarRef& exitOut, VarRef& enteredOut);
+  /// `torch.no_grad()(fn)` / `torch.enable_grad()(fn)` on a plain function:
+  /// polyfills_context.py's wrapper that runs `fn` in that grad mode.
+  VarRef gradModeDecorator(const VarRef& mode, std::vector<VarRef>& args,
+                           std::vector<std::pair<PyRef, VarRef>>& kwargs);
+  VarRef polyfillQuery(PyObject* query, const std::vector<VarRef>& args,
+                       const std::vector<std::pair<PyRef, VarRef>>& kwargs);
   VarRef numpyOnConstants(PyObject* fn, const std::vector<VarRef>& args,
                           const std::vector<std::pair<PyRef, VarRef>>& kwargs);
   VarRef callBuiltin(PyObject* f, std::vector<VarRef>& args,

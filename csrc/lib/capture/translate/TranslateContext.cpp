@@ -1,0 +1,123 @@
+// Note [Context managers]
+// ~~~~~~~~~~~~~~~~~~~~~~~
+// `with m:` on a translator value runs the protocol BEFORE_WITH runs: the
+// special methods `__enter__` and `__exit__` are looked up on the type (not
+// the instance), `__enter__` is called (inlined) and its result pushed above
+// the bound `__exit__`, which the normal exit path calls with three Nones.
+//
+//  * `torch.no_grad()`/`enable_grad()` are GradMode values (TranslateOps.cpp);
+//  * any UserObject (Note [User objects]) whose class defines both methods
+//    in Python: a user's context manager class, and the reference classes of
+//    polyfills_context.py (contextlib.nullcontext, suppress, contextmanager,
+//    torch.set_grad_enabled).
+//
+// Only the path without an exception is traced: an exception raised inside
+// the block is a break there, and a break inside a with block makes the frame
+// run in Python (GB014, Codegen), so `__exit__` never sees an exception here.
+//
+// Objects of a polyfill class stand in for the library's own (a
+// `_NullContext` for a `contextlib.nullcontext`): their type is never
+// answered (typeOf) and they are never rebuilt after a break or at a return
+// (Codegen), so the stand-in is never seen. Their attributes are named
+// `_xacc_*`; reading the library class's own attribute names finds nothing
+// and breaks.
+#include "PyTypes.h"
+#include "Translator.h"
+
+namespace xacc::capture::translate {
+
+bool isPolyfillClass(PyObject* cls) {
+  if (!cls || !PyType_Check(cls)) return false;
+  PyObject* mod = PyObject_GetAttrString(cls, "__module__");
+  if (!mod) {
+    PyErr_Clear();
+    return false;
+  }
+  bool r = PyUnicode_Check(mod) && PyUnicode_AsUTF8(mod) &&
+           std::string(PyUnicode_AsUTF8(mod)).rfind("xacc._src.capture.polyfills", 0) == 0;
+  Py_DECREF(mod);
+  return r;
+}
+
+bool Translator::enterContext(Frame& f, const VarRef& mgr, VarRef& exitOut, VarRef& enteredOut) {
+  if (!mgr->is(Var::Kind::UserObject) || !mgr->self || !mgr->self->obj)
+    return fail(GB::UnmodeledContextManager, "with statement on a value that is not a context manager the translator models");
+  static PyObject* enterName = PyUnicode_InternFromString("__enter__");
+  static PyObject* exitName = PyUnicode_InternFromString("__exit__");
+  auto* tp = reinterpret_cast<PyTypeObject*>(mgr->self->obj.get());
+  PyObject* enter = _PyType_Lookup(tp, enterName);  // borrowed
+  PyObject* exit = _PyType_Lookup(tp, exitName);
+  if (!enter || !exit || !PyFunction_Check(enter) || !PyFunction_Check(exit))
+    return fail(GB::UnmodeledContextManager, std::string("with statement: ") + tp->tp_name +
+                             " has no __enter__/__exit__ written in Python");
+  auto bound = [&](PyObject* fn) {
+    auto m = makeVar(Var::Kind::BoundMethod, PyRef::borrow(fn));
+    m->self = mgr;
+    return m;
+  };
+  exitOut = bound(exit);
+  enteredOut = call(f, bound(enter), {}, {});
+  return enteredOut != nullptr;
+}
+
+bool Translator::runTopFrame(Frame& f, VarRef& result) {
+  const bool entryGrad = gradEnabled_;
+  bool ran = runFrame(f, result);
+  if (gradEnabled_ == entryGrad) return ran;
+  // The grad mode changed by the traced code (torch.set_grad_enabled(m)
+  // outside a with) is a region of the graph, not a change of the global
+  // mode: a return or a break with it still changed leaves the whole frame
+  // to Python.
+  if (ran) fail(GB::UnmodeledContextManager, "the frame returns with the grad mode changed");
+  failWhole();
+  return false;
+}
+
+VarRef Translator::gradModeDecorator(const VarRef& mode, std::vector<VarRef>& args,
+                                     std::vector<std::pair<PyRef, VarRef>>& kwargs) {
+  // torch's context_decorator wraps a plain function in one that enters a
+  // fresh copy of the mode per call; generator functions and classes get
+  // other wrappers, which are left to Python.
+  const int kLazy = CO_GENERATOR | CO_COROUTINE | CO_ASYNC_GENERATOR | CO_ITERABLE_COROUTINE;
+  PyObject* code = nullptr;
+  if (args.size() == 1 && kwargs.empty()) {
+    const VarRef& fn = args[0];
+    if (fn->is(Var::Kind::Function)) code = fn->obj.get();
+    else if (fn->is(Var::Kind::Object) && PyFunction_Check(fn->obj.get())) code = PyFunction_GET_CODE(fn->obj.get());
+  }
+  PyObject* entry = pyTypes()->polyfills ? PyDict_GetItemString(pyTypes()->polyfills, "grad_mode_decorator") : nullptr;
+  if (!code || (reinterpret_cast<PyCodeObject*>(code)->co_flags & kLazy) || !entry) {
+    fail(GB::UntraceableCall, "no_grad/enable_grad called on something that is not a plain function");
+    return nullptr;
+  }
+  std::vector<VarRef> all{makeConst(PyRef::borrow(mode->pos ? Py_True : Py_False)), args[0]};
+  return inlineFunction(PyTuple_GET_ITEM(entry, 0), std::move(all), {}, nullptr);
+}
+
+VarRef Translator::polyfillQuery(PyObject* query, const std::vector<VarRef>& args,
+                                 const std::vector<std::pair<PyRef, VarRef>>& kwargs) {
+  auto is = [&](const char* q, size_t n) {
+    return PyUnicode_CompareWithASCIIString(query, q) == 0 && args.size() == n && kwargs.empty();
+  };
+  if (is("made_while_tracing", 1)) {
+    // A function the traced code defined: its attributes are never answered
+    // (GB010) and it is never rebuilt (GB011), so what is stored on it is unseen.
+    bool made = args[0]->is(Var::Kind::Function);
+    return makeConst(PyRef::borrow(made ? Py_True : Py_False));
+  }
+  if (is("grad_enabled", 0)) return makeConst(PyRef::borrow(gradEnabled() ? Py_True : Py_False));
+  if (is("set_grad", 1)) {
+    // torch._C._set_grad_enabled(mode) on a constant bool; the frame must
+    // leave the mode as it found it (checked where the frame returns).
+    if (!isConst(args[0]) || !PyBool_Check(args[0]->obj.get())) {
+      fail(GB::UntraceableCall, "torch.set_grad_enabled on a value that is not a constant bool");
+      return nullptr;
+    }
+    if (!setGrad(args[0]->obj.get() == Py_True)) return nullptr;
+    return makeConst(PyRef::borrow(Py_None));
+  }
+  fail(GB::Internal, std::string("unknown polyfill query ") + PyUnicode_AsUTF8(query));
+  return nullptr;
+}
+
+}  // namespace xacc::capture::translate
