@@ -1,7 +1,8 @@
 """Generates the C++ translator's opcode tables from the running interpreter's own
 `opcode` module: csrc/lib/capture/translate/Opcodes3XX.def for this CPython minor
 version (number, inline cache entries, argument kind, jump direction of every
-opcode), then OpcodeNames.def, the union of the names of every Opcodes3XX.def
+opcode, and the few facts about instructions that differ between versions, measured
+on its compiler), then OpcodeNames.def, the union of the names of every Opcodes3XX.def
 present (translate::Op is numbered by it, so that one translator source compiles
 against each version's table). No fact is retyped: run this under each interpreter
 
@@ -69,6 +70,34 @@ def rows() -> list[tuple[str, int]]:
             if not name.startswith("<") and not name.startswith("INSTRUMENTED_")]
 
 
+def facts() -> list[tuple[str, int]]:
+    """Per-version facts about instructions that the opcode rows cannot say, measured
+    on this interpreter's own compiler and dis (BytecodeFacts in BytecodeFacts.h)."""
+    def code_of(src: str):
+        return [c for c in compile(src, "<facts>", "exec").co_consts if hasattr(c, "co_code")][0]
+
+    ge = next(i for i in dis.get_instructions(code_of("def f(a, b): return a >= b")) if i.opname == "COMPARE_OP")
+    want = dis.cmp_op.index(">=")
+    shift = next(s for s in range(8) if ge.arg >> s == want)
+    meth = code_of("def f(x): return x.m()")
+    method_bit = any(i.opname == "LOAD_ATTR" and i.arg & 1 for i in dis.get_instructions(meth))
+    op = opcode.opmap
+    end_for = -dis.stack_effect(op["END_FOR"]) if "END_FOR" in op else 0
+    intrinsics = list(getattr(dis, "_intrinsic_1_descs", ()))
+
+    def intrinsic(name: str) -> int:
+        return intrinsics.index(name) if name in intrinsics else -1
+
+    return [
+        ("compareShift", shift),
+        ("loadAttrMethodBit", int(method_bit)),
+        ("forIterJumpEffect", dis.stack_effect(op["FOR_ITER"], 0, jump=True)),
+        ("endForPops", end_for),
+        ("intrinsicUnaryPositive", intrinsic("INTRINSIC_UNARY_POSITIVE")),
+        ("intrinsicListToTuple", intrinsic("INTRINSIC_LIST_TO_TUPLE")),
+    ]
+
+
 def render() -> str:
     assert sys.version_info[:2] in SUPPORTED, f"no translator support planned for {sys.version}"
     v = f"{sys.version_info[0]}.{sys.version_info[1]}"
@@ -79,6 +108,8 @@ def render() -> str:
         "// NOLINTBEGIN",
     ]
     lines += [f"XACC_OPCODE({name}, {num}, {caches(name, num)}, {flags(name, num)})" for name, num in rows()]
+    lines.append("// XACC_FACT(name, value): BytecodeFacts (BytecodeFacts.h).")
+    lines += [f"XACC_FACT({name}, {value})" for name, value in facts()]
     lines.append("// NOLINTEND")
     return "\n".join(lines) + "\n"
 

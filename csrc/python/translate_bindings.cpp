@@ -12,6 +12,7 @@
 #include <map>
 #include <set>
 
+#include "../lib/capture/translate/BytecodeFacts.h"
 #include "../lib/capture/translate/Codegen.h"
 #include "../lib/capture/translate/CodegenImpl.h"
 #include "../lib/capture/translate/PyTypes.h"
@@ -198,6 +199,13 @@ py::object breakResult(const tr::Failure& f) {
 /// The frame split at `ins`: ("code", fn, ...) or ("fallback", code, detail, <the break>).
 py::object splitResult(tr::Translator& t, const tr::Instr& ins, py::handle func, py::handle host,
                        const tr::Failure& brk, bool silent) {
+  if (!tr::codegenModelled()) {
+    // Note [Bytecode versions]: no break function for this version yet.
+    return py::make_tuple("fallback", "GB001",
+                          "not captured: break functions for CPython 3." + std::to_string(tr::opcodeTableVersion()) +
+                              " bytecode not generated yet",
+                          brk.code, brk.detail, brk.file, brk.line, brk.function, silent);
+  }
   PyBreakHost bh(host);
   tr::Failure fallback;
   tr::PyRef fn = tr::emitBreak(t, *t.topFrame(), ins, func.ptr(), bh, fallback);

@@ -1,5 +1,6 @@
 // Decoding of CPython code objects. See Bytecode.h.
 #include "Bytecode.h"
+#include "BytecodeFacts.h"
 
 #include <algorithm>
 #include <limits>
@@ -15,12 +16,14 @@ struct Table {
   OpcodeInfo info[256];                                    ///< by raw opcode byte
   OpcodeInfo byOp[static_cast<size_t>(Op::kNumOps) + 1];  ///< by Op
   int raw[static_cast<size_t>(Op::kNumOps) + 1];
+  BytecodeFacts facts;
   Table() {
     std::fill(std::begin(raw), std::end(raw), -1);
 #define XACC_OPCODE(nm, num, caches, flags)                                     \
   info[num] = OpcodeInfo{#nm, caches, static_cast<uint16_t>(flags), Op::nm}; \
   byOp[static_cast<size_t>(Op::nm)] = info[num];                             \
   raw[static_cast<size_t>(Op::nm)] = num;
+#define XACC_FACT(name, value) facts.name = value;
 #if PY_MINOR_VERSION == 11
 #include "Opcodes311.def"
 #elif PY_MINOR_VERSION == 12
@@ -28,6 +31,7 @@ struct Table {
 #elif PY_MINOR_VERSION == 13
 #include "Opcodes313.def"
 #endif
+#undef XACC_FACT
 #undef XACC_OPCODE
   }
 };
@@ -105,7 +109,10 @@ const OpcodeInfo& opcodeInfo(uint8_t op) { return table().info[op]; }
 const OpcodeInfo& opcodeInfo(Op op) { return table().byOp[static_cast<size_t>(op)]; }
 int opcodeByte(Op op) { return table().raw[static_cast<size_t>(op)]; }
 int opcodeTableVersion() { return PY_MINOR_VERSION; }
-bool bytecodeModelled() { return PY_MINOR_VERSION == 11; }
+bool bytecodeModelled() { return PY_MINOR_VERSION == 11 || PY_MINOR_VERSION == 12; }
+const BytecodeFacts& bytecodeFacts() { return table().facts; }
+bool regionsModelled() { return PY_MINOR_VERSION == 11; }
+bool codegenModelled() { return PY_MINOR_VERSION == 11; }
 
 namespace {
 

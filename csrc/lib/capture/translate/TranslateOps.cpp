@@ -14,6 +14,7 @@
 #include <array>
 #include <cstring>
 
+#include "BytecodeFacts.h"
 #include "PyTypes.h"
 #include "Translator.h"
 
@@ -149,6 +150,18 @@ constexpr FamilyRow kFamilies[] = {
     {Op::BEFORE_WITH, &Frame::stepCalls},
     {Op::RAISE_VARARGS, &Frame::stepCalls},
     {Op::LOAD_ASSERTION_ERROR, &Frame::stepCalls},
+    // Opcodes of CPython 3.12 on (Opcodes312.def).
+    {Op::LOAD_FAST_CHECK, &Frame::stepLocals},
+    {Op::LOAD_FAST_AND_CLEAR, &Frame::stepLocals},
+    {Op::BINARY_SLICE, &Frame::stepOperators},
+    {Op::STORE_SLICE, &Frame::stepOperators},
+    {Op::POP_JUMP_IF_TRUE, &Frame::stepControl},
+    {Op::POP_JUMP_IF_FALSE, &Frame::stepControl},
+    {Op::POP_JUMP_IF_NONE, &Frame::stepControl},
+    {Op::POP_JUMP_IF_NOT_NONE, &Frame::stepControl},
+    {Op::END_FOR, &Frame::stepControl},
+    {Op::RETURN_CONST, &Frame::stepControl},
+    {Op::CALL_INTRINSIC_1, &Frame::stepCalls},
 };
 
 const std::array<Family, static_cast<size_t>(Op::kNumOps)>& familyTable() {
@@ -196,15 +209,25 @@ bool Frame::stepLocals(const Instr& ins, bool& done, VarRef& result) {
       return true;
 
     // -- locals, constants, globals ------------------------------------------
-    case Op::LOAD_FAST: {
+    case Op::LOAD_FAST:
+    case Op::LOAD_FAST_CHECK: {  // 3.12: LOAD_FAST where the local may be unbound
       const VarRef& v = slots[ins.arg];
       if (!v) return t.fail("GB001", "read of unbound local '" + localName(ins.arg) + "'");
       push(v);
       return true;
     }
+    case Op::LOAD_FAST_AND_CLEAR: {
+      // 3.12 (PEP 709): an inlined comprehension saves the local its variable
+      // shadows, unbound included (a NULL, which STORE_FAST puts back as unbound).
+      VarRef v = slots[ins.arg] ? slots[ins.arg] : makeVar(Var::Kind::Null);
+      slots[ins.arg] = nullptr;
+      push(std::move(v));
+      return true;
+    }
     case Op::STORE_FAST:
       if (!need(ins, 1)) return false;
       slots[ins.arg] = pop();
+      if (slots[ins.arg] && slots[ins.arg]->is(Var::Kind::Null)) slots[ins.arg] = nullptr;  // LOAD_FAST_AND_CLEAR
       return true;
     case Op::DELETE_FAST:
       slots[ins.arg] = nullptr;

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstring>
 
+#include "BytecodeFacts.h"
 #include "PyTypes.h"
 #include "Translator.h"
 
@@ -19,12 +20,15 @@ bool Frame::stepControl(const Instr& ins, bool& done, VarRef& result) {
     case Op::POP_JUMP_FORWARD_IF_TRUE:
     case Op::POP_JUMP_BACKWARD_IF_TRUE:
     case Op::POP_JUMP_FORWARD_IF_FALSE:
-    case Op::POP_JUMP_BACKWARD_IF_FALSE: {
+    case Op::POP_JUMP_BACKWARD_IF_FALSE:
+    case Op::POP_JUMP_IF_TRUE:    // 3.12: one direction per jump opcode, the
+    case Op::POP_JUMP_IF_FALSE: {  // jump's flags say which (Bytecode.cpp)
       if (!need(ins, 1)) return false;
-      bool want = ins.op == Op::POP_JUMP_FORWARD_IF_TRUE || ins.op == Op::POP_JUMP_BACKWARD_IF_TRUE;
+      bool want = ins.op == Op::POP_JUMP_FORWARD_IF_TRUE || ins.op == Op::POP_JUMP_BACKWARD_IF_TRUE ||
+                  ins.op == Op::POP_JUMP_IF_TRUE;
       if (stack.back()->is(Var::Kind::ItemOf)) stack.back() = stack.back()->self;  // its tensor
       if (stack.back()->is(Var::Kind::Tensor) && !stack.back()->isNumpy() &&
-          bc->indexOf(ins.target) > static_cast<int>(ip))
+          bc->indexOf(ins.target) > static_cast<int>(ip) && regionsModelled())
         return t.branch(*this, ins, want, done, result);  // a ctrl.if, or GB004
       int b = t.truth(stack.back());  // fails (GB004) before popping a tensor
       if (b < 0) return false;
@@ -35,11 +39,14 @@ bool Frame::stepControl(const Instr& ins, bool& done, VarRef& result) {
     case Op::POP_JUMP_FORWARD_IF_NONE:
     case Op::POP_JUMP_BACKWARD_IF_NONE:
     case Op::POP_JUMP_FORWARD_IF_NOT_NONE:
-    case Op::POP_JUMP_BACKWARD_IF_NOT_NONE: {
+    case Op::POP_JUMP_BACKWARD_IF_NOT_NONE:
+    case Op::POP_JUMP_IF_NONE:
+    case Op::POP_JUMP_IF_NOT_NONE: {
       if (!need(ins, 1)) return false;
       VarRef v = pop();
       bool isNone = v->is(Var::Kind::Const) && v->obj.get() == Py_None;
-      bool want = ins.op == Op::POP_JUMP_FORWARD_IF_NONE || ins.op == Op::POP_JUMP_BACKWARD_IF_NONE;
+      bool want = ins.op == Op::POP_JUMP_FORWARD_IF_NONE || ins.op == Op::POP_JUMP_BACKWARD_IF_NONE ||
+                  ins.op == Op::POP_JUMP_IF_NONE;
       if (isNone == want) ip = static_cast<size_t>(bc->indexOf(ins.target));
       return true;
     }
@@ -65,7 +72,8 @@ bool Frame::stepControl(const Instr& ins, bool& done, VarRef& result) {
       if (!need(ins, 1)) return false;
       VarRef& it = stack.back();
       if (!it->is(Var::Kind::Iter)) return t.fail("GB011", "iteration over an unknown iterator");
-      if (it->obj && PyRange_Check(it->obj.get()) && it->pos == 0 && it->items.size() > kUnrollBound) {
+      if (it->obj && PyRange_Check(it->obj.get()) && it->pos == 0 && it->items.size() > kUnrollBound &&
+          regionsModelled()) {
         int r = t.rangeLoop(*this, ins);
         if (r < 0) return false;
         if (r > 0) return true;
@@ -78,9 +86,20 @@ bool Frame::stepControl(const Instr& ins, bool& done, VarRef& result) {
       if (v) {
         push(std::move(v));
       } else {
-        stack.pop_back();
+        // Exhausted: 3.11 pops the iterator; 3.12 leaves it and a placeholder
+        // for END_FOR at the target to pop (BytecodeFacts::forIterJumpEffect).
+        if (bytecodeFacts().forIterJumpEffect < 0)
+          stack.pop_back();
+        else
+          push(makeVar(Var::Kind::Null));
         ip = static_cast<size_t>(bc->indexOf(ins.target));
       }
+      return true;
+    }
+    case Op::END_FOR: {
+      const size_t n = static_cast<size_t>(bytecodeFacts().endForPops);
+      if (!need(ins, n)) return false;
+      stack.resize(stack.size() - n);
       return true;
     }
     case Op::RETURN_VALUE:
@@ -88,6 +107,13 @@ bool Frame::stepControl(const Instr& ins, bool& done, VarRef& result) {
       result = pop();
       done = true;
       return true;
+    case Op::RETURN_CONST: {  // 3.12: LOAD_CONST then RETURN_VALUE
+      Instr part = ins;
+      part.op = Op::LOAD_CONST;
+      if (!step(part, done, result)) return false;
+      part.op = Op::RETURN_VALUE;
+      return step(part, done, result);
+    }
     case Op::RETURN_GENERATOR:
       if (!lazy) return t.fail("GB013", "generator");
       push(makeConst(PyRef::borrow(Py_None)));
@@ -110,6 +136,20 @@ bool Frame::stepControl(const Instr& ins, bool& done, VarRef& result) {
 bool Frame::stepCalls(const Instr& ins, bool& done, VarRef& result) {
   switch (ins.op) {
     // -- calls ----------------------------------------------------------------------------
+    case Op::CALL_INTRINSIC_1: {
+      // 3.12: the unary operations that lost their opcodes; each modelled one is
+      // the opcode 3.11 had for it.
+      const BytecodeFacts& facts = bytecodeFacts();
+      Instr as = ins;
+      as.arg = 0;
+      if (ins.arg == facts.intrinsicUnaryPositive)
+        as.op = Op::UNARY_POSITIVE;
+      else if (ins.arg == facts.intrinsicListToTuple)
+        as.op = Op::LIST_TO_TUPLE;
+      else
+        return t.fail("GB001", "CALL_INTRINSIC_1 " + std::to_string(ins.arg));
+      return step(as, done, result);
+    }
     case Op::KW_NAMES:
       kwNames = PyRef::borrow(PyTuple_GET_ITEM(code->co_consts, ins.arg));
       return true;

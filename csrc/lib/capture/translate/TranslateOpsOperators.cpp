@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstring>
 
+#include "BytecodeFacts.h"
 #include "PyTypes.h"
 #include "Translator.h"
 
@@ -13,7 +14,16 @@ bool Frame::stepAttributes(const Instr& ins, bool& done, VarRef& result) {
     // -- attributes --------------------------------------------------------------
     case Op::LOAD_ATTR: {
       if (!need(ins, 1)) return false;
-      VarRef v = t.getattr(pop(), PyTuple_GET_ITEM(code->co_names, ins.arg));
+      const bool methodBit = bytecodeFacts().loadAttrMethodBit;
+      if (methodBit && (ins.arg & 1)) {
+        // 3.12 folded LOAD_METHOD into LOAD_ATTR: the low bit asks for its
+        // stack shape, the name is arg >> 1.
+        Instr method = ins;
+        method.op = Op::LOAD_METHOD;
+        method.arg = ins.arg >> 1;
+        return stepAttributes(method, done, result);
+      }
+      VarRef v = t.getattr(pop(), PyTuple_GET_ITEM(code->co_names, methodBit ? ins.arg >> 1 : ins.arg));
       if (!v) return false;
       push(std::move(v));
       return true;
@@ -54,7 +64,7 @@ bool Frame::stepOperators(const Instr& ins, bool& done, VarRef& result) {
     }
     case Op::COMPARE_OP: {
       if (!need(ins, 2)) return false;
-      PyObject* op = compareOperator(ins.arg);
+      PyObject* op = compareOperator(ins.arg >> bytecodeFacts().compareShift);
       if (!op) return t.failPy("GB020", "COMPARE_OP argument");
       VarRef b = pop(), a = pop();
       VarRef r = t.binary(op, a, b);
@@ -157,6 +167,19 @@ bool Frame::stepOperators(const Instr& ins, bool& done, VarRef& result) {
         if (r < 0) return t.failPy("GB011", "'in'");
       }
       return answer(r);
+    }
+    case Op::BINARY_SLICE:
+    case Op::STORE_SLICE: {
+      // 3.12: container[start:end] (= value) is BUILD_SLICE 2 on the two
+      // bounds, then BINARY_SUBSCR (STORE_SUBSCR) on the slice.
+      if (!need(ins, ins.op == Op::STORE_SLICE ? 4 : 3)) return false;
+      Instr part = ins;
+      part.op = Op::BUILD_SLICE;
+      part.arg = 2;
+      if (!step(part, done, result)) return false;
+      part.op = ins.op == Op::STORE_SLICE ? Op::STORE_SUBSCR : Op::BINARY_SUBSCR;
+      part.arg = 0;
+      return step(part, done, result);
     }
     case Op::BINARY_SUBSCR: {
       if (!need(ins, 2)) return false;
