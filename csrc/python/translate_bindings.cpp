@@ -340,6 +340,18 @@ py::object translate(py::handle func, py::tuple args, py::handle host, cap::Guar
     f.function = b[4].cast<std::string>();
     opts.breakAt[item.first.cast<int>()] = f;
   }
+  if (!tr::bytecodeModelled()) {
+    // Note [Bytecode versions]: this version's bytecode is decoded, not yet
+    // modelled by the opcode handlers: the frame runs as plain Python.
+    auto* code = reinterpret_cast<PyCodeObject*>(PyFunction_GET_CODE(func.ptr()));
+    tr::Failure f;
+    f.code = "GB001";
+    f.detail = "not captured: CPython 3." + std::to_string(tr::opcodeTableVersion()) + " bytecode not supported yet";
+    f.file = PyUnicode_AsUTF8(code->co_filename);
+    f.function = PyUnicode_AsUTF8(code->co_name);
+    f.line = code->co_firstlineno;
+    return breakResult(f);
+  }
   tr::Translator t(h, tree, opts);
   try {
     tr::VarRef ret = t.run(func.ptr(), args.ptr());

@@ -849,16 +849,6 @@ VarRef Translator::run(PyObject* func, PyObject* args) {
   }
   auto* fn = reinterpret_cast<PyFunctionObject*>(func);
   auto* code = reinterpret_cast<PyCodeObject*>(fn->func_code);
-  if (!bytecodeModelled()) {
-    // Note [Bytecode versions]: the build decodes this version's bytecode, but
-    // the opcode handlers do not model it yet: the frame runs as plain Python.
-    failure_.file = str(code->co_filename);
-    failure_.function = str(code->co_name);
-    failure_.line = code->co_firstlineno;
-    fail("GB001", "not captured: CPython 3." + std::to_string(opcodeTableVersion()) +
-                      " bytecode not supported yet");
-    return nullptr;
-  }
   std::string error;
   // Resume code (a copy of the whole original per break) is decoded for this
   // translation only: caching it would keep O(code) memory per break.
