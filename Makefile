@@ -1,7 +1,9 @@
 # xacc developer entry points. A fresh machine needs only `make run` or `make test`;
 # both run `make install` first, which is idempotent and takes seconds once done.
 #
-#   make install  system + Python deps, CMake build, editable install, tools on PATH
+#   make install  system + Python deps, CMake build, editable install, tools on PATH,
+#                 and build/venv-3.12 (3.13) with the extension built for it in build-py3.12
+#                 (3.13) when that interpreter exists (issue 20)
 #   make build    incremental CMake build in build/ (Ninja, ccache)
 #   make test     every suite (GoogleTest, lit, pytest), one summary line each
 #   make test-latest  capture suite + model sweep with the newest releases (build/venv-latest)
@@ -32,11 +34,11 @@ comma := ,
 # the same model's time under plain python, measured in the same run.
 RUN_CMD := $(PYTHON) benchmarks/xjit_script/demo.py --device cpu
 
-.PHONY: all install deps build package link-tools test test-latest run bench clean
+.PHONY: all install deps build package link-tools venvs test test-latest run bench clean
 
 all: build
 
-install: deps build package link-tools
+install: deps build package link-tools venvs
 
 deps:
 	@PYTHON=$(PYTHON) scripts/install-deps.sh
@@ -65,6 +67,19 @@ link-tools: build
 	  else \
 	    echo "-- xacc: cannot write $(BIN_DIR); add $(abspath $(BUILD_DIR))/bin to PATH"; \
 	  fi; \
+	done
+
+# One venv per further CPython (scripts/install-venvs.sh: skipped with a message when
+# the interpreter or its requirements/lock-cpXY.txt is missing) and xacc._C built for it in
+# build-py3.X, a tree beside build/ so that ccache serves the Python-independent objects
+# build/ compiled (same relative paths). GoogleTest runs once, from build/.
+PY_VERSIONS := 3.12 3.13
+venvs:
+	@XACC_VENV_VERSIONS="$(PY_VERSIONS)" scripts/install-venvs.sh
+	@for v in $(PY_VERSIONS); do \
+	  [ -x build/venv-$$v/bin/python ] || continue; \
+	  args=""; [ -f build-py$$v/CMakeCache.txt ] || args="-DXACC_BUILD_TESTS=OFF"; \
+	  XACC_CMAKE_ARGS="$$args" XACC_BUILD_DIR=$(CURDIR)/build-py$$v build/venv-$$v/bin/python scripts/cmake_build.py build; \
 	done
 
 test: install
@@ -96,5 +111,5 @@ bench: install
 	exit $$status
 
 clean:
-	rm -rf $(BUILD_DIR) *.egg-info
+	rm -rf $(BUILD_DIR) $(foreach v,$(PY_VERSIONS),build-py$(v)) *.egg-info
 	find xacc -maxdepth 1 -name '_C*.so' -type l -delete 2>/dev/null || true

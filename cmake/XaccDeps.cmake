@@ -25,6 +25,26 @@ endif()
 
 if(XACC_WITH_TORCH)
   if(XACC_TORCH_RC EQUAL 0)
+    execute_process(
+      COMMAND ${Python3_EXECUTABLE} -c "import torch; print(torch.version.cuda or '')"
+      OUTPUT_VARIABLE XACC_TORCH_CUDA OUTPUT_STRIP_TRAILING_WHITESPACE ERROR_QUIET)
+  endif()
+  if(XACC_TORCH_RC EQUAL 0 AND XACC_TORCH_CUDA)
+    # PyPI's torch for CPython 3.12/3.13 is the CUDA build; its TorchConfig stops the
+    # configure without a CUDA toolkit, but xacc uses only the CPU libraries and
+    # headers, which every build ships (issue 20).
+    get_filename_component(XACC_TORCH_ROOT "${XACC_TORCH_PREFIX}/../.." ABSOLUTE)
+    find_library(TORCH_LIBRARY torch PATHS ${XACC_TORCH_ROOT}/lib NO_DEFAULT_PATH)
+    find_library(XACC_TORCH_CPU_LIB torch_cpu PATHS ${XACC_TORCH_ROOT}/lib NO_DEFAULT_PATH)
+    find_library(XACC_C10_LIB c10 PATHS ${XACC_TORCH_ROOT}/lib NO_DEFAULT_PATH)
+    if(TORCH_LIBRARY AND XACC_TORCH_CPU_LIB AND XACC_C10_LIB AND EXISTS ${XACC_TORCH_ROOT}/include/ATen/ATen.h)
+      set(Torch_FOUND TRUE)
+      set(TORCH_INCLUDE_DIRS ${XACC_TORCH_ROOT}/include ${XACC_TORCH_ROOT}/include/torch/csrc/api/include)
+      set(TORCH_LIBRARIES ${TORCH_LIBRARY} ${XACC_TORCH_CPU_LIB} ${XACC_C10_LIB})
+      add_compile_definitions(_GLIBCXX_USE_CXX11_ABI=1)
+      message(STATUS "torch ${XACC_TORCH_CUDA} (CUDA build): using its CPU libraries from ${XACC_TORCH_ROOT}")
+    endif()
+  elseif(XACC_TORCH_RC EQUAL 0)
     list(APPEND CMAKE_PREFIX_PATH ${XACC_TORCH_PREFIX})
     # TorchConfig warns about kineto on CPU builds; harmless.
     find_package(Torch CONFIG QUIET)

@@ -6,7 +6,7 @@ the result and the printed text equal eager's.
 
 Criterion: the time per break at the largest N is within 2x of that at the
 smallest, and no N raises RecursionError (resume functions must not nest on
-the Python stack; Note [Resume trampoline] in csrc/lib/capture/EvalFrame311.cpp).
+the Python stack; Note [Resume trampoline] in csrc/lib/capture/EvalFrameImpl.inc).
 
     PYTHONPATH=. python benchmarks/capture/break_scaling.py [--sizes 100,400,1600]
 """

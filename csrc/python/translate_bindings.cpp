@@ -12,6 +12,7 @@
 #include <map>
 #include <set>
 
+#include "../lib/capture/translate/BytecodeFacts.h"
 #include "../lib/capture/translate/Codegen.h"
 #include "../lib/capture/translate/CodegenImpl.h"
 #include "../lib/capture/translate/PyTypes.h"
@@ -200,6 +201,13 @@ py::object breakResult(const tr::Failure& f) {
 /// The frame split at `ins`: ("code", fn, ...) or ("fallback", code, detail, <the break>).
 py::object splitResult(tr::Translator& t, const tr::Instr& ins, py::handle func, py::handle host,
                        const tr::Failure& brk, bool silent) {
+  if (!tr::codegenModelled()) {
+    // Note [Bytecode versions]: no break function for this version yet.
+    return py::make_tuple("fallback", GB::UnsupportedInstruction,
+                          "not captured: break functions for CPython 3." + std::to_string(tr::opcodeTableVersion()) +
+                              " bytecode not generated yet",
+                          brk.code, brk.detail, brk.file, brk.line, brk.function, silent);
+  }
   PyBreakHost bh(host);
   tr::Failure fallback;
   tr::PyRef fn = tr::emitBreak(t, *t.topFrame(), ins, func.ptr(), bh, fallback);
@@ -333,6 +341,18 @@ py::object translate(py::handle func, py::tuple args, py::handle host, cap::Guar
     f.line = b[3].cast<int>();
     f.function = b[4].cast<std::string>();
     opts.breakAt[item.first.cast<int>()] = f;
+  }
+  if (!tr::bytecodeModelled()) {
+    // Note [Bytecode versions]: this version's bytecode is decoded, not yet
+    // modelled by the opcode handlers: the frame runs as plain Python.
+    auto* code = reinterpret_cast<PyCodeObject*>(PyFunction_GET_CODE(func.ptr()));
+    tr::Failure f;
+    f.code = gbCode(GB::UnsupportedInstruction);
+    f.detail = "not captured: CPython 3." + std::to_string(tr::opcodeTableVersion()) + " bytecode not supported yet";
+    f.file = PyUnicode_AsUTF8(code->co_filename);
+    f.function = PyUnicode_AsUTF8(code->co_name);
+    f.line = code->co_firstlineno;
+    return breakResult(f);
   }
   tr::Translator t(h, tree, opts);
   try {

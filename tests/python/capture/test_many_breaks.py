@@ -1,6 +1,6 @@
 """Many graph breaks in one frame (issue #27): the pieces between breaks run
 one after the other at a constant stack depth (Note [Resume trampoline] in
-csrc/lib/capture/EvalFrame311.cpp), so a long function neither grows the
+csrc/lib/capture/EvalFrameImpl.inc), so a long function neither grows the
 Python stack per break nor reaches RecursionError, and its results and
 printed text are eager's. Capture time is measured by
 benchmarks/capture/break_scaling.py, not here."""

@@ -6,7 +6,7 @@ the innermost frame's local names, what `sys._getframe().f_code.co_name`,
 `inspect.stack()` and `warnings.warn` see from inside, and the printed text.
 Every case has a graph break before the point it observes (checked), so what
 it sees comes from a break or resume function (Note [Resume trampoline] in
-csrc/lib/capture/EvalFrame311.cpp).
+csrc/lib/capture/EvalFrameImpl.inc).
 """
 
 from __future__ import annotations

@@ -327,7 +327,7 @@ class _Interrupts:
     while the callback runs on the main thread, SIGINT is noted (and raised at
     once, to stop the translation); at the end the handler the program had is
     restored and called with the signal, which raises KeyboardInterrupt out of
-    the call (the hook passes it on, EvalFrame311.cpp).
+    the call (the hook passes it on, EvalFrameImpl.inc).
 
     Note [Noted interrupts stop every stage]: the KeyboardInterrupt raised at
     once does not always stop the work. Raised in a gc callback, a weakref

@@ -1,19 +1,37 @@
-// Decoding of CPython 3.11 code objects. See Bytecode.h.
+// Decoding of CPython code objects. See Bytecode.h.
 #include "Bytecode.h"
+#include "BytecodeFacts.h"
 
 #include <algorithm>
 #include <limits>
+#include <stdexcept>
 
 
 namespace xacc::capture::translate {
 
 namespace {
 
+// The one place that picks the build's version's table (Note [Opcode numbering]).
 struct Table {
-  OpcodeInfo info[256];
+  OpcodeInfo info[256];                                    ///< by raw opcode byte
+  OpcodeInfo byOp[static_cast<size_t>(Op::kNumOps) + 1];  ///< by Op
+  int raw[static_cast<size_t>(Op::kNumOps) + 1];
+  BytecodeFacts facts;
   Table() {
-#define XACC_OPCODE(nm, num, caches, flags) info[num] = OpcodeInfo{#nm, caches, static_cast<uint16_t>(flags)};
+    std::fill(std::begin(raw), std::end(raw), -1);
+#define XACC_OPCODE(nm, num, caches, flags)                                     \
+  info[num] = OpcodeInfo{#nm, caches, static_cast<uint16_t>(flags), Op::nm}; \
+  byOp[static_cast<size_t>(Op::nm)] = info[num];                             \
+  raw[static_cast<size_t>(Op::nm)] = num;
+#define XACC_FACT(name, value) facts.name = value;
+#if PY_MINOR_VERSION == 11
 #include "Opcodes311.def"
+#elif PY_MINOR_VERSION == 12
+#include "Opcodes312.def"
+#elif PY_MINOR_VERSION == 13
+#include "Opcodes313.def"
+#endif
+#undef XACC_FACT
 #undef XACC_OPCODE
   }
 };
@@ -43,8 +61,6 @@ std::vector<int> unitLines(PyCodeObject* code, size_t units) {
 }
 
 }  // namespace
-
-const OpcodeInfo& opcodeInfo(uint8_t op) { return table().info[op]; }
 
 namespace {
 
@@ -134,6 +150,15 @@ void writeExceptionVarint(std::string& out, int val, bool first) {
   }
 }
 
+const OpcodeInfo& opcodeInfo(uint8_t op) { return table().info[op]; }
+const OpcodeInfo& opcodeInfo(Op op) { return table().byOp[static_cast<size_t>(op)]; }
+int opcodeByte(Op op) { return table().raw[static_cast<size_t>(op)]; }
+int opcodeTableVersion() { return PY_MINOR_VERSION; }
+bool bytecodeModelled() { return PY_MINOR_VERSION == 11 || PY_MINOR_VERSION == 12; }
+const BytecodeFacts& bytecodeFacts() { return table().facts; }
+bool regionsModelled() { return PY_MINOR_VERSION == 11; }
+bool codegenModelled() { return PY_MINOR_VERSION == 11; }
+
 namespace {
 
 // Decoded code lives in a co_extra slot of its code object and is freed with
@@ -183,12 +208,14 @@ bool Bytecode::decodeRange(const unsigned char* p, int from, int to, const std::
     }
     Instr ins;
     ins.offset = off;
-    ins.op = static_cast<Op>(op);
+    ins.op = info.op;
     ins.arg = (info.flags & kHasArg) ? (ext << 8) | arg : 0;
     ext = ins.op == Op::EXTENDED_ARG ? ins.arg : 0;
     ins.next = off + 2 + 2 * info.caches;
-    if (info.flags & kJumpForward) ins.target = off + 2 + 2 * ins.arg;
-    if (info.flags & kJumpBackward) ins.target = off + 2 - 2 * ins.arg;
+    // Jump arguments count code units from the end of the inline caches
+    // (checked against dis by scripts/gen_opcodes.py --check).
+    if (info.flags & kJumpForward) ins.target = ins.next + 2 * ins.arg;
+    if (info.flags & kJumpBackward) ins.target = ins.next - 2 * ins.arg;
     ins.line = static_cast<size_t>(off / 2) < lines.size() ? lines[static_cast<size_t>(off / 2)] : -1;
     index_[off / 2] = static_cast<int>(instrs_.size());
     if (info.flags & kJumpBackward) loopRanges_.emplace_back(ins.target, off);
@@ -273,7 +300,7 @@ std::unique_ptr<Bytecode> Bytecode::derive(PyCodeObject* code, const Bytecode& o
     ins.next += shift;
     if (ins.target >= 0) ins.target += shift;
     // As shiftDerefs moved them (Codegen): closure slots past the original's locals.
-    if (derefShift && ins.arg >= nvars && ins.arg < 256 && (opcodeInfo(static_cast<uint8_t>(ins.op)).flags & kArgFree))
+    if (derefShift && ins.arg >= nvars && ins.arg < 256 && (opcodeInfo(ins.op).flags & kArgFree))
       ins.arg += derefShift;
     bc->index_[static_cast<size_t>(ins.offset / 2)] = static_cast<int>(bc->instrs_.size());
     if (ins.target >= 0 && ins.target <= ins.offset) bc->loopRanges_.emplace_back(ins.target, ins.offset);

@@ -1,8 +1,16 @@
-// Decoded CPython 3.11 code objects for the translator. Every version-specific
-// opcode fact comes from Opcodes311.def (generated from CPython's `opcode`
-// module); this file turns `co_code` into instructions with folded
-// EXTENDED_ARG arguments, jump targets and line numbers, and reads the
-// exception table (which offsets a `try`/`with` covers) and the loop ranges.
+// Decoded CPython code objects for the translator. Every version-specific
+// opcode fact comes from the build's Opcodes3XX.def (generated from that
+// CPython's `opcode` module by scripts/gen_opcodes.py); this file turns
+// `co_code` into instructions with folded EXTENDED_ARG arguments, jump targets
+// and line numbers, and reads the exception table (which offsets a `try`/`with`
+// covers) and the loop ranges.
+//
+// Note [Opcode numbering]: translate::Op is xacc's own numbering of the union
+// of the opcode names of every supported version (OpcodeNames.def), not
+// CPython's numbers, which change between minor versions. The decoder maps a
+// raw opcode byte to its Op through the build's table (opcodeInfo(raw).op) and
+// the code generator maps back (opcodeByte); an Op the build's version lacks
+// (PRECALL on 3.12, say) is never decoded, and emitting it throws.
 //
 // Invariant: offsets are byte offsets into co_code, as `dis` reports them;
 // EXTENDED_ARG prefixes stay instructions of their own (no-ops) so that jump
@@ -17,8 +25,8 @@
 #include <utility>
 #include <vector>
 
-#if !(PY_MAJOR_VERSION == 3 && PY_MINOR_VERSION == 11)
-#error "translate/Bytecode.h describes CPython 3.11 bytecode; add an Opcodes3XX.def table"
+#if !(PY_MAJOR_VERSION == 3 && PY_MINOR_VERSION >= 11 && PY_MINOR_VERSION <= 13)
+#error "no opcode table for this CPython; run scripts/gen_opcodes.py under it and add it to Bytecode.cpp"
 #endif
 #ifdef LOAD_FAST
 #error "CPython's opcode.h macros collide with translate::Op; do not include it here"
@@ -27,10 +35,12 @@
 namespace xacc::capture::translate {
 
 enum class Op : uint8_t {
-#define XACC_OPCODE(name, num, caches, flags) name = num,
-#include "Opcodes311.def"
-#undef XACC_OPCODE
+#define XACC_OPNAME(name) name,
+#include "OpcodeNames.def"
+#undef XACC_OPNAME
+  kNumOps
 };
+static_assert(static_cast<int>(Op::kNumOps) < 256, "Op must stay one byte");
 
 enum OpcodeFlags : uint16_t {
   kHasArg = 1,
@@ -47,8 +57,20 @@ struct OpcodeInfo {
   const char* name = nullptr;  ///< null for unused numbers
   uint8_t caches = 0;          ///< inline CACHE entries after the instruction
   uint16_t flags = 0;
+  Op op = Op::kNumOps;         ///< xacc's name for it (Note [Opcode numbering])
 };
+/// The build's version's facts about raw opcode byte `op`.
 const OpcodeInfo& opcodeInfo(uint8_t op);
+/// The facts about `op` on the build's version (name null: this version lacks it).
+const OpcodeInfo& opcodeInfo(Op op);
+/// The raw opcode byte of `op` on the build's version, or -1 when it has none.
+int opcodeByte(Op op);
+/// The CPython minor version whose opcode table this build decodes (11, 12, 13).
+int opcodeTableVersion();
+/// Note [Bytecode versions]: whether the translator's opcode handlers model the
+/// bytecode of the build's version. Decoding works on every version with a table;
+/// until the handlers model a version, its frames are not translated (GB001).
+bool bytecodeModelled();
 
 struct Instr {
   int offset = 0;
@@ -57,7 +79,7 @@ struct Instr {
   int line = 0;
   int next = 0;    ///< offset of the next instruction (after inline caches)
   int target = -1; ///< jump target offset, or -1
-  const char* name() const { return opcodeInfo(static_cast<uint8_t>(op)).name; }
+  const char* name() const { return opcodeInfo(op).name; }
 };
 
 class Bytecode {

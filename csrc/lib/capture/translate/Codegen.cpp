@@ -652,7 +652,7 @@ PyRef emitBreak(Translator& t, Frame& top, const Instr& ins, PyObject* func, Bre
   }
   const bool isLoop = loop.head >= 0;
   Op cond = forwardCond(ins.op);
-  bool isJump = opcodeInfo(static_cast<uint8_t>(ins.op)).flags & (kJumpForward | kJumpBackward);
+  bool isJump = opcodeInfo(ins.op).flags & (kJumpForward | kJumpBackward);
   if (!isLoop && (notBreakable(ins.op) || (isJump && cond == Op::NOP)))
     return bail(GB::CannotSplit, std::string("cannot split the frame at ") + ins.name());
   const int origOff = off - shift;
@@ -876,8 +876,8 @@ PyRef emitBreak(Translator& t, Frame& top, const Instr& ins, PyObject* func, Bre
     for (size_t i = 0; i + 1 < raw.size(); i += 2) {
       auto op = static_cast<uint8_t>(raw[i]);
       if (op == opByte(Op::CACHE) || op == opByte(Op::EXTENDED_ARG)) continue;
-      int arg = op == static_cast<uint8_t>(ins.op) ? ins.arg : static_cast<uint8_t>(raw[i + 1]);
-      effect += PyCompile_OpcodeStackEffectWithJump(op, op >= 90 ? arg : 0, 0);
+      int arg = op == opByte(ins.op) ? ins.arg : static_cast<uint8_t>(raw[i + 1]);
+      effect += PyCompile_OpcodeStackEffectWithJump(op, (opcodeInfo(op).flags & kHasArg) ? arg : 0, 0);
     }
     int consumed = pushes(ins.op) - effect;
     if (consumed > static_cast<int>(layout.size()) || consumed < 0)

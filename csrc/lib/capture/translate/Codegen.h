@@ -7,7 +7,7 @@
 //    graph outputs, sources and constants, runs the unsupported instruction(s)
 //    copied verbatim from the original code, then returns the resume
 //    function with the locals and the stack, `(resume, locals..., stack...)`,
-//    to the hook, which calls it (Note [Resume trampoline] in EvalFrame311.cpp);
+//    to the hook, which calls it (Note [Resume trampoline] in EvalFrameImpl.inc);
 //  * the *resume function* for an offset of an original code object: its
 //    arguments are all the original locals followed by the stack values; a
 //    prologue pushes them back (NULLs where 3.11's call protocol had them),
@@ -46,7 +46,7 @@ public:
 
 /// For a break function that runs a loop (Note [Loop bodies]), the byte
 /// offset of its CALL of the loop body; else -1 (Note [Loop driver frames] in
-/// EvalFrame311.cpp).
+/// EvalFrameImpl.inc).
 int loopDriverCall(PyCodeObject* code);
 /// A resume code object's original code and prologue length (bytes), or
 /// null when `code` is not a resume function.

@@ -6,6 +6,7 @@
 #include <map>
 #include <mutex>
 #include <set>
+#include <stdexcept>
 #include <string>
 #include <tuple>
 #include <utility>
@@ -15,7 +16,14 @@
 
 namespace xacc::capture::translate::codegen {
 
-inline uint8_t opByte(Op op) { return static_cast<uint8_t>(op); }
+/// The raw byte of `op` on the build's version (Note [Opcode numbering]); code
+/// generation for a version that lacks the opcode is a bug, reported as one.
+inline uint8_t opByte(Op op) {
+  const int raw = opcodeByte(op);
+  if (raw < 0) throw std::logic_error(std::string("codegen: no opcode ") + std::to_string(static_cast<int>(op)) +
+                                      " on this CPython version");
+  return static_cast<uint8_t>(raw);
+}
 inline int cachesOf(uint8_t op) { return opcodeInfo(op).caches; }
 
 inline bool isDerefOp(uint8_t op) {

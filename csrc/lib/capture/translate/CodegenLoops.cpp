@@ -65,7 +65,7 @@ Op forwardJump(Op op) {
 std::pair<int, int> outermostLoop(const Bytecode* bc, int off) {
   std::map<int, int> ends;
   for (const Instr& ins : bc->instrs())
-    if (opcodeInfo(static_cast<uint8_t>(ins.op)).flags & kJumpBackward)
+    if (opcodeInfo(ins.op).flags & kJumpBackward)
       ends[ins.target] = std::max(ends.count(ins.target) ? ends[ins.target] : -1, ins.offset);
   std::pair<int, int> best{-1, -1};
   for (auto [h, e] : ends)
@@ -80,7 +80,7 @@ bool planLoop(PyCodeObject* orig, const Bytecode* bc, int head, int end, int sta
   const int hi = bc->indexOf(head), ei = bc->indexOf(end);
   if (hi < 0 || ei < 0) return (why = "internal: loop offsets"), false;
   p.isFor = instrs[hi].op == Op::FOR_ITER;
-  if (!p.isFor && !(opcodeInfo(static_cast<uint8_t>(instrs[ei].op)).flags & kJumpBackward))
+  if (!p.isFor && !(opcodeInfo(instrs[ei].op).flags & kJumpBackward))
     return (why = "internal: loop shape"), false;
   if (orig->co_flags & (CO_GENERATOR | CO_COROUTINE | CO_ASYNC_GENERATOR | CO_ITERABLE_COROUTINE))
     return (why = "a loop in a generator or coroutine"), false;
@@ -164,7 +164,7 @@ bool planLoop(PyCodeObject* orig, const Bytecode* bc, int head, int end, int sta
     work.pop_back();
     const Instr& ins = instrs[static_cast<size_t>(k)];
     const int d = depth[static_cast<size_t>(k)];
-    const auto op = static_cast<uint8_t>(ins.op);
+    const auto op = opByte(ins.op);
     if (ins.op == Op::EXTENDED_ARG) {
       if (k + 1 > ei || !setDepth(k + 1, d)) return (why = "internal: stack depths"), false;
       continue;
@@ -173,7 +173,7 @@ bool planLoop(PyCodeObject* orig, const Bytecode* bc, int head, int end, int sta
       if (d != 1) return (why = "a return with values left on the stack"), false;
       continue;
     }
-    const int arg = op >= 90 ? ins.arg : 0;
+    const int arg = (opcodeInfo(ins.op).flags & kHasArg) ? ins.arg : 0;
     if (ins.target >= 0) {
       int e = PyCompile_OpcodeStackEffectWithJump(op, arg, 1);
       if (e == PY_INVALID_STACK_EFFECT) return (why = std::string("stack effect of ") + ins.name()), false;
@@ -254,7 +254,7 @@ PyRef loopBody(PyCodeObject* orig, const Bytecode* bc, const LoopPlan& p, const 
     if (ins.op == Op::EXTENDED_ARG) continue;
     a.setLine(ins.line > 0 ? ins.line : -1);
     a.label(lab(ins.offset));
-    const uint16_t flags = opcodeInfo(static_cast<uint8_t>(ins.op)).flags;
+    const uint16_t flags = opcodeInfo(ins.op).flags;
     if (ins.op == Op::RETURN_VALUE) {
       a.jump(Op::JUMP_FORWARD, lab(kRet));
     } else if (ins.op == Op::LOAD_FAST || ins.op == Op::STORE_FAST) {

@@ -424,7 +424,8 @@ VarRef Translator::binary(PyObject* op, const VarRef& a, const VarRef& b) {
   if ((op == operatorFn("eq") || op == operatorFn("ne")) && a->is(Var::Kind::Object) &&
       (b->is(Var::Kind::Object) || b->is(Var::Kind::Const))) {
     PyObject* eq = staticLookup(Py_TYPE(a->obj.get()), PyUnicode_InternFromString("__eq__"));
-    PyObject* objEq = PyDict_GetItemString(PyBaseObject_Type.tp_dict, "__eq__");
+    // An attribute lookup (the descriptor itself): from 3.12 object's tp_dict is NULL.
+    static PyObject* objEq = PyObject_GetAttrString(reinterpret_cast<PyObject*>(&PyBaseObject_Type), "__eq__");
     if (eq == objEq) {
       bool same = a->obj.get() == b->obj.get();
       return makeConst(PyRef::borrow(same == (op == operatorFn("eq")) ? Py_True : Py_False));
@@ -707,7 +708,8 @@ bool Translator::storeSubscr(const VarRef& obj, const VarRef& idx, const VarRef&
     PyRef i = constOf(idx);
     if (!i) return false;
     if (PySlice_Check(i.get())) {  // polyfills.py's list.__setitem__
-      static PyObject* setitem = PyDict_GetItemString(PyList_Type.tp_dict, "__setitem__");
+      // Looked up as an attribute: from 3.12 a static builtin type's tp_dict is NULL.
+      static PyObject* setitem = PyObject_GetAttrString(reinterpret_cast<PyObject*>(&PyList_Type), "__setitem__");
       std::vector<VarRef> all{obj, idx, val};
       std::vector<std::pair<PyRef, VarRef>> kw;
       if (polyfill(setitem, all, kw)) return true;

@@ -497,7 +497,21 @@ struct Frame {
   }
   void push(VarRef v) { stack.push_back(std::move(v)); }
   /// Executes one instruction; `done` is set by RETURN_VALUE with `result`.
+  /// Dispatches through the opcode -> family table (Note [Opcode families]).
   bool step(const Instr& ins, bool& done, VarRef& result);
+
+  // One handler per opcode family (TranslateOps*.cpp).
+  bool stepLocals(const Instr& ins, bool& done, VarRef& result);
+  bool stepAttributes(const Instr& ins, bool& done, VarRef& result);
+  bool stepOperators(const Instr& ins, bool& done, VarRef& result);
+  bool stepContainers(const Instr& ins, bool& done, VarRef& result);
+  bool stepControl(const Instr& ins, bool& done, VarRef& result);
+  bool stepCalls(const Instr& ins, bool& done, VarRef& result);
+  /// False (GB020) unless the stack holds at least `n` values.
+  bool need(const Instr& ins, size_t n);
+  std::string localName(int i) const;
+  /// A family handler was given an opcode the table routes elsewhere (GB020).
+  bool misrouted(const Instr& ins);
 };
 
 /// Note [Lazy generators]: an inlined generator function runs nothing when it is

@@ -1,0 +1,85 @@
+"""XJIT on each CPython version (issue 20; Note [Bytecode versions] in
+csrc/lib/capture/translate/Bytecode.h and BytecodeFacts.h).
+
+* 3.11: everything is modelled; a frame with a break is split by a break function.
+* 3.12: the opcode handlers model its bytecode: a whole-graph function is captured
+  and gives eager's results; a frame that would need a break function runs as
+  plain Python (GB001, break functions are generated for 3.11 bytecode only).
+* a version whose bytecode is not modelled (3.13 today): every frame runs as plain
+  Python with GB001 "not supported yet", never a crash or another result.
+"""
+
+import sys
+
+import pytest
+import torch
+
+import xacc
+
+VERSION = sys.version_info[:2]
+TRANSLATED = VERSION in ((3, 11), (3, 12))
+SPLITS = VERSION == (3, 11)
+
+
+def whole(x, y):
+    z = torch.relu(x @ y) + 1
+    if z.shape[0] > 1:  # a static size: Python control flow, no break
+        z = z * 2
+    w = z[1:3]  # BINARY_SLICE on 3.12
+    n = None
+    if n is None:  # POP_JUMP_IF_NOT_NONE on 3.12
+        w = -w
+    return w.sum(dim=0) + z.mean(), z.shape[0] >= 2
+
+
+def with_break(x):
+    y = x.sin()
+    print("side effect")
+    return y + 1
+
+
+def test_whole_graph_equals_eager():
+    x, y = torch.randn(4, 3), torch.randn(3, 5)
+    got = xacc.jit(whole)(x, y)
+    want = whole(x, y)
+    assert torch.equal(got[0], want[0]) and got[1] is want[1]
+
+
+def test_exceptions_equal_eager():
+    x, y = torch.randn(4, 3), torch.randn(4, 5)
+    with pytest.raises(RuntimeError) as eager:
+        whole(x, y)
+    with pytest.raises(RuntimeError) as jitted:
+        xacc.jit(whole)(x, y)
+    assert str(jitted.value) == str(eager.value)
+
+
+def test_explain_whole_graph():
+    out = xacc.explain(whole)(torch.randn(4, 3), torch.randn(3, 5))
+    if TRANSLATED:
+        assert out.graph_count == 1 and out.graph_break_count == 0, str(out)
+        return
+    assert out.graph_count == 0, str(out)
+    assert [b.code for b in out.break_reasons] == ["GB001"], str(out)
+    assert f"CPython 3.{VERSION[1]} bytecode not supported yet" in out.break_reasons[0].detail, str(out)
+
+
+def test_break_equals_eager(capsys):
+    x = torch.randn(5)
+    got = xacc.jit(with_break)(x)
+    assert capsys.readouterr().out == "side effect\n"
+    assert torch.equal(got, with_break(x))
+
+
+def test_explain_break():
+    out = xacc.explain(with_break)(torch.randn(5))
+    codes = [b.code for b in out.break_reasons]
+    if SPLITS:
+        assert out.graph_count >= 1 and codes == ["GB003"], str(out)
+    elif TRANSLATED:
+        # The break is found, then the frame runs as plain Python: no break function.
+        assert out.graph_count == 0 and codes == ["GB003", "GB001"], str(out)
+        assert f"break functions for CPython 3.{VERSION[1]} bytecode not generated yet" in \
+            out.break_reasons[1].detail, str(out)
+    else:
+        assert out.graph_count == 0 and codes == ["GB001"], str(out)
