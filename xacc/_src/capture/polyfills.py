@@ -40,16 +40,7 @@ import itertools
 import operator
 from typing import Any, Callable, Iterable, Iterator
 
-REFERENCE: dict[Any, tuple[Callable[..., Any], bool]] = {}
-
-_MISSING = object()
-
-
-def _reference(original: Any, native_on_constants: bool = False) -> Callable[[Callable], Callable]:
-    def register(fn: Callable) -> Callable:
-        REFERENCE[original] = (fn, native_on_constants)
-        return fn
-    return register
+from xacc._src.capture.polyfill_registry import _MISSING, REFERENCE, _reference  # noqa: F401 - the translator reads REFERENCE here
 
 
 # -- builtins whose C versions take callables or compare values ----------------------------

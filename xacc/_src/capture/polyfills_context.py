@@ -20,7 +20,7 @@ from typing import Any, Callable
 
 import torch
 
-from .polyfills import REFERENCE, _reference
+from .polyfill_registry import REFERENCE, _reference
 
 
 def _exception_path() -> None:

@@ -12,7 +12,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Any, Callable
 
-from xacc._src.capture.polyfills import _reference
+from xacc._src.capture.polyfill_registry import _reference
 
 _FIELDS = "__dataclass_fields__"
 

@@ -18,7 +18,7 @@ import itertools
 import operator
 from typing import Any, Callable, Iterable, Iterator
 
-from .polyfills import _MISSING, REFERENCE, _reference
+from .polyfill_registry import _MISSING, REFERENCE, _reference
 
 # -- functools ------------------------------------------------------------------------------
 
