@@ -8,7 +8,6 @@ criterion is about what xacc adds, so the jitted run's RSS growth is compared
 with the eager run's growth (which is under 2 MB: the script's own weak
 references, the interpreter's free lists) plus 10 MB."""
 
-import os
 import sys
 from pathlib import Path
 
@@ -18,7 +17,6 @@ sys.path.insert(0, str(Path(__file__).parent))
 from fidelity_proc import has_xpu, run, write  # noqa: E402
 
 BODY = '''\
-import os
 import gc
 import sys
 import weakref
@@ -45,7 +43,7 @@ def make(i):
     return SPACE.pop(f"fidfn_{i}")  # deleted from the namespace: the caller holds the only reference
 
 
-N = int(os.environ.get("FIDELITY_N", "10000"))
+N = int(sys.argv[1])  # how many functions (the test passes it)
 
 
 def batch(start, n, refs):
@@ -78,21 +76,12 @@ print("rss delta MB", round((end - start) / 1024, 1), file=sys.stderr)
 
 def check_freed(tmp_path, device: str, n: int) -> None:
     script = write(tmp_path, BODY)
-    eager = run_n(script, "", n)
-    jitted = run_n(script, device, n)
+    eager, jitted = run(script, args=(str(n),)), run(script, device, args=(str(n),))
     want = "code objects alive 0\nfunctions gc finds 0\n"
     assert eager.stdout.endswith(want), eager.stdout + eager.stderr
     assert jitted.stdout == eager.stdout, f"eager:\n{eager.stdout}{eager.stderr}\njitted:\n{jitted.stdout}{jitted.stderr}"
     grew = [float(r.stderr.split("rss delta MB")[1]) for r in (eager, jitted)]
     assert grew[1] <= grew[0] + 10, f"RSS growth: eager {grew[0]} MB, jitted {grew[1]} MB"
-
-
-def run_n(script, device: str, n: int):
-    os.environ["FIDELITY_N"] = str(n)
-    try:
-        return run(script, device)
-    finally:
-        del os.environ["FIDELITY_N"]
 
 
 def test_ten_thousand_functions_are_freed(tmp_path):
