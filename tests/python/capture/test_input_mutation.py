@@ -104,3 +104,26 @@ def test_module_attribute_dict_written():
         torch.testing.assert_close(a, b)
         assert m2.seen["last"] is b
     assert counters()["breaks"] == 0
+
+
+def test_mutation_before_an_attribute_that_raises_is_kept():
+    """`d.move_to_end` on a plain dict raises AttributeError after `d["new"]`
+    was stored: the caller's dict must hold "new", as in eager. The break is
+    at the attribute load, so the replay runs before Python raises (it used to
+    run after the rebuilt `d.move_to_end`, which raised first: "new" lost)."""
+    def f(d, xs, x):
+        d["new"] = x + 1
+        xs.append(x * 2)
+        d.move_to_end("a")
+        return d
+
+    check(f, lambda i: ({"a": 1, "b": 2}, list(range(i)), torch.randn(3)), max_recompiles=2)
+
+
+def test_mutation_before_a_missing_list_method_is_kept():
+    def f(xs, x):
+        xs.append(x + 1)
+        xs.add(x)  # lists have no .add: AttributeError after the append
+        return xs
+
+    check(f, lambda i: ([torch.zeros(1)], torch.randn(3)))

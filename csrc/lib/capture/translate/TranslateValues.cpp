@@ -48,6 +48,19 @@ bool instanceDictHas(PyObject* o, PyObject* name) {
   return PyDict_GetItemWithError(*dp, name) != nullptr;
 }
 
+/// The built-in type whose methods a List/Tuple/Dict/Set tracker answers.
+PyTypeObject* containerType(const VarRef& c) {
+  if (c->is(Var::Kind::List)) return &PyList_Type;
+  if (c->is(Var::Kind::Tuple)) return &PyTuple_Type;
+  if (c->is(Var::Kind::Dict)) return &PyDict_Type;
+  if (c->obj && PyAnySet_Check(c->obj.get())) return Py_TYPE(c->obj.get());
+  return &PySet_Type;
+}
+
+const char* containerTypeName(const VarRef& c) { return containerType(c)->tp_name; }
+
+/// Whether the built-in type of container tracker `c` has attribute `name`.
+bool containerHasAttr(const VarRef& c, PyObject* name) { return _PyType_Lookup(containerType(c), name) != nullptr; }
 }  // namespace
 
 bool isUserFunction(PyObject* fn);
@@ -223,6 +236,14 @@ VarRef Translator::getattr(const VarRef& obj, PyObject* name) {
     case Var::Kind::Dict:
     case Var::Kind::Set: {
       if (isModelOutputVar(obj)) return modelOutputAttr(obj, name);
+      if (!containerHasAttr(obj, name)) {
+        // Break at the attribute load itself, not at the call: a break at the
+        // call would rebuild `obj.name` (which raises AttributeError) before
+        // the frame's replayed container mutations (Note [Replayed container
+        // mutation]), so the caller's container would miss them.
+        fail(GB::UnmodeledAttribute, std::string(".") + PyUnicode_AsUTF8(name) + " of a " + containerTypeName(obj));
+        return nullptr;
+      }
       auto m = makeVar(Var::Kind::ContainerMethod);
       m->self = obj;
       m->name = PyUnicode_AsUTF8(name);
