@@ -303,6 +303,9 @@ VarRef Translator::callBuiltin(PyObject* f, std::vector<VarRef>& args,
     if (!args.empty()) {
       if (args[0]->is(Var::Kind::Dict)) {
         for (size_t j = 0; j < args[0]->keys.size(); ++j) put(args[0]->keys[j], args[0]->items[j]);
+      } else if (args[0]->is(Var::Kind::UserObject) &&
+                 PyObject_HasAttrString(args[0]->self->obj.get(), "keys")) {
+        return bad("dict() of a mapping object (keys() and [] are not traced here)");
       } else {
         std::vector<VarRef> pairs;
         if (!items(args[0], pairs)) return nullptr;
