@@ -56,6 +56,10 @@ def clone(v: Any, memo: dict | None = None) -> Any:
         c = type(v)(*(clone(e, memo) for e in v))
     elif isinstance(v, (list, tuple)):
         c = type(v)(clone(e, memo) for e in v)
+    elif type(v) is collections.OrderedDict:
+        c = collections.OrderedDict((k, clone(e, memo)) for k, e in v.items())
+    elif type(v) is collections.deque:
+        c = collections.deque((clone(e, memo) for e in v), v.maxlen)
     elif isinstance(v, dict):
         c = {k: clone(e, memo) for k, e in v.items()}
     else:

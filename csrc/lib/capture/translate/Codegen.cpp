@@ -482,6 +482,18 @@ struct Emitter {
         return true;
       }
       case K::BoundMethod: {
+        if (v->self && v->self->is(K::UserObject) && v->self->self && modelRebuilder(v->self->self->obj.get())) {
+          // A model's method (Note [Modelled library objects]): the library
+          // object's method of the same name, `real.<name>`, as eager holds it.
+          PyRef n = PyRef::steal(PyObject_GetAttrString(v->obj.get(), "__name__"));
+          if (!n || !PyUnicode_Check(n.get()) || PyUnicode_AsUTF8(n.get())[0] == '_') {
+            PyErr_Clear();
+            return failWith(GB::CannotSplit, "a method of a modelled library object with no library counterpart");
+          }
+          if (!rebuild(v->self)) return false;
+          asm_.op(Op::LOAD_ATTR, name(n.get()));
+          return true;
+        }
         asm_.op(Op::PUSH_NULL);
         asm_.op(Op::LOAD_CONST, constant(reinterpret_cast<PyObject*>(&PyMethod_Type)));
         asm_.op(Op::LOAD_CONST, constant(v->obj.get()));

@@ -78,6 +78,34 @@ VarRef Translator::userIter(const VarRef& obj) {
   return r;
 }
 
+/// What type() answers for a tracked value (null: not answered, a break); a
+/// model's is its library class.
+PyObject* Translator::typeOf(const VarRef& v) {
+  switch (v->kind) {
+    case Var::Kind::Tensor: {
+      if (v->isNumpy()) return numpyType(v);
+      auto it = tensorTypes_.find(v->obj.get());  // Note [Tensor types]
+      return it != tensorTypes_.end() ? it->second.get() : pyTypes()->tensor;
+    }
+    case Var::Kind::Const:
+    case Var::Kind::Object:
+    case Var::Kind::SymScalar:
+    case Var::Kind::Set: return reinterpret_cast<PyObject*>(Py_TYPE(v->obj.get()));
+    case Var::Kind::Tuple: return v->obj ? v->obj.get() : reinterpret_cast<PyObject*>(&PyTuple_Type);
+    case Var::Kind::UserObject:  // a polyfill's stand-in is never shown (Note [Context managers])
+      if (PyObject* lib = modelledType(v->self->obj.get())) return lib;  // Note [Modelled library objects]
+      return isPolyfillClass(v->self->obj.get()) ? nullptr : v->self->obj.get();
+    case Var::Kind::List: return reinterpret_cast<PyObject*>(&PyList_Type);
+    case Var::Kind::Dict: return v->obj ? v->obj.get() : reinterpret_cast<PyObject*>(&PyDict_Type);
+    case Var::Kind::DictView:
+      if (v->self->obj) return nullptr;  // a ModelOutput's (OrderedDict) views have types of their own
+      return reinterpret_cast<PyObject*>(v->name == "keys"     ? &PyDictKeys_Type
+                                         : v->name == "values" ? &PyDictValues_Type
+                                                               : &PyDictItems_Type);
+    default: return nullptr;
+  }
+}
+
 int Translator::userContains(const VarRef& obj, const VarRef& key) {
   static PyObject* containsName = PyUnicode_InternFromString("__contains__");
   bool handled = false;

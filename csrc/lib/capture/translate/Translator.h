@@ -121,8 +121,10 @@ constexpr size_t kMaxInlineDepth = 32;
 /// How often one code object may be on the inline stack at once: a container
 /// nests the same forward (nn.Sequential inside nn.Sequential, a model's
 /// layer wrapper around each stage and each block), which is not recursion
-/// without end; real recursion stops here or at kMaxInlineDepth.
-constexpr long kMaxSameCode = 4;
+/// without end. Python recursion over a constant depth (`depth(n - 1)` down to
+/// a base case) is inlined up to this many levels; deeper recursion stops here
+/// or at kMaxInlineDepth (GB016).
+constexpr long kMaxSameCode = 8;
 
 struct Options {
   std::string device = "cpu";
