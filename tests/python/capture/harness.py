@@ -23,6 +23,7 @@ What "observe" means (`check` and `same`):
 
 from __future__ import annotations
 
+import collections
 import contextlib
 import gc
 import io
@@ -55,6 +56,10 @@ def clone(v: Any, memo: dict | None = None) -> Any:
         c = type(v)(*(clone(e, memo) for e in v))
     elif isinstance(v, (list, tuple)):
         c = type(v)(clone(e, memo) for e in v)
+    elif type(v) is collections.OrderedDict:
+        c = collections.OrderedDict((k, clone(e, memo)) for k, e in v.items())
+    elif type(v) is collections.deque:
+        c = collections.deque((clone(e, memo) for e in v), v.maxlen)
     elif isinstance(v, dict):
         c = {k: clone(e, memo) for k, e in v.items()}
     else:
@@ -144,10 +149,15 @@ class Compare:
                 self.walk(x, y, f"{path}[{i}]")
         elif isinstance(a, dict):
             assert list(a.keys()) == list(b.keys()), f"{path}: keys {list(a)} vs {list(b)}"
+            if isinstance(a, collections.defaultdict) and isinstance(a.default_factory, type):
+                assert a.default_factory is b.default_factory, f"{path}: default_factory"
             for k in a:
                 self.walk(a[k], b[k], f"{path}[{k!r}]")
         elif isinstance(a, (set, frozenset)):
             assert a == b, f"{path}: {a!r} != {b!r}"
+        elif isinstance(a, collections.deque):
+            assert a.maxlen == b.maxlen, f"{path}: maxlen {a.maxlen} vs {b.maxlen}"
+            self.walk(list(a), list(b), f"{path}.items")
         elif isinstance(a, _DICT_VIEWS):  # a live view: of the paired dict
             self.walk(_viewed(a), _viewed(b), f"{path}.mapping")
         elif a is not b:

@@ -91,6 +91,7 @@ struct Emitter {
   /// Mutable containers already rebuilt, by tracker: the local holding the one
   /// object, so a list on the stack and in a local stay the same list.
   std::map<const Var*, int> built;
+  std::set<const Var*> converting;  ///< modelled library objects being rebuilt (rebuildUser)
 
   Emitter(Translator& tr, BreakHost& h, PyCodeObject* c, int line)
       : t(tr), host(h), code(c), asm_(line, c->co_firstlineno) {
@@ -174,6 +175,8 @@ struct Emitter {
     bool shared = !v->source && (v->is(K::List) || v->is(K::Dict) || v->is(K::Iter) || v->is(K::UserObject) ||
                                  isFreshModule(v) ||
                                  (v->is(K::Tuple) && v->obj) || (v->is(K::Set) && PySet_CheckExact(v->obj.get())));
+    if (converting.count(v.get()))
+      return failWith(GB::CannotSplit, "a modelled library object that holds itself");
     if (shared) {
       auto it = built.find(v.get());
       if (it != built.end()) {
@@ -294,8 +297,31 @@ struct Emitter {
   }
 
   bool rebuildUser(const VarRef& v) {
-    if (v->self && isPolyfillClass(v->self->obj.get()))  // Note [Context managers]
-      return failWith(GB::UnsupportedType, "a library object the translator modelled cannot be rebuilt");
+    if (v->self) {
+      if (PyObject* make = modelRebuilder(v->self->obj.get())) {
+        // Note [Modelled library objects]: the model object, then the real one
+        // made from it, which replaces it in the shared slot. A model that
+        // holds itself would hold the model object: not rebuilt.
+        asm_.op(Op::PUSH_NULL);
+        asm_.op(Op::LOAD_CONST, constant(make));
+        maxDepth += 2;
+        converting.insert(v.get());
+        bool ok = rebuildUserObject(v);
+        converting.erase(v.get());
+        if (!ok) return false;
+        asm_.op(Op::PRECALL, 1);
+        asm_.op(Op::CALL, 1);
+        asm_.op(Op::COPY, 1);
+        asm_.op(Op::STORE_FAST, built.at(v.get()));
+        return true;
+      }
+      if (isPolyfillClass(v->self->obj.get()))  // Note [Context managers]
+        return failWith(GB::UnsupportedType, "a library object the translator modelled cannot be rebuilt");
+    }
+    return rebuildUserObject(v);
+  }
+
+  bool rebuildUserObject(const VarRef& v) {
     static PyObject* objectNew = PyObject_GetAttrString(reinterpret_cast<PyObject*>(&PyBaseObject_Type), "__new__");
     asm_.op(Op::PUSH_NULL);
     asm_.op(Op::LOAD_CONST, constant(objectNew));
@@ -456,6 +482,18 @@ struct Emitter {
         return true;
       }
       case K::BoundMethod: {
+        if (v->self && v->self->is(K::UserObject) && v->self->self && modelRebuilder(v->self->self->obj.get())) {
+          // A model's method (Note [Modelled library objects]): the library
+          // object's method of the same name, `real.<name>`, as eager holds it.
+          PyRef n = PyRef::steal(PyObject_GetAttrString(v->obj.get(), "__name__"));
+          if (!n || !PyUnicode_Check(n.get()) || PyUnicode_AsUTF8(n.get())[0] == '_') {
+            PyErr_Clear();
+            return failWith(GB::CannotSplit, "a method of a modelled library object with no library counterpart");
+          }
+          if (!rebuild(v->self)) return false;
+          asm_.op(Op::LOAD_ATTR, name(n.get()));
+          return true;
+        }
         asm_.op(Op::PUSH_NULL);
         asm_.op(Op::LOAD_CONST, constant(reinterpret_cast<PyObject*>(&PyMethod_Type)));
         asm_.op(Op::LOAD_CONST, constant(v->obj.get()));

@@ -271,6 +271,9 @@ VarRef Translator::callBuiltin(PyObject* f, std::vector<VarRef>& args,
       return it;
     }
     if (args[0]->is(Var::Kind::Iter)) return bad("reversed() of an iterator");
+    // A user object's __reversed__ (or the sequence protocol) is not traced;
+    // its __iter__ alone would make a snapshot where eager has a live iterator.
+    if (args[0]->is(Var::Kind::UserObject)) return bad("reversed() of a user object");
     if (!unpack(args[0], it->items)) return nullptr;
     std::reverse(it->items.begin(), it->items.end());
     return it;
@@ -303,6 +306,21 @@ VarRef Translator::callBuiltin(PyObject* f, std::vector<VarRef>& args,
     if (!args.empty()) {
       if (args[0]->is(Var::Kind::Dict)) {
         for (size_t j = 0; j < args[0]->keys.size(); ++j) put(args[0]->keys[j], args[0]->items[j]);
+      } else if (args[0]->is(Var::Kind::UserObject) &&
+                 PyObject_HasAttrString(args[0]->self->obj.get(), "keys")) {
+        // A dict model (Note [Modelled library objects]): dict_merge copies a
+        // dict subclass's own storage (or, for an OrderedDict, reads keys() and
+        // [] in order: the same items), which the model keeps in `_xacc_d`.
+        PyObject* lib = modelledType(args[0]->self->obj.get());
+        VarRef store;
+        for (size_t j = 0; j < args[0]->keys.size(); ++j)
+          if (PyUnicode_Check(args[0]->keys[j].get()) &&
+              PyUnicode_CompareWithASCIIString(args[0]->keys[j].get(), "_xacc_d") == 0)
+            store = args[0]->items[j];
+        if (!lib || !PyType_IsSubtype(reinterpret_cast<PyTypeObject*>(lib), &PyDict_Type) || !store ||
+            !store->is(Var::Kind::Dict) || store->obj)
+          return bad("dict() of a mapping object (keys() and [] are not traced here)");
+        for (size_t j = 0; j < store->keys.size(); ++j) put(store->keys[j], store->items[j]);
       } else {
         std::vector<VarRef> pairs;
         if (!items(args[0], pairs)) return nullptr;

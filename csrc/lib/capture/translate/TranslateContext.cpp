@@ -105,6 +105,30 @@ VarRef Translator::polyfillQuery(PyObject* query, const std::vector<VarRef>& arg
     bool made = args[0]->is(Var::Kind::Function);
     return makeConst(PyRef::borrow(made ? Py_True : Py_False));
   }
+  if (is("plain_mapping", 1)) {
+    // Note [Modelled library objects]: whether the collections models read the
+    // argument as a mapping (keys() and []) or as an iterable. A plain dict and
+    // the dict models are mappings; lists, tuples, iterators, sets, views,
+    // tensors and constant strings/ranges are not; anything else (a mapping
+    // class of the user's, a dict read from outside) breaks.
+    using K = Var::Kind;
+    const VarRef& v = args[0];
+    auto answer = [](bool b) { return makeConst(PyRef::borrow(b ? Py_True : Py_False)); };
+    if (v->is(K::Dict) && !v->obj) return answer(true);
+    if (v->is(K::UserObject)) {
+      if (PyObject* lib = modelledType(v->self->obj.get()))
+        return answer(PyType_IsSubtype(reinterpret_cast<PyTypeObject*>(lib), &PyDict_Type) != 0);
+    } else if (v->is(K::List) || v->is(K::Tuple) || v->is(K::Iter) || v->is(K::DictView) || v->is(K::Tensor) ||
+               (v->is(K::Set) && !v->source)) {
+      return answer(false);
+    } else if (v->is(K::Const)) {
+      PyObject* o = v->obj.get();
+      if (PyUnicode_Check(o) || PyTuple_CheckExact(o) || PyRange_Check(o) || PyBytes_Check(o) || PyFrozenSet_Check(o))
+        return answer(false);
+    }
+    fail(GB::UnsupportedType, "a collections container built from a value of a type its model does not read");
+    return nullptr;
+  }
   if (is("grad_enabled", 0)) return makeConst(PyRef::borrow(gradEnabled() ? Py_True : Py_False));
   if (is("set_grad", 1)) {
     // torch._C._set_grad_enabled(mode) on a constant bool; the frame must

@@ -419,7 +419,11 @@ VarRef Translator::classAttr(const VarRef& self, const VarRef& clsVar, PyObject*
 VarRef Translator::userAttr(const VarRef& obj, PyObject* name) {
   const VarRef& clsVar = obj->self;
   auto* tp = reinterpret_cast<PyTypeObject*>(clsVar->obj.get());
-  if (PyUnicode_CompareWithASCIIString(name, "__class__") == 0) return clsVar;
+  if (PyUnicode_CompareWithASCIIString(name, "__class__") == 0) {
+    if (PyObject* lib = modelledType(clsVar->obj.get()))  // Note [Modelled library objects]
+      return makeVar(Var::Kind::Object, PyRef::borrow(lib));
+    return clsVar;
+  }
   if (PyUnicode_CompareWithASCIIString(name, "__dict__") == 0) {
     fail(GB::UnmodeledAttribute, ".__dict__ of a " + tpName(tp));
     return nullptr;

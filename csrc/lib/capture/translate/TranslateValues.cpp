@@ -556,6 +556,7 @@ int Translator::objectContains(const VarRef& obj, const VarRef& key) {
     }
     return environEntry(obj, key->obj.get(), nullptr);
   }
+  if (obj->is(Var::Kind::UserObject)) return userContains(obj, key);  // Note [Modelled library objects]
   if (!obj->is(Var::Kind::Object) || !obj->source) return -2;
   // An object read from outside the frame may hold other keys at the next
   // call: its answer comes from code that reads (and guards) its state.

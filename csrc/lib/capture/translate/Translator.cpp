@@ -601,6 +601,10 @@ bool Translator::unpack(const VarRef& v, std::vector<VarRef>& out) {
     case Var::Kind::DictView:
       out = viewItems(*v);
       return true;
+    case Var::Kind::UserObject: {  // through its __iter__ (Note [Modelled library objects])
+      VarRef it = userIter(v);
+      return it && unpack(it, out);
+    }
     case Var::Kind::Set: {
       PyObject* it = PyObject_GetIter(v->obj.get());
       if (!it) return failPy(GB::UnsupportedType, "iterating a set");
@@ -683,6 +687,7 @@ bool Translator::unpack(const VarRef& v, std::vector<VarRef>& out) {
 
 VarRef Translator::iterate(const VarRef& v) {
   if (v->is(Var::Kind::Iter)) return v;
+  if (v->is(Var::Kind::UserObject)) return userIter(v);  // Note [Modelled library objects]
   const PyTypes* T = pyTypes();
   if (v->is(Var::Kind::Object) &&
       PyObject_TypeCheck(v->obj.get(), reinterpret_cast<PyTypeObject*>(T->moduleDict))) {
@@ -967,31 +972,6 @@ bool Translator::setGrad(bool enabled) {
   if (!host_.setGrad(enabled, code, detail)) return fail(hostBreak(code, GB::UnmodeledContextManager), detail);
   gradEnabled_ = enabled;
   return true;
-}
-
-PyObject* Translator::typeOf(const VarRef& v) {
-  switch (v->kind) {
-    case Var::Kind::Tensor: {
-      if (v->isNumpy()) return numpyType(v);
-      auto it = tensorTypes_.find(v->obj.get());  // Note [Tensor types]
-      return it != tensorTypes_.end() ? it->second.get() : pyTypes()->tensor;
-    }
-    case Var::Kind::Const:
-    case Var::Kind::Object:
-    case Var::Kind::SymScalar:
-    case Var::Kind::Set: return reinterpret_cast<PyObject*>(Py_TYPE(v->obj.get()));
-    case Var::Kind::Tuple: return v->obj ? v->obj.get() : reinterpret_cast<PyObject*>(&PyTuple_Type);
-    case Var::Kind::UserObject:  // a polyfill's stand-in is never shown (Note [Context managers])
-      return isPolyfillClass(v->self->obj.get()) ? nullptr : v->self->obj.get();
-    case Var::Kind::List: return reinterpret_cast<PyObject*>(&PyList_Type);
-    case Var::Kind::Dict: return v->obj ? v->obj.get() : reinterpret_cast<PyObject*>(&PyDict_Type);
-    case Var::Kind::DictView:
-      if (v->self->obj) return nullptr;  // a ModelOutput's (OrderedDict) views have types of their own
-      return reinterpret_cast<PyObject*>(v->name == "keys"     ? &PyDictKeys_Type
-                                         : v->name == "values" ? &PyDictValues_Type
-                                                               : &PyDictItems_Type);
-    default: return nullptr;
-  }
 }
 
 }  // namespace xacc::capture::translate

@@ -110,14 +110,21 @@ struct Frame;
 /// A class of xacc/_src/capture/polyfills*.py: its objects stand in for a library's
 /// and are never shown (Note [Context managers] in TranslateContext.cpp).
 bool isPolyfillClass(PyObject* cls);
+/// The library class a polyfill model class stands for (`_xacc_type`), borrowed;
+/// null for any other class (Note [Modelled library objects] in TranslateModels.cpp).
+PyObject* modelledType(PyObject* cls);
+/// The model's `_xacc_rebuild` function (borrowed), null when it has none.
+PyObject* modelRebuilder(PyObject* cls);
 
 /// How deep inlined calls nest.
 constexpr size_t kMaxInlineDepth = 32;
 /// How often one code object may be on the inline stack at once: a container
 /// nests the same forward (nn.Sequential inside nn.Sequential, a model's
 /// layer wrapper around each stage and each block), which is not recursion
-/// without end; real recursion stops here or at kMaxInlineDepth.
-constexpr long kMaxSameCode = 4;
+/// without end. Python recursion over a constant depth (`depth(n - 1)` down to
+/// a base case) is inlined up to this many levels; deeper recursion stops here
+/// or at kMaxInlineDepth (GB016).
+constexpr long kMaxSameCode = 8;
 
 struct Options {
   std::string device = "cpu";
@@ -269,6 +276,11 @@ public:
   bool objectSetAttr(const VarRef& obj, PyObject* name, const VarRef& value);
   VarRef callUser(const VarRef& obj, std::vector<VarRef>& args, std::vector<std::pair<PyRef, VarRef>>& kwargs);
   int userTruth(const VarRef& obj);
+  /// iter(obj) / `x in obj` on a user object through its class's __iter__ /
+  /// __contains__ (Note [Modelled library objects]); userContains answers -2
+  /// when the class has no __contains__ of its own.
+  VarRef userIter(const VarRef& obj);
+  int userContains(const VarRef& obj, const VarRef& key);
   /// `Color(value)` for an enum class (`isEnum`): the member, when `value` is a
   /// constant the class maps to one (Note [Enum members]).
   VarRef enumMember(const VarRef& cls, std::vector<VarRef>& args, std::vector<std::pair<PyRef, VarRef>>& kwargs,
