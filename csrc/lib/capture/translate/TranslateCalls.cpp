@@ -34,7 +34,9 @@ bool startsWith(const std::string& s, const char* p) { return s.rfind(p, 0) == 0
 /// torch's Python packages whose code is inlined like a user's (classes built,
 /// methods and functions traced), not recorded as one torch call: nn modules,
 /// parametrizations, and torch.distributions (its objects are plain Python
-/// classes whose methods call torch ops; see Note [Distributions]).
+/// classes whose methods call torch ops: built as user objects, Note [User
+/// objects]; their lazy_property is Note [Non-data descriptors]; argument
+/// validation branches on tensors, a break where eager would raise).
 bool inlinedTorchModule(const std::string& mod) {
   static const char* kInlined[] = {"torch.nn.modules", "torch.nn.utils.parametrize", "torch.distributions"};
   for (const char* p : kInlined)
