@@ -178,3 +178,34 @@ def test_validation_still_raises_as_in_eager():
     assert str(e_eager.value) == str(e_jit.value)
     assert counters()["internal_errors"] == 0
     assert any(b.code in ("GB004", "GB010") for ev in EVENTS for b in ev.breaks)
+
+
+# -- Tensor.requires_grad_(False) ----------------------------------------------------------
+
+
+def _rg_copy(x):
+    y = x.clone().requires_grad_(False)
+    return y * 2, y.requires_grad
+
+
+def _rg_input(x):
+    return x.requires_grad_(False) is x, x * 2
+
+
+def _rg_keyword_after_no_grad(x):
+    with torch.no_grad():
+        y = x * 2
+    return y.requires_grad_(requires_grad=False), y.is_leaf
+
+
+@pytest.mark.parametrize("fn", [_rg_copy, _rg_input, _rg_keyword_after_no_grad])
+@pytest.mark.parametrize("grad", [False, True])
+def test_requires_grad_false_changes_nothing_on_a_tensor_without_grad(fn, grad):
+    """No-op (one graph, no break) where the tensor does not require grad; a
+    break where it does (it changes a leaf input, or raises on a non-leaf),
+    with eager's result or exception either way."""
+    def make(i):
+        return (torch.randn(3, requires_grad=grad),)
+
+    no_op = not grad or fn is _rg_keyword_after_no_grad
+    check(fn, make, graphs=1, breaks=0 if no_op else 1)
