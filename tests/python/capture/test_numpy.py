@@ -438,3 +438,38 @@ def test_helpers_in_a_module_named_like_numpy_are_inlined(tmp_path, monkeypatch)
         return numpy_helpers.center(a) * 2
 
     check(f, f64(4, 3))
+
+
+# -- functions met by the corpus (issue 18): NumPy's submodules by table, Python
+# numbers that take NumPy's result dtype, dtype objects made in the frame --
+
+
+@pytest.mark.parametrize("fn,make", [
+    (lambda a: np.meshgrid(a, a[:3]), f64(5)),
+    (lambda a: np.meshgrid(a, a[:2], indexing="ij"), f32(4)),
+    (lambda a: np.fft.fftshift(a), f64(7)),
+    (lambda a: np.fft.ifftshift(a, axes=1), i64(3, 4)),
+    (lambda a: a[:, np.fft.fftshift(np.arange(4))], f64(3, 4)),
+    (lambda a: a * np.fft.ifftshift(np.arange(6)), f64(6)),
+])
+def test_meshgrid_and_fft_submodule(fn, make):
+    check(fn, make)
+
+
+@pytest.mark.parametrize("fn,make", [
+    (lambda a: np.where(a > 0, 1.0, 0.0), f64(6)),          # float64, as NumPy's Python floats
+    (lambda a: np.where(a > 0, 1.0, 0.0), f32(6)),          # still float64: no array operand
+    (lambda a: np.where(a > 0, a, 0.1), f32(2, 3)),         # float32: 0.1 is cast to the array's dtype
+    (lambda a: np.where(a > 0, 3, -1), i64(5)),              # int64
+    (lambda a: np.where(a > 0, a, 7), i64(5)),
+    (lambda a: np.where(np.arange(6) % 2 == 0, 1.5, 0.25) * a, f64(6)),
+])
+def test_where_python_numbers_take_numpys_result_dtype(fn, make):
+    check(fn, make)
+
+
+def test_dtype_objects_made_in_the_frame_compare_by_value():
+    def fn(a):
+        return (a * 2, np.dtype("float32") == np.float32, np.dtype("int64") != np.int64,
+                a.dtype == np.dtype("float64"), np.float64 == np.dtype("float32"))
+    check(fn, f64(3))

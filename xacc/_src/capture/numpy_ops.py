@@ -40,9 +40,19 @@ equal not_equal logical_and logical_or logical_not logical_xor floor ceil trunc 
 isfinite clip where deg2rad rad2deg sum mean max min amax amin argmax argmin prod std var any all cumsum
 cumprod matmul dot vdot inner outer tensordot einsum transpose reshape ravel squeeze expand_dims concatenate
 stack vstack hstack swapaxes moveaxis flip broadcast_to round around copy zeros ones zeros_like
-ones_like arange linspace eye array asarray tril triu trace diag sort count_nonzero
+ones_like arange linspace eye array asarray tril triu trace diag sort count_nonzero meshgrid
 """.split())
-LINALG = frozenset("norm det".split())
+# Captured functions of NumPy's submodules, by module (a function giving a
+# complex array, such as fft.fft, breaks on its dtype like any other).
+SUBMODULES = {
+    "numpy.linalg": frozenset("norm det".split()),
+    "numpy.fft": frozenset("fftshift ifftshift".split()),
+}
+# Functions whose Python-number operands take the dtype of NumPy's result
+# (the values they return are copies of their operands, so a scalar converted
+# to the result's dtype is what NumPy returns; torch._numpy would use torch's
+# default float32 for it).
+SCALARS_AS_RESULT = frozenset("where".split())
 # ndarray methods captured (the attribute names of `a.<name>(...)`).
 METHODS = frozenset("""
 sum mean max min argmax argmin prod std var any all cumsum cumprod reshape transpose astype copy flatten
@@ -91,7 +101,8 @@ def supported(fn: Any) -> str:
     module = getattr(fn, "__module__", None) or ("numpy" if isinstance(fn, np.ufunc) else "")
     if module.startswith("numpy.random"):
         return f"numpy.random.{name} uses NumPy's global random state"
-    if module == "numpy.linalg" and name in LINALG and getattr(np.linalg, name, None) is fn:
+    sub = SUBMODULES.get(module)
+    if sub is not None and name in sub and getattr(getattr(np, module[6:], None), name, None) is fn:
         return ""
     if name in FUNCTIONS and getattr(np, name, None) is fn:
         return ""
@@ -100,8 +111,9 @@ def supported(fn: Any) -> str:
 
 def _tnp_fn(fn: Any) -> Any:
     tnp = _lib()
-    if getattr(fn, "__module__", "") == "numpy.linalg":
-        return getattr(tnp.linalg, fn.__name__)
+    module = getattr(fn, "__module__", "")
+    if module in SUBMODULES:
+        return getattr(getattr(tnp, module[6:]), fn.__name__)
     name = {"round": "round", "around": "around"}.get(fn.__name__, fn.__name__)
     return getattr(tnp, name)
 
@@ -167,6 +179,14 @@ def _from_tnp(v: Any, out: list) -> Any:
     raise GraphBreak("GB021", f"a NumPy operation returned a {type(v).__name__}")
 
 
+def _shaped_like(v: Any, ref: Any) -> Any:
+    """`v` with the sequence types of NumPy's result `ref` (torch._numpy's
+    meshgrid gives a list where NumPy 2 gives a tuple)."""
+    if type(v) in (list, tuple) and type(ref) in (list, tuple) and len(v) == len(ref):
+        return type(ref)(_shaped_like(e, r) for e, r in zip(v, ref))
+    return v
+
+
 def _flat_ref(v: Any, out: list) -> None:
     if isinstance(v, (np.ndarray, np.generic)):
         out.append(v)
@@ -212,6 +232,8 @@ def run(kind: str, target: Any, args: tuple, kwargs: dict) -> tuple:
     targs, tkwargs = _to_tnp(args), _to_tnp(kwargs)
     if kind in ("fn", "op") and target in _TRUEDIV:
         targs = tuple(_as_float64(a) for a in targs)
+    if kind == "fn" and target.__name__ in SCALARS_AS_RESULT and isinstance(ref, np.ndarray):
+        targs = tuple(_scalar_as(a, ref.dtype) for a in targs)
     try:
         res = _call(kind, target, targs, tkwargs)
     except GraphBreak:
@@ -226,6 +248,7 @@ def run(kind: str, target: Any, args: tuple, kwargs: dict) -> tuple:
         value = None if kind != "op" or target is operator.setitem else _from_tnp(res, tensors)
     else:
         value = _from_tnp(res, tensors)
+    value = _shaped_like(value, ref)
     refs: list = []
     if not (inplace and (target is operator.setitem or kind == "method")):
         _flat_ref(ref, refs)
@@ -238,6 +261,13 @@ def run(kind: str, target: Any, args: tuple, kwargs: dict) -> tuple:
                                       f"{str(t.dtype).removeprefix('torch.')}{list(t.shape)}")
         kinds.append(2 if isinstance(r, np.generic) else 1)
     return value, kinds
+
+
+def _scalar_as(v: Any, dtype: np.dtype) -> Any:
+    """A Python number operand as a 0-d array of NumPy's result dtype."""
+    if type(v) in (bool, int, float) and dtype in DTYPES:
+        return _lib().asarray(torch.tensor(v, dtype=DTYPES[dtype]))
+    return v
 
 
 def _as_float64(v: Any) -> Any:

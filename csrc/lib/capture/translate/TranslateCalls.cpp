@@ -31,6 +31,19 @@ std::string moduleOf(PyObject* fn) {
 
 bool startsWith(const std::string& s, const char* p) { return s.rfind(p, 0) == 0; }
 
+/// torch's Python packages whose code is inlined like a user's (classes built,
+/// methods and functions traced), not recorded as one torch call: nn modules,
+/// parametrizations, and torch.distributions (its objects are plain Python
+/// classes whose methods call torch ops: built as user objects, Note [User
+/// objects]; their lazy_property is Note [Non-data descriptors]; argument
+/// validation branches on tensors, a break where eager would raise).
+bool inlinedTorchModule(const std::string& mod) {
+  static const char* kInlined[] = {"torch.nn.modules", "torch.nn.utils.parametrize", "torch.distributions"};
+  for (const char* p : kInlined)
+    if (startsWith(mod, p) && (mod.size() == strlen(p) || mod[strlen(p)] == '.')) return true;
+  return false;
+}
+
 /// torch callables that change global state and must never run while tracing.
 bool blocked(const std::string& full) {
   static const char* kBlock[] = {"manual_seed", "seed",  "save",     "load",          "set_",
@@ -46,7 +59,7 @@ bool isTorchOp(PyObject* fn) {
   if (isA(fn, T->opOverload) || isA(fn, T->opOverloadPacket)) return true;
   if (PyType_Check(fn)) return false;
   std::string mod = moduleOf(fn);
-  if (startsWith(mod, "torch") && !startsWith(mod, "torch.nn.modules"))
+  if (startsWith(mod, "torch") && !inlinedTorchModule(mod))
     return !blocked(mod + "." + nameOf(fn));
   PyObject* oc = PyObject_GetAttrString(fn, "__objclass__");
   if (!oc) {
@@ -228,7 +241,7 @@ bool isUserFunction(PyObject* fn) {
   std::string mod = moduleOf(fn);
   if (mod == "xacc._src.capture.polyfills" || startsWith(mod, "xacc._src.capture.polyfills_"))
     return true;  // reference implementations are inlined
-  if (startsWith(mod, "torch.nn.modules") || startsWith(mod, "torch.nn.utils.parametrize")) return true;
+  if (inlinedTorchModule(mod)) return true;
   static const char* kLibs[] = {"torch",  "xacc",        "xjit",    "numpy",     "typing",
                                 "functools", "abc",      "collections", "dataclasses", "contextlib",
                                 "inspect", "logging",    "threading", "copy"};
@@ -404,6 +417,14 @@ VarRef Translator::callObject(Frame& f, const VarRef& fn, std::vector<VarRef>& a
   if (o == objectSetattr && args.size() == 3 && kwargs.empty() && args[0]->is(Var::Kind::UserObject) &&
       args[1]->is(Var::Kind::Const) && PyUnicode_CheckExact(args[1]->obj.get())) {  // Note [User objects]
     if (!objectSetAttr(args[0], args[1]->obj.get(), args[2])) return nullptr;
+    return makeConst(PyRef::borrow(Py_None));
+  }
+  static PyObject* builtinSetattr = PyDict_GetItemString(PyEval_GetBuiltins(), "setattr");  // borrowed, lives forever
+  if (o == builtinSetattr && args.size() == 3 && kwargs.empty() && args[1]->is(Var::Kind::Const) &&
+      PyUnicode_CheckExact(args[1]->obj.get())) {
+    // setattr(obj, "name", v) with a constant name is `obj.name = v` (both are
+    // PyObject_SetAttr): the same model of the write, or the same break.
+    if (!storeAttr(args[0], args[1]->obj.get(), args[2])) return nullptr;
     return makeConst(PyRef::borrow(Py_None));
   }
   if (T->partial && Py_TYPE(o) == reinterpret_cast<PyTypeObject*>(T->partial) && fn->source) {

@@ -74,6 +74,18 @@ VarRef Translator::tensorMethod(const VarRef& tm, std::vector<VarRef>& args,
       fail(GB::TensorReadBack, "Tensor." + name + "()");
       return nullptr;
     }
+  if (name == "requires_grad_") {
+    // requires_grad_(False) on a tensor that does not require grad changes
+    // nothing and returns the tensor itself (its meta twin's flag is eager's:
+    // input flags are guarded, grad-mode regions are recorded). Any other
+    // use sets the flag, which a graph cannot: it runs in Python (below).
+    VarRef flag = args.size() == 1 && kwargs.empty() ? args[0] : nullptr;
+    if (args.empty() && kwargs.size() == 1 && PyUnicode_CompareWithASCIIString(kwargs[0].first.get(), "requires_grad") == 0)
+      flag = kwargs[0].second;
+    PyRef rg = PyRef::steal(PyObject_GetAttrString(t->obj.get(), "requires_grad"));
+    if (!rg) PyErr_Clear();
+    if (flag && flag->is(Var::Kind::Const) && flag->obj.get() == Py_False && rg.get() == Py_False) return t;
+  }
   // requires_grad_ and detach_ change the caller's tensor itself, which a graph cannot:
   // they run in Python.
   static const char* kOpaque[] = {"backward", "register_hook", "retain_grad", "data_ptr", "storage",

@@ -87,6 +87,16 @@ PyObject* wrappedFunc(PyObject* descr) {
   return f;
 }
 
+/// The `__get__` of a non-data descriptor whose type defines it in Python
+/// code the translator inlines (no `__set__`/`__delete__`), else nullptr.
+PyObject* pythonDescriptorGet(PyObject* attr) {
+  PyTypeObject* dt = Py_TYPE(attr);
+  if (!(dt->tp_flags & Py_TPFLAGS_HEAPTYPE) || dt->tp_descr_set) return nullptr;
+  static PyObject* getName = interned("__get__");
+  PyObject* get = _PyType_Lookup(dt, getName);  // borrowed
+  return get && PyFunction_Check(get) && isUserFunction(get) ? get : nullptr;
+}
+
 }  // namespace
 
 std::string userClassProblem(PyTypeObject* tp) {
@@ -411,6 +421,31 @@ VarRef Translator::classAttr(const VarRef& self, const VarRef& clsVar, PyObject*
   } else if (!Py_TYPE(attr)->tp_descr_get) {
     // A plain class attribute, read (and guarded) through the class's source.
     return wrap(attr, attrSrc);
+  } else if (PyObject* get = pythonDescriptorGet(attr)) {
+    // Note [Non-data descriptors]: the instance dict did not have the name
+    // (the caller looked first), so Python calls
+    // `type(attr).__get__(attr, obj, type(obj))`; a __get__ written in Python
+    // is inlined like any method (torch.distributions' lazy_property computes
+    // the value and stores it on the instance with setattr). The descriptor is
+    // read from the class dict that holds it (`cls.__mro__[i].__dict__[name]`:
+    // reading `cls.name` would call __get__ again), so replacing it recompiles.
+    PyRef keepGet = PyRef::borrow(get);
+    static PyObject* mroName = interned("__mro__");
+    static PyObject* dictName = interned("__dict__");
+    auto* tp = reinterpret_cast<PyTypeObject*>(clsVar->obj.get());
+    SourceRef raw;
+    for (Py_ssize_t i = 0; !raw && tp->tp_mro && i < PyTuple_GET_SIZE(tp->tp_mro); ++i) {
+      auto* k = reinterpret_cast<PyTypeObject*>(PyTuple_GET_ITEM(tp->tp_mro, i));
+      if (k->tp_dict && PyDict_GetItemWithError(k->tp_dict, name) == attr)
+        raw = Source::item(Source::attr(Source::itemIndex(Source::attr(clsVar->source, mroName), i), dictName), name);
+    }
+    if (!raw) {
+      fail(GB::UnmodeledAttribute, std::string(".") + PyUnicode_AsUTF8(name) + ": a descriptor not found in the class dicts");
+      return nullptr;
+    }
+    VarRef d = wrap(attr, raw);
+    if (!d) return nullptr;
+    return inlineFunction(get, {d, self, clsVar}, {}, nullptr);
   }
   fail(GB::UnmodeledAttribute, std::string(".") + PyUnicode_AsUTF8(name) + " is a " + Py_TYPE(attr)->tp_name);
   return nullptr;

@@ -34,10 +34,13 @@ PyObject* staticLookup(PyTypeObject* tp, PyObject* name) {
 bool isNumpyDtypeCompare(const VarRef& a, const VarRef& b) {
   auto isDtype = [](const VarRef& v) {
     PyObject* t = pyTypes()->npDtype;
-    return t && v->is(Var::Kind::Const) && PyObject_TypeCheck(v->obj.get(), reinterpret_cast<PyTypeObject*>(t));
+    // A dtype is immutable: a constant, or an object made at capture time
+    // (`np.dtype("float32")`, a pure call of constants).
+    return t && (v->is(Var::Kind::Const) || v->is(Var::Kind::Object)) &&
+           PyObject_TypeCheck(v->obj.get(), reinterpret_cast<PyTypeObject*>(t));
   };
-  auto plain = [](const VarRef& v) {
-    return v->is(Var::Kind::Const) || (v->is(Var::Kind::Object) && PyType_Check(v->obj.get()));
+  auto plain = [&](const VarRef& v) {
+    return v->is(Var::Kind::Const) || (v->is(Var::Kind::Object) && (PyType_Check(v->obj.get()) || isDtype(v)));
   };
   return plain(a) && plain(b) && (isDtype(a) || isDtype(b));
 }
