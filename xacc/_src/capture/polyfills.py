@@ -682,4 +682,4 @@ for _op in (operator.eq, operator.ne, operator.lt, operator.le, operator.gt, ope
 # References kept in modules of their own register themselves into REFERENCE on
 # import: dataclasses; functools, operator's callable classes, itertools.groupby/tee;
 # context managers.
-from . import polyfills_context, polyfills_dataclasses, polyfills_stdlib  # noqa: E402,F401
+from . import polyfills_context, polyfills_dataclasses, polyfills_dist, polyfills_stdlib  # noqa: E402,F401
