@@ -55,7 +55,9 @@ def worker(rank, world, device):
         c = counters()
         diff = max((g - eager).abs().max().item() for g in got)
         codes = ",".join(break_codes()) if not fullgraph else "-"
-        print(f"rank {rank}: {fn.__name__} diff {diff:.3g} graphs {c['graphs']} breaks {codes}", flush=True)
+        # one write per line: the two ranks share the parent's stdout
+        sys.stdout.write(f"rank {rank}: {fn.__name__} diff {diff:.3g} graphs {c['graphs']} breaks {codes}\n")
+        sys.stdout.flush()
     dist.destroy_process_group()
 
 
