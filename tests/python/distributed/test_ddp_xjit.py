@@ -1,9 +1,10 @@
 """Issue 25, criterion 1: `python -m xjit --device cpu` runs a DDP training
-script written for CUDA and NCCL (scripts/ddp_cuda.py) on 2 CPU processes over
-gloo, launched by torch.multiprocessing.spawn and by torchrun (under xjit's own
-`-m`): both ranks capture graphs, the device erasure is reported, and every
-rank ends with the parameters of plain python running the CPU version
-(scripts/ddp_cpu.py) within 1e-5. Real processes, real gloo, a time bound on
+script written for CUDA and NCCL (scripts/ddp_cuda.py: 3 steps, then 2 steps of
+gradient accumulation under no_sync) on 2 CPU processes over gloo, launched by
+torch.multiprocessing.spawn and by torchrun (under xjit's own `-m`): both ranks
+capture graphs, the device erasure is reported, and every rank ends with the
+parameters of plain python running the CPU version (scripts/ddp_cpu.py) within
+1e-5. Real processes, real gloo, a time bound on
 every launch (dist_proc.py)."""
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """The CPU/gloo twin of ddp_cuda.py (the reference run): 3 steps of SGD on a
-small MLP under DDP. Launched by torchrun (RANK in the environment) or by
-torch.multiprocessing.spawn (2 processes). Every rank saves its parameters to
-<out>.rank<r>."""
+small MLP under DDP, then 2 accumulation steps (no_sync). Launched by torchrun
+(RANK in the environment) or by torch.multiprocessing.spawn (2 processes). Every
+rank saves its parameters to <out>.rank<r>."""
 
 import os
 import sys
@@ -30,6 +30,17 @@ def train_step(model, opt, x, y):
     return loss
 
 
+def accumulate_step(ddp, opt, batches):
+    """Gradient accumulation: no all-reduce for the first micro-batches (no_sync)."""
+    opt.zero_grad()
+    with ddp.no_sync():
+        for x, y in batches[:-1]:
+            torch.nn.functional.mse_loss(ddp(x), y).backward()
+    x, y = batches[-1]
+    torch.nn.functional.mse_loss(ddp(x), y).backward()
+    opt.step()
+
+
 def worker(rank, world, out):
     dist.init_process_group("gloo", rank=rank, world_size=world)
     torch.manual_seed(0)
@@ -41,6 +52,9 @@ def worker(rank, world, out):
         x = torch.randn(8, 16, generator=g)
         y = torch.randn(8, 4, generator=g)
         train_step(ddp, opt, x, y)
+    for _ in range(2):
+        batches = [(torch.randn(8, 16, generator=g), torch.randn(8, 4, generator=g)) for _ in range(2)]
+        accumulate_step(ddp, opt, batches)
     torch.save({k: v.cpu() for k, v in model.state_dict().items()}, f"{out}.rank{rank}")
     dist.destroy_process_group()
 

@@ -1,8 +1,9 @@
 """A DDP training script written for CUDA and NCCL (one GPU per rank): 3 steps of
-SGD on a small MLP. Launched by torchrun (RANK in the environment) or by
-torch.multiprocessing.spawn (2 processes). Every rank saves its parameters to
-<out>.rank<r>. The CPU/gloo twin is ddp_cpu.py; under `python -m xjit --device cpu`
-this file must end with the same parameters."""
+SGD on a small MLP, then 2 steps of gradient accumulation under no_sync.
+Launched by torchrun (RANK in the environment) or by torch.multiprocessing.spawn
+(2 processes). Every rank saves its parameters to <out>.rank<r>. The CPU/gloo
+twin is ddp_cpu.py; under `python -m xjit --device cpu` this file must end with
+the same parameters."""
 
 import os
 import sys
@@ -31,6 +32,17 @@ def train_step(model, opt, x, y):
     return loss
 
 
+def accumulate_step(ddp, opt, batches):
+    """Gradient accumulation: no all-reduce for the first micro-batches (no_sync)."""
+    opt.zero_grad()
+    with ddp.no_sync():
+        for x, y in batches[:-1]:
+            torch.nn.functional.mse_loss(ddp(x), y).backward()
+    x, y = batches[-1]
+    torch.nn.functional.mse_loss(ddp(x), y).backward()
+    opt.step()
+
+
 def worker(rank, world, out):
     torch.cuda.set_device(rank)
     dist.init_process_group("nccl", rank=rank, world_size=world)
@@ -43,6 +55,10 @@ def worker(rank, world, out):
         x = torch.randn(8, 16, generator=g).cuda(rank)
         y = torch.randn(8, 4, generator=g).to(f"cuda:{rank}")
         train_step(ddp, opt, x, y)
+    for _ in range(2):
+        batches = [(torch.randn(8, 16, generator=g).cuda(rank), torch.randn(8, 4, generator=g).cuda(rank))
+                   for _ in range(2)]
+        accumulate_step(ddp, opt, batches)
     torch.cuda.synchronize()
     torch.save({k: v.cpu() for k, v in model.state_dict().items()}, f"{out}.rank{rank}")
     dist.destroy_process_group()
