@@ -14,8 +14,8 @@ import types
 from collections import Counter
 
 
-def _summary(t0: float, explain: bool) -> str:
-    from xacc._src.capture import convert
+def _summary(t0: float, explain: bool, label: str = "") -> str:
+    from xacc._src.capture import convert, device_dist
     from xacc.jit import counters
 
     c = counters()
@@ -26,7 +26,7 @@ def _summary(t0: float, explain: bool) -> str:
     dropped = convert.EVENTS.dropped  # records of long-dead functions, only counted (events.py)
     breaks.update({k.removeprefix("break "): n for k, n in dropped.items() if k.startswith("break ")})
     captured = sum(1 for ev in convert.EVENTS if ev.outcome in ("graph", "code")) + dropped["captured"]
-    lines = ["", "== xjit summary ==",
+    lines = ["", f"== xjit summary{label} ==",
              f"frames captured: {captured} (compiled {c['frames']}, skipped {c['skipped']})",
              *_code_lines(),
              f"graphs: {c['graphs']}",
@@ -39,6 +39,7 @@ def _summary(t0: float, explain: bool) -> str:
               f"internal errors (fell back to Python): {c['internal_errors']}",
               f"peak memory: {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:.0f} MiB",
               *_cache_lines(),
+              *device_dist.summary_lines(),
               f"wall time: {time.perf_counter() - t0:.2f} s"]
     return "\n".join(lines)
 
@@ -75,9 +76,38 @@ def _cache_lines() -> list[str]:
 
 
 def _at_exit(t0: float, ns: argparse.Namespace, rec: object) -> None:
+    print(_report(t0, ns, rec), file=sys.stderr)
+
+
+# (t0, ns, recorder) of a worker started by xjit/child.py: its summary is written at its exit.
+_WORKER: tuple | None = None
+
+
+def _worker_report() -> str | None:
+    """A worker's report; None for a helper process that has no rank and ran no
+    model code (multiprocessing's resource tracker, a forkserver): nothing to say."""
+    from xjit import child
+    from xacc.jit import counters
+
+    if child.rank() is None and not counters()["frames"]:
+        return None
+    return _report(*_WORKER)
+
+
+def _report(t0: float, ns: argparse.Namespace, rec: object) -> str:
+    """The summary (and the --explain/--compare/--export parts) of this
+    interpreter's run; a worker's is labelled with its rank (Note [xjit in child
+    interpreters])."""
     from xacc._src.capture import convert
 
-    out = [_summary(t0, ns.explain)]
+    label = ""
+    if getattr(ns, "child", False):
+        from xjit import child
+        r = child.rank()
+        label = f" (rank {r}, pid {os.getpid()})" if r is not None else f" (worker pid {os.getpid()})"
+        if ns.export:
+            ns.export = os.path.join(ns.export, f"rank{r}" if r is not None else f"pid{os.getpid()}")
+    out = [_summary(t0, ns.explain, label)]
     events = list(convert.EVENTS)
     if ns.explain:
         from xacc._src.debug.explain_report import explain_report
@@ -104,11 +134,11 @@ def _at_exit(t0: float, ns: argparse.Namespace, rec: object) -> None:
         out.append(_pgo_summary(ns.pgo_session, events))
     if ns.export:
         from xacc._src.export.writer import write_export
-        m = write_export(events, ns.export, rec, title=f"xjit export of {ns.script}",
+        m = write_export(events, ns.export, rec, title=f"xjit export of {ns.script or ns.module or 'a worker'}",
                          run_seconds=time.perf_counter() - t0)
         out.append(f"export: {len(m['frames'])} frame(s), {m['graph_count']} graph(s) -> "
                    f"{os.path.join(ns.export, 'index.html')}")
-    print("\n".join(out), file=sys.stderr)
+    return "\n".join(out)
 
 
 def _pgo_summary(sess: object, events: list) -> str:
@@ -124,7 +154,7 @@ def _pgo_summary(sess: object, events: list) -> str:
                      + [f"  {ev.function}: {n}" for ev in events for n in ev.pgo])
 
 
-def main(argv: list[str] | None = None) -> int:
+def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="python -m xjit", description=__doc__)
     p.add_argument("--device", default="cpu", help="cpu or xpuN (default cpu)")
     p.add_argument("--backend", default=None, help="executor backend (default: ATen)")
@@ -153,10 +183,64 @@ def main(argv: list[str] | None = None) -> int:
                    help="the profile file (implies --pgo; default $XACC_PGO_PROFILE, else ./xacc_pgo.json)")
     p.add_argument("--pgo-mode", choices=("auto", "record", "use"), default=None,
                    help="record, use, or auto (the default: use when the file exists; implies --pgo)")
-    p.add_argument("script")
+    p.add_argument("script", nargs="?", help="the script to run (or -m MODULE, as python -m runs it)")
     p.add_argument("args", nargs=argparse.REMAINDER)
-    ns = p.parse_args(argv)
+    return p
 
+
+def _split_module(argv: list[str]) -> tuple[list[str], str | None, list[str]]:
+    """(xjit's options, MODULE, MODULE's arguments) for `... -m MODULE args`, the
+    way python reads its own -m: everything after MODULE belongs to it. (argv, None,
+    []) when -m comes after the script (then it is the script's argument)."""
+    for i, a in enumerate(argv):
+        if a == "-m" and i + 1 < len(argv):
+            head = argv[:i]
+            if _parser().parse_known_args(head)[0].script is None:
+                return head, argv[i + 1], argv[i + 2:]
+            break
+    return argv, None, []
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    opts, module, module_args = _split_module(argv)
+    p = _parser()
+    ns = p.parse_args(opts)
+    ns.module = module
+    if module is not None:
+        ns.args = module_args
+    elif ns.script is None:
+        p.error("a script to run is required (or -m MODULE)")
+    ns.child = False
+    from xjit import child
+    if child.STARTED:  # this interpreter already runs under xjit (XACC_XJIT): run the program in it
+        ns.child = True  # its summary is the worker's
+        return _run_module(module, module_args) if module else _run_path(ns)
+    error = _setup(ns)
+    if error is not None:
+        print(f"xjit: {error}", file=sys.stderr)
+        return 2
+    child.propagate(ns)  # workers the program starts run under xjit too
+    if module is not None:
+        atexit.register(_at_exit, ns.t0, ns, ns.rec)
+        return _run_module(module, module_args)
+    return _run_path(ns)
+
+
+def _run_path(ns: argparse.Namespace) -> int:
+    code, path = _compile_script(ns.script)
+    if code is None:
+        return path  # the exit status python gives (no summary: the script never ran)
+    if not ns.child:
+        atexit.register(_at_exit, ns.t0, ns, ns.rec)
+    return _run_script(code, path, ns.script, ns.args)
+
+
+def _setup(ns: argparse.Namespace) -> str | None:
+    """Everything `python -m xjit` does before the program runs: device erasure,
+    the hook with ns's options, the recorder (ns.t0, ns.rec); a worker
+    (ns.child, xjit/child.py) also registers its summary for its exit. The
+    error message when an option is not usable, else None."""
     from xacc._src.capture import convert, device
     from xacc._src.config import env
     from xacc._src.export.record import Recorder
@@ -166,22 +250,19 @@ def main(argv: list[str] | None = None) -> int:
     try:
         check_device(ns.device)
     except BackendError as e:
-        print(f"xjit: {e}", file=sys.stderr)
-        return 2
+        return str(e)
     if ns.hot_calls < 1:
-        print(f"xjit: --hot-calls must be at least 1, not {ns.hot_calls}", file=sys.stderr)
-        return 2
+        return f"--hot-calls must be at least 1, not {ns.hot_calls}"
     if ns.export is None and env("XACC_DUMP"):
         ns.export = env("XACC_DUMP")
 
-    t0 = time.perf_counter()
+    ns.t0 = time.perf_counter()
     device.install(ns.device)
     from xacc._src.amp import check_options
     try:
         check_options(ns.precision, ns.tolerance)
     except ValueError as e:
-        print(f"xjit: {e}", file=sys.stderr)
-        return 2
+        return str(e)
     ns.pgo_session = None
     if ns.pgo or ns.pgo_profile or ns.pgo_mode:
         from xacc._src.pgo import Config, resolve
@@ -195,7 +276,7 @@ def main(argv: list[str] | None = None) -> int:
         use_cache_dir(ns.cache, ns.device)
     convert.push_options(opts)
     # Graph values are kept (first call of each graph) only when something replays them.
-    rec = Recorder(keep=1 if (ns.export or ns.compare) else 0)
+    rec = ns.rec = Recorder(keep=1 if (ns.export or ns.compare) else 0)
     if ns.explain or ns.export or ns.compare:
         rec.__enter__()  # the graph tap costs a Python call per graph run: only when asked for
         from xacc._src.pgo.session import chain_tap
@@ -203,11 +284,53 @@ def main(argv: list[str] | None = None) -> int:
         if C_tap is not rec.tap:  # a recording PGO session sees graph calls too
             from xacc._C import capture as C0
             C0.set_graph_tap(C_tap)
-    code, path = _compile_script(ns.script)
-    if code is None:
-        return path  # the exit status python gives (no summary: the script never ran)
-    atexit.register(_at_exit, t0, ns, rec)
-    return _run_script(code, path, ns.script, ns.args)
+    if ns.child:
+        global _WORKER
+        _WORKER = (ns.t0, ns, rec)
+    return None
+
+
+def start_worker(spec: str) -> None:
+    """Installs xjit in this interpreter, at its start-up, with the options
+    `spec` (XACC_XJIT; xjit/_boot/sitecustomize.py, Note [xjit in child interpreters])."""
+    import shlex
+
+    from xjit import child
+    from xacc._src.config import value
+
+    if child.STARTED:
+        return
+    value(child.ENV)  # ConfigError on a malformed value
+    ns = _parser().parse_args(shlex.split(spec))
+    ns.pgo, ns.pgo_profile, ns.pgo_mode = False, None, None  # one profile file, many writers: not passed on
+    ns.child, ns.script, ns.module = True, None, None
+    error = _setup(ns)
+    if error is not None:
+        raise RuntimeError(f"XACC_XJIT={spec!r}: {error}")
+    child.REPORT = _worker_report
+    child.after_start()
+    from xacc._C import capture as C
+    C.set_state(2)  # capture for the rest of the interpreter's life (Note [Hot frames] keeps set-up plain)
+
+
+def _run_module(module: str, args: list) -> int:
+    """Runs MODULE as `python -m MODULE args` does (runpy, sys.argv, __main__),
+    with capture on; exit status and error report as python gives them."""
+    import runpy
+
+    from xacc._C import capture as C
+    sys.argv = [module] + list(args)  # runpy sets sys.argv[0] to the module's file
+    prev = C.set_state(2)
+    try:
+        runpy.run_module(module, run_name="__main__", alter_sys=True)
+    except SystemExit:
+        raise
+    except BaseException as e:  # noqa: BLE001 - reported as python reports it
+        sys.excepthook(type(e), e, e.__traceback__)
+        return _INTERRUPTED if isinstance(e, KeyboardInterrupt) else 1
+    finally:
+        C.set_state(prev)
+    return 0
 
 
 def _compile_script(script: str) -> tuple:
@@ -245,7 +368,7 @@ def _run_script(code: types.CodeType, path: str, script: str, args: list) -> int
     # current directory that `-m` put there.
     sys.path[0] = os.path.dirname(os.path.realpath(path))
     from xacc._C import capture as C
-    C.set_state(2)
+    prev = C.set_state(2)
     try:
         exec(code, main.__dict__)
     except SystemExit:
@@ -259,7 +382,7 @@ def _run_script(code: types.CodeType, path: str, script: str, args: list) -> int
             return _INTERRUPTED
         return 1
     finally:
-        C.set_state(0)
+        C.set_state(prev)
     return 0
 
 

@@ -30,6 +30,7 @@ BAD_ENV = {
     "XACC_RECOMPILE_LIMIT": "abc",
     "XACC_VERBOSE": "maybe",
     "XACC_DUMP": FILE,
+    "XACC_XJIT": "--device 'cpu",
     "XACC_CACHE_DIR": FILE,
     "XACC_CACHE_MAX_MB": "-5",
     "XACC_PGO_PROFILE": DIR,
@@ -110,7 +111,7 @@ def test_bad_env_value(name: str, monkeypatch: pytest.MonkeyPatch) -> None:
 @pytest.mark.parametrize("name", sorted(BAD_ENV))
 def test_default_and_good_values_pass(name: str, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     good = {"XACC_LOG": "breaks,+capture", "XACC_RECOMPILE_LIMIT": "3", "XACC_VERBOSE": "1",
-            "XACC_DUMP": str(tmp_path / "dump"), "XACC_CACHE_DIR": "off", "XACC_CACHE_MAX_MB": "0",
+            "XACC_DUMP": str(tmp_path / "dump"), "XACC_XJIT": "--device cpu --explain", "XACC_CACHE_DIR": "off", "XACC_CACHE_MAX_MB": "0",
             "XACC_PGO_PROFILE": str(tmp_path / "p.json"), "XACC_TEST_FAULT_OP": "aten.relu.default",
             "XACC_MLIR_VECTOR_WIDTH": "256", "XACC_MLIR_INTERLEAVE": "2", "XACC_PACK_WEIGHTS": "0",
             "XACC_KEEP_FREED_MEMORY": "1", "XACC_EXECUTOR_PATH": f"{tmp_path}:{DIR}", "CAMEL_PACKAGES": DIR,

@@ -132,6 +132,14 @@ def _file(v: str) -> str:
     return v
 
 
+def _xjit_options(v: str) -> list[str]:
+    import shlex
+    args = shlex.split(v)  # ValueError on an unbalanced quote
+    if args and not args[0].startswith("--"):
+        raise ValueError(v)
+    return args
+
+
 def _op_name(v: str) -> str:
     if not re.fullmatch(r"[A-Za-z_]\w*(\.[A-Za-z_]\w*)+", v):
         raise ValueError(v)
@@ -156,6 +164,11 @@ ENV: tuple[EnvVar, ...] = (
            "0 or 1 (also false/true, no/yes, off/on)"),
     EnvVar("XACC_DUMP", "", "directory: `python -m xjit` writes every export artifact of the run there "
                            "(same as `--export DIR`)", _directory, "a directory path (not an existing file)"),
+    EnvVar("XACC_XJIT", "", "options of `python -m xjit` (e.g. `--device cpu --explain`) that a Python "
+                            "interpreter applies at start-up when xjit's boot directory is on PYTHONPATH: how "
+                            "the workers of multiprocessing, torch.multiprocessing.spawn and torchrun run under "
+                            "xjit (set by `python -m xjit`; docs/distributed.md)", _xjit_options,
+           "xjit options in shell syntax, starting with `--`"),
     EnvVar("XACC_CACHE_DIR", "", "directory of the MLIR backend's kernel disk cache (object files keyed by kernel "
                                  "text, pipeline build, LLVM version and CPU), on by default in "
                                  "`$XDG_CACHE_HOME/xacc` (`~/.cache/xacc`); `off`: no disk cache; also where "

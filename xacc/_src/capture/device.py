@@ -50,6 +50,8 @@ def install(target: str = "cpu") -> EraseDevice:
     for n in _CUDA_NOOPS:
         if hasattr(torch.cuda, n):
             setattr(torch.cuda, n, lambda *a, **k: None)
+    from xacc._src.capture import device_dist
+    device_dist.install()  # nccl -> gloo, DDP device_ids, set_device (Note [Distributed erasure])
     return mode
 
 

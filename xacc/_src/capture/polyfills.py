@@ -681,5 +681,5 @@ for _op in (operator.eq, operator.ne, operator.lt, operator.le, operator.gt, ope
 
 # References kept in modules of their own register themselves into REFERENCE on
 # import: dataclasses; functools, operator's callable classes, itertools.groupby/tee;
-# context managers; collections' containers.
-from . import polyfills_collections, polyfills_context, polyfills_dataclasses, polyfills_stdlib  # noqa: E402,F401
+# context managers; collections' containers; torch.distributed calls.
+from . import polyfills_collections, polyfills_context, polyfills_dataclasses, polyfills_dist, polyfills_stdlib  # noqa: E402,F401,I001

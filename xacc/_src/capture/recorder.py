@@ -46,6 +46,41 @@ _DATA_DEPENDENT = {"_local_scalar_dense", "item", "is_nonzero", "equal", "nonzer
                    "masked_select", "_unique2", "allclose"}
 
 
+def _dim0(t: torch.Tensor, n: int) -> torch.Tensor:
+    return t.new_empty((n,) + tuple(t.shape[1:]))
+
+
+# Functional collectives recorded as nodes (Note [Collectives as nodes] in
+# AtenOps.cpp): namespace -> operator -> the meta result, computed here because
+# running the operator, even on meta tensors, would issue the collective.
+COLLECTIVES: dict[str, dict[str, Callable[..., torch.Tensor]]] = {"_c10d_functional": {
+    "all_reduce": lambda t, op, group: torch.empty_like(t),
+    "all_gather_into_tensor": lambda t, n, group: _dim0(t, t.shape[0] * n),
+    "reduce_scatter_tensor": lambda t, op, n, group: _dim0(t, t.shape[0] // n),
+    "wait_tensor": lambda t: t,  # the tensor itself, as eager returns it
+}}
+
+
+def _dist_object_types() -> tuple:
+    try:
+        import torch._C._distributed_c10d as c10d
+    except ImportError:  # pragma: no cover - torch without distributed
+        return ()
+    return tuple(getattr(c10d, n) for n in ("Work", "ProcessGroup", "Store", "Backend") if hasattr(c10d, n))
+
+
+_DIST_OBJECTS = _dist_object_types()
+
+
+def _on_dist_object(fn: Any, args: tuple, kwargs: dict) -> bool:
+    """Whether a call acts on a torch.distributed object (a bound method of one,
+    or one among its arguments)."""
+    if not _DIST_OBJECTS:
+        return False
+    vals = (getattr(fn, "__self__", None), *args, *kwargs.values())
+    return any(isinstance(v, _DIST_OBJECTS) for v in vals)
+
+
 def meta_like(t: torch.Tensor) -> torch.Tensor:
     """A storage-less twin of `t` (sizes, strides, dtype, requires_grad)."""
     m = torch.empty_strided(tuple(t.size()), tuple(t.stride()), dtype=t.dtype, device="meta")
@@ -197,6 +232,14 @@ class Recorder:
     # -- calls ---------------------------------------------------------------
     def call(self, fn: Callable, args: tuple, kwargs: dict) -> Any:
         """Calls `fn` on meta tensors, recording the ATen ops it dispatches."""
+        if _on_dist_object(fn, args, kwargs):
+            # Work.wait(), a ProcessGroup's or Store's methods act on the other
+            # ranks and dispatch no ATen op: run at capture time, they would be
+            # missing from every later run of the graph.
+            owner = getattr(fn, "__self__", None)
+            what = f"{type(owner).__name__}.{getattr(fn, '__name__', '?')}" if owner is not None else \
+                getattr(fn, "__name__", str(fn))
+            raise GraphBreak("GB026", f"{what} on a torch.distributed object")
         try:
             if self.no_grad:
                 with _Mode(self), torch.no_grad():
@@ -225,6 +268,11 @@ class Recorder:
 
     def dispatch(self, func, args: tuple, kwargs: dict) -> Any:
         ns, _, name = func._schema.name.rpartition("::")
+        if ns in COLLECTIVES and name in COLLECTIVES[ns]:
+            return self._record(func, ns, name, args, kwargs, COLLECTIVES[ns][name])
+        if ns == "c10d":  # a collective on a process-group object (async_op, Work): polyfills_dist.py
+            raise GraphBreak("GB026", f"{func._schema.name}.{func._overloadname or 'default'} "
+                                      "(a torch.distributed call with no functional form)")
         if ns != "aten":
             # Nodes name ATen operators: another namespace's operator is traced
             # through its decomposition, or breaks (never recorded as aten.<name>).
@@ -236,7 +284,15 @@ class Recorder:
                 return decomp(*args, **kwargs)
         if name in _DATA_DEPENDENT:
             raise GraphBreak("GB005", f"aten.{name} reads tensor data")
+        return self._record(func, ns, name, args, kwargs, None)
+
+    def _record(self, func, ns: str, name: str, args: tuple, kwargs: dict, meta_rule: Callable | None) -> Any:
+        """Emits the node of one dispatcher call; its meta result comes from
+        running it on meta tensors, or from `meta_rule` for a collective
+        (Note [Collectives as nodes] in AtenOps.cpp: running it would talk to
+        the other ranks)."""
         overload = func._overloadname or "default"
+        gname = f"aten.{name}.{overload}" if ns == "aten" else f"aten.{ns}.{name}.{overload}"
         schema = func._schema
         exec_args = tuple(self._exec_value(a) for a in args)
         exec_kwargs = {k: self._exec_value(v) for k, v in kwargs.items()}
@@ -245,7 +301,12 @@ class Recorder:
         for i, a in enumerate(schema.arguments):
             if i < len(exec_args) and isinstance(exec_args[i], torch.device):
                 exec_args = exec_args[:i] + (torch.device("meta"),) + exec_args[i + 1:]
-        out = func(*exec_args, **exec_kwargs)
+        if meta_rule is None:
+            out = func(*exec_args, **exec_kwargs)
+        else:
+            if torch.is_grad_enabled() and any(isinstance(a, torch.Tensor) and a.requires_grad for a in exec_args):
+                raise GraphBreak("GB026", f"{gname} on a tensor that requires grad (its backward is not modelled)")
+            out = meta_rule(*exec_args, **exec_kwargs)
 
         # Per schema argument, in order: operand ids, an attribute, or absent.
         parts: list[Any] = []
@@ -268,7 +329,7 @@ class Recorder:
                 parts.append([self.operand(v)])
             elif isinstance(v, (list, tuple)) and _is_tensor_list_type(a.type):
                 if len(v) == 0:
-                    raise GraphBreak("GB018", f"empty tensor list for aten.{name}")
+                    raise GraphBreak("GB018", f"empty tensor list for {gname}")
                 parts.append([self.operand(e) if isinstance(e, torch.Tensor) else self.null() for e in v])
             else:
                 attrs[a.name] = self.encode(v, name)
@@ -276,7 +337,7 @@ class Recorder:
         nops = sum(len(p) for p in parts if isinstance(p, list))
 
         outs = tuple(out) if len(schema.returns) > 1 else (out,)
-        sig = (f"aten.{name}.{overload}", repr(attrs), nops)
+        sig = (gname, repr(attrs), nops)
         sizes = [[int(d) for d in r.shape] if isinstance(r, torch.Tensor) else None for r in outs]
         k = len(self.trace)
         self.trace.append((sig, sizes, dict(attrs)))
@@ -303,14 +364,13 @@ class Recorder:
             elif r is None and len(schema.returns) == 0:
                 continue
             else:
-                raise GraphBreak("GB006", f"aten.{name}.{overload} returns a {type(r).__name__}")
+                raise GraphBreak("GB006", f"{gname} returns a {type(r).__name__}")
         self.b.set_loc(*self.loc)
         try:
-            ids = self.b.add_op(f"aten.{name}.{overload}", operands, attrs, types)
+            ids = self.b.add_op(gname, operands, attrs, types)
         except ValueError as e:
-            raise GraphBreak("GB006", f"aten.{name}.{overload}: {e}") from None
-        key = f"aten.{name}.{overload}"
-        self.op_counts[key] = self.op_counts.get(key, 0) + 1
+            raise GraphBreak("GB006", f"{gname}: {e}") from None
+        self.op_counts[gname] = self.op_counts.get(gname, 0) + 1
         for rid, r in zip(ids, outs):
             if isinstance(r, torch.Tensor):
                 if self.no_grad and id(r) in self.vids and self.vids[id(r)] in self._detached:

@@ -536,6 +536,7 @@ bool inferUncached(const AtenOp& op, const std::vector<Type>& allOperands,
     results.insert(results.end(), rets.size(), Type::any());
     return true;
   }
+  if (op.collective) return collectiveTypes(op, operands, attrs, results, error);
 
   // Attribute encodings are checked once, so that later placeholder runs fail
   // only for reasons that have to do with shapes and values.
@@ -710,6 +711,40 @@ struct CacheEntry {
 constexpr size_t kMaxCacheEntries = 1 << 16;
 
 }  // namespace
+
+bool collectiveTypes(const AtenOp& op, const std::vector<Type>& operands, const ir::AttrDict& attrs,
+                     std::vector<Type>& results, std::string& error) {
+  const std::string& full = op.schema().name();
+  std::string_view name = std::string_view(full).substr(full.find("::") + 2);
+  if (operands.empty() || !operands[0].isTensor() || op.schema().returns().size() != 1) {
+    error = qualifiedName(op.schema()) + ": no shape rule (Note [Collectives as nodes])";
+    return false;
+  }
+  Type in = operands[0];
+  std::vector<Dim> dims = in.dims();
+  if (name == "all_gather_into_tensor" || name == "reduce_scatter_tensor") {
+    int64_t n = attrs.getInt("group_size", -1);
+    if (n <= 0 || dims.empty()) {
+      error = qualifiedName(op.schema()) + ": needs a positive group_size and a tensor of rank >= 1";
+      return false;
+    }
+    if (dims[0].isStatic()) {
+      if (name == "reduce_scatter_tensor" && dims[0].size % n != 0) {
+        error = qualifiedName(op.schema()) + ": dim 0 (" + std::to_string(dims[0].size) +
+                ") is not divisible by the group size " + std::to_string(n);
+        return false;
+      }
+      dims[0] = Dim::fixed(name == "reduce_scatter_tensor" ? dims[0].size / n : dims[0].size * n);
+    } else {
+      dims[0] = Dim::dynamic();
+    }
+  } else if (name != "all_reduce" && name != "wait_tensor") {
+    error = qualifiedName(op.schema()) + ": no shape rule (Note [Collectives as nodes])";
+    return false;
+  }
+  results.push_back(Type::tensor(in.dtype(), dims, in.device()));
+  return true;
+}
 
 bool inferResultTypes(const AtenOp& op, const std::vector<Type>& operands,
                       const ir::AttrDict& attrs, std::vector<Type>& results, std::string& error) {

@@ -27,14 +27,22 @@ struct AtenOp {
   bool random = false;
   bool pointwise = false;     ///< tagged `pointwise`: result shape is the broadcast of the inputs
   bool dynamicShape = false;  ///< tagged `dynamic_output_shape`: result shape depends on data
+  bool collective = false;    ///< a `_c10d_functional` collective: See Note [Collectives as nodes]
 
   AtenOp(std::string n, c10::OperatorHandle h) : name(std::move(n)), handle(std::move(h)) {}
   const c10::FunctionSchema& schema() const { return handle.schema(); }
 };
 
-/// Resolves `aten.<name>[.<overload>]`; nullptr with `error` set if unknown.
+/// Resolves `aten.<name>[.<overload>]`, or `aten.<ns>.<name>.<overload>` for the
+/// operator namespaces of kForeignNamespaces (Note [Collectives as nodes]);
+/// nullptr with `error` set if unknown.
 /// Results are cached, so the pointer stays valid for the process lifetime.
 const AtenOp* resolveAtenOp(std::string_view name, std::string& error);
+
+/// Result types of a collective (shape rules: the op must not run to infer them,
+/// it would talk to the other ranks).
+bool collectiveTypes(const AtenOp& op, const std::vector<ir::Type>& operands,
+                     const ir::AttrDict& attrs, std::vector<ir::Type>& results, std::string& error);
 
 /// What an operand can supply, as far as binding cares.
 enum class OperandClass : uint8_t {

@@ -35,6 +35,30 @@ using ir::TypeKind;
 namespace {
 constexpr std::string_view kPrefix = "aten.";
 
+/// Note [Collectives as nodes]
+/// ~~~~~~~~~~~~~~~~~~~~~~~~~~~
+/// The `aten.` family names operators of the c10 dispatcher. Besides aten::
+/// itself it admits the namespaces below, spelled `aten.<ns>.<name>.<overload>`
+/// (the overload is required there): PyTorch's functional collectives
+/// (`_c10d_functional::all_reduce`, `all_gather_into_tensor`,
+/// `reduce_scatter_tensor`, `wait_tensor`). Their group is an attribute (the
+/// process group's registered name, a string), so a node runs through the
+/// dispatcher like any other and the operator finds the group by name in the
+/// process-group registry of the process that runs the graph. Every operator of
+/// these namespaces is an effect: each rank must issue the same collectives in
+/// the same order, so no pass may drop one whose result is unused, merge two
+/// equal ones or move one across another; and their result types come from shape
+/// rules (collectiveTypes), never from running them on placeholders, which would
+/// talk to the other ranks. The recorder (xacc/_src/capture/recorder.py) records
+/// them without running them on meta tensors for the same reason.
+constexpr std::string_view kForeignNamespaces[] = {"_c10d_functional"};
+
+bool isForeignNamespace(std::string_view ns) {
+  for (std::string_view n : kForeignNamespaces)
+    if (n == ns) return true;
+  return false;
+}
+
 // Diagnostic code of an ATen op that fails at run time (bad values, shape
 // errors the static types did not catch).
 constexpr const char *kAtenRuntimeError = coreCode(CoreDiag::AtenRuntimeError);
@@ -134,6 +158,7 @@ bool fits(const c10::TypePtr& type, OperandClass c) {
     case c10::TypeKind::NumberType:
       return c == OperandClass::Int || c == OperandClass::Float || c == OperandClass::Bool;
     case c10::TypeKind::StringType:
+    case c10::TypeKind::AnyType:  // a collective's group name (Note [Collectives as nodes])
     case c10::TypeKind::ScalarTypeType:
     case c10::TypeKind::LayoutType:
     case c10::TypeKind::MemoryFormatType:
@@ -416,10 +441,11 @@ const AtenOp* resolveAtenOp(std::string_view name, std::string& error) {
   std::string opName, overload;
   if (!parseAtenOpName(name, opName, overload, error)) return nullptr;
   bool omitted = name.substr(kPrefix.size()).find('.') == std::string_view::npos;
+  bool foreign = opName.rfind("aten::", 0) != 0;
   std::optional<c10::OperatorHandle> handle;
   try {
     handle = c10::Dispatcher::singleton().findSchema({opName, overload});
-    if (!handle && omitted) {
+    if (!handle && omitted && !foreign) {
       // `aten.empty` names the only overload when there is no default one.
       auto overloads = atenOverloads(opName.substr(6));
       if (overloads.size() == 1)
@@ -432,7 +458,7 @@ const AtenOp* resolveAtenOp(std::string_view name, std::string& error) {
   if (!handle) {
     error = "no ATen operator '" + opName + "' with overload '" +
             (overload.empty() ? "default" : overload) + "'";
-    auto overloads = atenOverloads(opName.substr(6));
+    auto overloads = foreign ? std::vector<std::string>() : atenOverloads(opName.substr(6));
     if (!overloads.empty()) {
       error += " (overloads:";
       for (const auto& o : overloads) error += " " + o;
@@ -446,7 +472,8 @@ const AtenOp* resolveAtenOp(std::string_view name, std::string& error) {
   for (const auto& arg : schema.arguments())
     generator |= unwrapOptional(arg.real_type())->kind() == c10::TypeKind::GeneratorType;
   op->random = handle->hasTag(at::Tag::nondeterministic_seeded) || generator;
-  op->effect = schema.is_mutable() || op->random || schema.returns().empty();
+  op->collective = foreign;  // Note [Collectives as nodes]
+  op->effect = schema.is_mutable() || op->random || schema.returns().empty() || op->collective;
   op->pointwise = handle->hasTag(at::Tag::pointwise);
   op->dynamicShape = handle->hasTag(at::Tag::dynamic_output_shape);
   const AtenOp* raw = op.get();
@@ -462,6 +489,17 @@ bool parseAtenOpName(std::string_view name, std::string& opName, std::string& ov
   }
   std::string_view rest = name.substr(kPrefix.size());
   size_t dot = rest.find('.');
+  std::string ns = "aten";
+  if (dot != std::string_view::npos && isForeignNamespace(rest.substr(0, dot))) {
+    ns = std::string(rest.substr(0, dot));  // aten.<ns>.<name>.<overload>
+    rest = rest.substr(dot + 1);
+    dot = rest.find('.');
+    if (dot == std::string_view::npos) {
+      error = "malformed op name '" + std::string(name) + "' (expected aten." + ns +
+              ".<name>.<overload>)";
+      return false;
+    }
+  }
   std::string_view base = rest.substr(0, dot);
   std::string_view ov = dot == std::string_view::npos ? std::string_view() : rest.substr(dot + 1);
   if (base.empty() || ov.find('.') != std::string_view::npos ||
@@ -470,7 +508,7 @@ bool parseAtenOpName(std::string_view name, std::string& opName, std::string& ov
         "malformed aten op name '" + std::string(name) + "' (expected aten.<name>[.<overload>])";
     return false;
   }
-  opName = "aten::" + std::string(base);
+  opName = ns + "::" + std::string(base);
   overload = ov == "default" ? std::string() : std::string(ov);
   return true;
 }

@@ -369,7 +369,8 @@ bool parseEnumString(c10::TypeKind kind, const std::string& s, c10::IValue& out)
       out = c10::IValue(d);
       return true;
     }
-    case c10::TypeKind::StringType: out = c10::IValue(s); return true;
+    case c10::TypeKind::StringType:
+    case c10::TypeKind::AnyType: out = c10::IValue(s); return true;  // a collective's group name
     default: return false;
   }
 }
@@ -513,6 +514,10 @@ bool attrToIValue(const Attr& a, const c10::Argument& arg, const c10::Device& de
         default: return mismatch();
       }
     }
+    case c10::TypeKind::AnyType:  // a collective's group name (Note [Collectives as nodes])
+      if (a.kind() != K::Str) return mismatch();
+      out = c10::IValue(a.getStr());
+      return true;
     default: error = describeArg(arg) + " cannot be given as an attribute"; return false;
   }
 }
