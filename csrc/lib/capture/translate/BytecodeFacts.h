@@ -10,6 +10,10 @@ struct BytecodeFacts {
   /// COMPARE_OP's argument shifted right by this is the index into dis.cmp_op
   /// (3.11: 0; 3.12: 4; 3.13: 5, the lower bits being specialization hints).
   int compareShift = 0;
+  /// COMPARE_OP's whole argument for `==` as the compiler writes it: code
+  /// generation emits this (3.12 adds a result mask in the low bits, which its
+  /// specialized forms read).
+  int compareEqArg = 2;
   /// LOAD_ATTR's lowest argument bit asks for a method load (3.12 folded
   /// LOAD_METHOD into it); the name index is then the argument >> 1.
   int loadAttrMethodBit = 0;

@@ -43,8 +43,10 @@ std::pair<int, int> instructionGroup(const char* code, int offset) {
     while (start >= 2 && at(start - 2) == opByte(Op::EXTENDED_ARG)) start -= 2;
   };
   if (op == opByte(Op::CALL)) {
-    start -= 2 * (1 + cachesOf(opByte(Op::PRECALL)));
-    skipExt();
+    if (opcodeByte(Op::PRECALL) >= 0) {  // 3.11 (Note [Codegen versions])
+      start -= 2 * (1 + cachesOf(opByte(Op::PRECALL)));
+      skipExt();
+    }
     if (start >= 2 && at(start - 2) == opByte(Op::KW_NAMES)) {
       start -= 2;
       skipExt();
@@ -143,7 +145,7 @@ struct Emitter {
       }
       case Access::Attr:
         if (!source(s->parent)) return false;
-        asm_.op(Op::LOAD_ATTR, name(s->key.get()));
+        asm_.loadAttr(name(s->key.get()));
         return true;
       case Access::Item: {
         if (!source(s->parent)) return false;
@@ -199,9 +201,7 @@ struct Emitter {
     for (const VarRef& a : args)
       if (!rebuild(a)) return false;
     for (PyObject* c : consts) asm_.op(Op::LOAD_CONST, constant(c));
-    const int n = static_cast<int>(args.size() + consts.size());
-    asm_.op(Op::PRECALL, n);
-    asm_.op(Op::CALL, n);
+    asm_.call(static_cast<int>(args.size() + consts.size()));
     return true;
   }
 
@@ -278,15 +278,13 @@ struct Emitter {
       asm_.op(Op::PUSH_NULL);
       asm_.op(Op::LOAD_CONST, constant(dictClear));
       if (!source(c->source)) return false;
-      asm_.op(Op::PRECALL, 1);
-      asm_.op(Op::CALL, 1);
+      asm_.call(1);
       asm_.op(Op::POP_TOP);
       asm_.op(Op::PUSH_NULL);
       asm_.op(Op::LOAD_CONST, constant(dictUpdate));
       if (!source(c->source)) return false;
       asm_.op(Op::COPY, 4);  // the new contents
-      asm_.op(Op::PRECALL, 2);
-      asm_.op(Op::CALL, 2);
+      asm_.call(2);
       asm_.op(Op::POP_TOP);
       asm_.op(Op::POP_TOP);
     }
@@ -301,8 +299,7 @@ struct Emitter {
     asm_.op(Op::LOAD_CONST, constant(objectNew));
     maxDepth += 3;
     if (!rebuild(v->self)) return false;
-    asm_.op(Op::PRECALL, 1);
-    asm_.op(Op::CALL, 1);
+    asm_.call(1);
     int slot = local(("__xacc_obj" + std::to_string(built.size())).c_str());
     asm_.op(Op::COPY, 1);
     asm_.op(Op::STORE_FAST, slot);
@@ -321,8 +318,7 @@ struct Emitter {
         asm_.op(Op::LOAD_CONST, constant(v->keys[i].get()));
         maxDepth += 4;
         if (!rebuild(v->items[i])) return false;
-        asm_.op(Op::PRECALL, 3);
-        asm_.op(Op::CALL, 3);
+        asm_.call(3);
         asm_.op(Op::POP_TOP);
         continue;
       }
@@ -349,8 +345,7 @@ struct Emitter {
           asm_.op(Op::LOAD_CONST, constant(v->np == Var::Np::Scalar ? T->npToScalar : T->npToArray));
           maxDepth += 2;
           if (vid < 0 || !output(vid)) return failWith(GB::Internal, "ndarray with no source and no graph output");
-          asm_.op(Op::PRECALL, 1);
-          asm_.op(Op::CALL, 1);
+          asm_.call(1);
           return true;
         }
         if (vid >= 0 && outIndex.count(vid)) {
@@ -362,8 +357,7 @@ struct Emitter {
             asm_.op(Op::LOAD_CONST, constant(pyTypes()->viewOf));
             if (!(baseSource ? source(baseSource) : output(baseVid)) || !output(vid)) return false;
             asm_.op(Op::LOAD_CONST, constant(geometry(v).get()));
-            asm_.op(Op::PRECALL, 3);
-            asm_.op(Op::CALL, 3);
+            asm_.call(3);
             maxDepth += 4;
             return true;
           }
@@ -443,15 +437,14 @@ struct Emitter {
       case K::ContainerMethod: {
         if (!rebuild(v->self)) return false;
         PyRef n = PyRef::steal(PyUnicode_FromString(v->name.c_str()));
-        asm_.op(Op::LOAD_ATTR, name(n.get()));
+        asm_.loadAttr(name(n.get()));
         return true;
       }
       case K::DictView: {  // the rebuilt dict's own view: d.keys()
         if (!rebuild(v->self)) return false;
         PyRef n = PyRef::steal(PyUnicode_FromString(v->name.c_str()));
-        asm_.op(Op::LOAD_METHOD, name(n.get()));
-        asm_.op(Op::PRECALL, 0);
-        asm_.op(Op::CALL, 0);
+        asm_.loadMethod(name(n.get()));
+        asm_.call(0);
         maxDepth += 2;
         return true;
       }
@@ -460,8 +453,7 @@ struct Emitter {
         asm_.op(Op::LOAD_CONST, constant(reinterpret_cast<PyObject*>(&PyMethod_Type)));
         asm_.op(Op::LOAD_CONST, constant(v->obj.get()));
         if (!rebuild(v->self)) return false;
-        asm_.op(Op::PRECALL, 2);
-        asm_.op(Op::CALL, 2);
+        asm_.call(2);
         return true;
       }
       case K::Iter:
@@ -520,24 +512,15 @@ bool notBreakable(Op op) {
     case Op::SET_ADD: case Op::MAP_ADD: case Op::LOAD_CLOSURE: case Op::MAKE_CELL: case Op::COPY_FREE_VARS:
     case Op::RETURN_GENERATOR: case Op::PUSH_EXC_INFO: case Op::POP_EXCEPT: case Op::RERAISE:
     case Op::CHECK_EXC_MATCH: case Op::WITH_EXCEPT_START: case Op::LOAD_FAST: case Op::STORE_FAST:
-    case Op::DELETE_FAST:
+    case Op::DELETE_FAST: case Op::LOAD_FAST_CHECK: case Op::LOAD_FAST_AND_CLEAR: case Op::END_FOR:
       return true;
     default:
       return false;
   }
 }
 
-/// The forward conditional jump with the same test as `op`, or NOP.
-Op forwardCond(Op op) {
-  switch (op) {
-    case Op::POP_JUMP_FORWARD_IF_TRUE: case Op::POP_JUMP_BACKWARD_IF_TRUE: return Op::POP_JUMP_FORWARD_IF_TRUE;
-    case Op::POP_JUMP_FORWARD_IF_FALSE: case Op::POP_JUMP_BACKWARD_IF_FALSE: return Op::POP_JUMP_FORWARD_IF_FALSE;
-    case Op::POP_JUMP_FORWARD_IF_NONE: case Op::POP_JUMP_BACKWARD_IF_NONE: return Op::POP_JUMP_FORWARD_IF_NONE;
-    case Op::POP_JUMP_FORWARD_IF_NOT_NONE: case Op::POP_JUMP_BACKWARD_IF_NOT_NONE:
-      return Op::POP_JUMP_FORWARD_IF_NOT_NONE;
-    default: return Op::NOP;
-  }
-}
+/// The build's forward conditional jump with the same test as `op`, or NOP.
+Op forwardCond(Op op) { return forwardJumpIf(jumpTest(op)); }
 
 /// Values an instruction pushes when run natively (the rest push one).
 int pushes(Op op) {
@@ -626,7 +609,7 @@ PyRef emitBreak(Translator& t, Frame& top, const Instr& ins, PyObject* func, Bre
   const int off = ins.offset;
   // A split at RETURN_VALUE (a return value or attribute writes rebuilt by
   // bytecode) needs no resume function and no locals: closure cells are fine.
-  const bool atReturn = ins.op == Op::RETURN_VALUE;
+  const bool atReturn = ins.op == Op::RETURN_VALUE || ins.op == Op::RETURN_CONST;
   if (code->co_ncellvars && !atReturn) return bail(GB::ClosureCells, "frame defines closure cells");
   if (orig != code && off < resumePrologueEnd(top.bc)) return bail(GB::CannotSplit, "break inside a resume prologue");
   if (top.bc->inTry(off)) return bail(GB::BreakInTry, "break inside a try/with block");
@@ -689,8 +672,7 @@ PyRef emitBreak(Translator& t, Frame& top, const Instr& ins, PyObject* func, Bre
     a.op(Op::PUSH_NULL);
     a.op(Op::LOAD_CONST, em.constant(graphFn.get()));
     for (int i = 0; i < nargs; ++i) a.op(Op::LOAD_FAST, i);
-    a.op(Op::PRECALL, nargs);
-    a.op(Op::CALL, nargs);
+    a.call(nargs);
     a.op(Op::STORE_FAST, em.outLocal);
   }
   // 0. the attribute writes the prefix made (Note [Replayed attribute writes]),
@@ -814,8 +796,8 @@ PyRef emitBreak(Translator& t, Frame& top, const Instr& ins, PyObject* func, Bre
     auto flagIs = [&](PyObject* k, int skipLabel) {
       a.op(Op::LOAD_FAST, flag);
       a.op(Op::LOAD_CONST, em.constant(k));
-      a.op(Op::COMPARE_OP, 2);  // ==
-      a.jump(Op::POP_JUMP_FORWARD_IF_FALSE, skipLabel);
+      a.compareEq();
+      a.jumpIf(JumpTest::kFalse, skipLabel);
     };
     enum { kLoop = 10, kNotNext, kDone, kExit0 = 100 };
     a.label(kLoop);
@@ -827,9 +809,7 @@ PyRef emitBreak(Translator& t, Frame& top, const Instr& ins, PyObject* func, Bre
     for (int i : params) a.op(Op::LOAD_FAST, i);
     for (int v : values) a.op(Op::LOAD_FAST, v);
     const int nargsBody = static_cast<int>(params.size() + values.size());
-    a.op(Op::PRECALL, nargsBody);
-    a.label(kBodyCallLabel);
-    a.op(Op::CALL, nargsBody);
+    a.call(nargsBody, kBodyCallLabel);
     a.op(Op::UNPACK_SEQUENCE, 2);
     a.op(Op::STORE_FAST, flag);
     a.op(Op::STORE_FAST, payload);
@@ -851,7 +831,7 @@ PyRef emitBreak(Translator& t, Frame& top, const Instr& ins, PyObject* func, Bre
     }
     if (loop.exits.empty()) a.label(kExit0);
     if (loop.isFor) {
-      a.label(kDone);
+      a.forEnd(kDone);
       if (!callResume(loop.done, belowLayout)) return {};
     } else if (loop.exits.empty()) {  // `while True` left only by return (flag 1): not reached
       for (size_t k = 0; k < belowLayout.size(); ++k) a.op(Op::POP_TOP);
@@ -859,7 +839,9 @@ PyRef emitBreak(Translator& t, Frame& top, const Instr& ins, PyObject* func, Bre
       a.op(Op::RETURN_VALUE);
     }
     em.maxDepth += static_cast<int>(params.size()) + static_cast<int>(loop.stored.size()) + 4;
-  } else if (ins.op == Op::RETURN_VALUE) {
+  } else if (atReturn) {
+    // The returned value is the stack's top (a RETURN_CONST's constant too:
+    // the split at a return pushes what the frame returns).
     a.op(Op::RETURN_VALUE);
   } else if (cond != Op::NOP) {
     std::vector<bool> rest(layout.begin(), layout.end() - 1);
