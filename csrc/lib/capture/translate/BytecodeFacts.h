@@ -32,14 +32,15 @@ const BytecodeFacts& bytecodeFacts();
 
 /// Note [Bytecode versions]: whether tensor-conditional branches and counted
 /// loops may become ctrl.if/ctrl.loop regions: the region builders
-/// (TranslateControl.cpp) recognise the shapes CPython 3.11 compiles `if`,
-/// `while` and `for ... in range` to; on other versions such a branch is a
-/// graph break and the loop unrolls.
+/// (TranslateControl.cpp) recognise the shapes CPython 3.11 and 3.12 compile
+/// `if`, `while` and `for ... in range` to (Note [While shapes]); on other
+/// versions such a branch is a graph break and the loop unrolls.
 bool regionsModelled();
 
 /// Whether break, resume and loop-body functions can be generated for the
-/// build's version (Codegen*.cpp emits CPython 3.11 bytecode). Where not, a
-/// frame that would need one runs as plain Python (GB001).
+/// build's version (Codegen*.cpp emits CPython 3.11 and 3.12 bytecode, Note
+/// [Codegen versions]). Where not, a frame that would need one runs as plain
+/// Python (GB001).
 bool codegenModelled();
 
 }  // namespace xacc::capture::translate
