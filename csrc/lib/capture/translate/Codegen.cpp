@@ -522,9 +522,18 @@ bool notBreakable(Op op) {
 /// The build's forward conditional jump with the same test as `op`, or NOP.
 Op forwardCond(Op op) { return forwardJumpIf(jumpTest(op)); }
 
-/// Values an instruction pushes when run natively (the rest push one).
-int pushes(Op op) {
-  switch (op) {
+/// Values instruction `ins` pushes when run natively (the rest push one), or
+/// -1 when one of them may be NULL, which a resume function cannot take as an
+/// argument: LOAD_GLOBAL's NULL, and the method forms of 3.12's LOAD_ATTR and
+/// LOAD_SUPER_ATTR (argument bit 0; 3.11's LOAD_METHOD is not breakable).
+int pushes(const Instr& ins) {
+  switch (ins.op) {
+    case Op::LOAD_GLOBAL: case Op::LOAD_SUPER_ATTR: return (ins.arg & 1) ? -1 : 1;
+    case Op::LOAD_ATTR: return (bytecodeFacts().loadAttrMethodBit && (ins.arg & 1)) ? -1 : 1;
+    case Op::STORE_SLICE: return 0;
+    default: break;
+  }
+  switch (ins.op) {
     case Op::BEFORE_WITH: return 2;
     case Op::STORE_ATTR: case Op::STORE_SUBSCR: case Op::STORE_GLOBAL: case Op::DELETE_ATTR:
     case Op::DELETE_SUBSCR: case Op::POP_TOP: case Op::RAISE_VARARGS: case Op::IMPORT_STAR:
@@ -861,11 +870,13 @@ PyRef emitBreak(Translator& t, Frame& top, const Instr& ins, PyObject* func, Bre
       int arg = op == opByte(ins.op) ? ins.arg : static_cast<uint8_t>(raw[i + 1]);
       effect += PyCompile_OpcodeStackEffectWithJump(op, (opcodeInfo(op).flags & kHasArg) ? arg : 0, 0);
     }
-    int consumed = pushes(ins.op) - effect;
+    const int pushed = pushes(ins);
+    if (pushed < 0) return bail(GB::CannotSplit, std::string("cannot split the frame at ") + ins.name());
+    int consumed = pushed - effect;
     if (consumed > static_cast<int>(layout.size()) || consumed < 0)
       return bail(GB::Internal, std::string("stack effect of ") + ins.name());
     std::vector<bool> after(layout.begin(), layout.end() - consumed);
-    for (int i = 0; i < pushes(ins.op); ++i) after.push_back(true);
+    for (int i = 0; i < pushed; ++i) after.push_back(true);
     // The temps callResume stores into exist before the copy is made, so the
     // copy's closure opargs can be moved past every added local now.
     for (size_t i = 0; i < after.size(); ++i) em.local(("__xacc_tmp" + std::to_string(i)).c_str());
