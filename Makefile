@@ -3,8 +3,8 @@
 #
 #   make install  system + Python deps, CMake build, editable install, tools on PATH
 #   make venvs    build/venv-3.12 (3.13) with the extension built for it in build-py3.12
-#                 (3.13) when that interpreter exists (issue 20; not yet part of install:
-#                 no suite runs under those versions in `make test` yet)
+#                 (3.13) when that interpreter exists (issue 20; not yet part of install;
+#                 `make test` runs tests/python/capture under each one built)
 #   make build    incremental CMake build in build/ (Ninja, ccache)
 #   make test     every suite (GoogleTest, lit, pytest), one summary line each
 #   make test-latest  capture suite + model sweep with the newest releases (build/venv-latest)

@@ -79,6 +79,7 @@ def facts() -> list[tuple[str, int]]:
     ge = next(i for i in dis.get_instructions(code_of("def f(a, b): return a >= b")) if i.opname == "COMPARE_OP")
     want = dis.cmp_op.index(">=")
     shift = next(s for s in range(8) if ge.arg >> s == want)
+    eq = next(i for i in dis.get_instructions(code_of("def f(a, b): return a == b")) if i.opname == "COMPARE_OP")
     meth = code_of("def f(x): return x.m()")
     method_bit = any(i.opname == "LOAD_ATTR" and i.arg & 1 for i in dis.get_instructions(meth))
     op = opcode.opmap
@@ -90,6 +91,7 @@ def facts() -> list[tuple[str, int]]:
 
     return [
         ("compareShift", shift),
+        ("compareEqArg", eq.arg),
         ("loadAttrMethodBit", int(method_bit)),
         ("forIterJumpEffect", dis.stack_effect(op["FOR_ITER"], 0, jump=True)),
         ("endForPops", end_for),

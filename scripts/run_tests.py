@@ -9,7 +9,11 @@ Suites, in order:
 * ``lit`` -- ``lit-22 -sv tests/lit`` (IR, passes, Camel front end; FileCheck);
 * ``pytest <dir>`` -- ``python -m pytest -q <dir>`` for ``tests/python`` and for every
   other ``tests/<dir>/`` holding ``test_*.py`` or ``*_test.py`` files (found, not listed,
-  so a new directory cannot be forgotten; ``PYTEST_FIRST`` only fixes the order).
+  so a new directory cannot be forgotten; ``PYTEST_FIRST`` only fixes the order);
+* ``pytest <dir> (python 3.X)`` -- ``VERSION_SUITES`` again under each further CPython
+  that ``make venvs`` set up (``build/venv-3.X`` with ``xacc._C`` built for it), one
+  summary line per version (issue 20); a version without its venv or extension is
+  not run.
 
 Each suite's own output streams through; counts come from the machine-readable reports
 (JUnit XML for ctest and pytest, lit's JSON) written under ``<build>/test-results/``.
@@ -47,6 +51,8 @@ SUITE_TIMEOUT = int(os.environ.get("XACC_SUITE_TIMEOUT", "1800"))
 # files runs after them in name order. tests/lit and tests/unit belong to lit and ctest.
 PYTEST_FIRST = ["tests/python"]
 NOT_PYTEST = {"lit", "unit"}
+# What runs once more under each further CPython version (docs/python-versions.md).
+VERSION_SUITES = ["tests/python/capture"]
 
 # lit result codes (lit's JSON "code" field).
 LIT_PASSED = {"PASS", "XFAIL", "FLAKYPASS"}
@@ -169,14 +175,32 @@ def pytest_dirs() -> list[str]:
     return PYTEST_FIRST + found
 
 
-def make_pytest(rel: str) -> Callable[[], Result]:
+def extra_pythons() -> list[tuple[str, Path]]:
+    """(version, interpreter) of every build/venv-3.X whose xacc._C is built and
+    linked into xacc/ (`make venvs`), other than the interpreter running this."""
+    found = []
+    for venv in sorted((REPO_ROOT / "build").glob("venv-3.*")):
+        version = venv.name.removeprefix("venv-")
+        python = venv / "bin" / "python"
+        tag = "cpython-" + version.replace(".", "")
+        if version == f"{sys.version_info[0]}.{sys.version_info[1]}" or not python.is_file():
+            continue
+        if any((REPO_ROOT / "xacc").glob(f"_C.{tag}-*.so")):
+            found.append((version, python))
+    return found
+
+
+def make_pytest(rel: str, python: Path | None = None, version: str = "") -> Callable[[], Result]:
     def run() -> Result:
         directory = REPO_ROOT / rel
         if not directory.is_dir() or not has_pytest_files(directory):
             return Result(note="no tests yet")
-        report = fresh_report(f"pytest-{rel.replace('/', '-')}.xml")
-        rc = run_streaming([sys.executable, "-m", "pytest", "-q", rel,
-                            f"--junitxml={report}"])
+        suffix = f"-py{version}" if version else ""
+        report = fresh_report(f"pytest-{rel.replace('/', '-')}{suffix}.xml")
+        # Another interpreter imports this tree's xacc (and its xacc._C for that version).
+        env = dict(os.environ, PYTHONPATH=str(REPO_ROOT)) if python else None
+        rc = run_streaming([str(python or sys.executable), "-m", "pytest", "-q", rel,
+                            f"--junitxml={report}"], env=env)
         result = Result()
         if report.exists():
             root = ET.parse(report).getroot()
@@ -198,6 +222,8 @@ def make_pytest(rel: str) -> Callable[[], Result]:
 def all_suites() -> list[Suite]:
     suites = [Suite("layers", run_layers), Suite("gtest", run_ctest), Suite("lit", run_lit)]
     suites += [Suite(f"pytest {rel}", make_pytest(rel)) for rel in pytest_dirs()]
+    suites += [Suite(f"pytest {rel} (python {version})", make_pytest(rel, python, version))
+               for version, python in extra_pythons() for rel in VERSION_SUITES]
     return suites
 
 

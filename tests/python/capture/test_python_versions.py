@@ -2,9 +2,9 @@
 csrc/lib/capture/translate/Bytecode.h and BytecodeFacts.h).
 
 * 3.11: everything is modelled; a frame with a break is split by a break function.
-* 3.12: the opcode handlers model its bytecode: a whole-graph function is captured
-  and gives eager's results; a frame that would need a break function runs as
-  plain Python (GB001, break functions are generated for 3.11 bytecode only).
+* 3.12: the opcode handlers model its bytecode, and break, resume and loop-body
+  functions are generated in its bytecode (Note [Codegen versions] in
+  csrc/lib/capture/translate/CodegenImpl.h): the same graphs and breaks as 3.11.
 * a version whose bytecode is not modelled (3.13 today): every frame runs as plain
   Python with GB001 "not supported yet", never a crash or another result.
 """
@@ -18,7 +18,7 @@ import xacc
 
 VERSION = sys.version_info[:2]
 TRANSLATED = VERSION in ((3, 11), (3, 12))
-SPLITS = VERSION == (3, 11)
+SPLITS = VERSION in ((3, 11), (3, 12))
 
 
 def whole(x, y):
@@ -83,3 +83,51 @@ def test_explain_break():
             out.break_reasons[1].detail, str(out)
     else:
         assert out.graph_count == 0 and codes == ["GB001"], str(out)
+
+
+def in_loop(x, n):
+    for i in range(n):
+        x = x * 2
+        print("step", i)  # a break inside the loop: the body becomes a function of its own
+        if i == 2:
+            break
+        x = x + i
+    return x.sum()
+
+
+def test_break_in_loop_equals_eager(capsys):
+    x = torch.randn(4)
+    got = xacc.jit(in_loop)(x, 5)
+    jitted_out = capsys.readouterr().out
+    want = in_loop(x, 5)
+    assert capsys.readouterr().out == jitted_out == "step 0\nstep 1\nstep 2\n"
+    assert torch.equal(got, want)
+
+
+def test_explain_break_in_loop():
+    out = xacc.explain(in_loop)(torch.randn(4), 5)
+    codes = sorted({b.code for b in out.break_reasons})
+    if SPLITS:
+        # The loop is split at its header, its body captured per iteration.
+        assert out.graph_count >= 2 and codes == ["GB003"], str(out)
+    elif TRANSLATED:
+        assert out.graph_count == 0 and "GB001" in codes, str(out)
+
+
+def resume_raises(x):
+    y = x + 1
+    print("side effect")
+    return y.view(7, 7)  # raises in the resume function
+
+
+def test_traceback_after_break_names_the_function():
+    x = torch.randn(5)
+    with pytest.raises(RuntimeError) as eager:
+        resume_raises(x)
+    with pytest.raises(RuntimeError) as jitted:
+        xacc.jit(resume_raises)(x)
+    assert str(jitted.value) == str(eager.value)
+    last_eager, last_jit = eager.traceback[-1], jitted.traceback[-1]
+    assert last_jit.name == last_eager.name == "resume_raises"
+    assert last_jit.lineno == last_eager.lineno
+    assert last_jit.frame.code.raw.co_qualname == "resume_raises"

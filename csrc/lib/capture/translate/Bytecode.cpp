@@ -156,8 +156,8 @@ int opcodeByte(Op op) { return table().raw[static_cast<size_t>(op)]; }
 int opcodeTableVersion() { return PY_MINOR_VERSION; }
 bool bytecodeModelled() { return PY_MINOR_VERSION == 11 || PY_MINOR_VERSION == 12; }
 const BytecodeFacts& bytecodeFacts() { return table().facts; }
-bool regionsModelled() { return PY_MINOR_VERSION == 11; }
-bool codegenModelled() { return PY_MINOR_VERSION == 11; }
+bool regionsModelled() { return PY_MINOR_VERSION == 11 || PY_MINOR_VERSION == 12; }
+bool codegenModelled() { return PY_MINOR_VERSION == 11 || PY_MINOR_VERSION == 12; }
 
 namespace {
 

@@ -10,6 +10,10 @@ struct BytecodeFacts {
   /// COMPARE_OP's argument shifted right by this is the index into dis.cmp_op
   /// (3.11: 0; 3.12: 4; 3.13: 5, the lower bits being specialization hints).
   int compareShift = 0;
+  /// COMPARE_OP's whole argument for `==` as the compiler writes it: code
+  /// generation emits this (3.12 adds a result mask in the low bits, which its
+  /// specialized forms read).
+  int compareEqArg = 2;
   /// LOAD_ATTR's lowest argument bit asks for a method load (3.12 folded
   /// LOAD_METHOD into it); the name index is then the argument >> 1.
   int loadAttrMethodBit = 0;
@@ -28,14 +32,15 @@ const BytecodeFacts& bytecodeFacts();
 
 /// Note [Bytecode versions]: whether tensor-conditional branches and counted
 /// loops may become ctrl.if/ctrl.loop regions: the region builders
-/// (TranslateControl.cpp) recognise the shapes CPython 3.11 compiles `if`,
-/// `while` and `for ... in range` to; on other versions such a branch is a
-/// graph break and the loop unrolls.
+/// (TranslateControl.cpp) recognise the shapes CPython 3.11 and 3.12 compile
+/// `if`, `while` and `for ... in range` to (Note [While shapes]); on other
+/// versions such a branch is a graph break and the loop unrolls.
 bool regionsModelled();
 
 /// Whether break, resume and loop-body functions can be generated for the
-/// build's version (Codegen*.cpp emits CPython 3.11 bytecode). Where not, a
-/// frame that would need one runs as plain Python (GB001).
+/// build's version (Codegen*.cpp emits CPython 3.11 and 3.12 bytecode, Note
+/// [Codegen versions]). Where not, a frame that would need one runs as plain
+/// Python (GB001).
 bool codegenModelled();
 
 }  // namespace xacc::capture::translate

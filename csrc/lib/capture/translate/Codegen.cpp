@@ -43,8 +43,10 @@ std::pair<int, int> instructionGroup(const char* code, int offset) {
     while (start >= 2 && at(start - 2) == opByte(Op::EXTENDED_ARG)) start -= 2;
   };
   if (op == opByte(Op::CALL)) {
-    start -= 2 * (1 + cachesOf(opByte(Op::PRECALL)));
-    skipExt();
+    if (opcodeByte(Op::PRECALL) >= 0) {  // 3.11 (Note [Codegen versions])
+      start -= 2 * (1 + cachesOf(opByte(Op::PRECALL)));
+      skipExt();
+    }
     if (start >= 2 && at(start - 2) == opByte(Op::KW_NAMES)) {
       start -= 2;
       skipExt();
@@ -144,7 +146,7 @@ struct Emitter {
       }
       case Access::Attr:
         if (!source(s->parent)) return false;
-        asm_.op(Op::LOAD_ATTR, name(s->key.get()));
+        asm_.loadAttr(name(s->key.get()));
         return true;
       case Access::Item: {
         if (!source(s->parent)) return false;
@@ -202,9 +204,7 @@ struct Emitter {
     for (const VarRef& a : args)
       if (!rebuild(a)) return false;
     for (PyObject* c : consts) asm_.op(Op::LOAD_CONST, constant(c));
-    const int n = static_cast<int>(args.size() + consts.size());
-    asm_.op(Op::PRECALL, n);
-    asm_.op(Op::CALL, n);
+    asm_.call(static_cast<int>(args.size() + consts.size()));
     return true;
   }
 
@@ -281,15 +281,13 @@ struct Emitter {
       asm_.op(Op::PUSH_NULL);
       asm_.op(Op::LOAD_CONST, constant(dictClear));
       if (!source(c->source)) return false;
-      asm_.op(Op::PRECALL, 1);
-      asm_.op(Op::CALL, 1);
+      asm_.call(1);
       asm_.op(Op::POP_TOP);
       asm_.op(Op::PUSH_NULL);
       asm_.op(Op::LOAD_CONST, constant(dictUpdate));
       if (!source(c->source)) return false;
       asm_.op(Op::COPY, 4);  // the new contents
-      asm_.op(Op::PRECALL, 2);
-      asm_.op(Op::CALL, 2);
+      asm_.call(2);
       asm_.op(Op::POP_TOP);
       asm_.op(Op::POP_TOP);
     }
@@ -327,8 +325,7 @@ struct Emitter {
     asm_.op(Op::LOAD_CONST, constant(objectNew));
     maxDepth += 3;
     if (!rebuild(v->self)) return false;
-    asm_.op(Op::PRECALL, 1);
-    asm_.op(Op::CALL, 1);
+    asm_.call(1);
     int slot = local(("__xacc_obj" + std::to_string(built.size())).c_str());
     asm_.op(Op::COPY, 1);
     asm_.op(Op::STORE_FAST, slot);
@@ -347,8 +344,7 @@ struct Emitter {
         asm_.op(Op::LOAD_CONST, constant(v->keys[i].get()));
         maxDepth += 4;
         if (!rebuild(v->items[i])) return false;
-        asm_.op(Op::PRECALL, 3);
-        asm_.op(Op::CALL, 3);
+        asm_.call(3);
         asm_.op(Op::POP_TOP);
         continue;
       }
@@ -375,8 +371,7 @@ struct Emitter {
           asm_.op(Op::LOAD_CONST, constant(v->np == Var::Np::Scalar ? T->npToScalar : T->npToArray));
           maxDepth += 2;
           if (vid < 0 || !output(vid)) return failWith(GB::Internal, "ndarray with no source and no graph output");
-          asm_.op(Op::PRECALL, 1);
-          asm_.op(Op::CALL, 1);
+          asm_.call(1);
           return true;
         }
         if (vid >= 0 && outIndex.count(vid)) {
@@ -388,8 +383,7 @@ struct Emitter {
             asm_.op(Op::LOAD_CONST, constant(pyTypes()->viewOf));
             if (!(baseSource ? source(baseSource) : output(baseVid)) || !output(vid)) return false;
             asm_.op(Op::LOAD_CONST, constant(geometry(v).get()));
-            asm_.op(Op::PRECALL, 3);
-            asm_.op(Op::CALL, 3);
+            asm_.call(3);
             maxDepth += 4;
             return true;
           }
@@ -469,15 +463,14 @@ struct Emitter {
       case K::ContainerMethod: {
         if (!rebuild(v->self)) return false;
         PyRef n = PyRef::steal(PyUnicode_FromString(v->name.c_str()));
-        asm_.op(Op::LOAD_ATTR, name(n.get()));
+        asm_.loadAttr(name(n.get()));
         return true;
       }
       case K::DictView: {  // the rebuilt dict's own view: d.keys()
         if (!rebuild(v->self)) return false;
         PyRef n = PyRef::steal(PyUnicode_FromString(v->name.c_str()));
-        asm_.op(Op::LOAD_METHOD, name(n.get()));
-        asm_.op(Op::PRECALL, 0);
-        asm_.op(Op::CALL, 0);
+        asm_.loadMethod(name(n.get()));
+        asm_.call(0);
         maxDepth += 2;
         return true;
       }
@@ -498,8 +491,7 @@ struct Emitter {
         asm_.op(Op::LOAD_CONST, constant(reinterpret_cast<PyObject*>(&PyMethod_Type)));
         asm_.op(Op::LOAD_CONST, constant(v->obj.get()));
         if (!rebuild(v->self)) return false;
-        asm_.op(Op::PRECALL, 2);
-        asm_.op(Op::CALL, 2);
+        asm_.call(2);
         return true;
       }
       case K::Iter:
@@ -558,28 +550,28 @@ bool notBreakable(Op op) {
     case Op::SET_ADD: case Op::MAP_ADD: case Op::LOAD_CLOSURE: case Op::MAKE_CELL: case Op::COPY_FREE_VARS:
     case Op::RETURN_GENERATOR: case Op::PUSH_EXC_INFO: case Op::POP_EXCEPT: case Op::RERAISE:
     case Op::CHECK_EXC_MATCH: case Op::WITH_EXCEPT_START: case Op::LOAD_FAST: case Op::STORE_FAST:
-    case Op::DELETE_FAST:
+    case Op::DELETE_FAST: case Op::LOAD_FAST_CHECK: case Op::LOAD_FAST_AND_CLEAR: case Op::END_FOR:
       return true;
     default:
       return false;
   }
 }
 
-/// The forward conditional jump with the same test as `op`, or NOP.
-Op forwardCond(Op op) {
-  switch (op) {
-    case Op::POP_JUMP_FORWARD_IF_TRUE: case Op::POP_JUMP_BACKWARD_IF_TRUE: return Op::POP_JUMP_FORWARD_IF_TRUE;
-    case Op::POP_JUMP_FORWARD_IF_FALSE: case Op::POP_JUMP_BACKWARD_IF_FALSE: return Op::POP_JUMP_FORWARD_IF_FALSE;
-    case Op::POP_JUMP_FORWARD_IF_NONE: case Op::POP_JUMP_BACKWARD_IF_NONE: return Op::POP_JUMP_FORWARD_IF_NONE;
-    case Op::POP_JUMP_FORWARD_IF_NOT_NONE: case Op::POP_JUMP_BACKWARD_IF_NOT_NONE:
-      return Op::POP_JUMP_FORWARD_IF_NOT_NONE;
-    default: return Op::NOP;
-  }
-}
+/// The build's forward conditional jump with the same test as `op`, or NOP.
+Op forwardCond(Op op) { return forwardJumpIf(jumpTest(op)); }
 
-/// Values an instruction pushes when run natively (the rest push one).
-int pushes(Op op) {
-  switch (op) {
+/// Values instruction `ins` pushes when run natively (the rest push one), or
+/// -1 when one of them may be NULL, which a resume function cannot take as an
+/// argument: LOAD_GLOBAL's NULL, and the method forms of 3.12's LOAD_ATTR and
+/// LOAD_SUPER_ATTR (argument bit 0; 3.11's LOAD_METHOD is not breakable).
+int pushes(const Instr& ins) {
+  switch (ins.op) {
+    case Op::LOAD_GLOBAL: case Op::LOAD_SUPER_ATTR: return (ins.arg & 1) ? -1 : 1;
+    case Op::LOAD_ATTR: return (bytecodeFacts().loadAttrMethodBit && (ins.arg & 1)) ? -1 : 1;
+    case Op::STORE_SLICE: return 0;
+    default: break;
+  }
+  switch (ins.op) {
     case Op::BEFORE_WITH: return 2;
     case Op::STORE_ATTR: case Op::STORE_SUBSCR: case Op::STORE_GLOBAL: case Op::DELETE_ATTR:
     case Op::DELETE_SUBSCR: case Op::POP_TOP: case Op::RAISE_VARARGS: case Op::IMPORT_STAR:
@@ -664,7 +656,7 @@ PyRef emitBreak(Translator& t, Frame& top, const Instr& ins, PyObject* func, Bre
   const int off = ins.offset;
   // A split at RETURN_VALUE (a return value or attribute writes rebuilt by
   // bytecode) needs no resume function and no locals: closure cells are fine.
-  const bool atReturn = ins.op == Op::RETURN_VALUE;
+  const bool atReturn = ins.op == Op::RETURN_VALUE || ins.op == Op::RETURN_CONST;
   if (code->co_ncellvars && !atReturn) return bail(GB::ClosureCells, "frame defines closure cells");
   if (orig != code && off < resumePrologueEnd(top.bc)) return bail(GB::CannotSplit, "break inside a resume prologue");
   if (top.bc->inTry(off)) return bail(GB::BreakInTry, "break inside a try/with block");
@@ -727,8 +719,7 @@ PyRef emitBreak(Translator& t, Frame& top, const Instr& ins, PyObject* func, Bre
     a.op(Op::PUSH_NULL);
     a.op(Op::LOAD_CONST, em.constant(graphFn.get()));
     for (int i = 0; i < nargs; ++i) a.op(Op::LOAD_FAST, i);
-    a.op(Op::PRECALL, nargs);
-    a.op(Op::CALL, nargs);
+    a.call(nargs);
     a.op(Op::STORE_FAST, em.outLocal);
   }
   // 0. the attribute writes the prefix made (Note [Replayed attribute writes]),
@@ -852,8 +843,8 @@ PyRef emitBreak(Translator& t, Frame& top, const Instr& ins, PyObject* func, Bre
     auto flagIs = [&](PyObject* k, int skipLabel) {
       a.op(Op::LOAD_FAST, flag);
       a.op(Op::LOAD_CONST, em.constant(k));
-      a.op(Op::COMPARE_OP, 2);  // ==
-      a.jump(Op::POP_JUMP_FORWARD_IF_FALSE, skipLabel);
+      a.compareEq();
+      a.jumpIf(JumpTest::kFalse, skipLabel);
     };
     enum { kLoop = 10, kNotNext, kDone, kExit0 = 100 };
     a.label(kLoop);
@@ -865,9 +856,7 @@ PyRef emitBreak(Translator& t, Frame& top, const Instr& ins, PyObject* func, Bre
     for (int i : params) a.op(Op::LOAD_FAST, i);
     for (int v : values) a.op(Op::LOAD_FAST, v);
     const int nargsBody = static_cast<int>(params.size() + values.size());
-    a.op(Op::PRECALL, nargsBody);
-    a.label(kBodyCallLabel);
-    a.op(Op::CALL, nargsBody);
+    a.call(nargsBody, kBodyCallLabel);
     a.op(Op::UNPACK_SEQUENCE, 2);
     a.op(Op::STORE_FAST, flag);
     a.op(Op::STORE_FAST, payload);
@@ -889,7 +878,7 @@ PyRef emitBreak(Translator& t, Frame& top, const Instr& ins, PyObject* func, Bre
     }
     if (loop.exits.empty()) a.label(kExit0);
     if (loop.isFor) {
-      a.label(kDone);
+      a.forEnd(kDone);
       if (!callResume(loop.done, belowLayout)) return {};
     } else if (loop.exits.empty()) {  // `while True` left only by return (flag 1): not reached
       for (size_t k = 0; k < belowLayout.size(); ++k) a.op(Op::POP_TOP);
@@ -897,7 +886,9 @@ PyRef emitBreak(Translator& t, Frame& top, const Instr& ins, PyObject* func, Bre
       a.op(Op::RETURN_VALUE);
     }
     em.maxDepth += static_cast<int>(params.size()) + static_cast<int>(loop.stored.size()) + 4;
-  } else if (ins.op == Op::RETURN_VALUE) {
+  } else if (atReturn) {
+    // The returned value is the stack's top (a RETURN_CONST's constant too:
+    // the split at a return pushes what the frame returns).
     a.op(Op::RETURN_VALUE);
   } else if (cond != Op::NOP) {
     std::vector<bool> rest(layout.begin(), layout.end() - 1);
@@ -917,11 +908,13 @@ PyRef emitBreak(Translator& t, Frame& top, const Instr& ins, PyObject* func, Bre
       int arg = op == opByte(ins.op) ? ins.arg : static_cast<uint8_t>(raw[i + 1]);
       effect += PyCompile_OpcodeStackEffectWithJump(op, (opcodeInfo(op).flags & kHasArg) ? arg : 0, 0);
     }
-    int consumed = pushes(ins.op) - effect;
+    const int pushed = pushes(ins);
+    if (pushed < 0) return bail(GB::CannotSplit, std::string("cannot split the frame at ") + ins.name());
+    int consumed = pushed - effect;
     if (consumed > static_cast<int>(layout.size()) || consumed < 0)
       return bail(GB::Internal, std::string("stack effect of ") + ins.name());
     std::vector<bool> after(layout.begin(), layout.end() - consumed);
-    for (int i = 0; i < pushes(ins.op); ++i) after.push_back(true);
+    for (int i = 0; i < pushed; ++i) after.push_back(true);
     // The temps callResume stores into exist before the copy is made, so the
     // copy's closure opargs can be moved past every added local now.
     for (size_t i = 0; i < after.size(); ++i) em.local(("__xacc_tmp" + std::to_string(i)).c_str());

@@ -1,4 +1,5 @@
-// Bytecode generation for graph breaks (CPython 3.11).
+// Bytecode generation for graph breaks (CPython 3.11 and 3.12: the
+// differences are Note [Codegen versions] in CodegenImpl.h).
 //
 // Two kinds of code objects are made here:
 //  * the *break function* of a frame: same argument slots as the frame; it
@@ -13,7 +14,7 @@
 //    prologue pushes them back (NULLs where 3.11's call protocol had them),
 //    deletes locals that were unbound, and jumps into an unchanged copy of the
 //    original bytecode from the break on (Note [Resume code] in
-//    CodegenResume.cpp). Jumps in 3.11 bytecode are relative, so the copy runs
+//    CodegenResume.cpp). Jumps in 3.11/3.12 bytecode are relative, so the copy runs
 //    as is; exception-table and line-table entries are cut and moved, and
 //    closure-variable opargs shifted by the number of added locals.
 // Resume functions re-enter the frame hook like any function; break functions

@@ -12,6 +12,7 @@
 #include <utility>
 #include <vector>
 
+#include "BytecodeFacts.h"
 #include "Codegen.h"
 
 namespace xacc::capture::translate::codegen {
@@ -26,9 +27,51 @@ inline uint8_t opByte(Op op) {
 }
 inline int cachesOf(uint8_t op) { return opcodeInfo(op).caches; }
 
-inline bool isDerefOp(uint8_t op) {
-  return op == opByte(Op::LOAD_DEREF) || op == opByte(Op::STORE_DEREF) || op == opByte(Op::DELETE_DEREF) ||
-         op == opByte(Op::LOAD_CLOSURE) || op == opByte(Op::LOAD_CLASSDEREF) || op == opByte(Op::MAKE_CELL);
+/// Whether raw opcode `op` takes a closure-variable index (every version's
+/// `hasfree`: LOAD/STORE/DELETE_DEREF, LOAD_CLOSURE, MAKE_CELL, and 3.11's
+/// LOAD_CLASSDEREF or 3.12's LOAD_FROM_DICT_OR_DEREF).
+inline bool isDerefOp(uint8_t op) { return (opcodeInfo(op).flags & kArgFree) != 0; }
+
+// Note [Codegen versions]
+// The code generators write one instruction sequence for every version; where
+// versions spell a step differently, the spelling is picked here from the
+// build's opcode table and facts (Opcodes3XX.def), never by #if:
+//  * a call: 3.11 `PRECALL n; CALL n`, 3.12 `CALL n` (Asm::call);
+//  * a method load: 3.11 `LOAD_METHOD i`, 3.12 `LOAD_ATTR (i << 1) | 1`, and a
+//    plain attribute load's name index shifted by the method bit (Asm::loadAttr);
+//  * `==`: COMPARE_OP with the compiler's own argument (compareEqArg);
+//  * a forward conditional jump: 3.11 POP_JUMP_FORWARD_IF_*, 3.12
+//    POP_JUMP_IF_* (forward only); kCondJumps maps every version's
+//    conditional jumps to their test;
+//  * the end of a `for` loop: 3.12's exhausted FOR_ITER jumps to an END_FOR and
+//    continues after it (so its target label sits on an END_FOR), 3.11's
+//    continues at its target (Asm::forEnd).
+
+/// What a conditional jump tests.
+enum class JumpTest : uint8_t { kTrue, kFalse, kNone, kNotNone, kNoTest };
+struct CondJump {
+  Op op;
+  JumpTest test;
+};
+inline constexpr CondJump kCondJumps[] = {
+    {Op::POP_JUMP_IF_TRUE, JumpTest::kTrue},           {Op::POP_JUMP_IF_FALSE, JumpTest::kFalse},
+    {Op::POP_JUMP_IF_NONE, JumpTest::kNone},           {Op::POP_JUMP_IF_NOT_NONE, JumpTest::kNotNone},
+    {Op::POP_JUMP_FORWARD_IF_TRUE, JumpTest::kTrue},   {Op::POP_JUMP_FORWARD_IF_FALSE, JumpTest::kFalse},
+    {Op::POP_JUMP_FORWARD_IF_NONE, JumpTest::kNone},   {Op::POP_JUMP_FORWARD_IF_NOT_NONE, JumpTest::kNotNone},
+    {Op::POP_JUMP_BACKWARD_IF_TRUE, JumpTest::kTrue},  {Op::POP_JUMP_BACKWARD_IF_FALSE, JumpTest::kFalse},
+    {Op::POP_JUMP_BACKWARD_IF_NONE, JumpTest::kNone},  {Op::POP_JUMP_BACKWARD_IF_NOT_NONE, JumpTest::kNotNone},
+};
+/// The test of conditional jump `op` (kNoTest: not a conditional jump).
+inline JumpTest jumpTest(Op op) {
+  for (const CondJump& c : kCondJumps)
+    if (c.op == op) return c.test;
+  return JumpTest::kNoTest;
+}
+/// The build's forward conditional jump with test `t`, or NOP for kNoTest.
+inline Op forwardJumpIf(JumpTest t) {
+  for (const CondJump& c : kCondJumps)
+    if (c.test == t && opcodeByte(c.op) >= 0 && (opcodeInfo(c.op).flags & kJumpForward)) return c.op;
+  return Op::NOP;
 }
 
 /// A tiny assembler: instructions with forward labels, inline caches,
@@ -40,6 +83,30 @@ public:
   void jump(Op o, int label) { items_.push_back({Item::kOp, opByte(o), 0, label, {}, line_}); }
   void label(int l) { items_.push_back({Item::kLabel, 0, 0, l, {}, line_}); }
   void raw(std::string bytes) { items_.push_back({Item::kRaw, 0, 0, -1, std::move(bytes), line_}); }
+  /// `callable(args...)` with NULL, the callable and `n` arguments pushed
+  /// (Note [Codegen versions]); `callLabel` (>= 0) labels the CALL itself.
+  void call(int n, int callLabel = -1) {
+    if (opcodeByte(Op::PRECALL) >= 0) op(Op::PRECALL, n);
+    if (callLabel >= 0) label(callLabel);
+    op(Op::CALL, n);
+  }
+  /// The attribute co_names[i] of the top of the stack.
+  void loadAttr(int i) { op(Op::LOAD_ATTR, i << bytecodeFacts().loadAttrMethodBit); }
+  /// The method co_names[i] of the top of the stack, for call(): LOAD_METHOD's stack shape.
+  void loadMethod(int i) {
+    if (opcodeByte(Op::LOAD_METHOD) >= 0) op(Op::LOAD_METHOD, i);
+    else op(Op::LOAD_ATTR, (i << 1) | 1);
+  }
+  /// Pops two values and pushes `a == b`.
+  void compareEq() { op(Op::COMPARE_OP, bytecodeFacts().compareEqArg); }
+  /// A forward conditional jump to `l` testing `t`.
+  void jumpIf(JumpTest t, int l) { jump(forwardJumpIf(t), l); }
+  /// The target `l` of a FOR_ITER emitted with jump(): where execution goes on
+  /// with the iterator popped once it is exhausted (Note [Codegen versions]).
+  void forEnd(int l) {
+    label(l);
+    if (bytecodeFacts().endForPops > 0) op(Op::END_FOR);
+  }
   /// The line of the instructions added from now on (-1: no location).
   void setLine(int line) { line_ = line; }
   /// Patches every LOAD_DEREF with a negative arg (a closure slot) to nvar + slot.

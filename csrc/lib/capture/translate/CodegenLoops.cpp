@@ -40,23 +40,23 @@ namespace {
 bool isUncond(Op op) {
   switch (op) {
     case Op::JUMP_FORWARD: case Op::JUMP_BACKWARD: case Op::JUMP_BACKWARD_NO_INTERRUPT: case Op::RETURN_VALUE:
-    case Op::RAISE_VARARGS: case Op::RERAISE:
+    case Op::RETURN_CONST: case Op::RAISE_VARARGS: case Op::RERAISE:
       return true;
     default:
       return false;
   }
 }
 
+/// The forward form of jump `op` on the build's version (Note [Codegen versions]).
 Op forwardJump(Op op) {
-  switch (op) {
-    case Op::JUMP_BACKWARD: return Op::JUMP_FORWARD;
-    case Op::POP_JUMP_BACKWARD_IF_TRUE: return Op::POP_JUMP_FORWARD_IF_TRUE;
-    case Op::POP_JUMP_BACKWARD_IF_FALSE: return Op::POP_JUMP_FORWARD_IF_FALSE;
-    case Op::POP_JUMP_BACKWARD_IF_NONE: return Op::POP_JUMP_FORWARD_IF_NONE;
-    case Op::POP_JUMP_BACKWARD_IF_NOT_NONE: return Op::POP_JUMP_FORWARD_IF_NOT_NONE;
-    default: return op;
-  }
+  if (op == Op::JUMP_BACKWARD) return Op::JUMP_FORWARD;
+  const JumpTest t = jumpTest(op);
+  return t == JumpTest::kNoTest ? op : forwardJumpIf(t);
 }
+
+/// Whether `op` reads or writes a local by index (LOAD_FAST and 3.12's
+/// LOAD_FAST_CHECK / LOAD_FAST_AND_CLEAR, STORE_FAST, DELETE_FAST).
+bool isLocalOp(Op op) { return (opcodeInfo(op).flags & kArgLocal) != 0; }
 
 }  // namespace
 
@@ -77,16 +77,28 @@ std::pair<int, int> outermostLoop(const Bytecode* bc, int off) {
 bool planLoop(PyCodeObject* orig, const Bytecode* bc, int head, int end, int stackSize, LoopPlan& p,
               std::string& why) {
   const auto& instrs = bc->instrs();
-  const int hi = bc->indexOf(head), ei = bc->indexOf(end);
+  const int hi = bc->indexOf(head);
+  int ei = bc->indexOf(end);
   if (hi < 0 || ei < 0) return (why = "internal: loop offsets"), false;
   p.isFor = instrs[hi].op == Op::FOR_ITER;
+  p.done = p.isFor ? instrs[hi].target : -1;
+  if (p.isFor && bytecodeFacts().endForPops > 0) {
+    // 3.12: FOR_ITER's target is the loop's END_FOR, which an exhausted
+    // iterator skips. Everything before it is the body, blocks placed after
+    // the last jump back included (a return or break the compiler moved
+    // there); the loop continues after the END_FOR.
+    const int di = bc->indexOf(p.done);
+    if (di <= ei || instrs[static_cast<size_t>(di)].op != Op::END_FOR) return (why = "internal: loop shape"), false;
+    ei = di - 1;
+    end = instrs[static_cast<size_t>(ei)].offset;
+    p.done = instrs[static_cast<size_t>(di)].next;
+  }
   if (!p.isFor && !(opcodeInfo(instrs[ei].op).flags & kJumpBackward))
     return (why = "internal: loop shape"), false;
   if (orig->co_flags & (CO_GENERATOR | CO_COROUTINE | CO_ASYNC_GENERATOR | CO_ITERABLE_COROUTINE))
     return (why = "a loop in a generator or coroutine"), false;
   p.head = head;
   p.end = end;
-  p.done = p.isFor ? instrs[hi].target : -1;
   // Stack values under the iterator (a for loop) or at the header (a while loop).
   const int below = std::max(0, stackSize - (p.isFor ? 1 : 0));
   p.below = below;
@@ -121,12 +133,12 @@ bool planLoop(PyCodeObject* orig, const Bytecode* bc, int head, int end, int sta
       case Op::GET_YIELD_FROM_ITER: case Op::BEFORE_WITH: case Op::MAKE_CELL: case Op::LOAD_CLOSURE:
         return (why = std::string(ins.name()) + " inside the loop"), false;
       case Op::DELETE_FAST: return (why = "`del` of a local inside the loop"), false;
-      case Op::LOAD_FAST: case Op::STORE_FAST:
+      default:
+        if (!isLocalOp(ins.op)) break;
         if (ins.arg >= nlocals) return (why = "internal: local index"), false;
         p.referenced.insert(ins.arg);
-        if (ins.op == Op::STORE_FAST) p.stored.insert(ins.arg);
+        if (ins.op == Op::STORE_FAST || ins.op == Op::LOAD_FAST_AND_CLEAR) p.stored.insert(ins.arg);
         break;
-      default: break;
     }
     if (ins.target >= 0 && !inBody(ins.target) && ins.target != head) {
       if (ins.target < head) return (why = "a jump out of the loop backwards"), false;
@@ -141,8 +153,11 @@ bool planLoop(PyCodeObject* orig, const Bytecode* bc, int head, int end, int sta
   for (int k = p.first; k <= ei; ++k) {
     const Instr& ins = instrs[k];
     if (targets.count(ins.offset) || ins.target >= 0 || isUncond(ins.op)) break;
-    if (ins.op == Op::LOAD_FAST) read.insert(ins.arg);
-    if (ins.op == Op::STORE_FAST && !read.count(ins.arg)) p.assignedFirst.insert(ins.arg);
+    if (ins.op == Op::STORE_FAST) {
+      if (!read.count(ins.arg)) p.assignedFirst.insert(ins.arg);
+    } else if (isLocalOp(ins.op)) {
+      read.insert(ins.arg);
+    }
   }
   // Stack depths: the body starts with (iterator, value); a jump back to the
   // header leaves the iterator, a jump out leaves nothing, a return its value.
@@ -169,8 +184,8 @@ bool planLoop(PyCodeObject* orig, const Bytecode* bc, int head, int end, int sta
       if (k + 1 > ei || !setDepth(k + 1, d)) return (why = "internal: stack depths"), false;
       continue;
     }
-    if (ins.op == Op::RETURN_VALUE) {
-      if (d != 1) return (why = "a return with values left on the stack"), false;
+    if (ins.op == Op::RETURN_VALUE || ins.op == Op::RETURN_CONST) {
+      if (d != (ins.op == Op::RETURN_VALUE ? 1 : 0)) return (why = "a return with values left on the stack"), false;
       continue;
     }
     const int arg = (opcodeInfo(ins.op).flags & kHasArg) ? ins.arg : 0;
@@ -257,7 +272,10 @@ PyRef loopBody(PyCodeObject* orig, const Bytecode* bc, const LoopPlan& p, const 
     const uint16_t flags = opcodeInfo(ins.op).flags;
     if (ins.op == Op::RETURN_VALUE) {
       a.jump(Op::JUMP_FORWARD, lab(kRet));
-    } else if (ins.op == Op::LOAD_FAST || ins.op == Op::STORE_FAST) {
+    } else if (ins.op == Op::RETURN_CONST) {  // 3.12; consts keep their indices
+      a.op(Op::LOAD_CONST, ins.arg);
+      a.jump(Op::JUMP_FORWARD, lab(kRet));
+    } else if (isLocalOp(ins.op)) {
       a.op(ins.op, slot.at(ins.arg));
     } else if (flags & kArgFree) {
       a.op(ins.op, ins.arg - nlocals + nvar);

@@ -158,7 +158,7 @@ PyRef makeResume(PyCodeObject* orig, int target, const std::vector<bool>& layout
     asm_.op(Op::LOAD_FAST, j);
     asm_.op(Op::LOAD_CONST, sentinelConst);
     asm_.op(Op::IS_OP, 0);
-    asm_.jump(Op::POP_JUMP_FORWARD_IF_FALSE, maybeLabel);
+    asm_.jumpIf(JumpTest::kFalse, maybeLabel);
     asm_.op(Op::DELETE_FAST, j);
     asm_.label(maybeLabel++);
   }

@@ -22,6 +22,7 @@
 #include <set>
 #include <unordered_map>
 
+#include "BytecodeFacts.h"
 #include "PyTypes.h"
 #include "Translator.h"
 
@@ -29,6 +30,28 @@ namespace xacc::capture::translate {
 
 namespace {
 constexpr int kMaxBranchDepth = 8;
+
+/// Note [While shapes]: `while c: body` compiles to `c; jump-if-false exit;
+/// body: ...; c; <bottom>; exit:`, where <bottom> is one backward jump-if-true
+/// to the body on 3.11 and, 3.12 having forward conditional jumps only,
+/// `jump-if-false exit; JUMP_BACKWARD body`. For the forward jump at the top
+/// (fall-through `fallIp`, target `exitIp`), the index of the bottom's first
+/// instruction (where the body's trace stops with the condition on the stack),
+/// or 0 when the jump is no such loop's.
+size_t whileBottom(const Bytecode* bc, size_t fallIp, size_t exitIp) {
+  const auto& instrs = bc->instrs();
+  if (exitIp <= fallIp + 1) return 0;
+  const Instr& last = instrs[exitIp - 1];
+  if (last.target < 0 || static_cast<size_t>(bc->indexOf(last.target)) != fallIp) return 0;
+  if (last.op == Op::POP_JUMP_BACKWARD_IF_TRUE) return exitIp - 1;  // 3.11
+  if (last.op != Op::JUMP_BACKWARD) return 0;
+  size_t k = exitIp - 2;  // 3.12: the test before the jump back (and its prefixes)
+  while (k > fallIp && instrs[k].op == Op::EXTENDED_ARG) --k;
+  const Instr& test = instrs[k];
+  if (test.op != Op::POP_JUMP_IF_FALSE || static_cast<size_t>(bc->indexOf(test.target)) != exitIp) return 0;
+  while (k > fallIp && instrs[k - 1].op == Op::EXTENDED_ARG) --k;
+  return k;
+}
 
 std::string str(PyObject* o) {
   PyObject* s = PyObject_Str(o);
@@ -307,8 +330,7 @@ bool Translator::branch(Frame& f, const Instr& ins, bool jumpIfTrue, bool& done,
   if (f.lazy) return giveUp("inside a generator");
   if (branchDepth_ >= kMaxBranchDepth) return giveUp("branches nested too deeply");
   const auto& instrs = f.bc->instrs();
-  if (!jumpIfTrue && jumpIp > fallIp && instrs[jumpIp - 1].op == Op::POP_JUMP_BACKWARD_IF_TRUE &&
-      static_cast<size_t>(f.bc->indexOf(instrs[jumpIp - 1].target)) == fallIp)
+  if (!jumpIfTrue && jumpIp > fallIp && whileBottom(f.bc, fallIp, jumpIp))
     return whileLoop(f, fallIp, jumpIp, line, offset);  // `while <tensor>:`
   VarRef c = f.stack.back();
   PyRef cv = hostCall("condition", Py_BuildValue("(OOi)", c->obj.get(), f.code->co_filename, line));
@@ -449,8 +471,8 @@ bool Translator::branch(Frame& f, const Instr& ins, bool jumpIfTrue, bool& done,
   return true;
 }
 
-// `while <tensor>: body` (3.11: a forward jump to the exit, the body, the
-// condition again and a backward jump to the body) as one ctrl.loop. The
+// `while <tensor>: body` (a forward jump to the exit, the body, the condition
+// again and the bottom at `backIp`: Note [While shapes]) as one ctrl.loop. The
 // carried values are the condition (as a bool) and every tensor local; the
 // body is traced once, from parameters standing for them, up to the backward
 // jump, whose condition the body region yields with the new tensors. Python
@@ -509,7 +531,7 @@ bool Translator::whileLoop(Frame& f, size_t bodyIp, size_t exitIp, int line, int
   std::vector<int> bin;
   if (!bindLoopCarried(f, carried, bodyIds.get(), bin)) return giveUp("");
   std::vector<VarRef> entry = f.slots;
-  const size_t backIp = exitIp - 1;
+  const size_t backIp = whileBottom(f.bc, bodyIp, exitIp);
   ArmEnd e;
   if (!runArm(f, bodyIp, [&](size_t ip) { return ip < bodyIp || ip >= backIp; }, e)) return giveUp("");
   if (e.returned) return giveUp("a return inside the loop");
@@ -586,7 +608,8 @@ VarRef Translator::itemForBranch(const VarRef& t) {
   const auto& instrs = f->bc->instrs();
   auto isJump = [](Op op) {
     return op == Op::POP_JUMP_FORWARD_IF_FALSE || op == Op::POP_JUMP_FORWARD_IF_TRUE ||
-           op == Op::POP_JUMP_BACKWARD_IF_FALSE || op == Op::POP_JUMP_BACKWARD_IF_TRUE;
+           op == Op::POP_JUMP_BACKWARD_IF_FALSE || op == Op::POP_JUMP_BACKWARD_IF_TRUE ||
+           op == Op::POP_JUMP_IF_FALSE || op == Op::POP_JUMP_IF_TRUE;  // 3.12
   };
   size_t i = f->ip;
   bool ok = false;
@@ -672,6 +695,10 @@ int Translator::rangeLoop(Frame& f, const Instr& ins) {
   if (exitIdx <= 0 || bodyIp >= instrs.size()) return 0;
   const size_t exitIp = static_cast<size_t>(exitIdx), backIp = exitIp - 1;
   const size_t headIp = bodyIp - 1;
+  // 3.12: the exhausted FOR_ITER goes on past the END_FOR at its target.
+  const bool endFor = bytecodeFacts().endForPops > 0;
+  if (endFor && instrs[exitIp].op != Op::END_FOR) return 0;
+  const size_t afterIp = endFor ? exitIp + 1 : exitIp;
   if (instrs[backIp].op != Op::JUMP_BACKWARD || static_cast<size_t>(f.bc->indexOf(instrs[backIp].target)) != headIp)
     return 0;
   if (instrs[bodyIp].op != Op::STORE_FAST || f.lazy || branchDepth_ >= kMaxBranchDepth) return 0;
@@ -804,7 +831,7 @@ int Translator::rangeLoop(Frame& f, const Instr& ins) {
   // A local first bound in the body stays unbound after the loop here: only
   // when the code after the loop never reads it.
   for (size_t k = exitIp; k < instrs.size(); ++k)
-    if ((instrs[k].op == Op::LOAD_FAST || instrs[k].op == Op::DELETE_FAST) &&
+    if ((opcodeInfo(instrs[k].op).flags & kArgLocal) && instrs[k].op != Op::STORE_FAST &&
         std::find(fresh.begin(), fresh.end(), static_cast<size_t>(instrs[k].arg)) != fresh.end())
       return quiet("a local first bound in the loop body is used after it");
   PyRef hb;
@@ -830,7 +857,7 @@ int Translator::rangeLoop(Frame& f, const Instr& ins) {
   }
   f.slots[target] = it->items.back();
   f.pop();  // the iterator
-  f.ip = exitIp;
+  f.ip = afterIp;
   return 1;
 }
 

@@ -355,17 +355,33 @@ VarRef Translator::superOf(Frame& f, std::vector<VarRef>& args) {
   return s;
 }
 
+namespace {
+
+/// `name` in class `k`'s own namespace (borrowed), or null with no error set.
+/// From 3.12 on a static builtin type's namespace is not its tp_dict (which is
+/// null) but PyType_GetDict's.
+PyObject* ownClassAttr(PyTypeObject* k, PyObject* name) {
+#if PY_VERSION_HEX >= 0x030C0000
+  PyObject* d = PyType_GetDict(k);  // new reference; the type keeps the dict alive
+  Py_XDECREF(d);
+#else
+  PyObject* d = k->tp_dict;
+#endif
+  PyObject* attr = d ? PyDict_GetItemWithError(d, name) : nullptr;
+  if (!attr && PyErr_Occurred()) PyErr_Clear();
+  return attr;
+}
+
+}  // namespace
+
 VarRef Translator::superAttr(const VarRef& sv, PyObject* name) {
   PyObject* mro = reinterpret_cast<PyTypeObject*>(typeOf(sv->self))->tp_mro;
   Py_ssize_t n = PyTuple_GET_SIZE(mro), i = 0;
   while (i < n && PyTuple_GET_ITEM(mro, i) != sv->obj.get()) ++i;
   for (++i; i < n; ++i) {
     auto* k = reinterpret_cast<PyTypeObject*>(PyTuple_GET_ITEM(mro, i));
-    PyObject* attr = k->tp_dict ? PyDict_GetItemWithError(k->tp_dict, name) : nullptr;
-    if (!attr) {
-      if (PyErr_Occurred()) PyErr_Clear();
-      continue;
-    }
+    PyObject* attr = ownClassAttr(k, name);
+    if (!attr) continue;
     if (PyFunction_Check(attr)) {
       auto m = makeVar(Var::Kind::BoundMethod, PyRef::borrow(attr));
       m->self = sv->self;

@@ -162,6 +162,7 @@ constexpr FamilyRow kFamilies[] = {
     {Op::END_FOR, &Frame::stepControl},
     {Op::RETURN_CONST, &Frame::stepControl},
     {Op::CALL_INTRINSIC_1, &Frame::stepCalls},
+    {Op::LOAD_SUPER_ATTR, &Frame::stepAttributes},
 };
 
 const std::array<Family, static_cast<size_t>(Op::kNumOps)>& familyTable() {
