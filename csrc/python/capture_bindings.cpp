@@ -148,6 +148,8 @@ py::dict entryInfo(const std::shared_ptr<cap::CacheEntry>& e) {
   d["graph"] = e->graph ? e->graph->text() : std::string();
   d["device"] = e->graph ? e->graph->device() : std::string();
   d["plan"] = e->graph ? e->graph->describe() : std::string();
+  // Code entries: the break function's code (made into a function per call).
+  d["code"] = e->fn && PyCode_Check(e->fn) ? py::reinterpret_borrow<py::object>(e->fn) : py::none();
   return d;
 }
 
