@@ -138,11 +138,6 @@ PyCodeObject* asCode(py::handle h) {
   return reinterpret_cast<PyCodeObject*>(h.ptr());
 }
 
-PyObject* retained(py::handle h) {
-  if (h.is_none()) return nullptr;
-  return h.inc_ref().ptr();
-}
-
 py::dict entryInfo(const std::shared_ptr<cap::CacheEntry>& e) {
   py::dict d;
   const char* kinds[] = {"graph", "code", "default"};
@@ -153,6 +148,8 @@ py::dict entryInfo(const std::shared_ptr<cap::CacheEntry>& e) {
   d["graph"] = e->graph ? e->graph->text() : std::string();
   d["device"] = e->graph ? e->graph->device() : std::string();
   d["plan"] = e->graph ? e->graph->describe() : std::string();
+  // Code entries: the break function's code (made into a function per call).
+  d["code"] = e->fn && PyCode_Check(e->fn) ? py::reinterpret_borrow<py::object>(e->fn) : py::none();
   return d;
 }
 
@@ -422,7 +419,10 @@ void bindCapture(py::module_& m) {
           int id = static_cast<int>(i);
           py::list leaves;
           for (const cap::Leaf& l : t.nodeLeaves(id)) {
-            auto obj = [&] { return py::reinterpret_borrow<py::object>(l.obj); };
+            auto obj = [&] {  // Type and Id: the object (None once it died: Note [Identity guards hold weakly])
+              PyObject* o = l.kind == cap::Leaf::Kind::Type || l.kind == cap::Leaf::Kind::Id ? l.target() : l.obj;
+              return py::reinterpret_borrow<py::object>(o ? o : Py_None);
+            };
             switch (l.kind) {
               case cap::Leaf::Kind::Type: leaves.append(py::make_tuple("type", obj())); break;
               case cap::Leaf::Kind::Id: leaves.append(py::make_tuple("id", obj())); break;
@@ -542,20 +542,15 @@ void bindCapture(py::module_& m) {
 
   py::class_<cap::GraphFunction, std::shared_ptr<cap::GraphFunction>>(c, "GraphFunction")
       .def(py::init([](std::shared_ptr<cap::CompiledGraph> graph, std::shared_ptr<cap::GuardTree> tree,
-                       std::vector<int> inputs, py::tuple consts, py::dict globals, py::handle builtins,
-                       py::handle closure, py::handle runner) {
+                       std::vector<int> inputs, py::tuple consts, py::handle runner) {
         auto f = std::make_shared<cap::GraphFunction>();
         if (!runner.is_none()) f->runner = runner.inc_ref().ptr();
         f->graph = std::move(graph);
         f->sources = std::move(tree);
         f->inputNodes = std::move(inputs);
         f->consts = consts.inc_ref().ptr();
-        f->globals = globals.inc_ref().ptr();
-        f->builtins = retained(builtins);
-        f->closure = retained(closure);
         return f;
-      }), py::arg("graph"), py::arg("tree"), py::arg("inputs"), py::arg("consts"), py::arg("globals"),
-           py::arg("builtins"), py::arg("closure"), py::arg("runner") = py::none())
+      }), py::arg("graph"), py::arg("tree"), py::arg("inputs"), py::arg("consts"), py::arg("runner") = py::none())
       .def_property_readonly("graph", [](const cap::GraphFunction& f) { return f.graph; })
       .def_property_readonly("inputs", [](const cap::GraphFunction& f) { return f.inputNodes; })
       .def("__call__", [](const cap::GraphFunction& f, py::args args) {

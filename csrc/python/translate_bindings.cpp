@@ -400,9 +400,9 @@ py::object translate(py::handle func, py::tuple args, py::handle host, cap::Guar
 
 }  // namespace
 
-// Note [Resume registry sweep]: the registry of resume and loop-body functions
+// Note [Resume registry sweep]: the registry of resume and loop-body code
 // (CodegenImpl.h) holds strong references to the code objects it made them
-// from, so that a resume function is made once per split and reused. When the
+// from, so that resume code is made once per split and reused. When the
 // user's function is deleted, the registry is all that keeps its code object
 // (and, through the code's co_extra cache, its graphs, break function and
 // resume functions) alive. A sweep finds each original code object whose every
@@ -451,7 +451,7 @@ size_t sweepResumeRegistry() {
             continue;
           }
           if (bodies) {
-            auto* body = reinterpret_cast<PyCodeObject*>(PyFunction_GET_CODE(it->second));
+            auto* body = reinterpret_cast<PyCodeObject*>(it->second);
             if (reg.bodies.erase(body)) release.push_back(reinterpret_cast<PyObject*>(body));
           }
           release.push_back(it->second);

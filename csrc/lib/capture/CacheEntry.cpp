@@ -404,14 +404,16 @@ GraphFunction::~GraphFunction() {
   if (!Py_IsInitialized()) return;
   PyGILState_STATE g = PyGILState_Ensure();
   Py_XDECREF(consts);
-  Py_XDECREF(globals);
-  Py_XDECREF(builtins);
-  Py_XDECREF(closure);
   Py_XDECREF(runner);
   PyGILState_Release(g);
 }
 
 PyObject* GraphFunction::call(PyObject* const* args, size_t nargs) const {
+  PyObject *globals = nullptr, *builtins = nullptr, *closure = nullptr;
+  if (!runningFrameScope(globals, builtins, closure)) {
+    PyErr_SetString(PyExc_RuntimeError, "xacc: a compiled graph was called outside a Python frame");
+    return nullptr;
+  }
   FrameView v = FrameView::of(args, nargs, globals, builtins, closure, consts);
   std::vector<PyObject*> resolved(sources->size());
   if (!sources->resolve(v, resolved.data())) {

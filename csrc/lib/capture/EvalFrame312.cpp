@@ -29,6 +29,7 @@ inline PyFunctionObject* function(_PyInterpreterFrame* f) {
 inline PyObject** localsplus(_PyInterpreterFrame* f) { return f->localsplus; }
 inline PyObject* globals(_PyInterpreterFrame* f) { return f->f_globals; }
 inline PyObject* builtins(_PyInterpreterFrame* f) { return f->f_builtins; }
+inline _PyInterpreterFrame* running(PyThreadState* ts) { return ts->cframe->current_frame; }
 inline bool tracing(PyThreadState* ts) { return ts->c_tracefunc || ts->c_profilefunc; }
 
 inline Py_ssize_t requestCodeExtraIndex(freefunc f) { return PyUnstable_Eval_RequestCodeExtraIndex(f); }

@@ -60,7 +60,32 @@ int GuardTree::node(int parent, Access access, int64_t index, PyObject* key) {
   return static_cast<int>(nodes_.size() - 1);
 }
 
-void GuardTree::addLeaf(int id, Leaf leaf) { nodes_[id].leaves.push_back(std::move(leaf)); }
+// Note [Identity guards hold weakly]: a guard tree lives in a code object's
+// cache (co_extra), which the garbage collector cannot traverse. An identity
+// guard on a function, a class or a module defined next to the guarded
+// function (a helper it calls, the class of an argument) would hold that
+// object strongly, and through its __globals__ (or its methods') the guarded
+// function and its code object: a cycle never collected when the globals dict
+// dies (test_memory_bound's private-globals case). Type and Id leaves
+// therefore keep a weak reference when the object takes one (a static type
+// cannot die and is kept as is). The check stays exact: a live value is the
+// object only while the object lives, and a dead referent fails the guard, so
+// an address reused by a new object never passes.
+void GuardTree::addLeaf(int id, Leaf leaf) {
+  if ((leaf.kind == Leaf::Kind::Id || leaf.kind == Leaf::Kind::Type) && leaf.obj && !leaf.weak &&
+      PyType_SUPPORTS_WEAKREFS(Py_TYPE(leaf.obj)) &&
+      (leaf.kind == Leaf::Kind::Id || PyType_HasFeature(reinterpret_cast<PyTypeObject*>(leaf.obj), Py_TPFLAGS_HEAPTYPE))) {
+    PyObject* ref = PyWeakref_NewRef(leaf.obj, nullptr);
+    if (ref) {
+      Py_DECREF(leaf.obj);
+      leaf.obj = ref;
+      leaf.weak = true;
+    } else {
+      PyErr_Clear();
+    }
+  }
+  nodes_[id].leaves.push_back(std::move(leaf));
+}
 
 size_t GuardTree::numLeaves() const {
   size_t n = (gradMode_ >= 0 ? 1 : 0) + (autocast_ >= 0 ? 1 : 0);
@@ -197,8 +222,14 @@ bool GuardTree::runLeaf(const Leaf& l, PyObject* v, PyObject* const* resolved) c
     case Leaf::Kind::Keys: return keysEqual(v, l.obj);
     case Leaf::Kind::SameAs: return (v == resolved[l.n]) == (l.obj == Py_True);
     case Leaf::Kind::Distinct: return true;  // checked over all its nodes in check()
-    case Leaf::Kind::Type: return reinterpret_cast<PyObject*>(Py_TYPE(v)) == l.obj;
-    case Leaf::Kind::Id: return v == l.obj;
+    case Leaf::Kind::Type: {
+      PyObject* t = l.target();
+      return t && reinterpret_cast<PyObject*>(Py_TYPE(v)) == t;
+    }
+    case Leaf::Kind::Id: {
+      PyObject* o = l.target();
+      return o && v == o;
+    }
     case Leaf::Kind::Equals: {
       if (v == l.obj) return true;
       if (Py_TYPE(v) != Py_TYPE(l.obj)) return false;
@@ -258,7 +289,8 @@ bool GuardTree::runLeaf(const Leaf& l, PyObject* v, PyObject* const* resolved) c
 std::string GuardTree::leafText(const Leaf& l) const {
   switch (l.kind) {
     case Leaf::Kind::Type:
-      return std::string("type is ") + reinterpret_cast<PyTypeObject*>(l.obj)->tp_name;
+      return l.target() ? std::string("type is ") + reinterpret_cast<PyTypeObject*>(l.target())->tp_name
+                        : std::string("type is a class that no longer exists");
     case Leaf::Kind::Id: return "is the object seen at capture (id)";
     case Leaf::Kind::Equals: return "== " + reprOf(l.obj);
     case Leaf::Kind::Length: return "len == " + std::to_string(l.n);

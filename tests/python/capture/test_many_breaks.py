@@ -80,7 +80,6 @@ def test_resume_code_holds_only_the_code_after_its_break(capsys):
     # not grow with the breaks before it. Every resume code of the original is
     # at most a prologue longer than the code after the offset it continues
     # at, and tracebacks and line numbers still map to the user's lines.
-    import gc
     import types
 
     from xacc._C import capture as C
@@ -91,9 +90,17 @@ def test_resume_code_holds_only_the_code_after_its_break(capsys):
     assert torch.equal(got, expected) and out == eager_out
     orig = fn.__code__
     orig_lines = dict((2 * k, p) for k, p in enumerate(orig.co_positions()))
-    resumes = [o.__code__ for o in gc.get_objects()
-               if isinstance(o, types.FunctionType) and C.is_resume(o.__code__)
-               and C.resume_info(o.__code__)[0] is orig]
+    # Break code holds its resume code as constants (made into functions per
+    # call: Note [Generated code holds no globals]); walk from the original.
+    resumes, todo = [], [orig]
+    while todo:
+        for e in C.entries(todo.pop()):
+            bcode = e["code"]
+            for c in bcode.co_consts if bcode is not None else ():
+                if isinstance(c, types.CodeType) and C.is_resume(c) and c not in resumes:
+                    assert C.resume_info(c)[0] is orig
+                    resumes.append(c)
+                    todo.append(c)
     assert len(resumes) >= n
     for code in resumes:
         shift = C.resume_info(code)[1]  # resume offset - original offset

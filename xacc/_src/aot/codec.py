@@ -10,6 +10,10 @@ turns back into equal objects:
     `torch.ops` overloads) are stored by that name and resolved at load time,
     so an identity guard (`G['F'] is torch.nn.functional`) checks the object of
     the loading process;
+  * a weak proxy of a function (how an entry reads an inlined function's
+    globals: Note [Inlined globals] in translate/TranslateInline.cpp) is stored
+    by the function's name and made again, a proxy of the loading process's
+    function;
   * everything else (numbers, strings, tuples, tensors, dtypes) is pickled by
     value.
 
@@ -30,6 +34,7 @@ import io
 import os
 import pickle
 import types
+import weakref
 from typing import Any
 
 import torch
@@ -91,8 +96,25 @@ def _singleton(obj: Any) -> str | None:
     return None
 
 
+_PROXIES = (weakref.ProxyType, weakref.CallableProxyType)
+
+
+def _proxy_name(proxy: Any) -> str:
+    """`module:qualname` of the function a weak proxy refers to; raises Unportable."""
+    try:
+        module, qualname = proxy.__module__, proxy.__qualname__
+        is_function = isinstance(proxy.__code__, types.CodeType)
+    except (ReferenceError, AttributeError) as e:
+        raise Unportable(f"weak proxy: {e}") from e
+    if not is_function or not isinstance(module, str) or "<" in qualname:
+        raise Unportable(f"weak proxy of {module}.{qualname} has no name to import by")
+    return f"{module}:{qualname}"
+
+
 class _Pickler(pickle.Pickler):
     def persistent_id(self, obj: Any) -> Any:
+        if type(obj) in _PROXIES:
+            return ("fnproxy", _proxy_name(obj))
         if isinstance(obj, types.ModuleType):
             return ("module", obj.__name__)
         single = _singleton(obj)
@@ -113,6 +135,14 @@ class _Unpickler(pickle.Unpickler):
             if kind == "singleton":
                 mod, attr = name.split(":")
                 return getattr(importlib.import_module(mod), attr)
+            if kind == "fnproxy":
+                mod, qualname = name.split(":")
+                obj = importlib.import_module(mod)
+                for part in qualname.split("."):
+                    obj = getattr(obj, part)
+                if not isinstance(obj, types.FunctionType):
+                    raise Unresolvable(f"{name} is not a function")
+                return weakref.proxy(obj)
             if kind == "op":
                 obj: Any = torch.ops
                 for part in name.split("."):

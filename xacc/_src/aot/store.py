@@ -115,9 +115,11 @@ def _portable_break_function(fn: types.FunctionType) -> tuple[bytes, dict[int, t
         if isinstance(c, C.GraphFunction):
             gf = c
             specs[i] = ("graph",)
-        elif isinstance(c, types.FunctionType) and C.is_resume(c.__code__):
-            _orig, prologue = C.resume_info(c.__code__)
-            specs[i] = ("resume", marshal.dumps(c.__code__), prologue)
+        elif isinstance(c, types.CodeType) and C.is_resume(c):
+            _orig, prologue = C.resume_info(c)
+            specs[i] = ("resume", marshal.dumps(c), prologue)
+        elif isinstance(c, types.CodeType) and C.is_loop_body(c):
+            specs[i] = ("object", c)  # not registered as a loop body when read back: not portable
         else:
             try:
                 marshal.dumps(c)
@@ -233,21 +235,22 @@ def _build(rec: EntryRecord, func: types.FunctionType) -> tuple[Any, Any, tuple]
     code = func.__code__
     info = C.resume_info(code)
     orig = info[0] if info else code  # resume functions of resume frames continue the original
-    glob, closure = func.__globals__, func.__closure__
     cs = list(bcode.co_consts)
     for i, spec in specs.items():
         if spec[0] == "graph":
             graph = C.compile_gir(rec.gir, "", f"<aot {rec.label}>", rec.device, False)
-            cs[i] = C.GraphFunction(graph, tree, list(rec.inputs), consts, glob, _builtins(func), closure)
+            cs[i] = C.GraphFunction(graph, tree, list(rec.inputs), consts)
         elif spec[0] == "resume":
             rcode = marshal.loads(spec[1])
             C.register_resume(rcode, orig, spec[2])
-            cs[i] = types.FunctionType(rcode, glob, None, None, closure)
+            cs[i] = rcode  # made into a function by the break function (MAKE_FUNCTION)
         else:
             cs[i] = spec[1]
-    fn = types.FunctionType(bcode.replace(co_consts=tuple(cs)), glob, None, None, closure)
-    C.mark_skip(fn.__code__)
-    return C.code_entry(tree, consts, fn, rec.label), tree, consts
+    # Code only: the hook makes the break function per call with the frame's
+    # globals and closure (Note [Generated code holds no globals]).
+    bcode = bcode.replace(co_consts=tuple(cs))
+    C.mark_skip(bcode)
+    return C.code_entry(tree, consts, bcode, rec.label), tree, consts
 
 
 def install(func: types.FunctionType, args: tuple) -> bool:

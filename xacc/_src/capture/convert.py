@@ -409,11 +409,16 @@ def _pgo_eager(func: types.FunctionType, ev: CompileEvent, dec: Any) -> None:
         C.mark_skip(code)
     else:
         set_state = C.set_state
+        # Weakly: the entry lives in the code object's co_extra, which the
+        # collector cannot traverse, so holding `func` (and through it its
+        # globals) there would keep both alive forever. The frame this entry
+        # runs for holds `func` while it runs.
+        func_ref = weakref.ref(func)
 
         def eager(*args: Any) -> Any:
             prev = set_state(0)
             try:
-                return func(*args)
+                return func_ref()(*args)  # type: ignore[misc]
             finally:
                 set_state(prev)
 
@@ -575,14 +580,16 @@ def _compile_frame(func: types.FunctionType, args: tuple, opts: Options, ev: Com
         log("breaks", "%s", info)
     C.mark_skip(fn.__code__)
     label = _label(code)
-    C.add_entry(code, C.code_entry(ctx.tree, tuple(ctx.consts), fn, label))
+    # The entry keeps the break function's code only: the hook makes the
+    # function per call with the frame's globals (Note [Generated code holds no
+    # globals] in translate/CodegenImpl.h).
+    C.add_entry(code, C.code_entry(ctx.tree, tuple(ctx.consts), fn.__code__, label))
     if aot_store.SINKS:  # xacc.aot, xjit --cache
         aot_store.note_code_entry(code, ctx.tree, ctx.consts, fn, label, opts.device)
     ev.rewritten = fn.__code__
-    ev.resumes = [c.__code__ for c in fn.__code__.co_consts
-                  if isinstance(c, types.FunctionType) and C.is_resume(c.__code__)]
-    dynamic.register_fragments(code, [c.__code__ for c in fn.__code__.co_consts if isinstance(c, types.FunctionType)
-                                      and (C.is_resume(c.__code__) or C.is_loop_body(c.__code__))])
+    made = [c for c in fn.__code__.co_consts if isinstance(c, types.CodeType)]  # resume and loop-body code
+    ev.resumes = [c for c in made if C.is_resume(c)]
+    dynamic.register_fragments(code, [c for c in made if C.is_resume(c) or C.is_loop_body(c)])
     ev.outcome = "code"
     ev.guards = ctx.tree.describe()
     log("bytecode", "break function for %s:\n%s", code.co_qualname, _dis(fn.__code__))
@@ -609,8 +616,7 @@ def _prefix_graph(ctx: State, func: types.FunctionType, outs: list[int], ev: Com
     COUNTERS["graphs"] += 1
     ev.graph = ctx.captured_text or graph.text()
     ev.op_counts = dict(ctx.rec.op_counts)
-    return C.GraphFunction(graph, ctx.tree, ctx.inputs, tuple(ctx.consts), func.__globals__,
-                           _builtins_dict(func), func.__closure__, ctx.runner)
+    return C.GraphFunction(graph, ctx.tree, ctx.inputs, tuple(ctx.consts), ctx.runner)
 
 
 _SHADOW_GRAPH = object()

@@ -16,6 +16,9 @@ _BINARY = {0: "+", 1: "&", 2: "//", 3: "<<", 4: "@", 5: "*", 6: "%", 7: "|", 8: 
 
 def _const(v: object) -> str:
     if isinstance(v, types.CodeType):
+        from xacc._C import capture as C
+        if C.is_resume(v):  # it carries the user's names (translate/Codegen.h)
+            return f"<resume {v.co_qualname} at line {C.resume_line(v)}>"
         return f"<code {v.co_qualname}>"
     if isinstance(v, types.FunctionType):
         from xacc._C import capture as C

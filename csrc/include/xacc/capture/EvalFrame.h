@@ -52,6 +52,12 @@ std::vector<std::shared_ptr<CacheEntry>> entries(PyCodeObject* code);
 /// Whether `code` is marked skip (1), run-only (2), or neither (0).
 int codeAction(PyCodeObject* code);
 
+/// The globals, builtins and closure (a tuple of cells, or null) of the Python
+/// frame running on this thread, borrowed; false when none runs. A
+/// GraphFunction reads its sources' roots from its caller's frame with it
+/// (Note [Generated code holds no globals] in translate/CodegenImpl.h).
+bool runningFrameScope(PyObject*& globals, PyObject*& builtins, PyObject*& closure);
+
 void setRecompileLimit(int n);
 int recompileLimit();
 

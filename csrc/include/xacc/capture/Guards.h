@@ -84,6 +84,15 @@ struct Leaf {
   /// -1: any size; -2: any size >= 2 (a dynamic dim; 0 and 1 stay static
   /// because broadcasting and empty tensors trace differently).
   std::vector<int64_t> sizes, strides;
+  /// Type and Id: `obj` is a weak reference to the object (GuardTree::addLeaf;
+  /// Note [Identity guards hold weakly]).
+  bool weak = false;
+  /// Type and Id: the object compared with (borrowed), null when it died.
+  PyObject* target() const {
+    if (!weak) return obj;
+    PyObject* o = PyWeakref_GET_OBJECT(obj);
+    return o == Py_None ? nullptr : o;  // None takes no weak reference: it means dead
+  }
 };
 
 class GuardTree {
@@ -98,6 +107,8 @@ public:
   /// borrowed and retained. Returns the node id.
   int node(int parent, Access access, int64_t index, PyObject* key);
   /// Adds a leaf to node `id` (takes ownership of leaf.obj's new reference).
+  /// A Type or Id leaf keeps its object weakly when it can (Note [Identity
+  /// guards hold weakly]).
   void addLeaf(int id, Leaf leaf);
   /// Requires torch's grad mode to equal `enabled` when checked.
   void setGradMode(bool enabled) { gradMode_ = enabled ? 1 : 0; }

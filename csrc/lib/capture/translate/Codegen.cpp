@@ -307,8 +307,7 @@ struct Emitter {
         bool ok = rebuildUserObject(v);
         converting.erase(v.get());
         if (!ok) return false;
-        asm_.op(Op::PRECALL, 1);
-        asm_.op(Op::CALL, 1);
+        asm_.call(1);
         asm_.op(Op::COPY, 1);
         asm_.op(Op::STORE_FAST, built.at(v.get()));
         return true;
@@ -772,17 +771,16 @@ PyRef emitBreak(Translator& t, Frame& top, const Instr& ins, PyObject* func, Bre
   int tempCount = 0;
   auto callResume = [&](int target, const std::vector<bool>& lay) -> bool {
     auto& reg = registry();
-    auto key = std::make_tuple(orig, target, lay, unbound, fn->func_globals);
-    PyRef resumeFn = registeredFunction(reg.fns, key, fn);
-    if (!resumeFn) {
+    auto key = std::make_tuple(orig, target, lay, unbound);
+    PyRef resumeCode = registeredCode(reg.fns, key);
+    if (!resumeCode) {
       std::string error;
       PyRef rcode = makeResume(orig, target, lay, unbound, error);
       if (!rcode) {
         if (PyErr_Occurred()) PyErr_Clear();
         return em.failWith(GB::Internal, "resume function: " + error);
       }
-      resumeFn = registerFunction(reg.fns, key, rcode.get(), fn, orig);
-      if (!resumeFn) return em.failWith(GB::Internal, "resume function object");
+      resumeCode = registerCode(reg.fns, key, rcode.get(), orig);
     }
     std::vector<int> temps;
     for (size_t i = 0; i < lay.size(); ++i) {
@@ -793,7 +791,9 @@ PyRef emitBreak(Translator& t, Frame& top, const Instr& ins, PyObject* func, Bre
     for (auto it = temps.rbegin(); it != temps.rend(); ++it) a.op(Op::STORE_FAST, *it);
     // Returned to the hook's trampoline, which makes the call (Note [Resume
     // trampoline] in EvalFrame311.cpp): `return (resume, locals..., stack...)`.
-    a.op(Op::LOAD_CONST, em.constant(resumeFn.get()));
+    // The resume function is made here, of this frame's globals and cells
+    // (Note [Generated code holds no globals] in CodegenImpl.h).
+    emitMakeFunction(a, em.constant(resumeCode.get()), code->co_nfreevars);
     for (int i = 0; i < origLocals; ++i) {
       if (std::find(unbound.begin(), unbound.end(), i) != unbound.end()) {
         a.op(Op::LOAD_CONST, em.constant(Py_None));
@@ -809,7 +809,7 @@ PyRef emitBreak(Translator& t, Frame& top, const Instr& ins, PyObject* func, Bre
       }
     a.op(Op::BUILD_TUPLE, 1 + origLocals + nvals);
     a.op(Op::RETURN_VALUE);
-    em.maxDepth += origLocals + nvals + 2;
+    em.maxDepth += origLocals + nvals + 2 + code->co_nfreevars;
     return true;
   };
 
@@ -824,8 +824,13 @@ PyRef emitBreak(Translator& t, Frame& top, const Instr& ins, PyObject* func, Bre
     }
     std::string why, error;
     const Bytecode* obc = orig == code ? top.bc : Bytecode::of(orig, error);
-    PyRef body = obc ? loopBody(orig, obc, loop, params, fn, why) : PyRef();
+    PyRef body = obc ? loopBody(orig, obc, loop, params, why) : PyRef();
     if (!body) return bail(GB::BreakInLoop, "loop body function: " + (obc ? why : error));
+    // The body function, made once per run of the loop from this frame's
+    // globals and cells (Note [Generated code holds no globals]).
+    const int bodyLocal = em.local("__xacc_loop_body");
+    emitMakeFunction(a, em.constant(body.get()), code->co_nfreevars);
+    a.op(Op::STORE_FAST, bodyLocal);
     for (int i : maybe) {
       a.op(Op::LOAD_CONST, em.constant(unboundSentinel()));
       a.op(Op::STORE_FAST, i);
@@ -852,7 +857,7 @@ PyRef emitBreak(Translator& t, Frame& top, const Instr& ins, PyObject* func, Bre
     if (loop.unpacked) a.op(Op::UNPACK_SEQUENCE, loop.values);
     for (int v : values) a.op(Op::STORE_FAST, v);
     a.op(Op::PUSH_NULL);
-    a.op(Op::LOAD_CONST, em.constant(body.get()));
+    a.op(Op::LOAD_FAST, bodyLocal);
     for (int i : params) a.op(Op::LOAD_FAST, i);
     for (int v : values) a.op(Op::LOAD_FAST, v);
     const int nargsBody = static_cast<int>(params.size() + values.size());
@@ -885,7 +890,7 @@ PyRef emitBreak(Translator& t, Frame& top, const Instr& ins, PyObject* func, Bre
       a.op(Op::LOAD_FAST, payload);
       a.op(Op::RETURN_VALUE);
     }
-    em.maxDepth += static_cast<int>(params.size()) + static_cast<int>(loop.stored.size()) + 4;
+    em.maxDepth += static_cast<int>(params.size()) + static_cast<int>(loop.stored.size()) + 4 + code->co_nfreevars;
   } else if (atReturn) {
     // The returned value is the stack's top (a RETURN_CONST's constant too:
     // the split at a return pushes what the frame returns).

@@ -109,10 +109,13 @@ public:
   }
   /// The line of the instructions added from now on (-1: no location).
   void setLine(int line) { line_ = line; }
-  /// Patches every LOAD_DEREF with a negative arg (a closure slot) to nvar + slot.
+  /// Patches every LOAD_DEREF and LOAD_CLOSURE with a negative arg (a closure
+  /// slot) to nvar + slot.
   void patchDerefs(int nvar) {
     for (Item& it : items_)
-      if (it.kind == Item::kOp && it.op == opByte(Op::LOAD_DEREF) && it.arg < 0) it.arg = nvar + (-1 - it.arg);
+      if (it.kind == Item::kOp && (it.op == opByte(Op::LOAD_DEREF) || it.op == opByte(Op::LOAD_CLOSURE)) &&
+          it.arg < 0)
+        it.arg = nvar + (-1 - it.arg);
   }
 
   /// After assemble(): the byte offset of the first instruction after label `l`
@@ -243,49 +246,67 @@ PyRef replaceCode(PyCodeObject* code, PyObject* kwargs);
 /// d[k] = v, stealing v.
 void setItem(PyObject* d, const char* k, PyObject* v);
 
+// Note [Generated code holds no globals]: the registry and the code objects
+// that cache entries keep (break code, resume code, loop-body code, the
+// GraphFunction a break function calls) hold code objects only, never a
+// function object, a globals dict or a closure. The break function is made
+// per call by the hook from its code and the running frame's globals, builtins
+// and closure (runEntry in EvalFrameImpl.inc); the break function's bytecode
+// makes its resume and loop-body functions with MAKE_FUNCTION (its own globals,
+// its own closure cells: the frame's); a GraphFunction reads globals, builtins
+// and closure from the frame that calls it. Holding a function or its globals
+// from a code object's co_extra made a cycle the collector cannot see (a
+// function exec'd into its own dict: dict -> function -> code -> co_extra ->
+// break function -> dict), so such functions were never freed
+// (test_memory_bound's private-globals case).
 struct ResumeRegistry {
   std::mutex mu;
   std::map<PyCodeObject*, std::pair<PyCodeObject*, int>> origin;  // strong refs to both
   std::map<PyCodeObject*, int> target;  // resume code -> the original offset it continues at
-  std::map<std::tuple<PyCodeObject*, int, std::vector<bool>, std::vector<int>, PyObject*>, PyObject*> fns;
+  /// (orig, target, layout, unbound) -> resume code (strong; orig strong too)
+  std::map<std::tuple<PyCodeObject*, int, std::vector<bool>, std::vector<int>>, PyObject*> fns;
   std::set<PyCodeObject*> bodies;  // loop body code objects (strong refs)
-  std::map<std::tuple<PyCodeObject*, int, std::vector<int>, PyObject*>, PyObject*> bodyFns;
+  /// (orig, loop head, params) -> loop-body code (strong; orig strong too)
+  std::map<std::tuple<PyCodeObject*, int, std::vector<int>>, PyObject*> bodyFns;
 };
 
 ResumeRegistry& registry();
 
-/// The function `fns` holds for `key` when it was made with `fn`'s closure,
-/// else null (a resume or loop-body function is made once per code, target,
-/// layout and globals, and reused while the closure is the same).
+/// The code `fns` holds for `key`, else null (a resume or loop-body code is
+/// made once per code, target and layout, and reused).
 template <typename Map, typename Key>
-PyRef registeredFunction(Map& fns, const Key& key, PyFunctionObject* fn) {
+PyRef registeredCode(Map& fns, const Key& key) {
   std::lock_guard<std::mutex> lock(registry().mu);
   auto it = fns.find(key);
-  if (it != fns.end() && reinterpret_cast<PyFunctionObject*>(it->second)->func_closure == fn->func_closure)
-    return PyRef::borrow(it->second);
-  return PyRef();
+  return it != fns.end() ? PyRef::borrow(it->second) : PyRef();
 }
 
-/// `code` as a function of `fn`'s globals and closure, stored in `fns` under
-/// `key` (replacing an older one; `orig`, the code it was made from, stays
-/// alive with it). Null, with the Python error cleared, on failure.
+/// Stores `code` in `fns` under `key` (replacing an older one; `orig`, the
+/// code it was made from, stays alive with it). Returns `code`.
 template <typename Map, typename Key>
-PyRef registerFunction(Map& fns, const Key& key, PyObject* code, PyFunctionObject* fn, PyCodeObject* orig) {
-  PyObject* f = PyFunction_New(code, fn->func_globals);
-  if (!f) {
-    PyErr_Clear();
-    return PyRef();
-  }
-  if (fn->func_closure) PyFunction_SetClosure(f, fn->func_closure);
+PyRef registerCode(Map& fns, const Key& key, PyObject* code, PyCodeObject* orig) {
   std::lock_guard<std::mutex> lock(registry().mu);
-  Py_INCREF(f);
+  Py_INCREF(code);
   Py_INCREF(reinterpret_cast<PyObject*>(orig));
-  auto [it, inserted] = fns.emplace(key, f);
+  auto [it, inserted] = fns.emplace(key, code);
   if (!inserted) {
     Py_DECREF(it->second);
-    it->second = f;
+    Py_DECREF(reinterpret_cast<PyObject*>(orig));  // the older entry's reference stays
+    it->second = code;
   }
-  return PyRef::steal(f);
+  return PyRef::borrow(code);
+}
+
+/// Emits, in a function whose code has `nfree` free variables and no cell
+/// variables, the making of a function of code constant `constIndex` with
+/// this frame's globals and closure cells: `(cells...) code MAKE_FUNCTION`.
+/// Closure slots are patched by Asm::patchDerefs. Pushes one value; needs
+/// nfree + 1 stack slots.
+inline void emitMakeFunction(Asm& a, int constIndex, int nfree) {
+  for (int j = 0; j < nfree; ++j) a.op(Op::LOAD_CLOSURE, -1 - j);
+  if (nfree) a.op(Op::BUILD_TUPLE, nfree);
+  a.op(Op::LOAD_CONST, constIndex);
+  a.op(Op::MAKE_FUNCTION, nfree ? 0x08 : 0);
 }
 
 struct LoopPlan {
@@ -307,9 +328,9 @@ std::pair<int, int> outermostLoop(const Bytecode* bc, int off);
 /// Checks that the loop at `head` can run as a loop-body function and fills `p`.
 bool planLoop(PyCodeObject* orig, const Bytecode* bc, int head, int end, int stackSize, LoopPlan& p,
               std::string& why);
-/// The loop body of `p` as a function of (params..., value) -> (flag, payload)
-/// (Note [Loop bodies]); cached per loop and parameter list.
+/// The code of the loop body of `p`, a function of (params..., value) ->
+/// (flag, payload) (Note [Loop bodies]); cached per loop and parameter list.
 PyRef loopBody(PyCodeObject* orig, const Bytecode* bc, const LoopPlan& p, const std::vector<int>& params,
-               PyFunctionObject* fn, std::string& why);
+               std::string& why);
 
 }  // namespace xacc::capture::translate::codegen

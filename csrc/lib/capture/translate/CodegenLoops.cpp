@@ -212,13 +212,13 @@ bool planLoop(PyCodeObject* orig, const Bytecode* bc, int head, int end, int sta
   return true;
 }
 
-/// The loop body of `p` as a function of (params..., value) -> (flag, payload)
-/// (Note [Loop bodies]); cached per loop and parameter list.
+/// The code of the loop body of `p`, a function of (params..., value) ->
+/// (flag, payload) (Note [Loop bodies]); cached per loop and parameter list.
 PyRef loopBody(PyCodeObject* orig, const Bytecode* bc, const LoopPlan& p, const std::vector<int>& params,
-               PyFunctionObject* fn, std::string& why) {
+               std::string& why) {
   auto& reg = registry();
-  auto key = std::make_tuple(orig, p.head, params, fn->func_globals);
-  if (PyRef known = registeredFunction(reg.bodyFns, key, fn)) return known;
+  auto key = std::make_tuple(orig, p.head, params);
+  if (PyRef known = registeredCode(reg.bodyFns, key)) return known;
   const int nlocals = orig->co_nlocals;
   // New local numbering: the parameters, the loop value, the other locals the body uses.
   std::map<int, int> slot;
@@ -347,11 +347,9 @@ PyRef loopBody(PyCodeObject* orig, const Bytecode* bc, const LoopPlan& p, const 
     PyErr_Clear();
     return (why = "building the loop body's code"), PyRef();
   }
-  PyRef f = registerFunction(reg.bodyFns, key, code.get(), fn, orig);
-  if (!f) return (why = "loop body function object"), PyRef();
+  PyRef f = registerCode(reg.bodyFns, key, code.get(), orig);
   std::lock_guard<std::mutex> lock(reg.mu);
-  Py_INCREF(code.get());
-  reg.bodies.insert(reinterpret_cast<PyCodeObject*>(code.get()));
+  if (reg.bodies.insert(reinterpret_cast<PyCodeObject*>(code.get())).second) Py_INCREF(code.get());
   return f;
 }
 

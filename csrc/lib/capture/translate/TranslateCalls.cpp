@@ -373,7 +373,7 @@ VarRef Translator::call(Frame& f, const VarRef& fn, std::vector<VarRef> args,
       std::vector<std::pair<PyRef, VarRef>> kwd;
       for (size_t i = 0; i < fn->keys.size(); ++i) kwd.emplace_back(fn->keys[i], fn->kwItems[i]);
       return inlineCode(reinterpret_cast<PyCodeObject*>(fn->obj.get()), fn->globals.get(), fn->items, kwd,
-                        fn->cells, std::move(args), std::move(kwargs), nullptr, fn->name);
+                        fn->cells, std::move(args), std::move(kwargs), nullptr, fn->name, fn->globalSource);
     }
     case Var::Kind::ContainerMethod:
       if (fn->self->is(Var::Kind::Set)) {

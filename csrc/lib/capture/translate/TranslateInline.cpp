@@ -47,15 +47,42 @@ VarRef Translator::inlineFunction(PyObject* fnObj, std::vector<VarRef> args,
     }
   }
   std::string name = PyUnicode_AsUTF8(fn->func_name);
+  // Note [Inlined globals]: an inlined function's globals are read through
+  // `proxy.__globals__`, a weak proxy of the function held as an entry
+  // constant, not through its globals dict held as one. Entries live in a
+  // code object's co_extra, which the collector cannot traverse: a helper
+  // defined next to the captured function would otherwise keep that
+  // function's globals, hence the function and its code, alive forever (Note
+  // [Generated code holds no globals] in CodegenImpl.h). `__globals__` is
+  // read-only, so the source reads what the function reads; once the function
+  // died the source fails to resolve and so does the guard. A function made
+  // while tracing (MAKE_FUNCTION) reads its globals as the frame that made it
+  // does (Var::globalSource).
+  std::function<SourceRef(PyObject*, bool)> globalSource;
+  if (PyObject* proxy = PyWeakref_NewProxy(fnObj, nullptr)) {
+    static PyObject* globalsName = PyUnicode_InternFromString("__globals__");
+    const int pi = host_.constIndex(proxy);  // the host keeps it (and the same proxy while it lives)
+    Py_DECREF(proxy);
+    PyObject* builtins = PyDict_GetItemString(fn->func_globals, "__builtins__");
+    if (builtins && PyModule_Check(builtins)) builtins = PyModule_GetDict(builtins);
+    if (!builtins || !PyDict_Check(builtins)) builtins = PyEval_GetBuiltins();
+    globalSource = [this, pi, builtins](PyObject* n, bool builtin) -> SourceRef {
+      if (builtin) return Source::item(Source::root(Access::Const, host_.constIndex(builtins)), n);
+      return Source::item(Source::attr(Source::root(Access::Const, pi), globalsName), n);
+    };
+  } else {
+    PyErr_Clear();  // the globals dict is held, as for a code object's
+  }
   return inlineCode(reinterpret_cast<PyCodeObject*>(fn->func_code), fn->func_globals, defaults, kwdefaults,
-                    cells, std::move(args), std::move(kwargs), source, name);
+                    cells, std::move(args), std::move(kwargs), source, name, std::move(globalSource));
 }
 
 VarRef Translator::inlineCode(PyCodeObject* code, PyObject* globals, const std::vector<VarRef>& defaults,
                               const std::vector<std::pair<PyRef, VarRef>>& kwdefaults,
                               const std::vector<VarRef>& cells, std::vector<VarRef> args,
                               std::vector<std::pair<PyRef, VarRef>> kwargs, const SourceRef& source,
-                              const std::string& name) {
+                              const std::string& name,
+                              std::function<SourceRef(PyObject* name, bool builtin)> globalSource) {
   (void)source;
   if (code->co_flags & (CO_COROUTINE | CO_ITERABLE_COROUTINE | CO_ASYNC_GENERATOR)) {
     fail(GB::GeneratorBreak, "coroutine " + name);
@@ -150,7 +177,9 @@ VarRef Translator::inlineCode(PyCodeObject* code, PyObject* globals, const std::
   PyObject* modName = PyDict_GetItemString(globals, "__name__");
   bool trusted = modName && PyUnicode_Check(modName) &&
                  std::string(PyUnicode_AsUTF8(modName)).rfind("torch", 0) == 0;
-  if (!trusted) {
+  if (!trusted && globalSource) {
+    f.globalSource = std::move(globalSource);  // Note [Inlined globals]
+  } else if (!trusted) {
     int gi = host_.constIndex(globals);
     f.globalSource = [this, gi, builtins](PyObject* n, bool builtin) -> SourceRef {
       int idx = builtin ? host_.constIndex(builtins) : gi;

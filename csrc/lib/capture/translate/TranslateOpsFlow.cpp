@@ -206,6 +206,7 @@ bool Frame::stepCalls(const Instr& ins, bool& done, VarRef& result) {
         return t.fail(GB::Internal, "MAKE_FUNCTION without a code object");
       auto fn = makeVar(Var::Kind::Function, codeVar->obj);
       fn->globals = PyRef::borrow(globals);
+      fn->globalSource = globalSource;
       if (ins.arg & 0x08) {
         VarRef cl = pop();
         for (const VarRef& c : cl->items) {

@@ -240,7 +240,8 @@ public:
                     const std::vector<std::pair<PyRef, VarRef>>& kwdefaults,
                     const std::vector<VarRef>& cells, std::vector<VarRef> args,
                     std::vector<std::pair<PyRef, VarRef>> kwargs, const SourceRef& source,
-                    const std::string& name);
+                    const std::string& name,
+                    std::function<SourceRef(PyObject* name, bool builtin)> globalSource = {});
   bool runFrame(Frame& f, VarRef& result);
   /// A conditional jump on a tensor: both sides traced as the arms of one
   /// ctrl.if (TranslateControl.cpp); on failure a GB004 break at the jump.

@@ -18,6 +18,8 @@
 
 #include <Python.h>
 
+#include <functional>
+
 #include <memory>
 #include <string>
 #include <utility>
@@ -125,6 +127,9 @@ struct Var {
   SourceRef source;
   PyRef obj;
   PyRef globals;  ///< Function
+  /// Function: how the frame that made it reads its globals (its globals are
+  /// that frame's: Note [Inlined globals] in TranslateInline.cpp); null when trusted.
+  std::function<SourceRef(PyObject* name, bool builtin)> globalSource;
   std::vector<VarRef> items;
   std::vector<PyRef> keys;  ///< Dict keys; Function kw-default names
   std::vector<VarRef> kwItems;  ///< Function kw defaults
