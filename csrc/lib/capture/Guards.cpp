@@ -121,6 +121,7 @@ std::string GuardTree::path(int id) const {
     case Access::Attr: return base + "." + (PyUnicode_Check(n.key) ? PyUnicode_AsUTF8(n.key) : "?");
     case Access::Item: return base + "[" + (n.key ? reprOf(n.key) : std::to_string(n.index)) + "]";
     case Access::AsTensor: return base + ".<from_numpy>";
+    case Access::DictItem: return "dict.__getitem__(" + base + ", " + reprOf(n.key) + ")";
   }
   return base;
 }
@@ -176,6 +177,12 @@ PyObject* GuardTree::fetch(const Node& n, const FrameView& view, PyObject** reso
       return PySequence_GetItem(parent, n.index);
     case Access::AsTensor:
       return parent ? fromNumpy(parent) : nullptr;
+    case Access::DictItem: {
+      if (!parent || !PyDict_Check(parent) || !n.key) return nullptr;
+      PyObject* v = PyDict_GetItemWithError(parent, n.key);  // the storage: no __getitem__, no __missing__
+      Py_XINCREF(v);
+      return v;
+    }
   }
   return nullptr;
 }

@@ -51,7 +51,10 @@ struct FrameView {
 
 /// How a node fetches its value (from the frame for roots, else from its parent).
 /// AsTensor: `torch.from_numpy(parent)` (zero-copy) of a writable ndarray.
-enum class Access : uint8_t { Local, Global, Closure, Const, Attr, Item, AsTensor };
+/// DictItem: `dict.__getitem__(parent, key)`, the entry in a dict's own storage
+/// (a dict subclass's own __getitem__ is not run; no entry, or a parent that is
+/// no dict: the guard fails).
+enum class Access : uint8_t { Local, Global, Closure, Const, Attr, Item, AsTensor, DictItem };
 
 /// One leaf check on a node's value.
 ///   Keys:     the value is a dict whose keys, in order, equal the tuple `obj`

@@ -157,6 +157,18 @@ struct Emitter {
       }
       case Access::AsTensor:
         return failWith(GB::Internal, "rebuilding a from_numpy source");
+      case Access::DictItem: {  // dict.__getitem__(parent, key)
+        static PyObject* dictGetitem =
+            PyObject_GetAttrString(reinterpret_cast<PyObject*>(&PyDict_Type), "__getitem__");
+        maxDepth += 3;
+        asm_.op(Op::PUSH_NULL);
+        asm_.op(Op::LOAD_CONST, constant(dictGetitem));
+        if (!source(s->parent)) return false;
+        asm_.op(Op::LOAD_CONST, constant(s->key.get()));
+        asm_.op(Op::PRECALL, 2);
+        asm_.op(Op::CALL, 2);
+        return true;
+      }
     }
     return false;
   }

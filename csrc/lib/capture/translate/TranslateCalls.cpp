@@ -332,7 +332,12 @@ VarRef Translator::callModule(const VarRef& mod, std::vector<VarRef>& args,
   std::vector<VarRef> all{mod};
   all.insert(all.end(), args.begin(), args.end());
   if (VarRef r = gradDecorated(*current_, fwd, all, kwargs); r || failed()) return r;  // @torch.no_grad() forward
-  return inlineFunction(fwd, std::move(all), std::move(kwargs), nullptr);
+  // The forward is read where Python reads it, `type(m).forward`: its closure
+  // cells' contents (a decorator's wrapped function and arguments) are read
+  // and guarded through that source.
+  static PyObject* className = PyUnicode_InternFromString("__class__");
+  SourceRef fwdSource = mod->source ? Source::attr(Source::attr(mod->source, className), forwardName) : nullptr;
+  return inlineFunction(fwd, std::move(all), std::move(kwargs), fwdSource);
 }
 
 VarRef Translator::call(Frame& f, const VarRef& fn, std::vector<VarRef> args,
@@ -373,7 +378,8 @@ VarRef Translator::call(Frame& f, const VarRef& fn, std::vector<VarRef> args,
       std::vector<std::pair<PyRef, VarRef>> kwd;
       for (size_t i = 0; i < fn->keys.size(); ++i) kwd.emplace_back(fn->keys[i], fn->kwItems[i]);
       return inlineCode(reinterpret_cast<PyCodeObject*>(fn->obj.get()), fn->globals.get(), fn->items, kwd,
-                        fn->cells, std::move(args), std::move(kwargs), nullptr, fn->name, fn->globalSource);
+                        fn->cells, std::move(args), std::move(kwargs), nullptr, fn->name,
+                        fn->cells.empty() ? nullptr : fn->cells.front().get(), fn->globalSource);
     }
     case Var::Kind::ContainerMethod:
       if (fn->self->is(Var::Kind::Set)) {

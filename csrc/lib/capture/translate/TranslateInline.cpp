@@ -74,14 +74,20 @@ VarRef Translator::inlineFunction(PyObject* fnObj, std::vector<VarRef> args,
     PyErr_Clear();  // the globals dict is held, as for a code object's
   }
   return inlineCode(reinterpret_cast<PyCodeObject*>(fn->func_code), fn->func_globals, defaults, kwdefaults,
-                    cells, std::move(args), std::move(kwargs), source, name, std::move(globalSource));
+                    cells, std::move(args), std::move(kwargs), source, name, fn->func_closure,
+                    std::move(globalSource));
+}
+
+bool Translator::inlineTooDeep(const InlineEntry& e) const {
+  return inlineStack_.size() >= kMaxInlineDepth ||
+         std::count(inlineStack_.begin(), inlineStack_.end(), e) >= kMaxSameCode;
 }
 
 VarRef Translator::inlineCode(PyCodeObject* code, PyObject* globals, const std::vector<VarRef>& defaults,
                               const std::vector<std::pair<PyRef, VarRef>>& kwdefaults,
                               const std::vector<VarRef>& cells, std::vector<VarRef> args,
                               std::vector<std::pair<PyRef, VarRef>> kwargs, const SourceRef& source,
-                              const std::string& name,
+                              const std::string& name, const void* closure,
                               std::function<SourceRef(PyObject* name, bool builtin)> globalSource) {
   (void)source;
   if (code->co_flags & (CO_COROUTINE | CO_ITERABLE_COROUTINE | CO_ASYNC_GENERATOR)) {
@@ -89,8 +95,7 @@ VarRef Translator::inlineCode(PyCodeObject* code, PyObject* globals, const std::
     return nullptr;
   }
   bool generator = code->co_flags & CO_GENERATOR;
-  if (inlineStack_.size() >= kMaxInlineDepth ||
-      std::count(inlineStack_.begin(), inlineStack_.end(), code) >= kMaxSameCode) {
+  if (inlineTooDeep({code, closure})) {
     fail(GB::DepthLimit, "inlining " + name);
     return nullptr;
   }
@@ -171,6 +176,7 @@ VarRef Translator::inlineCode(PyCodeObject* code, PyObject* globals, const std::
   Frame& f = *frame;
   f.slots = std::move(slots);
   f.parent = current_;
+  f.closure = closure;
   f.line = code->co_firstlineno;
   // Globals of torch's own modules are trusted (not guarded); user globals are
   // guarded through the globals dict held as an entry constant.
@@ -195,7 +201,7 @@ VarRef Translator::inlineCode(PyCodeObject* code, PyObject* globals, const std::
     it->gen->name = name;
     return it;
   }
-  inlineStack_.push_back(code);
+  inlineStack_.push_back({code, closure});
   VarRef result;
   bool ok = runFrame(f, result);
   inlineStack_.pop_back();

@@ -238,6 +238,18 @@ VarRef Translator::containerMethod(const VarRef& obj, const std::string& name, s
     }
   }
   if (obj->is(Var::Kind::Dict)) {
+    if (name == "__getitem__") {  // dict.__getitem__ (superAttr: a dict subclass without __missing__)
+      if (args.size() != 1) {
+        fail(GB::RaisesException, "dict.__getitem__ takes one argument (raises TypeError)");
+        return nullptr;
+      }
+      PyRef k = constOf(args[0]);
+      if (!k) return nullptr;
+      for (size_t j = 0; j < obj->keys.size(); ++j)
+        if (PyObject_RichCompareBool(obj->keys[j].get(), k.get(), Py_EQ) == 1) return obj->items[j];
+      fail(GB::RaisesException, "missing key (raises KeyError)");
+      return nullptr;
+    }
     if (name == "get") {
       if (!needArgs(1)) return nullptr;
       PyRef k = constOf(args[0]);
@@ -397,12 +409,20 @@ VarRef Translator::superAttr(const VarRef& sv, PyObject* name) {
       return makeVar(Var::Kind::NoOp);
     if (k == &PyDict_Type && sv->self->is(Var::Kind::Object) && sv->self->source &&
         PyDict_Check(sv->self->obj.get())) {
-      // dict's own read methods on an instance of a dict subclass (a registry):
-      // the entries as a Dict guarded through the instance's source.
+      // dict's own read methods on an instance of a dict subclass (a registry,
+      // `super().__getitem__(k)` in a subclass's own __getitem__): the entries of
+      // its storage as a Dict, each guarded through dict.__getitem__ (a source
+      // that does not run the subclass's __getitem__).
       const char* n = PyUnicode_AsUTF8(name);
       bool read = false;
-      for (const char* ok : {"get", "keys", "values", "items"})
+      for (const char* ok : {"get", "keys", "values", "items", "__getitem__"})
         read = read || std::strcmp(n, ok) == 0;
+      static PyObject* missingName = PyUnicode_InternFromString("__missing__");
+      if (read && std::strcmp(n, "__getitem__") == 0 && _PyType_Lookup(Py_TYPE(sv->self->obj.get()), missingName)) {
+        fail(GB::UnmodeledAttribute, std::string("super().__getitem__ of a ") + Py_TYPE(sv->self->obj.get())->tp_name +
+                                         " with __missing__");
+        return nullptr;
+      }
       if (read) {
         PyObject* o = sv->self->obj.get();
         const SourceRef& src = sv->self->source;
@@ -415,7 +435,7 @@ VarRef Translator::superAttr(const VarRef& sv, PyObject* name) {
             fail(GB::UnsupportedType, "dict subclass with non-constant keys");
             return nullptr;
           }
-          VarRef item = wrap(val, Source::item(src, key));
+          VarRef item = wrap(val, Source::dictItem(src, key));
           if (!item) return nullptr;
           d->keys.push_back(PyRef::borrow(key));
           d->items.push_back(std::move(item));

@@ -789,13 +789,12 @@ bool Translator::advance(const VarRef& it, VarRef& out) {
       GenFrame& g = *it->gen;
       if (g.finished) return true;
       PyCodeObject* code = g.frame->code;
-      if (inlineStack_.size() >= kMaxInlineDepth ||
-          std::count(inlineStack_.begin(), inlineStack_.end(), code) >= kMaxSameCode)
+      if (inlineTooDeep({code, g.frame->closure}))
         return fail(GB::DepthLimit, "inlining generator " + g.name);
       Frame& f = *g.frame;
       f.parent = current_;
       f.suspended = false;
-      inlineStack_.push_back(code);
+      inlineStack_.push_back({code, f.closure});
       VarRef value;
       bool ok = runFrame(f, value);
       inlineStack_.pop_back();

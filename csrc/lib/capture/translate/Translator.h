@@ -118,13 +118,25 @@ PyObject* modelRebuilder(PyObject* cls);
 
 /// How deep inlined calls nest.
 constexpr size_t kMaxInlineDepth = 32;
-/// How often one code object may be on the inline stack at once: a container
+/// How often one function may be on the inline stack at once: a container
 /// nests the same forward (nn.Sequential inside nn.Sequential, a model's
 /// layer wrapper around each stage and each block), which is not recursion
 /// without end. Python recursion over a constant depth (`depth(n - 1)` down to
 /// a base case) is inlined up to this many levels; deeper recursion stops here
-/// or at kMaxInlineDepth (GB016).
+/// or at kMaxInlineDepth (GB016). "One function" is its code together with its
+/// closure (InlineEntry): a decorator's wrapper has one code object for every
+/// function it wraps, each with its own closure cells, and wrappers nesting
+/// around nested forwards are not recursion either.
 constexpr long kMaxSameCode = 8;
+
+/// One inlined frame on the inline stack: its code, and what tells the
+/// function apart from others sharing that code (its closure; nullptr when it
+/// has none).
+struct InlineEntry {
+  PyCodeObject* code;
+  const void* closure;
+  bool operator==(const InlineEntry& o) const { return code == o.code && closure == o.closure; }
+};
 
 struct Options {
   std::string device = "cpu";
@@ -240,8 +252,10 @@ public:
                     const std::vector<std::pair<PyRef, VarRef>>& kwdefaults,
                     const std::vector<VarRef>& cells, std::vector<VarRef> args,
                     std::vector<std::pair<PyRef, VarRef>> kwargs, const SourceRef& source,
-                    const std::string& name,
+                    const std::string& name, const void* closure = nullptr,
                     std::function<SourceRef(PyObject* name, bool builtin)> globalSource = {});
+  /// Whether inlining one more frame of `e` passes kMaxInlineDepth or kMaxSameCode.
+  bool inlineTooDeep(const InlineEntry& e) const;
   bool runFrame(Frame& f, VarRef& result);
   /// A conditional jump on a tensor: both sides traced as the arms of one
   /// ctrl.if (TranslateControl.cpp); on failure a GB004 break at the jump.
@@ -432,7 +446,7 @@ private:
   std::vector<PyRef> inputRefs_;  ///< keeps tensorInputs_' keys alive
   /// Note [Tensor types]: meta twin -> the input's type, when not torch.Tensor.
   std::map<PyObject*, PyRef> tensorTypes_;
-  std::vector<PyCodeObject*> inlineStack_;
+  std::vector<InlineEntry> inlineStack_;
   Frame* top_ = nullptr;
   std::unique_ptr<Frame> topFrame_;
   std::unique_ptr<Bytecode> resumeBc_;  ///< the top frame's code when it is resume code (Bytecode::decode)
@@ -487,6 +501,8 @@ struct Frame {
   std::vector<VarRef> stack;
   PyRef kwNames;
   Frame* parent = nullptr;
+  /// The function's closure identity (InlineEntry), for a lazy generator's resumptions.
+  const void* closure = nullptr;
   size_t ip = 0;
   int line = 0;
   int offset = -1;  ///< offset of the instruction being executed

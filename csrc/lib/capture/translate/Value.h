@@ -70,6 +70,16 @@ struct Source {
     s->parent = parent;
     return s;
   }
+  /// An entry of a dict's own storage (Access::DictItem), read past a dict
+  /// subclass's __getitem__.
+  static SourceRef dictItem(const SourceRef& parent, PyObject* key) {
+    if (!parent) return nullptr;
+    auto s = std::make_shared<Source>();
+    s->access = Access::DictItem;
+    s->key = PyRef::borrow(key);
+    s->parent = parent;
+    return s;
+  }
   static SourceRef itemIndex(const SourceRef& parent, int64_t i) {
     if (!parent) return nullptr;
     auto s = std::make_shared<Source>();
