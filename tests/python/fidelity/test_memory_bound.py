@@ -41,7 +41,7 @@ def rss_kb():
 SPACE = {"__name__": "generated"}  # one namespace for all, as a module's
 PRIVATE = sys.argv[2] == "private"  # else SPACE
 
-# Private kinds (i % 6): whole graph; a break; a break inside a loop; a closure
+# Private kinds (i % len(KINDS)): whole graph; a break; a break inside a loop; a closure
 # split at a break; a helper from the same dict, with a break; the same, whole graph.
 KINDS = [
     "def fidfn_{i}(x):\n    return x * {i} + {k}\n",
@@ -52,6 +52,19 @@ KINDS = [
     "def fidfn_help_{i}(x):\n    return x * {k}\n"
     "def fidfn_{i}(x):\n    y = fidfn_help_{i}(x) + {i}\n    print(end='')\n    return y\n",
     "def fidfn_help_{i}(x):\n    return x * {k}\ndef fidfn_{i}(x):\n    return fidfn_help_{i}(x) - {i}\n",
+    # Values made while tracing that hold the dict: a lambda, a nested def, an
+    # instance of a class of the same dict, sorted(key=lambda), a generator
+    # expression, a lambda across a break, functools.partial, a module-level
+    # list mutated (each kind left 20 of 20 alive before the fix, but the last two).
+    "def fidfn_{i}(x):\n    g = lambda t: t * {i}\n    return g(x) + 1\n",
+    "def fidfn_{i}(x):\n    def inner(t):\n        return t + {i}\n    return inner(x) * 2\n",
+    "class Fid_{i}:\n    def __init__(self, k):\n        self.k = k\n    def __call__(self, t):\n"
+    "        return t * self.k\ndef fidfn_{i}(x):\n    return Fid_{i}({i})(x)\n",
+    "def fidfn_{i}(x):\n    xs = sorted([x, x + {i}], key=lambda t: float(t.sum()))\n    return xs[0]\n",
+    "def fidfn_{i}(x):\n    return sum(t * {i} for t in [x, x])\n",
+    "def fidfn_{i}(x):\n    g = lambda t: t * {i}\n    print(end='')\n    return g(x)\n",
+    "import functools, operator\ndef fidfn_{i}(x):\n    p = functools.partial(operator.add, {i})\n    return p(x)\n",
+    "HELPER_{i} = [1, 2]\ndef fidfn_{i}(x):\n    HELPER_{i}.append(1)\n    return x * len(HELPER_{i})\n",
 ]
 
 
