@@ -154,6 +154,9 @@ struct RegionState {
   std::vector<int> inSlots, outSlots;
   std::mutex mu;
   std::map<std::string, std::shared_ptr<Variant>> variants;
+  /// Eager's strides of each output per input geometry (Note [Eager strides
+  /// of kernel outputs]); an empty vector: contiguous, as the kernel writes.
+  std::map<std::string, std::vector<std::vector<int64_t>>> eagerStrides;
   int index = 0;
   std::string key;  ///< regionKey, for profiles
 };
@@ -253,6 +256,10 @@ private:
   void noteFailure(RegionState& r, const std::string& why);
 
   bool runRegion(RegionState& r, std::vector<Datum>& slots);
+  /// The strides eager gives each output of `r` for these inputs, computed
+  /// once per input geometry on meta tensors (Note [Eager strides of kernel outputs]).
+  const std::vector<std::vector<int64_t>>& eagerStridesFor(RegionState& r, const std::vector<Datum>& slots,
+                                                           const std::vector<at::Tensor>& tensors);
 
   std::unique_ptr<ir::Graph> graph_;
   CompileOptions opts_;

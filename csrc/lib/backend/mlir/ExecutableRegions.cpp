@@ -215,6 +215,67 @@ void XpuExecutable::noteFailure(RegionState& r, const std::string& why) {
   logLine("fallback: " + line);
 }
 
+// Note [Eager strides of kernel outputs]
+// ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+// A kernel writes its outputs contiguously, but eager does not always: an
+// elementwise op on a transposed tensor keeps the input's dim order
+// (TensorIterator), so eager's `(x.transpose(1, 2) * m).transpose(1, 2)` is
+// contiguous and a later `.view(...)` that merges dims succeeds. The same
+// `.view` kept as an ATen view on the kernel's contiguous output fails
+// ("view size is not compatible ..."; transformers' mamba2 chunk scan), and a
+// graph output would show other strides than eager's (`stride()`,
+// `is_contiguous()`, a `.view` in the user's code after the graph).
+// So each region output gets eager's strides: the region's nodes run once per
+// input geometry (sizes and strides of the tensor inputs) on meta tensors
+// through the ATen interpreter, which gives exactly the strides eager would;
+// an output whose eager strides are not the contiguous ones is copied into a
+// tensor with those strides after the launch (the kernel itself still writes
+// a contiguous buffer: its memref types have the identity layout). Inputs of
+// one geometry pay the meta run once; the copy is paid only where eager's
+// layout is not contiguous. A meta run that fails, or an eager output that is
+// not dense (a view eager would return), leaves the output contiguous.
+const std::vector<std::vector<int64_t>>& XpuExecutable::eagerStridesFor(RegionState& r,
+                                                                        const std::vector<Datum>& slots,
+                                                                        const std::vector<at::Tensor>& tensors) {
+  std::string key;
+  for (const at::Tensor& t : tensors) {
+    key += '|';
+    if (!t.defined()) continue;
+    for (int64_t n : t.sizes()) key += std::to_string(n) + ",";
+    key += ':';
+    if (t.is_contiguous()) continue;
+    for (int64_t n : t.strides()) key += std::to_string(n) + ",";
+  }
+  std::lock_guard<std::mutex> lock(r.mu);
+  auto it = r.eagerStrides.find(key);
+  if (it != r.eagerStrides.end()) return it->second;
+  std::vector<std::vector<int64_t>> strides(r.outSlots.size());
+  std::vector<Datum> meta = slots;
+  for (size_t i = 0; i < r.inSlots.size(); ++i)
+    if (tensors[i].defined())
+      meta[r.inSlots[i]] = aten::makeTensorDatum(
+          at::empty_strided(tensors[i].sizes(), tensors[i].strides(), tensors[i].options().device(at::kMeta)));
+  support::DiagnosticEngine diag;
+  ir::Interpreter interp(diag);
+  bool ok = false;
+  try {
+    ok = runNodes(interp, r.region.nodes, meta);
+  } catch (const std::exception&) {
+    ok = false;
+  }
+  for (size_t i = 0; ok && i < r.outSlots.size(); ++i) {
+    const Datum& d = meta[r.outSlots[i]];
+    if (d.kind() != ir::DKind::Tensor) continue;
+    const at::Tensor& t = aten::tensorOf(d);
+    // A view eager would return (a slice, an expand) cannot be rebuilt from a
+    // fresh buffer: only dense, non-overlapping layouts are copied into.
+    if (t.defined() && !t.is_contiguous() && t.is_non_overlapping_and_dense())
+      strides[i].assign(t.strides().begin(), t.strides().end());
+  }
+  if (!ok) logLine("region " + std::to_string(r.index) + ": eager strides not known (meta run failed); outputs stay contiguous");
+  return r.eagerStrides.emplace(std::move(key), std::move(strides)).first->second;
+}
+
 bool XpuExecutable::runRegion(RegionState& r, std::vector<Datum>& slots) {
   // Kernels do not record autograd history: a region that must (grad mode
   // on and an input requiring grad) runs node by node through ATen instead.
@@ -301,7 +362,15 @@ bool XpuExecutable::runRegion(RegionState& r, std::vector<Datum>& slots) {
   } else {
     launch(0, 0, false);
   }
-  for (size_t i = 0; i < outs.size(); ++i) slots[r.outSlots[i]] = aten::makeTensorDatum(std::move(outs[i]));
+  const auto& eager = eagerStridesFor(r, slots, tensors);
+  for (size_t i = 0; i < outs.size(); ++i) {
+    if (i < eager.size() && !eager[i].empty() && eager[i].size() == static_cast<size_t>(outs[i].dim())) {
+      at::Tensor laid = at::empty_strided(outs[i].sizes(), eager[i], outs[i].options());
+      laid.copy_(outs[i]);
+      outs[i] = std::move(laid);
+    }
+    slots[r.outSlots[i]] = aten::makeTensorDatum(std::move(outs[i]));
+  }
   return true;
 }
 
