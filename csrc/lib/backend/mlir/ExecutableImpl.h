@@ -86,6 +86,9 @@ struct Variant {
   SizePattern pattern;
   bool splittable = false;        ///< the concrete kernel could be split over dim 0
   double workPerElement = 0;      ///< estimateKernelWork copy-elements per output element
+  /// A per-region variant run on contiguous inputs: eager's output strides,
+  /// looked up once (an entry of RegionState::eagerStrides; those never move).
+  std::atomic<const std::vector<std::vector<int64_t>>*> contiguousStrides{nullptr};
 };
 
 /// Size-generic kernels of the process (Note [Size-generic kernels],

@@ -362,10 +362,20 @@ bool XpuExecutable::runRegion(RegionState& r, std::vector<Datum>& slots) {
   } else {
     launch(0, 0, false);
   }
-  const auto& eager = eagerStridesFor(r, slots, tensors);
+  // Variants of one region on contiguous inputs: the sizes are the variant's,
+  // so its eager strides are looked up once (size-generic ones are shared
+  // between regions and sizes: looked up by geometry every run).
+  const std::vector<std::vector<int64_t>>* eager =
+      v->generic ? nullptr : v->contiguousStrides.load(std::memory_order_acquire);
+  if (!eager) {
+    eager = &eagerStridesFor(r, slots, tensors);
+    bool contiguous = std::all_of(tensors.begin(), tensors.end(),
+                                  [](const at::Tensor& t) { return !t.defined() || t.is_contiguous(); });
+    if (!v->generic && contiguous) v->contiguousStrides.store(eager, std::memory_order_release);
+  }
   for (size_t i = 0; i < outs.size(); ++i) {
-    if (i < eager.size() && !eager[i].empty() && eager[i].size() == static_cast<size_t>(outs[i].dim())) {
-      at::Tensor laid = at::empty_strided(outs[i].sizes(), eager[i], outs[i].options());
+    if (i < eager->size() && !(*eager)[i].empty() && (*eager)[i].size() == static_cast<size_t>(outs[i].dim())) {
+      at::Tensor laid = at::empty_strided(outs[i].sizes(), (*eager)[i], outs[i].options());
       laid.copy_(outs[i]);
       outs[i] = std::move(laid);
     }
