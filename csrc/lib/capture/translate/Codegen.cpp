@@ -507,6 +507,15 @@ struct Emitter {
       }
       case K::Iter:
         return rebuildIter(v);
+      case K::Exception:  // Note [Traced exceptions]: cls(*args), made again
+        if (v->pos) return failWith(GB::CannotSplit, "an exception raised before (its traceback is not rebuilt)");
+        asm_.op(Op::PUSH_NULL);
+        if (!rebuild(v->self)) return false;
+        for (const VarRef& a : v->items)
+          if (!rebuild(a)) return false;
+        asm_.call(static_cast<int>(v->items.size()));
+        maxDepth += 2;
+        return true;
       default:
         return failWith(GB::CannotSplit, "cannot rebuild this value at a break");
     }

@@ -569,6 +569,8 @@ VarRef Translator::callObject(Frame& f, const VarRef& fn, std::vector<VarRef>& a
   if (isTorchOp(o)) return record(o, args, kwargs);
   if (PyFunction_Check(o) && isUserFunction(o)) return inlineFunction(o, std::move(args), std::move(kwargs), fn->source);
   if (immutableBuiltinMethod(o)) return callOnConstants(o, args, kwargs, /*marked=*/false);
+  if (PyType_Check(o) && PyType_IsSubtype(reinterpret_cast<PyTypeObject*>(o), reinterpret_cast<PyTypeObject*>(PyExc_BaseException)))
+    return newException(fn, args, kwargs);  // Note [Traced exceptions]
   if (PyType_Check(o)) return constructUser(fn, args, kwargs);  // Note [User objects]
   fail(GB::UntraceableCall, nameOf(o));
   return nullptr;

@@ -137,7 +137,14 @@ bool Translator::runFrame(Frame& f, VarRef& result) {
     }
     f.ip++;
     host_.setLoc(f.code->co_filename, f.line);
+    const bool gradBefore = gradEnabled_;
     ok = f.step(ins, done, result);
+    if (!ok && failure_.exc) {
+      // Note [Traced exceptions]: a handler of this frame may catch it; a
+      // grad mode left changed by the failing instruction is not undone.
+      if (gradEnabled_ != gradBefore) failure_.exc = nullptr;
+      else if (catchException(f, ins)) ok = true;
+    }
     if (!ok && !failed()) fail(GB::Internal, std::string("internal: ") + ins.name() + " failed without a reason");
   }
   current_ = saved;

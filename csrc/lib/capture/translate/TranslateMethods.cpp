@@ -247,7 +247,7 @@ VarRef Translator::containerMethod(const VarRef& obj, const std::string& name, s
       if (!k) return nullptr;
       for (size_t j = 0; j < obj->keys.size(); ++j)
         if (PyObject_RichCompareBool(obj->keys[j].get(), k.get(), Py_EQ) == 1) return obj->items[j];
-      fail(GB::RaisesException, "missing key (raises KeyError)");
+      raiseNew(PyExc_KeyError, {k}, "missing key (raises KeyError)");
       return nullptr;
     }
     if (name == "get") {
@@ -313,7 +313,7 @@ VarRef Translator::containerMethod(const VarRef& obj, const std::string& name, s
       if (name == "pop") {
         if (j < 0) {
           if (args.size() > 1) return args[1];
-          fail(GB::RaisesException, "dict.pop of a missing key (raises KeyError)");
+          raiseNew(PyExc_KeyError, {k}, "dict.pop of a missing key (raises KeyError)");
           return nullptr;
         }
         VarRef v = obj->items[static_cast<size_t>(j)];

@@ -401,7 +401,7 @@ VarRef Translator::binary(PyObject* op, const VarRef& a, const VarRef& b) {
     if (!x || !y) return nullptr;
     PyObject* r = PyObject_CallFunctionObjArgs(op, x.get(), y.get(), nullptr);
     if (!r) {
-      failPy(GB::RaisesException, "operator on constants raised");
+      failPyRaise("operator on constants raised");
       return nullptr;
     }
     PyRef rr = PyRef::steal(r);
@@ -484,7 +484,7 @@ VarRef Translator::unary(PyObject* op, const VarRef& v) {
     PyRef x = constOf(v);
     PyObject* r = PyObject_CallFunctionObjArgs(op, x.get(), nullptr);
     if (!r) {
-      failPy(GB::RaisesException, "operator on a constant raised");
+      failPyRaise("operator on a constant raised");
       return nullptr;
     }
     PyRef rr = PyRef::steal(r);
@@ -626,8 +626,11 @@ VarRef Translator::subscr(const VarRef& obj, const VarRef& idx) {
     }
     Py_ssize_t k = PyLong_AsSsize_t(i.get());
     if (k < 0) k += n;
-    if (k < 0 || k >= n) {
-      fail(GB::RaisesException, "index out of range (raises IndexError)");
+    if (k < 0 || k >= n) {  // Note [Traced exceptions]
+      raiseNew(PyExc_IndexError,
+               {PyRef::steal(PyUnicode_FromString(obj->is(Var::Kind::List) ? "list index out of range"
+                                                                           : "tuple index out of range"))},
+               "index out of range (raises IndexError)");
       return nullptr;
     }
     return obj->items[static_cast<size_t>(k)];
@@ -639,7 +642,7 @@ VarRef Translator::subscr(const VarRef& obj, const VarRef& idx) {
     if (!k) return nullptr;
     for (size_t j = 0; j < obj->keys.size(); ++j)
       if (PyObject_RichCompareBool(obj->keys[j].get(), k.get(), Py_EQ) == 1) return obj->items[j];
-    fail(GB::RaisesException, "missing key (raises KeyError)");
+    raiseNew(PyExc_KeyError, {k}, "missing key (raises KeyError)");  // Note [Traced exceptions]
     return nullptr;
   }
   if (obj->is(Var::Kind::Const) && isConst(idx)) {
