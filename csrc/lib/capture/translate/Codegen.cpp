@@ -507,6 +507,12 @@ struct Emitter {
       }
       case K::Iter:
         return rebuildIter(v);
+      case K::InstanceDict: {  // the rebuilt object's own __dict__
+        if (!rebuild(v->self)) return false;
+        static PyObject* dictName = PyUnicode_InternFromString("__dict__");
+        asm_.loadAttr(name(dictName));
+        return true;
+      }
       case K::Exception:  // Note [Traced exceptions]: cls(*args), made again
         if (v->pos) return failWith(GB::CannotSplit, "an exception raised before (its traceback is not rebuilt)");
         asm_.op(Op::PUSH_NULL);

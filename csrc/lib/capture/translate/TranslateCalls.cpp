@@ -433,6 +433,9 @@ VarRef Translator::callObject(Frame& f, const VarRef& fn, std::vector<VarRef>& a
     if (!storeAttr(args[0], args[1]->obj.get(), args[2])) return nullptr;
     return makeConst(PyRef::borrow(Py_None));
   }
+  static PyObject* builtinVars = PyDict_GetItemString(PyEval_GetBuiltins(), "vars");  // borrowed, lives forever
+  if (o == builtinVars && args.size() == 1 && kwargs.empty() && args[0]->is(Var::Kind::UserObject))
+    return instanceDict(args[0]);  // vars(obj) is obj.__dict__ (Note [Instance dicts])
   if (T->partial && Py_TYPE(o) == reinterpret_cast<PyTypeObject*>(T->partial) && fn->source) {
     // functools.partial read from a source (transformers' GELUTanh keeps
     // `partial(F.gelu, approximate="tanh")`): its func, args and keywords are

@@ -149,6 +149,10 @@ VarRef Translator::tensorType(const VarRef& t, std::vector<VarRef>& args,
 
 VarRef Translator::containerMethod(const VarRef& obj, const std::string& name, std::vector<VarRef>& args,
                                    std::vector<std::pair<PyRef, VarRef>>& kwargs) {
+  if (obj->is(Var::Kind::InstanceDict)) {  // Note [Instance dicts]: get/copy read the dict as it is now
+    VarRef now = instanceDictNow(obj);
+    return now ? containerMethod(now, name, args, kwargs) : nullptr;
+  }
   if (PyObject* tp = typeOf(obj); tp && !(obj->is(Var::Kind::Dict) && obj->obj)) {
     // A method with a Python reference (polyfills.py: list.sort, dict.popitem ...),
     // looked up on the value's exact type, runs as that reference.

@@ -256,6 +256,14 @@ VarRef Translator::getattr(const VarRef& obj, PyObject* name) {
       return superAttr(obj, name);
     case Var::Kind::UserObject:
       return userAttr(obj, name);
+    case Var::Kind::InstanceDict:  // Note [Instance dicts]: its read methods, bound to the live view
+      if (PyUnicode_CompareWithASCIIString(name, "get") == 0 || PyUnicode_CompareWithASCIIString(name, "copy") == 0) {
+        auto m = makeVar(Var::Kind::ContainerMethod);
+        m->self = obj;
+        m->name = PyUnicode_AsUTF8(name);
+        return m;
+      }
+      break;
     default:
       break;
   }
@@ -600,6 +608,7 @@ VarRef Translator::subscr(const VarRef& obj, const VarRef& idx) {
     return makeConst(v);
   }
   if (obj->is(Var::Kind::UserObject)) return userSubscr(obj, idx);
+  if (obj->is(Var::Kind::InstanceDict)) return subscr(instanceDictNow(obj), idx);  // Note [Instance dicts]
   if (obj->isNumpy()) return numpyRun("op", operatorFn("getitem"), {obj, idx}, {});
   if (obj->is(Var::Kind::Tensor)) {
     VarRef i = listIndexAsTensor(idx);  // TranslateBuiltins.cpp

@@ -301,6 +301,11 @@ public:
   /// `cls(*args, **kwargs)` for a class tracker: __new__, then __init__ inlined.
   VarRef constructUser(const VarRef& clsVar, std::vector<VarRef>& args,
                        std::vector<std::pair<PyRef, VarRef>>& kwargs);
+  /// Note [Instance dicts] (TranslateVars.cpp): `obj.__dict__` of a user object
+  /// (null + failure when its class keeps attributes elsewhere), and the dict
+  /// as it is now, for one read (`d[k]`, `k in d`, `len(d)`, `d.get(k)`).
+  VarRef instanceDict(const VarRef& obj);
+  VarRef instanceDictNow(const VarRef& d);
   /// `tuple.__new__(cls, iterable)` (a named tuple's __new__).
   VarRef tupleNew(std::vector<VarRef>& args, std::vector<std::pair<PyRef, VarRef>>& kwargs);
   VarRef userAttr(const VarRef& obj, PyObject* name);
