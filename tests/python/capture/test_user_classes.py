@@ -332,7 +332,7 @@ def test_tensor_branch_arms_storing_different_keys(kind):
 
 # Note [Instance dicts]: obj.__dict__ / vars(obj) of an object made in the frame
 # is a live view of its attributes.
-class Bag:
+class AttrBag:
     scale = 10  # a class attribute: not in the instance dict
 
     def __init__(self, t):
@@ -341,7 +341,7 @@ class Bag:
 
 
 def vars_live_after_write(x):
-    b = Bag(x)
+    b = AttrBag(x)
     d = vars(b)
     n0 = len(d)
     b.extra = x * 2  # written through the object after the view was taken
@@ -349,7 +349,7 @@ def vars_live_after_write(x):
 
 
 def dict_attr_missing_key_caught(x):
-    b = Bag(x)
+    b = AttrBag(x)
     try:
         s = b.__dict__["scale"]  # KeyError: scale lives on the class
     except KeyError:
@@ -358,7 +358,7 @@ def dict_attr_missing_key_caught(x):
 
 
 def returns_instance_dict(x):
-    b = Bag(x + 1)
+    b = AttrBag(x + 1)
     return vars(b), b
 
 
