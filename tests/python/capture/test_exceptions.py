@@ -240,3 +240,32 @@ def test_exception_type_args_and_identity_of_a_fresh_raise():
     assert [e.args for e in seen] == [("expected 3 dims, got 2", 2)] * 2
     assert seen[0] is not seen[1]  # a new exception per call, as in eager
     assert sys.getrefcount(seen[0]) > 0
+
+
+def _gen_raises(x):
+    yield x
+    raise KeyError("k")
+
+
+def _consume(g):
+    out = []
+    try:
+        for v in g:
+            out.append(v + 1)
+    except KeyError:
+        out.append(None)  # the consumer catches it, not the frame that made the generator
+    return out
+
+
+def generator_raise_reaches_its_consumer(x):
+    g = _gen_raises(x)
+    try:
+        out = _consume(g)
+    except KeyError:
+        out = "maker"
+    return out
+
+
+def test_generator_exception_goes_to_the_frame_that_resumes_it():
+    reset()
+    check(generator_raise_reaches_its_consumer, r)

@@ -199,6 +199,8 @@ VarRef Translator::inlineCode(PyCodeObject* code, PyObject* globals, const std::
   }
   if (generator) {  // See Note [Lazy generators]
     f.lazy = true;
+    // Its exceptions would go to whichever frame resumes it, not to `parent`.
+    f.passesExceptions = false;
     auto it = makeVar(Var::Kind::Iter);
     it->iter = Var::IterOf::Generator;
     it->gen = std::make_shared<GenFrame>();
