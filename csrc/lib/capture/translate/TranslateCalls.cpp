@@ -242,6 +242,12 @@ bool isUserFunction(PyObject* fn) {
   if (mod == "xacc._src.capture.polyfills" || startsWith(mod, "xacc._src.capture.polyfills_"))
     return true;  // reference implementations are inlined
   if (inlinedTorchModule(mod)) return true;
+  if (mod == "collections" && PyFunction_Check(fn)) {
+    // The methods collections.namedtuple defines for each class (_make,
+    // _replace, _asdict) are plain Python code over the tuple: inlined.
+    PyObject* q = reinterpret_cast<PyCodeObject*>(PyFunction_GET_CODE(fn))->co_qualname;
+    if (q && PyUnicode_Check(q) && startsWith(PyUnicode_AsUTF8(q), "namedtuple.<locals>.")) return true;
+  }
   static const char* kLibs[] = {"torch",  "xacc",        "xjit",    "numpy",     "typing",
                                 "functools", "abc",      "collections", "dataclasses", "contextlib",
                                 "inspect", "logging",    "threading", "copy"};
