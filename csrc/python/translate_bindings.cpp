@@ -362,7 +362,9 @@ py::object translate(py::handle func, py::tuple args, py::handle host, cap::Guar
       const tr::Failure& f = t.failure();
       if (f.replayed && t.topFrame()) {
         tr::Frame& top = *t.topFrame();
-        return splitResult(t, top.bc->instrs()[top.ip], func, host, f, false);
+        // Note [Traced exceptions]: an exception leaving the frame ends it as in
+        // eager: a split there, not a break.
+        return splitResult(t, top.bc->instrs()[top.ip], func, host, f, f.code == gbCode(GB::ExceptionEscapes));
       }
       return breakResult(f);
     }

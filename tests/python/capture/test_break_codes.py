@@ -9,7 +9,8 @@ import threading
 import torch
 
 from xacc.explain import explain
-from xacc.jit import jit
+from xacc._src.capture import convert
+from xacc.jit import jit, reset
 
 
 class Ctx:
@@ -96,14 +97,39 @@ def test_grad_mode_the_host_cannot_express_is_gb023():
     assert [c for c, _ in got[1:]] == ["GB025"], got
 
 
+def index_error_uncaught(x):
+    try:
+        return x * (1, 2)[5]
+    except KeyError:  # does not match: the IndexError leaves the try
+        return x + 1
+
+
 def test_operation_that_raises_is_gb024():
     x = torch.randn(3)
-    got = codes(index_error_caught, x)
-    assert got[0] == ("GB024", "index out of range (raises IndexError)"), got
-    got = codes(key_error_caught, x)
-    assert got[0] == ("GB024", "missing key (raises KeyError)"), got
+    # Raised inside a try whose handler does not catch it: a break there.
+    reset()
+    try:
+        jit(index_error_uncaught)(x)
+    except IndexError:
+        pass
+    got = [(b.code, b.detail) for ev in convert.EVENTS for b in ev.breaks]
+    assert got and got[0][0] == "GB024" and "IndexError" in got[0][1], got
+    # Raised by a builtin the translator does not raise itself.
     got = codes(builtin_error_caught, x)
     assert got[0][0] == "GB024" and got[0][1].startswith("range(): TypeError"), got
-    same(index_error_caught, x)
-    same(key_error_caught, x)
-    same(builtin_error_caught, x)
+    # Note [Traced exceptions]: caught by a handler of the frame, or of the
+    # caller of an inlined function, they are no break at all.
+    assert codes(index_error_caught, x) == []
+    assert codes(key_error_caught, x) == []
+    for fn in (index_error_caught, key_error_caught, builtin_error_caught):
+        same(fn, x)
+    try:
+        index_error_uncaught(x)
+    except IndexError as e:
+        eager = e
+    try:
+        jit(index_error_uncaught)(x)
+    except IndexError as e:
+        assert e.args == eager.args
+    else:
+        raise AssertionError("no IndexError under xacc")

@@ -203,3 +203,31 @@ def test_python_recursion_is_inlined_to_a_constant_depth():
         return x * depth(5)
 
     check(f, r(3), graphs=1, breaks=0)
+
+
+# namedtuple's own methods (_make, a classmethod defined inside
+# collections.namedtuple) are plain Python code: inlined, not a break.
+_Pair = collections.namedtuple("_Pair", "a b")
+
+
+def namedtuple_make_from_list(x):
+    p = _Pair._make([x.sum(), x.mean()])
+    return p, p.a / p.b, type(p) is _Pair
+
+
+def namedtuple_make_wrong_length(x):
+    try:
+        _Pair._make([x, x, x])
+    except TypeError as e:
+        return x, str(e)
+    return x
+
+
+def test_namedtuple_make_is_inlined():
+    from harness import check
+    from xacc.jit import reset
+
+    reset()
+    check(namedtuple_make_from_list, lambda i: (torch.randn(4, 4),), graphs=1, breaks=0)
+    reset()
+    check(namedtuple_make_wrong_length, lambda i: (torch.randn(4, 4),))  # raises inside: eager's message

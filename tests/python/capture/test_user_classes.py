@@ -16,7 +16,7 @@ import pytest
 import torch
 
 from harness import check, r, r2
-from xacc.jit import counters, jit
+from xacc.jit import counters, jit, reset
 
 
 class Scale:
@@ -328,3 +328,62 @@ def test_tensor_branch_arms_storing_different_keys(kind):
             want, got = vars(want), vars(got)
         assert list(got) == list(want)
         assert torch.equal(next(iter(got.values())), next(iter(want.values())))
+
+
+# Note [Instance dicts]: obj.__dict__ / vars(obj) of an object made in the frame
+# is a live view of its attributes.
+class AttrBag:
+    scale = 10  # a class attribute: not in the instance dict
+
+    def __init__(self, t):
+        self.t = t
+        self.k = 3
+
+
+def vars_live_after_write(x):
+    b = AttrBag(x)
+    d = vars(b)
+    n0 = len(d)
+    b.extra = x * 2  # written through the object after the view was taken
+    return d["extra"] + d["t"], n0, len(d), "extra" in d, "scale" in d, d.get("scale", -1)
+
+
+def dict_attr_missing_key_caught(x):
+    b = AttrBag(x)
+    try:
+        s = b.__dict__["scale"]  # KeyError: scale lives on the class
+    except KeyError:
+        s = b.k
+    return x * s, b.__dict__.copy()
+
+
+def returns_instance_dict(x):
+    b = AttrBag(x + 1)
+    return vars(b), b
+
+
+class Slotted2:
+    __slots__ = ("a",)
+
+    def __init__(self, a):
+        self.a = a
+
+
+def vars_of_slotted(x):
+    s = Slotted2(x)
+    try:
+        return vars(s)
+    except TypeError:
+        return x
+
+
+def test_instance_dict_is_a_live_view():
+    from harness import check
+
+    for fn in (vars_live_after_write, dict_attr_missing_key_caught):
+        reset()
+        check(fn, lambda i: (torch.randn(3),), graphs=1, breaks=0)
+    reset()
+    check(returns_instance_dict, lambda i: (torch.randn(3),))  # the dict is the returned object's own
+    reset()
+    check(vars_of_slotted, lambda i: (torch.randn(3),))

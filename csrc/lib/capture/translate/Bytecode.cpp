@@ -235,9 +235,10 @@ void Bytecode::readExceptionTable(PyCodeObject* code) {
     int start = readExceptionVarint(q, m, i);
     int length = readExceptionVarint(q, m, i);
     int target = readExceptionVarint(q, m, i);
-    readExceptionVarint(q, m, i);  // depth and lasti
+    int depthLasti = readExceptionVarint(q, m, i);
     tryRanges_.emplace_back(2 * start, 2 * (start + length));
     handlers_.push_back(2 * target);
+    depths_.push_back(depthLasti);
   }
 }
 
@@ -313,6 +314,17 @@ std::unique_ptr<Bytecode> Bytecode::derive(PyCodeObject* code, const Bytecode& o
 bool Bytecode::inTry(int offset) const {
   for (auto [a, b] : tryRanges_)
     if (a <= offset && offset < b) return true;
+  return false;
+}
+
+bool Bytecode::handlerAt(int offset, Handler& out) const {
+  // The table's ranges do not overlap (the compiler splits nested ones), so
+  // the first that covers `offset` is the innermost handler.
+  for (size_t r = 0; r < tryRanges_.size(); ++r)
+    if (tryRanges_[r].first <= offset && offset < tryRanges_[r].second) {
+      out = {handlers_[r], depths_[r] >> 1, (depths_[r] & 1) != 0};
+      return true;
+    }
   return false;
 }
 

@@ -105,6 +105,17 @@ public:
   }
   /// True if an exception-table entry covers `offset` (a try or with body).
   bool inTry(int offset) const;
+  /// Where an exception raised at `offset` goes (co_exceptiontable): the
+  /// handler's offset, the stack depth it expects (values below are kept,
+  /// the rest popped) and whether the raising instruction's offset is pushed
+  /// before the exception (`lasti`). False when no entry covers `offset`: the
+  /// exception leaves the frame.
+  struct Handler {
+    int target = -1;
+    int depth = 0;
+    bool lasti = false;
+  };
+  bool handlerAt(int offset, Handler& out) const;
   /// True if `offset` lies inside a loop (between a backward jump's target and it).
   bool inLoop(int offset) const;
   /// The lowest offset that the code from `offset` on reaches by jumps and
@@ -136,6 +147,7 @@ private:
   std::vector<std::pair<int, int>> tryRanges_;   ///< [start, end) byte offsets
   std::vector<std::pair<int, int>> loopRanges_;  ///< [target, jump] byte offsets
   std::vector<int> handlers_;                    ///< each try range's handler offset
+  std::vector<int> depths_;                      ///< each try range's depth << 1 | lasti
   mutable std::vector<int> reach_;               ///< by instruction index (regionStart)
   mutable std::vector<LineEntry> lineEntries_;   ///< in code order (lineEntryAt)
 };

@@ -507,6 +507,21 @@ struct Emitter {
       }
       case K::Iter:
         return rebuildIter(v);
+      case K::InstanceDict: {  // the rebuilt object's own __dict__
+        if (!rebuild(v->self)) return false;
+        static PyObject* dictName = PyUnicode_InternFromString("__dict__");
+        asm_.loadAttr(name(dictName));
+        return true;
+      }
+      case K::Exception:  // Note [Traced exceptions]: cls(*args), made again
+        if (v->pos) return failWith(GB::CannotSplit, "an exception raised before (its traceback is not rebuilt)");
+        asm_.op(Op::PUSH_NULL);
+        if (!rebuild(v->self)) return false;
+        for (const VarRef& a : v->items)
+          if (!rebuild(a)) return false;
+        asm_.call(static_cast<int>(v->items.size()));
+        maxDepth += 2;
+        return true;
       default:
         return failWith(GB::CannotSplit, "cannot rebuild this value at a break");
     }
@@ -610,47 +625,6 @@ int loopDriverCall(PyCodeObject* code) {
       PyUnicode_CompareWithASCIIString(PyTuple_GET_ITEM(last, 0), kLoopDriverMarker) != 0)
     return -1;
   return static_cast<int>(PyLong_AsLong(PyTuple_GET_ITEM(last, 1)));
-}
-
-PyCodeObject* resumeOrigin(PyCodeObject* code, int* prologue) {
-  auto& reg = registry();
-  std::lock_guard<std::mutex> lock(reg.mu);
-  auto it = reg.origin.find(code);
-  if (it == reg.origin.end()) return nullptr;
-  if (prologue) *prologue = it->second.second;
-  return it->second.first;
-}
-
-int resumeLine(PyCodeObject* code) {
-  PyCodeObject* orig = nullptr;
-  int target = -1;
-  {
-    auto& reg = registry();
-    std::lock_guard<std::mutex> lock(reg.mu);
-    auto it = reg.target.find(code);
-    if (it == reg.target.end()) return 0;
-    target = it->second;
-    orig = reg.origin[code].first;
-  }
-  std::string error;
-  const Bytecode* bc = Bytecode::of(orig, error);
-  const int i = bc ? bc->indexOf(target) : -1;
-  return i < 0 ? 0 : std::max(0, bc->instrs()[static_cast<size_t>(i)].line);
-}
-
-bool isLoopBody(PyCodeObject* code) {
-  auto& reg = registry();
-  std::lock_guard<std::mutex> lock(reg.mu);
-  return reg.bodies.count(code) > 0;
-}
-
-void registerResume(PyCodeObject* code, PyCodeObject* orig, int prologue) {
-  auto& reg = registry();
-  std::lock_guard<std::mutex> lock(reg.mu);
-  if (reg.origin.count(code)) return;
-  Py_INCREF(reinterpret_cast<PyObject*>(code));
-  Py_INCREF(reinterpret_cast<PyObject*>(orig));
-  reg.origin[code] = {orig, prologue};
 }
 
 PyRef emitBreak(Translator& t, Frame& top, const Instr& ins, PyObject* func, BreakHost& host, Failure& fallback) {

@@ -230,6 +230,49 @@ PyRef makeResume(PyCodeObject* orig, int target, const std::vector<bool>& layout
 
 namespace xacc::capture::translate {
 
+using codegen::registry;
+
+PyCodeObject* resumeOrigin(PyCodeObject* code, int* prologue) {
+  auto& reg = registry();
+  std::lock_guard<std::mutex> lock(reg.mu);
+  auto it = reg.origin.find(code);
+  if (it == reg.origin.end()) return nullptr;
+  if (prologue) *prologue = it->second.second;
+  return it->second.first;
+}
+
+int resumeLine(PyCodeObject* code) {
+  PyCodeObject* orig = nullptr;
+  int target = -1;
+  {
+    auto& reg = registry();
+    std::lock_guard<std::mutex> lock(reg.mu);
+    auto it = reg.target.find(code);
+    if (it == reg.target.end()) return 0;
+    target = it->second;
+    orig = reg.origin[code].first;
+  }
+  std::string error;
+  const Bytecode* bc = Bytecode::of(orig, error);
+  const int i = bc ? bc->indexOf(target) : -1;
+  return i < 0 ? 0 : std::max(0, bc->instrs()[static_cast<size_t>(i)].line);
+}
+
+bool isLoopBody(PyCodeObject* code) {
+  auto& reg = registry();
+  std::lock_guard<std::mutex> lock(reg.mu);
+  return reg.bodies.count(code) > 0;
+}
+
+void registerResume(PyCodeObject* code, PyCodeObject* orig, int prologue) {
+  auto& reg = registry();
+  std::lock_guard<std::mutex> lock(reg.mu);
+  if (reg.origin.count(code)) return;
+  Py_INCREF(reinterpret_cast<PyObject*>(code));
+  Py_INCREF(reinterpret_cast<PyObject*>(orig));
+  reg.origin[code] = {orig, prologue};
+}
+
 std::unique_ptr<Bytecode> decodeResume(PyCodeObject* code, std::string& error) {
   int shift = 0;
   PyCodeObject* orig = resumeOrigin(code, &shift);

@@ -87,6 +87,7 @@ VarRef Translator::callBuiltin(PyObject* f, std::vector<VarRef>& args,
     if (v->is(Var::Kind::Tuple) || v->is(Var::Kind::List) || v->is(Var::Kind::Dict))
       return constant(PyLong_FromSize_t(v->items.size()));
     if (v->is(Var::Kind::DictView)) return constant(PyLong_FromSize_t(v->self->items.size()));
+    if (v->is(Var::Kind::InstanceDict)) return constant(PyLong_FromSize_t(v->self->items.size()));
     if (v->is(Var::Kind::UserObject)) return userLen(v);
     if (v->is(Var::Kind::Set)) return constant(PyLong_FromSsize_t(PySet_GET_SIZE(v->obj.get())));
     if (v->is(Var::Kind::Const) || (v->is(Var::Kind::Object) && isA(v->obj.get(), T->module))) {

@@ -242,6 +242,12 @@ bool isUserFunction(PyObject* fn) {
   if (mod == "xacc._src.capture.polyfills" || startsWith(mod, "xacc._src.capture.polyfills_"))
     return true;  // reference implementations are inlined
   if (inlinedTorchModule(mod)) return true;
+  if (mod == "collections" && PyFunction_Check(fn)) {
+    // The methods collections.namedtuple defines for each class (_make,
+    // _replace, _asdict) are plain Python code over the tuple: inlined.
+    PyObject* q = reinterpret_cast<PyCodeObject*>(PyFunction_GET_CODE(fn))->co_qualname;
+    if (q && PyUnicode_Check(q) && startsWith(PyUnicode_AsUTF8(q), "namedtuple.<locals>.")) return true;
+  }
   static const char* kLibs[] = {"torch",  "xacc",        "xjit",    "numpy",     "typing",
                                 "functools", "abc",      "collections", "dataclasses", "contextlib",
                                 "inspect", "logging",    "threading", "copy"};
@@ -433,6 +439,9 @@ VarRef Translator::callObject(Frame& f, const VarRef& fn, std::vector<VarRef>& a
     if (!storeAttr(args[0], args[1]->obj.get(), args[2])) return nullptr;
     return makeConst(PyRef::borrow(Py_None));
   }
+  static PyObject* builtinVars = PyDict_GetItemString(PyEval_GetBuiltins(), "vars");  // borrowed, lives forever
+  if (o == builtinVars && args.size() == 1 && kwargs.empty() && args[0]->is(Var::Kind::UserObject))
+    return instanceDict(args[0]);  // vars(obj) is obj.__dict__ (Note [Instance dicts])
   if (T->partial && Py_TYPE(o) == reinterpret_cast<PyTypeObject*>(T->partial) && fn->source) {
     // functools.partial read from a source (transformers' GELUTanh keeps
     // `partial(F.gelu, approximate="tanh")`): its func, args and keywords are
@@ -569,6 +578,8 @@ VarRef Translator::callObject(Frame& f, const VarRef& fn, std::vector<VarRef>& a
   if (isTorchOp(o)) return record(o, args, kwargs);
   if (PyFunction_Check(o) && isUserFunction(o)) return inlineFunction(o, std::move(args), std::move(kwargs), fn->source);
   if (immutableBuiltinMethod(o)) return callOnConstants(o, args, kwargs, /*marked=*/false);
+  if (PyType_Check(o) && PyType_IsSubtype(reinterpret_cast<PyTypeObject*>(o), reinterpret_cast<PyTypeObject*>(PyExc_BaseException)))
+    return newException(fn, args, kwargs);  // Note [Traced exceptions]
   if (PyType_Check(o)) return constructUser(fn, args, kwargs);  // Note [User objects]
   fail(GB::UntraceableCall, nameOf(o));
   return nullptr;

@@ -178,6 +178,11 @@ VarRef Translator::inlineCode(PyCodeObject* code, PyObject* globals, const std::
   f.parent = current_;
   f.closure = closure;
   f.line = code->co_firstlineno;
+  // Note [Traced exceptions]: user code's exceptions reach the caller's handlers;
+  // a polyfill's (xacc's own reference code) do not.
+  PyObject* modName0 = PyDict_GetItemString(globals, "__name__");
+  f.passesExceptions = !(modName0 && PyUnicode_Check(modName0) &&
+                         std::string(PyUnicode_AsUTF8(modName0)).rfind("xacc.", 0) == 0);
   // Globals of torch's own modules are trusted (not guarded); user globals are
   // guarded through the globals dict held as an entry constant.
   PyObject* modName = PyDict_GetItemString(globals, "__name__");
@@ -194,6 +199,8 @@ VarRef Translator::inlineCode(PyCodeObject* code, PyObject* globals, const std::
   }
   if (generator) {  // See Note [Lazy generators]
     f.lazy = true;
+    // Its exceptions would go to whichever frame resumes it, not to `parent`.
+    f.passesExceptions = false;
     auto it = makeVar(Var::Kind::Iter);
     it->iter = Var::IterOf::Generator;
     it->gen = std::make_shared<GenFrame>();

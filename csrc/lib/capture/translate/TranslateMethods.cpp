@@ -149,6 +149,10 @@ VarRef Translator::tensorType(const VarRef& t, std::vector<VarRef>& args,
 
 VarRef Translator::containerMethod(const VarRef& obj, const std::string& name, std::vector<VarRef>& args,
                                    std::vector<std::pair<PyRef, VarRef>>& kwargs) {
+  if (obj->is(Var::Kind::InstanceDict)) {  // Note [Instance dicts]: get/copy read the dict as it is now
+    VarRef now = instanceDictNow(obj);
+    return now ? containerMethod(now, name, args, kwargs) : nullptr;
+  }
   if (PyObject* tp = typeOf(obj); tp && !(obj->is(Var::Kind::Dict) && obj->obj)) {
     // A method with a Python reference (polyfills.py: list.sort, dict.popitem ...),
     // looked up on the value's exact type, runs as that reference.
@@ -247,7 +251,7 @@ VarRef Translator::containerMethod(const VarRef& obj, const std::string& name, s
       if (!k) return nullptr;
       for (size_t j = 0; j < obj->keys.size(); ++j)
         if (PyObject_RichCompareBool(obj->keys[j].get(), k.get(), Py_EQ) == 1) return obj->items[j];
-      fail(GB::RaisesException, "missing key (raises KeyError)");
+      raiseNew(PyExc_KeyError, {k}, "missing key (raises KeyError)");
       return nullptr;
     }
     if (name == "get") {
@@ -313,7 +317,7 @@ VarRef Translator::containerMethod(const VarRef& obj, const std::string& name, s
       if (name == "pop") {
         if (j < 0) {
           if (args.size() > 1) return args[1];
-          fail(GB::RaisesException, "dict.pop of a missing key (raises KeyError)");
+          raiseNew(PyExc_KeyError, {k}, "dict.pop of a missing key (raises KeyError)");
           return nullptr;
         }
         VarRef v = obj->items[static_cast<size_t>(j)];

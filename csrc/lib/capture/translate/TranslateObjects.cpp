@@ -459,10 +459,7 @@ VarRef Translator::userAttr(const VarRef& obj, PyObject* name) {
       return makeVar(Var::Kind::Object, PyRef::borrow(lib));
     return clsVar;
   }
-  if (PyUnicode_CompareWithASCIIString(name, "__dict__") == 0) {
-    fail(GB::UnmodeledAttribute, ".__dict__ of a " + tpName(tp));
-    return nullptr;
-  }
+  if (PyUnicode_CompareWithASCIIString(name, "__dict__") == 0) return instanceDict(obj);  // TranslateVars.cpp
   PyObject* cattr = mroLookup(tp, name);
   PyRef keep = PyRef::borrow(cattr);
   if (cattr && Py_TYPE(cattr) == &PyMemberDescr_Type) {  // a __slots__ member: the instance's storage

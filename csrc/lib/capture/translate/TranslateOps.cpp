@@ -148,7 +148,11 @@ constexpr FamilyRow kFamilies[] = {
     {Op::CALL_FUNCTION_EX, &Frame::stepCalls},
     {Op::MAKE_FUNCTION, &Frame::stepCalls},
     {Op::BEFORE_WITH, &Frame::stepCalls},
-    {Op::RAISE_VARARGS, &Frame::stepCalls},
+    {Op::RAISE_VARARGS, &Frame::stepExceptions},
+    {Op::PUSH_EXC_INFO, &Frame::stepExceptions},
+    {Op::CHECK_EXC_MATCH, &Frame::stepExceptions},
+    {Op::POP_EXCEPT, &Frame::stepExceptions},
+    {Op::RERAISE, &Frame::stepExceptions},
     {Op::LOAD_ASSERTION_ERROR, &Frame::stepCalls},
     // Opcodes of CPython 3.12 on (Opcodes312.def).
     {Op::LOAD_FAST_CHECK, &Frame::stepLocals},

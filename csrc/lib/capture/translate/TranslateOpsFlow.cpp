@@ -253,10 +253,9 @@ bool Frame::stepCalls(const Instr& ins, bool& done, VarRef& result) {
       push(makeConst(PyRef::borrow(Py_None)));
       return true;
     }
-    case Op::RAISE_VARARGS:
-      return t.fail(GB::RaiseStatement, "raise");
-    case Op::LOAD_ASSERTION_ERROR:
-      return t.fail(GB::RaiseStatement, "assert failed");
+    case Op::LOAD_ASSERTION_ERROR:  // a failed assert raises AssertionError (Note [Traced exceptions])
+      push(makeVar(Var::Kind::Object, PyRef::borrow(PyExc_AssertionError)));
+      return true;
     default:
       return misrouted(ins);
   }

@@ -147,6 +147,7 @@ bool Frame::stepOperators(const Instr& ins, bool& done, VarRef& result) {
         push(makeConst(PyRef::borrow((r != 0) != (ins.arg != 0) ? Py_True : Py_False)));
         return true;
       };
+      if (container->is(Var::Kind::InstanceDict)) container = t.instanceDictNow(container);  // Note [Instance dicts]
       int r = t.objectContains(container, item);  // an object read from outside the frame
       if (r == -1) return false;
       if (r >= 0) return answer(r);

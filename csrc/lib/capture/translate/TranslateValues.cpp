@@ -256,6 +256,14 @@ VarRef Translator::getattr(const VarRef& obj, PyObject* name) {
       return superAttr(obj, name);
     case Var::Kind::UserObject:
       return userAttr(obj, name);
+    case Var::Kind::InstanceDict:  // Note [Instance dicts]: its read methods, bound to the live view
+      if (PyUnicode_CompareWithASCIIString(name, "get") == 0 || PyUnicode_CompareWithASCIIString(name, "copy") == 0) {
+        auto m = makeVar(Var::Kind::ContainerMethod);
+        m->self = obj;
+        m->name = PyUnicode_AsUTF8(name);
+        return m;
+      }
+      break;
     default:
       break;
   }
@@ -401,7 +409,7 @@ VarRef Translator::binary(PyObject* op, const VarRef& a, const VarRef& b) {
     if (!x || !y) return nullptr;
     PyObject* r = PyObject_CallFunctionObjArgs(op, x.get(), y.get(), nullptr);
     if (!r) {
-      failPy(GB::RaisesException, "operator on constants raised");
+      failPyRaise("operator on constants raised");
       return nullptr;
     }
     PyRef rr = PyRef::steal(r);
@@ -484,7 +492,7 @@ VarRef Translator::unary(PyObject* op, const VarRef& v) {
     PyRef x = constOf(v);
     PyObject* r = PyObject_CallFunctionObjArgs(op, x.get(), nullptr);
     if (!r) {
-      failPy(GB::RaisesException, "operator on a constant raised");
+      failPyRaise("operator on a constant raised");
       return nullptr;
     }
     PyRef rr = PyRef::steal(r);
@@ -600,6 +608,7 @@ VarRef Translator::subscr(const VarRef& obj, const VarRef& idx) {
     return makeConst(v);
   }
   if (obj->is(Var::Kind::UserObject)) return userSubscr(obj, idx);
+  if (obj->is(Var::Kind::InstanceDict)) return subscr(instanceDictNow(obj), idx);  // Note [Instance dicts]
   if (obj->isNumpy()) return numpyRun("op", operatorFn("getitem"), {obj, idx}, {});
   if (obj->is(Var::Kind::Tensor)) {
     VarRef i = listIndexAsTensor(idx);  // TranslateBuiltins.cpp
@@ -626,8 +635,11 @@ VarRef Translator::subscr(const VarRef& obj, const VarRef& idx) {
     }
     Py_ssize_t k = PyLong_AsSsize_t(i.get());
     if (k < 0) k += n;
-    if (k < 0 || k >= n) {
-      fail(GB::RaisesException, "index out of range (raises IndexError)");
+    if (k < 0 || k >= n) {  // Note [Traced exceptions]
+      raiseNew(PyExc_IndexError,
+               {PyRef::steal(PyUnicode_FromString(obj->is(Var::Kind::List) ? "list index out of range"
+                                                                           : "tuple index out of range"))},
+               "index out of range (raises IndexError)");
       return nullptr;
     }
     return obj->items[static_cast<size_t>(k)];
@@ -639,7 +651,7 @@ VarRef Translator::subscr(const VarRef& obj, const VarRef& idx) {
     if (!k) return nullptr;
     for (size_t j = 0; j < obj->keys.size(); ++j)
       if (PyObject_RichCompareBool(obj->keys[j].get(), k.get(), Py_EQ) == 1) return obj->items[j];
-    fail(GB::RaisesException, "missing key (raises KeyError)");
+    raiseNew(PyExc_KeyError, {k}, "missing key (raises KeyError)");  // Note [Traced exceptions]
     return nullptr;
   }
   if (obj->is(Var::Kind::Const) && isConst(idx)) {

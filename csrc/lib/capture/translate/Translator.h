@@ -103,6 +103,12 @@ struct Failure {
   /// Translation stopped cleanly *before* the instruction at `offset` of the
   /// top frame (a break found by an earlier attempt): the frame can be split.
   bool replayed = false;
+  /// Note [Traced exceptions]: the exception eager Python raises here, when the
+  /// translator knows it exactly (null otherwise); `excFrame` is the frame whose
+  /// instruction at `excOffset` it is leaving (a handler there may catch it).
+  VarRef exc;
+  const void* excFrame = nullptr;
+  int excOffset = -1;
 };
 
 struct Frame;
@@ -214,6 +220,23 @@ public:
   bool fail(GB code, const std::string& detail);
   /// Turns the pending Python error into a failure with `code`.
   bool failPy(GB code, const std::string& what);
+  /// Note [Traced exceptions]: fails with GB024, recording that eager raises
+  /// `exc` (an Exception tracker) at the current instruction. Always false.
+  bool raiseException(const VarRef& exc, const std::string& detail);
+  /// raiseException with `cls(*args)` (constants), when `cls` is a plain
+  /// exception class; a plain GB024 failure otherwise. Always false.
+  bool raiseNew(PyObject* cls, std::vector<PyRef> args, const std::string& detail);
+  /// failPy(GB024) that keeps the pending Python error as the exception raised
+  /// when its class is plain (the operation ran on constants, as eager runs it).
+  bool failPyRaise(const std::string& what);
+  /// An exception `cls(*args)` made by the traced code (null + failure when
+  /// `cls` is no plain exception class or the call is not BaseException's).
+  VarRef newException(const VarRef& cls, std::vector<VarRef>& args,
+                      std::vector<std::pair<PyRef, VarRef>>& kwargs);
+  /// After instruction `ins` of `f` failed with an exception: jumps to the
+  /// frame's handler for it (true, failure cleared) or leaves the failure for
+  /// the caller (false), marking it as leaving through `f`'s caller.
+  bool catchException(Frame& f, const Instr& ins);
   bool failed() const { return !failure_.code.empty(); }
   /// Marks the failure as one the frame cannot be split at (no offset): it runs in Python.
   void failWhole() { failure_.offset = -1; }
@@ -278,6 +301,11 @@ public:
   /// `cls(*args, **kwargs)` for a class tracker: __new__, then __init__ inlined.
   VarRef constructUser(const VarRef& clsVar, std::vector<VarRef>& args,
                        std::vector<std::pair<PyRef, VarRef>>& kwargs);
+  /// Note [Instance dicts] (TranslateVars.cpp): `obj.__dict__` of a user object
+  /// (null + failure when its class keeps attributes elsewhere), and the dict
+  /// as it is now, for one read (`d[k]`, `k in d`, `len(d)`, `d.get(k)`).
+  VarRef instanceDict(const VarRef& obj);
+  VarRef instanceDictNow(const VarRef& d);
   /// `tuple.__new__(cls, iterable)` (a named tuple's __new__).
   VarRef tupleNew(std::vector<VarRef>& args, std::vector<std::pair<PyRef, VarRef>>& kwargs);
   VarRef userAttr(const VarRef& obj, PyObject* name);
@@ -511,6 +539,9 @@ struct Frame {
   /// formed inside such a frame (TranslateControl.cpp gives up there).
   bool lazy = false;
   bool suspended = false;
+  /// Whether this frame's exceptions may leave it for its caller's handlers
+  /// (Note [Traced exceptions]): user code inlined by inlineCode.
+  bool passesExceptions = false;
 
   Frame(Translator& tr, PyCodeObject* c, const Bytecode* b, PyObject* g, PyObject* bi)
       : t(tr), code(c), bc(b), globals(g), builtins(bi) {}
@@ -536,6 +567,7 @@ struct Frame {
   bool stepContainers(const Instr& ins, bool& done, VarRef& result);
   bool stepControl(const Instr& ins, bool& done, VarRef& result);
   bool stepCalls(const Instr& ins, bool& done, VarRef& result);
+  bool stepExceptions(const Instr& ins, bool& done, VarRef& result);  // TranslateExceptions.cpp
   /// False (GB020) unless the stack holds at least `n` values.
   bool need(const Instr& ins, size_t n);
   std::string localName(int i) const;

@@ -132,6 +132,12 @@ struct Var {
     UserObject,    ///< an instance of a user class made while tracing (Note [User objects] in
                    ///< TranslateObjects.cpp): self = the class tracker, keys/items = its
                    ///< instance __dict__ in insertion order.
+    InstanceDict,  ///< `obj.__dict__` / `vars(obj)` of a UserObject: self = the object. Live: each
+                   ///< read sees the object's attributes as they are then (Note [Instance dicts]
+                   ///< in TranslateVars.cpp).
+    Exception,     ///< an exception made while tracing (Note [Traced exceptions] in
+                   ///< TranslateExceptions.cpp): obj = its class, self = the class tracker,
+                   ///< items = its args; pos = 1 once raised (it has a traceback then).
   };
   Kind kind = Kind::Null;
   SourceRef source;
