@@ -40,6 +40,8 @@ def _summary(t0: float, explain: bool, label: str = "") -> str:
               f"peak memory: {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:.0f} MiB",
               *_cache_lines(),
               *device_dist.summary_lines(),
+              *([f"DDP bucket split: {c['ddp_split_graphs']} training graph(s) in {c['ddp_split_pieces']} pieces"]
+                if c["ddp_split_graphs"] else []),
               f"wall time: {time.perf_counter() - t0:.2f} s"]
     return "\n".join(lines)
 
