@@ -96,6 +96,23 @@ def _worker_report() -> str | None:
     return _report(*_WORKER)
 
 
+def _forked_worker(ns: argparse.Namespace) -> None:
+    """In a multiprocessing worker forked from the program's interpreter
+    (child.watch_forks): a worker's summary from here on, counting its own work
+    (the counters and compile records start empty; inherited graphs stay)."""
+    global _WORKER
+    from xacc._C import capture as C
+    from xacc._src.capture import convert
+    w = argparse.Namespace(**vars(ns))
+    w.child = True
+    _WORKER = (time.perf_counter(), w, ns.rec)
+    C.reset_stats()
+    convert.EVENTS.clear()
+    for table in (convert.COUNTERS, convert.training.COUNTERS):
+        for k in table:
+            table[k] = 0
+
+
 def _report(t0: float, ns: argparse.Namespace, rec: object) -> str:
     """The summary (and the --explain/--compare/--export parts) of this
     interpreter's run; a worker's is labelled with its rank (Note [xjit in child
@@ -223,6 +240,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"xjit: {error}", file=sys.stderr)
         return 2
     child.propagate(ns)  # workers the program starts run under xjit too
+    child.watch_forks(lambda: _forked_worker(ns), _worker_report)  # and those it forks
     if module is not None:
         atexit.register(_at_exit, ns.t0, ns, ns.rec)
         return _run_module(module, module_args)
