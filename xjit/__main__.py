@@ -40,6 +40,8 @@ def _summary(t0: float, explain: bool, label: str = "") -> str:
               f"peak memory: {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:.0f} MiB",
               *_cache_lines(),
               *device_dist.summary_lines(),
+              *([f"DDP bucket split: {c['ddp_split_graphs']} training graph(s) in {c['ddp_split_pieces']} pieces"]
+                if c["ddp_split_graphs"] else []),
               f"wall time: {time.perf_counter() - t0:.2f} s"]
     return "\n".join(lines)
 
@@ -92,6 +94,23 @@ def _worker_report() -> str | None:
     if child.rank() is None and not counters()["frames"]:
         return None
     return _report(*_WORKER)
+
+
+def _forked_worker(ns: argparse.Namespace) -> None:
+    """In a multiprocessing worker forked from the program's interpreter
+    (child.watch_forks): a worker's summary from here on, counting its own work
+    (the counters and compile records start empty; inherited graphs stay)."""
+    global _WORKER
+    from xacc._C import capture as C
+    from xacc._src.capture import convert
+    w = argparse.Namespace(**vars(ns))
+    w.child = True
+    _WORKER = (time.perf_counter(), w, ns.rec)
+    C.reset_stats()
+    convert.EVENTS.clear()
+    for table in (convert.COUNTERS, convert.training.COUNTERS):
+        for k in table:
+            table[k] = 0
 
 
 def _report(t0: float, ns: argparse.Namespace, rec: object) -> str:
@@ -221,6 +240,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"xjit: {error}", file=sys.stderr)
         return 2
     child.propagate(ns)  # workers the program starts run under xjit too
+    child.watch_forks(lambda: _forked_worker(ns), _worker_report)  # and those it forks
     if module is not None:
         atexit.register(_at_exit, ns.t0, ns, ns.rec)
         return _run_module(module, module_args)

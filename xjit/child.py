@@ -26,7 +26,10 @@ interpreter, so each of those must install it itself. How they learn to:
 * Forked workers (fork start method, forkserver's children) inherit the hook
   but leave through os._exit, which skips atexit: a multiprocessing after-fork
   callback registers the summary as a multiprocessing finalizer there too
-  (printed once either way).
+  (printed once either way). A worker forked by the program's own interpreter
+  (`python -m xjit script.py` using the fork start method) becomes a worker the
+  same way (watch_forks): its counters and compile records start empty, so its
+  summary counts its own work only; the compiled graphs it inherited stay.
 
 The summary is per rank: its header names the rank (the default process
 group's rank when the script joined one, else $RANK), and it is written to
@@ -92,6 +95,29 @@ def after_start() -> None:
     import multiprocessing.util as mp_util
     atexit.register(finish)
     mp_util.register_after_fork(sys.modules[__name__], _after_fork)
+
+
+def watch_forks(on_fork: object, report: object) -> None:
+    """Makes multiprocessing children forked from this interpreter (not a
+    worker itself) workers: `on_fork()` in the child right after the fork,
+    `report()` (its summary) at its exit."""
+    global _FORK
+    import multiprocessing.util as mp_util
+    _FORK = (on_fork, report)
+    mp_util.register_after_fork(sys.modules[__name__], _forked)
+
+
+_FORK = None
+
+
+def _forked(module: object) -> None:
+    global STARTED, REPORT, _printed
+    if STARTED:  # a worker's own fork: after_start's callback does it
+        return
+    on_fork, report = _FORK
+    on_fork()
+    STARTED, REPORT, _printed = True, report, False
+    _after_fork(module)
 
 
 def _after_fork(_module: object) -> None:

@@ -16,6 +16,7 @@
 #include "xacc/ir/Parser.h"
 #include "xacc/ir/Verifier.h"
 #include "xacc/passes/Autodiff.h"
+#include "xacc/passes/GraphSplit.h"
 
 namespace cap = xacc::capture;
 namespace support = xacc::support;
@@ -644,6 +645,44 @@ void bindCapture(py::module_& m) {
         return py::make_tuple(fwd, bwd, numResults, tg.numResiduals, saved, cot, req);
       },
       py::arg("module"), py::arg("wrt"), py::arg("device") = "cpu");
+  // Note [Bucket split]: the captured graph (a copy: GraphBuilder.module()) cut
+  // into pieces at gradient-bucket boundaries, given the bytes of each input
+  // that DDP buckets (0: not bucketed) and the bucket caps. Returns (pieces,
+  // results, reason): pieces as [(Module, [(piece, index) per input])], the
+  // original results as [(piece, index)] (piece -1: an input); ([], [], why)
+  // when the graph is not split.
+  c.def(
+      "split_buckets",
+      [](const xacc::python::PyModule& pm, const std::vector<uint64_t>& inputBytes,
+         const std::vector<uint64_t>& caps) -> py::tuple {
+        auto none = [](const std::string& why) -> py::tuple { return py::make_tuple(py::list(), py::list(), why); };
+        const ir::Module* m = pm.module.get();
+        if (m->graphs().size() != 1) return none("the module has more than one graph");
+        const ir::Graph& g = *m->graphs().front();
+        for (size_t i = 0; i < g.numParams(); ++i)
+          if (g.param(i)->type().isToken()) return none("the graph has effects");
+        if (inputBytes.size() != g.numParams()) throw py::value_error("split_buckets: one size per input expected");
+        std::vector<size_t> pieceOf = xacc::passes::bucketPieces(g, inputBytes, caps);
+        if (pieceOf.empty() || pieceOf.back() == 0) return none("one bucket");
+        xacc::passes::GraphSplit split;
+        std::string error;
+        if (!xacc::passes::splitGraph(g, pieceOf, split, error)) return none(error);
+        auto source = [](const xacc::passes::SplitSource& s) { return py::make_tuple(s.piece, s.index); };
+        py::list pieces, results;
+        for (size_t k = 0; k < split.pieces.size(); ++k) {
+          auto piece = std::make_shared<xacc::python::PyModule>();
+          piece->module = std::make_unique<ir::Module>();
+          piece->module->add(std::move(split.pieces[k]));
+          support::DiagnosticEngine diag;
+          if (!ir::verifyModule(*piece->module, diag)) xacc::python::raiseDiagnostics(diag);
+          py::list inputs;
+          for (const auto& s : split.inputs[k]) inputs.append(source(s));
+          pieces.append(py::make_tuple(piece, inputs));
+        }
+        for (const auto& s : split.results) results.append(source(s));
+        return py::make_tuple(pieces, results, std::string());
+      },
+      py::arg("module"), py::arg("input_bytes"), py::arg("caps"));
   c.def("autocast_state", &cap::GuardTree::autocastState);
   c.def("install", &cap::installHook);
   c.def("uninstall", &cap::uninstallHook);

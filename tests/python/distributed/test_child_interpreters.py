@@ -1,6 +1,6 @@
 """Issue 25: `python -m xjit` reaches the interpreters its program starts
 (Note [xjit in child interpreters], xjit/child.py): multiprocessing workers
-started by spawn and by forkserver translate their hot functions and print a
+started by spawn, forkserver and fork translate their hot functions and print a
 summary of their own, and the program prints what plain python prints. The
 XACC_XJIT variable is validated like every other (test_config.py)."""
 
@@ -11,7 +11,7 @@ import pytest
 from dist_proc import ROOT, SCRIPTS, graphs, run, summaries
 
 
-@pytest.mark.parametrize("method", ["spawn", "forkserver"])
+@pytest.mark.parametrize("method", ["spawn", "forkserver", "fork"])
 def test_multiprocessing_workers_run_under_xjit(method):
     script = str(SCRIPTS / "mp_workers.py")
     plain = run([script, method])

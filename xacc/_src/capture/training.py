@@ -17,6 +17,14 @@ with an op that has no derivative rule or a device that cannot compile the split
 graph replays on ATen ops with eager autograd recording history (the xpu
 executable runs such graphs' regions on ATen too); the reason is logged on the
 `training` channel and counted (`training_fallbacks`).
+
+A graph that runs inside a DistributedDataParallel forward and reads its
+parameters is split at the gradient-bucket boundaries first (Note [Bucket
+split] in csrc/include/xacc/passes/GraphSplit.h, ddp_split.py): each piece gets
+its own compiled forward and backward and autograd.Function, chained by the
+values that cross the cuts, so the backward of the last piece hands its
+parameters' gradients to DDP's hooks, and their bucket's all-reduce starts,
+before the earlier pieces' backwards run.
 """
 
 from __future__ import annotations
@@ -27,12 +35,15 @@ import torch
 from torch.autograd.function import once_differentiable
 
 from xacc._C import capture as C
+from xacc._src.capture import ddp_split
 from xacc._src.capture.config import log
 
 # Counters merged into xacc.jit.counters(): graphs compiled with a backward,
 # graphs that fell back to replay, runs of compiled forwards and backwards.
+# Graphs split at DDP bucket boundaries and their pieces (Note [Bucket split]).
 COUNTERS: dict[str, int] = {"training_graphs": 0, "training_fallbacks": 0,
-                            "compiled_forward_runs": 0, "compiled_backward_runs": 0}
+                            "compiled_forward_runs": 0, "compiled_backward_runs": 0,
+                            "ddp_split_graphs": 0, "ddp_split_pieces": 0}
 # (function, reason) of every fallback, newest last (tests and explain read it).
 FALLBACKS: list[tuple[str, str]] = []
 
@@ -53,6 +64,11 @@ def build(module: Any, inputs: list[Any] | None, device: str, name: str,
     wrt = _wrt(inputs)
     if not wrt:
         return None
+    if not has_effects:
+        plan = ddp_split.bucket_plan(inputs)
+        split = _build_split(module, len(inputs), wrt, plan, device, name) if plan else None
+        if split is not None:
+            return split
     try:
         fwd, bwd, n_results, n_res, saved, cot, req = C.training_graphs(module, wrt, device)
     except Exception as e:  # noqa: BLE001 - CompileError (no rule), ValueError (device)
@@ -63,6 +79,55 @@ def build(module: Any, inputs: list[Any] | None, device: str, name: str,
     log("training", "%s: compiled forward (%d nodes, %d residuals) and backward (%d nodes) for %d of %d inputs on %s",
         name, fwd.num_nodes, n_res, bwd.num_nodes, len(wrt), len(inputs), device)
     return runner, fwd, n_results
+
+
+def _build_split(module: Any, n_inputs: int, wrt: list[int], plan: tuple[list[int], list[int]],
+                 device: str, name: str) -> tuple[Any, Any, int] | None:
+    """The runner of the graph split at DDP's bucket boundaries (Note [Bucket
+    split]); None when it is not split (one bucket, no clean cut, a piece
+    without a compiled backward): the caller compiles it whole."""
+    pieces, results, why = C.split_buckets(module, plan[0], plan[1])
+    if not pieces:
+        log("training", "%s: not split at DDP buckets: %s", name, why)
+        return None
+    wrt_set = set(wrt)
+    steps: list[tuple[Any, tuple]] = []
+    grads: list[list[bool] | None] = []  # per piece, per result: it requires grad (None: none does)
+    try:
+        for k, (piece, sources) in enumerate(pieces):
+            pw = [j for j, (p, i) in enumerate(sources)
+                  if (i in wrt_set if p < 0 else grads[p] is not None and grads[p][i])]
+            if pw:
+                fwd, bwd, n_results, n_res, saved, cot, req = C.training_graphs(piece, pw, device)
+                run = _make_runner(fwd, bwd, len(sources), pw, n_results, n_res, saved, cot, req,
+                                   f"{name}#{k}")
+                grads.append([c and r for c, r in zip(cot, req)])
+            else:  # reads no parameter and nothing that requires grad
+                g = C.compile_module(piece, device=device)
+                run = lambda *a, g=g: tuple(g(*a))  # noqa: E731
+                grads.append(None)
+            steps.append((run, tuple(tuple(s) for s in sources)))
+    except Exception as e:  # noqa: BLE001 - CompileError (no rule), ValueError (device)
+        msg = str(e).strip().splitlines()
+        log("training", "%s: not split at DDP buckets: %s", name, msg[0] if msg else type(e).__name__)
+        return None
+    out_sources = tuple(tuple(s) for s in results)
+
+    def runner(*inputs: Any) -> tuple:
+        outs: list[tuple] = []
+        for run, sources in steps:
+            outs.append(run(*[inputs[i] if p < 0 else outs[p][i] for p, i in sources]))
+        return tuple(inputs[i] if p < 0 else outs[p][i] for p, i in out_sources)
+
+    runner.pieces = len(steps)
+    COUNTERS["training_graphs"] += 1
+    COUNTERS["ddp_split_graphs"] += 1
+    COUNTERS["ddp_split_pieces"] += len(steps)
+    log("training", "%s: split at DDP bucket boundaries (caps %s bytes) into %d pieces, each with a compiled "
+        "forward and backward, for %d of %d inputs on %s", name, plan[1], len(steps), len(wrt), n_inputs, device)
+    # What the cache entry reports (id, nodes, inputs; the graph tap): the captured
+    # graph itself, prepared for the ATen executor and never run (the runner runs the pieces).
+    return runner, C.compile_module(module, device="cpu"), len(out_sources)
 
 
 def _fallback(name: str, why: str) -> None:
