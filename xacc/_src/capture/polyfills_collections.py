@@ -39,12 +39,32 @@ def _unmodelled(what: str) -> None:
     raise TypeError(f"{what} is left to Python")
 
 
+class _LeftToPython:
+    """Comparison, repr() and hashing of a model are left to Python: each
+    breaks (`_unmodelled`) and Python answers on the rebuilt object.
+    `_xacc_what` names the object in the reason."""
+
+    _xacc_what = "a model"
+
+    def __eq__(self, other: Any) -> bool:
+        _unmodelled("comparing " + self._xacc_what)
+        return False
+
+    def __repr__(self) -> str:
+        _unmodelled("repr() of " + self._xacc_what)
+        return ""
+
+    __hash__ = None  # type: ignore[assignment]
+
+
 # -- views: iteration, len() and `in` only ----------------------------------------------------
 
 
-class _View:
+class _View(_LeftToPython):
     """`d.keys()`/`values()`/`items()` of a model: live over the model's dict.
     Its type is never answered and it is never rebuilt (a break)."""
+
+    _xacc_what = "a dict view"
 
     def __init__(self, owner: Any, kind: str) -> None:
         self._xacc_owner = owner
@@ -76,15 +96,6 @@ class _View:
         _unmodelled("`in` on a values or items view")
         return False
 
-    def __eq__(self, other: Any) -> bool:
-        _unmodelled("comparing a dict view")
-        return False
-
-    def __repr__(self) -> str:
-        _unmodelled("repr() of a dict view")
-        return ""
-
-    __hash__ = None  # type: ignore[assignment]
 
 
 def _plain_mapping(x: Any) -> bool:
@@ -101,10 +112,12 @@ REFERENCE[_plain_mapping] = ("plain_mapping", False)  # type: ignore[assignment]
 # -- dict-like models --------------------------------------------------------------------------
 
 
-class _DictModel:
+class _DictModel(_LeftToPython):
     """The dict behaviour shared by the models; `_xacc_d` holds the items in
     insertion order, `_xacc_v` counts changes to the set or order of keys
     (what CPython's iterators check)."""
+
+    _xacc_what = "a dict"
 
     def _xacc_init(self, args: tuple, kwds: dict) -> None:
         self._xacc_d = {}
@@ -192,15 +205,6 @@ class _DictModel:
         self._xacc_v += 1
         self._xacc_d.clear()
 
-    def __eq__(self, other: Any) -> bool:
-        _unmodelled("comparing a dict")
-        return False
-
-    def __repr__(self) -> str:
-        _unmodelled("repr() of a dict")
-        return ""
-
-    __hash__ = None  # type: ignore[assignment]
 
 
 class _OrderedDict(_DictModel):
@@ -364,8 +368,9 @@ def counter(iterable: Any = None, /, **kwds: Any) -> _Counter:
 # -- deque -------------------------------------------------------------------------------------
 
 
-class _Deque:
+class _Deque(_LeftToPython):
     _xacc_type = collections.deque
+    _xacc_what = "a deque"
 
     def __init__(self, iterable: Iterable = (), maxlen: Any = None) -> None:
         if maxlen is not None:
@@ -472,15 +477,6 @@ class _Deque:
         if self._xacc_v != version:
             _unmodelled("a deque mutated during iteration")
 
-    def __eq__(self, other: Any) -> bool:
-        _unmodelled("comparing a deque")
-        return False
-
-    def __repr__(self) -> str:
-        _unmodelled("repr() of a deque")
-        return ""
-
-    __hash__ = None  # type: ignore[assignment]
 
 
 @_reference(collections.deque)
