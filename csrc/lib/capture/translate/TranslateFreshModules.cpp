@@ -2,6 +2,8 @@
 // in a forward is made at capture time as a template that answers attribute
 // reads and whose forward is inlined; where it escapes, Codegen rebuilds it as
 // a new `cls(*args, **kwargs)`, the object eager makes at that point.
+#include <functional>
+
 #include "PyTypes.h"
 #include "Translator.h"
 
@@ -32,43 +34,158 @@ bool isFreshModule(const VarRef& v) { return v->is(Var::Kind::Object) && v->name
 
 bool freshModuleValue(PyObject* v) { return immutableConst(v); }
 
+// Note [Fresh modules]
+// ~~~~~~~~~~~~~~~~~~~~
+// `nn.Softmax(dim=-1)(x)`, `nn.Sequential(nn.ReLU(), nn.Tanh())`, transformers'
+// `ACT2FN["silu"]` (a `SiLUActivation()` made per call) inside forward. In eager
+// each call makes a new object; its constructor could draw random numbers
+// (nn.Linear's init), register global state or run arbitrary Python. A module
+// is built inside traced code only when its construction provably runs torch.nn's
+// own code and nothing else, and leaves no state the graph could change:
+//
+//  * every class on its MRO other than `object` either comes from
+//    `torch.nn.modules` or defines none of the methods construction runs
+//    (`__init__`, `__new__`, `__setattr__`, `__getattr__`, `__getattribute__`,
+//    `__delattr__`) and no data descriptor (which `self.x = v` would reach);
+//    `call_super_init` is a plain bool; the metaclass is `type`
+//    (constructorProblem). So a subclass of nn.Module that only adds a
+//    `forward` (SiLUActivation) qualifies, one with its own `__init__` does not;
+//  * its arguments are constants, modules built this way, or lists, tuples
+//    and dicts of those (a container module's children);
+//  * torch's global module/parameter/buffer registration hooks are empty
+//    (guarded: building would run them);
+//  * the result holds no parameters, buffers or hooks, only immutable
+//    constants and, in `_modules`, children built this way.
+//
+// The instance is made now, under `torch.device("meta")` (a module with
+// parameters, refused afterwards, draws no random numbers), as a *template*:
+// attribute reads answer its constants, a child read from it (iteration,
+// indexing, attribute) is the child's own tracker (freshTemplates_), calls
+// inline its class's forward (guarded as `cls.forward` when the class has a
+// source). It has no source, so writes to it, and methods read from it, break;
+// nothing the graph does can change it. Where it escapes (a break, a return) it
+// is rebuilt as a new `cls(*args, **kwargs)`, the object eager has made at this
+// point; its arguments are rebuilt from snapshots taken at the call (a list
+// mutated afterwards does not change the children), and every reference to a
+// child, inside the container or not, gets that one rebuilt object.
+// Anything else is a GB002 break at the constructor call.
+namespace {
+
+bool fromTorchNn(PyTypeObject* k) {
+  PyObject* mod = k->tp_dict ? PyDict_GetItemString(k->tp_dict, "__module__") : nullptr;  // borrowed
+  return mod && PyUnicode_Check(mod) &&
+         PyUnicode_Tailmatch(mod, PyRef::steal(PyUnicode_FromString("torch.nn.modules.")).get(), 0, PY_SSIZE_T_MAX,
+                             -1) == 1;
+}
+
+/// Why building an instance of module class `tp` may run code other than
+/// torch.nn's own constructors; empty when it cannot (Note [Fresh modules]).
+std::string constructorProblem(PyTypeObject* tp) {
+  static const char* const kConstruction[] = {"__init__",         "__new__",    "__setattr__", "__getattr__",
+                                              "__getattribute__", "__delattr__"};
+  if (Py_TYPE(tp)->tp_call != PyType_Type.tp_call) return "a metaclass with its own __call__";
+  PyObject* mro = tp->tp_mro;
+  for (Py_ssize_t i = 0; mro && i < PyTuple_GET_SIZE(mro); ++i) {
+    auto* k = reinterpret_cast<PyTypeObject*>(PyTuple_GET_ITEM(mro, i));
+    if (k == &PyBaseObject_Type || fromTorchNn(k)) continue;
+    if (!(k->tp_flags & Py_TPFLAGS_HEAPTYPE) || !k->tp_dict) return "a subclass of " + tpName(k);
+    for (const char* n : kConstruction)
+      if (PyDict_GetItemString(k->tp_dict, n)) return tpName(k) + " defines " + n;
+    PyObject *name, *val;
+    Py_ssize_t pos = 0;
+    while (PyDict_Next(k->tp_dict, &pos, &name, &val)) {
+      if (!Py_TYPE(val)->tp_descr_set || PyUnicode_CompareWithASCIIString(name, "__dict__") == 0 ||
+          PyUnicode_CompareWithASCIIString(name, "__weakref__") == 0)
+        continue;
+      return tpName(k) + " has a data descriptor " + PyUnicode_AsUTF8(name);
+    }
+  }
+  PyRef superInit = PyRef::steal(PyUnicode_InternFromString("call_super_init"));
+  PyObject* csi = _PyType_Lookup(tp, superInit.get());  // borrowed
+  if (csi && !PyBool_Check(csi)) return "call_super_init is not a bool";
+  return "";
+}
+
+}  // namespace
+
 VarRef Translator::freshModule(const VarRef& clsVar, std::vector<VarRef>& args,
                                std::vector<std::pair<PyRef, VarRef>>& kwargs) {
-  // Note [Fresh modules]: `nn.Softmax(dim=-1)` inside forward. torch.nn's own
-  // module classes build deterministically from constant arguments, so the
-  // instance is made now, as a template that answers attribute reads; it must
-  // hold no parameters, buffers, children or hooks, and only immutable
-  // constants, so nothing the graph does can change it (attribute writes on it
-  // break: it has no source). Where it escapes it is rebuilt as a new
-  // `cls(*args, **kwargs)`, the object eager has made at this point.
   PyObject* cls = clsVar->obj.get();
   auto* tp = reinterpret_cast<PyTypeObject*>(cls);
-  PyRef mod = PyRef::steal(PyObject_GetAttrString(cls, "__module__"));
-  if (!mod) PyErr_Clear();
-  if (!mod || !PyUnicode_Check(mod.get()) || PyUnicode_Tailmatch(mod.get(), PyRef::steal(PyUnicode_FromString("torch.nn.modules.")).get(), 0, PY_SSIZE_T_MAX, -1) != 1) {
-    fail(GB::UntraceableCall, tpName(tp) + "(): an nn.Module class from outside torch.nn built inside the traced code");
+  std::string why = constructorProblem(tp);
+  if (!why.empty()) {
+    fail(GB::UntraceableCall, tpName(tp) + "(): " + why + " (a module built inside the traced code)");
     return nullptr;
   }
+  // Each argument as the constructor gets it (`py`) and the tracker Codegen
+  // rebuilds it from (a snapshot of a list or dict: Note [Fresh modules]).
+  std::function<bool(const VarRef&, PyRef&, VarRef&)> convert = [&](const VarRef& v, PyRef& py, VarRef& snap) {
+    if (isFreshModule(v)) {
+      py = v->obj;
+      snap = v;
+      return true;
+    }
+    bool seq = v->is(Var::Kind::List) || (v->is(Var::Kind::Tuple) && !v->obj);
+    if (seq) {
+      std::vector<VarRef> items;
+      PyRef out = PyRef::steal(v->is(Var::Kind::List) ? PyList_New(static_cast<Py_ssize_t>(v->items.size()))
+                                                      : PyTuple_New(static_cast<Py_ssize_t>(v->items.size())));
+      for (size_t i = 0; i < v->items.size(); ++i) {
+        PyRef p;
+        VarRef s;
+        if (!convert(v->items[i], p, s)) return false;
+        if (v->is(Var::Kind::List)) PyList_SET_ITEM(out.get(), static_cast<Py_ssize_t>(i), p.release());
+        else PyTuple_SET_ITEM(out.get(), static_cast<Py_ssize_t>(i), p.release());
+        items.push_back(std::move(s));
+      }
+      py = std::move(out);
+      snap = makeSeq(v->kind, std::move(items));
+      return true;
+    }
+    if (v->is(Var::Kind::Dict) && !v->obj && !v->source) {
+      PyRef out = PyRef::steal(PyDict_New());
+      VarRef d = makeVar(Var::Kind::Dict);
+      for (size_t i = 0; i < v->keys.size(); ++i) {
+        PyRef p;
+        VarRef s;
+        if (!convert(v->items[i], p, s)) return false;
+        if (PyDict_SetItem(out.get(), v->keys[i].get(), p.get()) < 0) {
+          failPy(GB::Internal, "dict of modules");
+          return false;
+        }
+        d->keys.push_back(v->keys[i]);
+        d->items.push_back(std::move(s));
+      }
+      py = std::move(out);
+      snap = std::move(d);
+      return true;
+    }
+    if (!isConst(v)) {
+      fail(GB::UntraceableCall, tpName(tp) + "() with an argument that is not a constant or a module built this way");
+      return false;
+    }
+    py = constOf(v);
+    snap = v;
+    return static_cast<bool>(py);
+  };
+  std::vector<VarRef> argSnaps, kwSnaps;
   PyRef a = PyRef::steal(PyTuple_New(static_cast<Py_ssize_t>(args.size())));
   for (size_t i = 0; i < args.size(); ++i) {
-    if (!isConst(args[i])) {
-      fail(GB::UntraceableCall, tpName(tp) + "() with a non-constant argument");
-      return nullptr;
-    }
-    PyRef c = constOf(args[i]);
-    if (!c) return nullptr;
+    PyRef c;
+    VarRef s;
+    if (!convert(args[i], c, s)) return nullptr;
     PyTuple_SET_ITEM(a.get(), static_cast<Py_ssize_t>(i), c.release());
+    argSnaps.push_back(std::move(s));
   }
   PyRef kw = PyRef::steal(PyDict_New());
   for (auto& [k, v] : kwargs) {
-    if (!isConst(v)) {
-      fail(GB::UntraceableCall, tpName(tp) + "() with a non-constant argument");
-      return nullptr;
-    }
-    PyRef c = constOf(v);
-    if (!c) return nullptr;
+    PyRef c;
+    VarRef s;
+    if (!convert(v, c, s)) return nullptr;
     PyDict_SetItem(kw.get(), k.get(), c.get());
+    kwSnaps.push_back(std::move(s));
   }
+  if (!guardNoRegistrationHooks()) return nullptr;
   // Built under `with torch.device("meta"):` so that a module with parameters
   // (refused below) draws no random numbers and allocates nothing.
   PyRef meta = PyRef::steal(PyObject_CallFunction(pyTypes()->torchDevice, "s", "meta"));
@@ -103,19 +220,28 @@ VarRef Translator::freshModule(const VarRef& clsVar, std::vector<VarRef>& args,
   }
   PyObject *key, *val;
   Py_ssize_t pos = 0;
+  static PyObject* modulesName = PyUnicode_InternFromString("_modules");
   while (PyDict_Next(*dp, &pos, &key, &val)) {
     if (immutableConst(val) || emptyStore(val)) continue;
+    if (PyUnicode_Compare(key, modulesName) == 0 && PyDict_CheckExact(val)) {
+      PyObject *ck, *cv;
+      Py_ssize_t cp = 0;
+      bool own = true;  // every child is a module built this way
+      while (own && PyDict_Next(val, &cp, &ck, &cv)) own = freshTemplates_.count(cv) > 0;
+      if (own) continue;
+    }
     fail(GB::UntraceableCall, tpName(tp) + "(): a module with state (" + PyUnicode_AsUTF8(key) + ") built inside the traced code");
     return nullptr;
   }
   VarRef v = makeVar(Var::Kind::Object, m);
   v->name = kFreshModule;
   v->self = clsVar;
-  v->items = args;
-  for (auto& [k, val] : kwargs) {
-    v->keys.push_back(k);
-    v->kwItems.push_back(val);
+  v->items = std::move(argSnaps);
+  for (size_t i = 0; i < kwargs.size(); ++i) {
+    v->keys.push_back(kwargs[i].first);
+    v->kwItems.push_back(kwSnaps[i]);
   }
+  freshTemplates_[m.get()] = v;
   return v;
 }
 
