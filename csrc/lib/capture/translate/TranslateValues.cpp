@@ -303,6 +303,7 @@ bool Translator::storeAttr(const VarRef& obj, PyObject* name, const VarRef& valu
   const PyTypes* T = pyTypes();
   std::string what = std::string(".") + PyUnicode_AsUTF8(name) + " = ...";
   if (obj->is(Var::Kind::UserObject)) return userStoreAttr(obj, name, value);
+  if (isModelOutputVar(obj)) return modelOutputStoreAttr(obj, name, value);
   if (!obj->is(Var::Kind::Object) || !obj->source) return fail(GB::AttributeWrite, what);
   PyObject* o = obj->obj.get();
   PyTypeObject* tp = Py_TYPE(o);

@@ -274,6 +274,8 @@ public:
   // transformers' ModelOutput dataclasses (TranslateDataclass.cpp).
   VarRef modelOutput(PyObject* cls, std::vector<VarRef>& args, std::vector<std::pair<PyRef, VarRef>>& kwargs);
   VarRef modelOutputAttr(const VarRef& obj, PyObject* name);
+  /// `out.name = value` on a ModelOutput built in the frame (ModelOutput.__setattr__).
+  bool modelOutputStoreAttr(const VarRef& obj, PyObject* name, const VarRef& value);
   // Instances of user classes (TranslateObjects.cpp; see Note [User objects]).
   /// `cls(*args, **kwargs)` for a class tracker: __new__, then __init__ inlined.
   VarRef constructUser(const VarRef& clsVar, std::vector<VarRef>& args,
