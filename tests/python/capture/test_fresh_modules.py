@@ -161,3 +161,25 @@ def test_construction_that_runs_other_code_breaks_and_matches_eager(cls):
         assert all(torch.allclose(a, b) for a, b in zip(want, got))
     c = counters()
     assert c["breaks"] >= 1 and c["internal_errors"] == 0
+
+
+def test_container_of_an_existing_module_holds_that_module():
+    class Net(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.lin = nn.Linear(4, 4)
+
+        def forward(self, x):
+            m = nn.Sequential(self.lin, nn.Tanh())
+            return m(x), m
+
+    net = Net()
+    jn = jit(net)
+    x = torch.randn(2, 4)
+    out, m = jn(x)
+    assert torch.allclose(out, torch.tanh(net.lin(x))) and m[0] is net.lin and type(m[1]) is nn.Tanh
+    assert counters()["breaks"] == 0
+    with torch.no_grad():
+        net.lin.weight.mul_(2)  # the child is read through its source: the new weight is used
+    out2, m2 = jn(x)
+    assert torch.allclose(out2, torch.tanh(net.lin(x))) and m2 is not m and m2[0] is net.lin

@@ -50,12 +50,13 @@ bool freshModuleValue(PyObject* v) { return immutableConst(v); }
 //    `call_super_init` is a plain bool; the metaclass is `type`
 //    (constructorProblem). So a subclass of nn.Module that only adds a
 //    `forward` (SiLUActivation) qualifies, one with its own `__init__` does not;
-//  * its arguments are constants, modules built this way, or lists, tuples
-//    and dicts of those (a container module's children);
+//  * its arguments are constants, modules built this way, modules read from a
+//    source (existing objects, guarded as usual; a child keeps its own
+//    parameters), or lists, tuples and dicts of those (a container's children);
 //  * torch's global module/parameter/buffer registration hooks are empty
 //    (guarded: building would run them);
 //  * the result holds no parameters, buffers or hooks, only immutable
-//    constants and, in `_modules`, children built this way.
+//    constants and, in `_modules`, the modules it was given.
 //
 // The instance is made now, under `torch.device("meta")` (a module with
 // parameters, refused afterwards, draws no random numbers), as a *template*:
@@ -123,6 +124,14 @@ VarRef Translator::freshModule(const VarRef& clsVar, std::vector<VarRef>& args,
     if (isFreshModule(v)) {
       py = v->obj;
       snap = v;
+      return true;
+    }
+    if (v->is(Var::Kind::Object) && v->source && pyTypes()->module &&
+        PyObject_TypeCheck(v->obj.get(), reinterpret_cast<PyTypeObject*>(pyTypes()->module))) {
+      // A module that exists already (guarded through its source): the container holds it as is.
+      py = v->obj;
+      snap = v;
+      freshTemplates_[v->obj.get()] = v;
       return true;
     }
     bool seq = v->is(Var::Kind::List) || (v->is(Var::Kind::Tuple) && !v->obj);

@@ -453,7 +453,8 @@ private:
   std::vector<PyRef> inputRefs_;  ///< keeps tensorInputs_' keys alive
   /// Note [Tensor types]: meta twin -> the input's type, when not torch.Tensor.
   std::map<PyObject*, PyRef> tensorTypes_;
-  /// Note [Fresh modules]: each template instance -> the tracker of the module eager builds.
+  /// Note [Fresh modules]: each template instance -> the tracker of the module eager builds; an
+  /// existing module given to a container built in the frame -> its tracker (a child read back).
   std::map<PyObject*, VarRef> freshTemplates_;
   std::vector<InlineEntry> inlineStack_;
   Frame* top_ = nullptr;
