@@ -48,8 +48,11 @@ bool freshModuleValue(PyObject* v) { return immutableConst(v); }
 //    (`__init__`, `__new__`, `__setattr__`, `__getattr__`, `__getattribute__`,
 //    `__delattr__`) and no data descriptor (which `self.x = v` would reach);
 //    `call_super_init` is a plain bool; the metaclass is `type`
-//    (constructorProblem). So a subclass of nn.Module that only adds a
-//    `forward` (SiLUActivation) qualifies, one with its own `__init__` does not;
+//    (constructorProblem); with such a class on the MRO, the constructor that
+//    runs is nn.Module's own (other torch.nn constructors call overridable
+//    methods: nn.Linear's reset_parameters). So a subclass of nn.Module that
+//    only adds a `forward` (SiLUActivation) qualifies, one with its own
+//    `__init__`, or a subclass of nn.Linear, does not;
 //  * its arguments are constants, modules built this way, modules read from a
 //    source (existing objects, guarded as usual; a child keeps its own
 //    parameters), or lists, tuples and dicts of those (a container's children);
@@ -101,6 +104,19 @@ std::string constructorProblem(PyTypeObject* tp) {
       return tpName(k) + " has a data descriptor " + PyUnicode_AsUTF8(name);
     }
   }
+  // torch.nn's constructors other than Module's call methods a subclass may
+  // override (nn.Linear's reset_parameters): with a class from elsewhere on the
+  // MRO, the constructor that runs must be nn.Module's own.
+  static PyObject* initName = PyUnicode_InternFromString("__init__");
+  PyObject* moduleCls = pyTypes()->module;
+  bool foreign = false;
+  for (Py_ssize_t i = 0; mro && i < PyTuple_GET_SIZE(mro); ++i) {
+    auto* k = reinterpret_cast<PyTypeObject*>(PyTuple_GET_ITEM(mro, i));
+    foreign = foreign || (k != &PyBaseObject_Type && !fromTorchNn(k));
+  }
+  if (foreign && (!moduleCls || _PyType_Lookup(tp, initName) !=
+                                    _PyType_Lookup(reinterpret_cast<PyTypeObject*>(moduleCls), initName)))
+    return "a subclass of a torch.nn module with a constructor of its own";
   PyRef superInit = PyRef::steal(PyUnicode_InternFromString("call_super_init"));
   PyObject* csi = _PyType_Lookup(tp, superInit.get());  // borrowed
   if (csi && !PyBool_Check(csi)) return "call_super_init is not a bool";
