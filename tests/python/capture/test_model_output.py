@@ -70,3 +70,44 @@ def test_model_output_old_cache_argument_name_is_renamed_as_in_eager():
         return o.cache + o.logits
 
     check(f, r(3), min_graphs=1)
+
+
+def test_model_output_field_written_in_graph():
+    # chinese_clip's get_text_features: `outputs.pooler_output = proj(...)`.
+    def replace(x):
+        o = _Out(logits=x, hidden=x + 1)
+        o.hidden = o.hidden * 2
+        return o, o.to_tuple(), o["hidden"]
+
+    def add_last(x):
+        o = _Out(logits=x)
+        o.hidden = x * 3  # a field without a value, after every key: a new last item
+        return o, tuple(o.keys()), o.to_tuple(), o[1]
+
+    from xacc.jit import reset
+    check(replace, r(3, 4), graphs=1, breaks=0)
+    reset()
+    check(add_last, r(3, 4), graphs=1, breaks=0)
+
+
+def test_model_output_writes_it_does_not_model_break_and_match_eager():
+    def before_later_key(x):
+        o = _Out(logits=x, extra=(1,))
+        o.hidden = x  # eager: a new item after `extra`; cls(**d) would put it before
+        return o, tuple(o.keys()), o.to_tuple()
+
+    def set_none(x):
+        o = _Out(logits=x, hidden=x + 1)
+        o.hidden = None  # the attribute only: the item keeps its value
+        return o.hidden, o["hidden"], tuple(o.keys())
+
+    def not_a_field(x):
+        o = _Out(logits=x)
+        o.note = "n"
+        return o.note, tuple(o.keys()), o
+
+    from xacc.jit import reset
+    for fn in (before_later_key, set_none, not_a_field):
+        reset()
+        c = check(fn, r(3), min_graphs=0, max_recompiles=3)  # the value is what matters here
+        assert c["breaks"] >= 1

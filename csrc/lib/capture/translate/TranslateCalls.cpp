@@ -343,6 +343,10 @@ VarRef Translator::callModule(const VarRef& mod, std::vector<VarRef>& args,
   // and guarded through that source.
   static PyObject* className = PyUnicode_InternFromString("__class__");
   SourceRef fwdSource = mod->source ? Source::attr(Source::attr(mod->source, className), forwardName) : nullptr;
+  if (!fwdSource && isFreshModule(mod) && mod->self->source) {  // Note [Fresh modules]: its class's forward
+    fwdSource = Source::attr(mod->self->source, forwardName);
+    guardId(fwdSource, fwd);
+  }
   return inlineFunction(fwd, std::move(all), std::move(kwargs), fwdSource);
 }
 

@@ -6,6 +6,17 @@
 // index reads `to_tuple()`. At a break or as a return value it is rebuilt as
 // `cls(**dict)`, which gives the same object.
 //
+// `out.name = value` runs ModelOutput.__setattr__: a field's item is set and
+// the attribute too. Modelled when the class's __setattr__ is ModelOutput's,
+// the object was built in the frame (outside a tensor branch) and the new
+// value is not None (None sets the attribute only, leaving the item: the two
+// diverge). A field that holds a value (a key) is replaced in place. For a
+// field without one, transformers versions differ (5.x adds the item at the
+// end, 4.x sets the attribute only): which one this is, is asked of the class's
+// own __setattr__ on a scratch instance (cls.__new__, no __init__); an added
+// item is modelled only where it is also last in field order, so that the
+// rebuilt `cls(**dict)` has eager's key order. Anything else stays GB007.
+//
 // Only the dataclass-generated `__init__` with ModelOutput's own
 // `__post_init__` is modelled; its "first field is an iterator of key/value
 // pairs" form, and the methods ModelOutput forbids (pop, update, ...), are
@@ -206,6 +217,51 @@ VarRef Translator::modelOutputAttr(const VarRef& obj, PyObject* name) {
     }
   fail(GB::UnmodeledAttribute, std::string(".") + n + " of a " + reinterpret_cast<PyTypeObject*>(obj->obj.get())->tp_name);
   return nullptr;
+}
+
+bool Translator::modelOutputStoreAttr(const VarRef& obj, PyObject* name, const VarRef& value) {
+  auto* tp = reinterpret_cast<PyTypeObject*>(obj->obj.get());
+  std::string what = std::string(".") + PyUnicode_AsUTF8(name) + " = ... on a " + tp->tp_name;
+  static PyObject* setattrName = PyUnicode_InternFromString("__setattr__");
+  PyObject* base = modelOutputBase();
+  if (!base || _PyType_Lookup(tp, setattrName) != _PyType_Lookup(reinterpret_cast<PyTypeObject*>(base), setattrName))
+    return fail(GB::AttributeWrite, what + " (its own __setattr__)");
+  if (obj->source || branchDepth_ > 0) return fail(GB::AttributeWrite, what);
+  // transformers renames these (past_key_values -> cache) in some versions.
+  if (PyUnicode_CompareWithASCIIString(name, "past_key_values") == 0 ||
+      PyUnicode_CompareWithASCIIString(name, "cache_params") == 0)
+    return fail(GB::AttributeWrite, what + " (a renamed cache field)");
+  if (value->is(Var::Kind::Const) && value->obj.get() == Py_None)
+    return fail(GB::AttributeWrite, what + " (None: the item keeps its value)");
+  for (size_t j = 0; j < obj->keys.size(); ++j) {
+    int eq = PyUnicode_Compare(obj->keys[j].get(), name);
+    if (eq == -1 && PyErr_Occurred()) PyErr_Clear();
+    if (eq != 0) continue;
+    obj->items[j] = value;
+    return true;
+  }
+  // A field without a value: its position in field order, after every key's.
+  PyObject* f = obj->fields.get();
+  Py_ssize_t at = -1, lastKey = -1;
+  for (Py_ssize_t i = 0; f && i < PyTuple_GET_SIZE(f); ++i) {
+    PyObject* fn = PyTuple_GET_ITEM(f, i);
+    if (PyUnicode_Compare(fn, name) == 0) at = i;
+    for (const PyRef& k : obj->keys)
+      if (PyUnicode_Compare(fn, k.get()) == 0) lastKey = i;
+  }
+  if (at < 0) return fail(GB::AttributeWrite, what + " (not a field)");
+  if (at < lastKey) return fail(GB::AttributeWrite, what + " (a new item before a later field's)");
+  PyRef empty = PyRef::steal(PyTuple_New(0));
+  PyRef scratch = PyRef::steal(tp->tp_new(tp, empty.get(), nullptr));
+  PyRef marker = PyRef::steal(PyLong_FromLong(1));
+  int added = scratch && PyObject_SetAttr(scratch.get(), name, marker.get()) == 0
+                  ? PyDict_Contains(scratch.get(), name)
+                  : -1;
+  if (added < 0) return failPy(GB::AttributeWrite, what + " (asking the class's __setattr__)");
+  if (!added) return fail(GB::AttributeWrite, what + " (this ModelOutput sets the attribute only)");
+  obj->keys.push_back(PyRef::borrow(name));
+  obj->items.push_back(value);
+  return true;
 }
 
 }  // namespace xacc::capture::translate

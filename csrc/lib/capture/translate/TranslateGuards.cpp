@@ -127,40 +127,54 @@ const char* const kGlobalHookDicts[] = {"_global_forward_hooks", "_global_forwar
                                         "_global_forward_hooks_always_called"};
 }  // namespace
 
-bool Translator::guardNoHooks(const VarRef& mod) {
+bool Translator::guardEmptyDicts(PyObject* owner, const SourceRef& src, const char* const* names, size_t n,
+                                 const std::string& what) {
   // The dicts are read as items of the owner's `__dict__` (one dict lookup
   // each on a cache hit, the `__dict__` node shared with other guards).
   static PyObject* dictName = PyUnicode_InternFromString("__dict__");
-  auto check = [&](PyObject* owner, const SourceRef& src, const char* const* names, size_t n,
-                   const std::string& what) {
-    PyRef ns = PyRef::steal(PyObject_GetAttr(owner, dictName));
-    if (!ns || !PyDict_CheckExact(ns.get())) {
+  PyRef ns = PyRef::steal(PyObject_GetAttr(owner, dictName));
+  if (!ns || !PyDict_CheckExact(ns.get())) {
+    PyErr_Clear();
+    return fail(GB::ModuleHooks, what + " without a __dict__");
+  }
+  SourceRef nsSrc = Source::attr(src, dictName);
+  for (size_t i = 0; i < n; ++i) {
+    PyRef name = PyRef::steal(PyUnicode_InternFromString(names[i]));
+    PyObject* d = PyDict_GetItemWithError(ns.get(), name.get());  // borrowed
+    if (!d) {  // a torch without this dict
       PyErr_Clear();
-      return fail(GB::ModuleHooks, what + " without a __dict__");
+      continue;
     }
-    SourceRef nsSrc = Source::attr(src, dictName);
-    for (size_t i = 0; i < n; ++i) {
-      PyRef name = PyRef::steal(PyUnicode_InternFromString(names[i]));
-      PyObject* d = PyDict_GetItemWithError(ns.get(), name.get());  // borrowed
-      if (!d) {  // a torch without this dict
-        PyErr_Clear();
-        continue;
-      }
-      Py_ssize_t len = PyObject_Length(d);
-      if (len < 0) return failPy(GB::ModuleHooks, what);
-      if (len > 0) return fail(GB::ModuleHooks, what);
-      guardLen(Source::item(nsSrc, name.get()), 0);
-    }
-    return true;
-  };
+    Py_ssize_t len = PyObject_Length(d);
+    if (len < 0) return failPy(GB::ModuleHooks, what);
+    if (len > 0) return fail(GB::ModuleHooks, what);
+    guardLen(Source::item(nsSrc, name.get()), 0);
+  }
+  return true;
+}
+
+bool Translator::guardNoHooks(const VarRef& mod) {
   PyObject* mm = pyTypes()->moduleModule;
   int ci = mm ? host_.constIndex(mm) : -1;
   if (ci < 0) return fail(GB::ModuleHooks, "torch.nn.modules.module");
-  if (!check(mm, Source::root(Access::Const, ci), kGlobalHookDicts, std::size(kGlobalHookDicts),
-             "global module hooks"))
+  if (!guardEmptyDicts(mm, Source::root(Access::Const, ci), kGlobalHookDicts, std::size(kGlobalHookDicts),
+                       "global module hooks"))
     return false;
-  return check(mod->obj.get(), mod->source, kModuleHookDicts, std::size(kModuleHookDicts),
-               Py_TYPE(mod->obj.get())->tp_name);
+  return guardEmptyDicts(mod->obj.get(), mod->source, kModuleHookDicts, std::size(kModuleHookDicts),
+                         Py_TYPE(mod->obj.get())->tp_name);
+}
+
+bool Translator::guardNoRegistrationHooks() {
+  // Note [Fresh modules]: nn.Module.__setattr__/register_* run these when a
+  // module is built; building the template would run them at capture time only.
+  static const char* const kRegistrationHookDicts[] = {"_global_module_registration_hooks",
+                                                       "_global_parameter_registration_hooks",
+                                                       "_global_buffer_registration_hooks"};
+  PyObject* mm = pyTypes()->moduleModule;
+  int ci = mm ? host_.constIndex(mm) : -1;
+  if (ci < 0) return fail(GB::ModuleHooks, "torch.nn.modules.module");
+  return guardEmptyDicts(mm, Source::root(Access::Const, ci), kRegistrationHookDicts,
+                         std::size(kRegistrationHookDicts), "global module registration hooks");
 }
 
 }  // namespace xacc::capture::translate

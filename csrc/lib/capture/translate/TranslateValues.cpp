@@ -83,6 +83,12 @@ VarRef Translator::moduleChild(const VarRef& mod, PyObject* name, bool& found) {
       continue;
     }
     found = true;
+    if (isFreshModule(mod)) {  // its children are built in the frame too (Note [Fresh modules])
+      auto it = freshTemplates_.find(value);
+      if (it != freshTemplates_.end()) return it->second;
+      fail(GB::UnmodeledAttribute, std::string("a child of a module built inside the traced code"));
+      return nullptr;
+    }
     PyRef dname = PyRef::steal(PyUnicode_InternFromString(dn));
     SourceRef src = Source::item(Source::attr(mod->source, dname.get()), name);
     if (value == Py_None) {  // `bias=False`: another instance may have one
@@ -184,6 +190,7 @@ VarRef Translator::getattr(const VarRef& obj, PyObject* name) {
         return nullptr;
       }
       PyRef v = PyRef::steal(value);
+      if (isFreshModule(obj) && freshTemplates_.count(value)) return freshTemplates_[value];  // a child
       if (isFreshModule(obj) && !freshModuleValue(value)) {  // Note [Fresh modules]
         fail(GB::UnmodeledAttribute, std::string(".") + PyUnicode_AsUTF8(name) + " of a module built inside the traced code");
         return nullptr;
@@ -304,6 +311,7 @@ bool Translator::storeAttr(const VarRef& obj, PyObject* name, const VarRef& valu
   const PyTypes* T = pyTypes();
   std::string what = std::string(".") + PyUnicode_AsUTF8(name) + " = ...";
   if (obj->is(Var::Kind::UserObject)) return userStoreAttr(obj, name, value);
+  if (isModelOutputVar(obj)) return modelOutputStoreAttr(obj, name, value);
   if (!obj->is(Var::Kind::Object) || !obj->source) return fail(GB::AttributeWrite, what);
   PyObject* o = obj->obj.get();
   PyTypeObject* tp = Py_TYPE(o);

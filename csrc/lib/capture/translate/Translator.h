@@ -297,6 +297,8 @@ public:
   // transformers' ModelOutput dataclasses (TranslateDataclass.cpp).
   VarRef modelOutput(PyObject* cls, std::vector<VarRef>& args, std::vector<std::pair<PyRef, VarRef>>& kwargs);
   VarRef modelOutputAttr(const VarRef& obj, PyObject* name);
+  /// `out.name = value` on a ModelOutput built in the frame (ModelOutput.__setattr__).
+  bool modelOutputStoreAttr(const VarRef& obj, PyObject* name, const VarRef& value);
   // Instances of user classes (TranslateObjects.cpp; see Note [User objects]).
   /// `cls(*args, **kwargs)` for a class tracker: __new__, then __init__ inlined.
   VarRef constructUser(const VarRef& clsVar, std::vector<VarRef>& args,
@@ -338,7 +340,7 @@ public:
   VarRef userLen(const VarRef& obj);
   VarRef userSubscr(const VarRef& obj, const VarRef& idx);
   bool userStoreSubscr(const VarRef& obj, const VarRef& idx, const VarRef& val);
-  /// `nn.X(consts)` of a torch.nn module class with no state (Note [Fresh modules]).
+  /// `nn.X(...)` of a module class whose construction runs only torch.nn's code (Note [Fresh modules]).
   VarRef freshModule(const VarRef& clsVar, std::vector<VarRef>& args,
                      std::vector<std::pair<PyRef, VarRef>>& kwargs);
   // Sets of constants (TranslateSets.cpp).
@@ -403,6 +405,11 @@ private:
   /// Note [Module hooks]: the hook dicts of the module at `mod` (and torch's
   /// global ones) are empty, as seen when its call was inlined.
   bool guardNoHooks(const VarRef& mod);
+  /// Note [Fresh modules]: torch's global module/parameter/buffer registration hooks are empty.
+  bool guardNoRegistrationHooks();
+  /// Each dict `names[i]` of `owner.__dict__` (read at `src`) is empty; `what` names them in a break.
+  bool guardEmptyDicts(PyObject* owner, const SourceRef& src, const char* const* names, size_t n,
+                       const std::string& what);
   /// The value at `s` has (or has not) the attribute or key `what`: kind HasAttr
   /// (getattr with a default, hasattr) or HasKey (`os.environ` keys read with
   /// .get or `in`). Asking twice adds one leaf.
@@ -474,6 +481,9 @@ private:
   std::vector<PyRef> inputRefs_;  ///< keeps tensorInputs_' keys alive
   /// Note [Tensor types]: meta twin -> the input's type, when not torch.Tensor.
   std::map<PyObject*, PyRef> tensorTypes_;
+  /// Note [Fresh modules]: each template instance -> the tracker of the module eager builds; an
+  /// existing module given to a container built in the frame -> its tracker (a child read back).
+  std::map<PyObject*, VarRef> freshTemplates_;
   std::vector<InlineEntry> inlineStack_;
   Frame* top_ = nullptr;
   std::unique_ptr<Frame> topFrame_;

@@ -193,3 +193,40 @@ def init_functions(x):
     w = torch.empty(10, 10)
     nn.init.constant_(w, 0.5)
     return x @ w
+
+
+class _SiLUOnly(nn.Module):
+    """nn.Module's constructor and a forward of its own (transformers' SiLUActivation)."""
+
+    def forward(self, x):
+        return F.silu(x)
+
+
+class _Instantier(dict):
+    """transformers' ClassInstantier: every lookup builds a new module."""
+
+    def __getitem__(self, key):
+        return super().__getitem__(key)()
+
+
+_ACTS = _Instantier(silu=_SiLUOnly, gelu=nn.GELU)
+
+
+@case(T)
+def activation_registry_inline(x):
+    return _ACTS["silu"](x) + _ACTS["gelu"](x)
+
+
+@case(T)
+def module_list_comprehension_inline(x):
+    layers = nn.ModuleList([nn.Tanh() for _ in range(3)])
+    for layer in layers[1:]:
+        x = layer(x)
+    return x, len(layers)
+
+
+@case(T)
+def sequential_children_identity_inline(x):
+    a = nn.ReLU()
+    m = nn.Sequential(a, nn.Sequential(nn.Tanh(), a))
+    return m(x), m[0] is a, m[1][1] is a, m
