@@ -42,6 +42,12 @@ CASES = [
     (A.add.Tensor, lambda: (T(3, 2, t=True), T(3, 2, dtype=f16)), {}),
     (A.add.Tensor, lambda: (T(2, 3), T(4)), {}),  # raises
     (A.sub.Tensor, lambda: (T(4, 1), T(1, 5, dtype=i64)), {}),
+    # Python numbers for Tensor arguments (`x * 2.5` reaches the recorder so):
+    # wrapped numbers, which do not decide the result dtype within a category.
+    (A.mul.Tensor, lambda: (T(2, 3, dtype=i64), 2.5), {}),
+    (A.mul.Tensor, lambda: (T(2, 3, dtype=f16), 3), {}),
+    (A.add.Tensor, lambda: (T(2, 3, dtype=b8), True), {}),
+    (A.div.Tensor, lambda: (T(2, 3, dtype=i64), 2), {}),
     (A.mul.Tensor, lambda: (T(2, 3, dtype=i64), T(2, 3)), {}),
     (A.div.Tensor, lambda: (T(2, 3, dtype=i64), T(2, 3, dtype=i64)), {}),
     (A.bitwise_and.Tensor, lambda: (T(2, 3, dtype=b8), T(3, dtype=b8)), {}),

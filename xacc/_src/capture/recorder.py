@@ -27,8 +27,7 @@ from typing import Any, Callable
 import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 
-from xacc import _C as _C_aten
-from xacc._src.capture import decompositions, dynamic
+from xacc._src.capture import decompositions, dynamic, meta_run
 from xacc._src.capture.breaks import GraphBreak
 
 DTYPE_NAMES: dict[torch.dtype, str] = {
@@ -153,41 +152,6 @@ def meta_kernels_without_dynamo() -> None:
             fn.__dynamo_disable = _lazy_disable(fn, recursive)
 
 
-# Note [Native meta kernels] (csrc/lib/backend/aten/AtenNativeMeta.cpp): the
-# common ops get their meta results from libtorch's C++ meta functions, not from
-# the Python meta kernels torch registers over them, whose helpers import sympy
-# and torch.fx.experimental.symbolic_shapes on first use (seconds and tens of
-# MiB that plain Python never pays). "aten::name.overload" -> rule exists.
-_NATIVE_OPS = frozenset(getattr(_C_aten, "native_meta_ops", lambda: [])())
-_native_key: dict = {}  # OpOverload -> (name, overload) or None
-
-
-def _native_meta(func: Any, args: tuple, kwargs: dict) -> Any:
-    """`func` run on meta tensors by its C++ rule, or None (no rule)."""
-    key = _native_key.get(func, False)
-    if key is False:
-        key = (func._schema.name, func._overloadname or "default")
-        key = key if f"{key[0]}.{key[1]}" in _NATIVE_OPS else None
-        _native_key[func] = key
-    if key is None:
-        return None
-    return _C_aten.native_meta(key[0], key[1], args, kwargs)
-
-
-_TORCH_CHECK_WITH = torch._check_with
-
-
-def _check_with_true_fast(error_type: Any, cond: Any, message: Any = None) -> None:
-    """torch._check_with while the recorder runs torch code: a condition that is
-    the bool True returns at once, as the original does (it returns when
-    symbolic_shapes.expect_true(True), which is True) but without first
-    importing torch.fx.experimental.symbolic_shapes and sympy; anything else
-    (False, a SymBool, a wrong type) goes to the original, unchanged."""
-    if cond is True:
-        return None
-    return _TORCH_CHECK_WITH(error_type, cond, message)
-
-
 class _Mode(TorchDispatchMode):
     def __init__(self, rec: "Recorder") -> None:
         super().__init__()
@@ -276,9 +240,7 @@ class Recorder:
             what = f"{type(owner).__name__}.{getattr(fn, '__name__', '?')}" if owner is not None else \
                 getattr(fn, "__name__", str(fn))
             raise GraphBreak("GB026", f"{what} on a torch.distributed object")
-        # Python meta kernels check with torch._check (see _check_with_true_fast);
-        # restored at once, so user code never sees the replacement.
-        prev, torch._check_with = torch._check_with, _check_with_true_fast
+        prev = meta_run.plain_checks_on()
         try:
             if self.no_grad:
                 with _Mode(self), torch.no_grad():
@@ -293,7 +255,7 @@ class Recorder:
                 raise GraphBreak("GB005", f"{getattr(fn, '__name__', fn)}: {msg}") from None
             raise GraphBreak("GB006", f"{getattr(fn, '__name__', fn)}: {msg}") from None
         finally:
-            torch._check_with = prev
+            meta_run.plain_checks_off(prev)
 
     def _exec_value(self, v: Any) -> Any:
         if isinstance(v, torch.Tensor) and v.device.type != "meta":
@@ -343,9 +305,7 @@ class Recorder:
             if i < len(exec_args) and isinstance(exec_args[i], torch.device):
                 exec_args = exec_args[:i] + (torch.device("meta"),) + exec_args[i + 1:]
         if meta_rule is None:
-            out = _native_meta(func, exec_args, exec_kwargs)
-            if out is None:
-                out = func(*exec_args, **exec_kwargs)
+            out = meta_run.run(func, exec_args, exec_kwargs)
         else:
             if torch.is_grad_enabled() and any(isinstance(a, torch.Tensor) and a.requires_grad for a in exec_args):
                 raise GraphBreak("GB026", f"{gname} on a tensor that requires grad (its backward is not modelled)")
