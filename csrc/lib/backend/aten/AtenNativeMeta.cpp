@@ -88,6 +88,14 @@ bool push(torch::jit::Stack& out, at::Tensor r) {
   return true;
 }
 
+/// A Scalar as the 0-dim wrapped-number tensor the `.Scalar` overloads hand
+/// to their `.Tensor` forms (at::mul(self, wrapped_scalar_tensor(other)), ...).
+at::Tensor wrapped(const at::Scalar& s) {
+  at::Tensor w = at::scalar_tensor(s, at::TensorOptions().dtype(s.type()).device(c10::kMeta));
+  w.unsafeGetTensorImpl()->set_wrapped_number(true);
+  return w;
+}
+
 /// An `int[]?` argument: nullopt for None.
 std::optional<std::vector<int64_t>> intsOrNone(const c10::IValue& v) {
   if (v.isNone()) return std::nullopt;
@@ -109,6 +117,18 @@ const std::unordered_map<std::string, Entry>& rules() {
        }}},
       {"aten::sub.Tensor", {3, [](Args a, torch::jit::Stack& o) {
          return push(o, at::meta::sub(t(a, 0), t(a, 1), a[2].toScalar()));
+       }}},
+      {"aten::add.Scalar", {3, [](Args a, torch::jit::Stack& o) {
+         return push(o, at::meta::add(t(a, 0), wrapped(a[1].toScalar()), a[2].toScalar()));
+       }}},
+      {"aten::sub.Scalar", {3, [](Args a, torch::jit::Stack& o) {
+         return push(o, at::meta::sub(t(a, 0), wrapped(a[1].toScalar()), a[2].toScalar()));
+       }}},
+      {"aten::mul.Scalar", {2, [](Args a, torch::jit::Stack& o) {
+         return push(o, at::meta::mul(t(a, 0), wrapped(a[1].toScalar())));
+       }}},
+      {"aten::div.Scalar", {2, [](Args a, torch::jit::Stack& o) {
+         return push(o, at::meta::div(t(a, 0), wrapped(a[1].toScalar())));
        }}},
       XACC_BINARY(mul, Tensor),
       XACC_BINARY(div, Tensor),
