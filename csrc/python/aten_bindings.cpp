@@ -4,10 +4,13 @@
 // with tensor ops parses, verifies and interprets from Python.
 #ifdef XACC_ATEN_AVAILABLE
 
+#include <ATen/core/dispatch/Dispatcher.h>
 #include <torch/csrc/autograd/python_variable.h>
+#include <torch/csrc/jit/python/pybind_utils.h>
 
 #include "Bindings.h"
 #include "xacc/backend/aten/AtenOps.h"
+#include "xacc/backend/aten/NativeMeta.h"
 #include "xacc/backend/aten/TensorDatum.h"
 
 bool xaccTensorToDatum(py::handle obj, xacc::ir::Datum& out) {
@@ -24,6 +27,47 @@ py::object xaccDatumToTensor(const xacc::ir::Datum& d) {
 void bindAten(py::module_& m) {
   xacc::backend::aten::registerAtenOps();
   m.attr("has_aten") = true;
+  // Note [Native meta kernels] (AtenNativeMeta.cpp): the C++ meta result of a
+  // common op, or None when the table has no rule for it or these arguments.
+  m.def("native_meta_ops", &xacc::backend::aten::nativeMetaOps);
+  m.def("native_meta", [](const std::string& name, const std::string& overload, py::tuple args,
+                          py::dict kwargs) -> py::object {
+    auto op = c10::Dispatcher::singleton().findSchema({name, overload == "default" ? "" : overload});
+    if (!op) return py::none();
+    // A Python number passed for a Tensor argument (`x * 2.0` reaches a
+    // dispatch mode as mul.Tensor(x, 2.0)) becomes what torch makes of it: a
+    // 0-dim wrapped-number tensor (double, long or bool), here on meta.
+    const auto& schema = op->schema();
+    auto wrap = [](py::handle v) -> py::object {
+      if (PyBool_Check(v.ptr()) || PyLong_Check(v.ptr()) || PyFloat_Check(v.ptr())) {
+        at::Scalar s = PyBool_Check(v.ptr())   ? at::Scalar(v.cast<bool>())
+                       : PyLong_Check(v.ptr()) ? at::Scalar(v.cast<int64_t>())
+                                               : at::Scalar(v.cast<double>());
+        at::Tensor t = at::scalar_tensor(s, at::TensorOptions().dtype(s.type()).device(c10::kMeta));
+        t.unsafeGetTensorImpl()->set_wrapped_number(true);
+        return py::reinterpret_steal<py::object>(THPVariable_Wrap(t));
+      }
+      return py::reinterpret_borrow<py::object>(v);
+    };
+    auto isTensorArg = [](const c10::Argument& a) { return a.type()->kind() == c10::TypeKind::TensorType; };
+    py::list pos;
+    for (size_t i = 0; i < args.size(); ++i)
+      pos.append(i < schema.arguments().size() && isTensorArg(schema.arguments()[i]) ? wrap(args[i]) : args[i]);
+    py::dict kw;
+    for (auto [k, v] : kwargs) {
+      auto idx = schema.argumentIndexWithName(k.cast<std::string>());
+      kw[k] = idx && isTensorArg(schema.arguments()[*idx]) ? wrap(v) : py::reinterpret_borrow<py::object>(v);
+    }
+    torch::jit::Stack stack;
+    try {
+      stack = torch::jit::createStackForSchema(schema, torch::jit::tuple_slice(py::tuple(pos)), py::kwargs(kw),
+                                               std::nullopt);
+    } catch (const std::exception&) {
+      return py::none();  // arguments this conversion does not read: torch's kernel runs
+    }
+    if (!xacc::backend::aten::runNativeMeta(name, overload, stack)) return py::none();
+    return torch::jit::createPyObjectForStack(std::move(stack));
+  });
 }
 
 #endif  // XACC_ATEN_AVAILABLE

@@ -27,7 +27,7 @@ from typing import Any, Callable
 import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 
-from xacc._src.capture import decompositions, dynamic
+from xacc._src.capture import decompositions, dynamic, meta_run
 from xacc._src.capture.breaks import GraphBreak
 
 DTYPE_NAMES: dict[torch.dtype, str] = {
@@ -240,6 +240,7 @@ class Recorder:
             what = f"{type(owner).__name__}.{getattr(fn, '__name__', '?')}" if owner is not None else \
                 getattr(fn, "__name__", str(fn))
             raise GraphBreak("GB026", f"{what} on a torch.distributed object")
+        prev = meta_run.plain_checks_on()
         try:
             if self.no_grad:
                 with _Mode(self), torch.no_grad():
@@ -253,6 +254,8 @@ class Recorder:
             if "data-dependent" in msg or "Cannot copy out of meta" in msg or "meta tensor" in msg.lower():
                 raise GraphBreak("GB005", f"{getattr(fn, '__name__', fn)}: {msg}") from None
             raise GraphBreak("GB006", f"{getattr(fn, '__name__', fn)}: {msg}") from None
+        finally:
+            meta_run.plain_checks_off(prev)
 
     def _exec_value(self, v: Any) -> Any:
         if isinstance(v, torch.Tensor) and v.device.type != "meta":
@@ -302,7 +305,7 @@ class Recorder:
             if i < len(exec_args) and isinstance(exec_args[i], torch.device):
                 exec_args = exec_args[:i] + (torch.device("meta"),) + exec_args[i + 1:]
         if meta_rule is None:
-            out = func(*exec_args, **exec_kwargs)
+            out = meta_run.run(func, exec_args, exec_kwargs)
         else:
             if torch.is_grad_enabled() and any(isinstance(a, torch.Tensor) and a.requires_grad for a in exec_args):
                 raise GraphBreak("GB026", f"{gname} on a tensor that requires grad (its backward is not modelled)")

@@ -36,6 +36,8 @@ from typing import Any
 import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 
+from xacc._src.capture import meta_run
+
 
 # Python dunders of torch.Tensor (torch/_tensor.py) that pass a number through unchanged.
 _PASS_THROUGH = {"__rsub__", "__rtruediv__", "__rdiv__", "__rpow__", "__pow__", "__ipow__",
@@ -99,6 +101,12 @@ class _Probe(TorchDispatchMode):
         self.bad = False
         self.signature: list = []
 
+    @classmethod
+    def _should_skip_dynamo(cls) -> bool:
+        # As recorder._Mode: runs only inside the compile callback with the frame
+        # hook off; otherwise its first call imports torch._dynamo.
+        return False
+
     def __torch_dispatch__(self, func, types_, args=(), kwargs=None):  # noqa: D105
         kwargs = kwargs or {}
         schema = func._schema
@@ -109,7 +117,7 @@ class _Probe(TorchDispatchMode):
             self._scan(v, str(a.type), has_tensor)
         margs = tuple(_meta(a) for a in args)
         mkw = {k: _meta(v) for k, v in kwargs.items()}
-        out = func(*margs, **mkw)
+        out = meta_run.run(func, margs, mkw)
         self.signature.append((str(func), _shape_sig(out)))
         return out
 
@@ -145,12 +153,15 @@ def probe(fn: Any, make_args: Any, values: list) -> list | None:
         sent = sentinel_values(values, table)
         seen_values = {(type(v), v): k for k, v in enumerate(sent)}
         mode = _Probe(seen_values)
+        prev = meta_run.plain_checks_on()
         try:
             args, kwargs = make_args(sent)
             with mode:
                 fn(*args, **kwargs)
         except Exception:  # noqa: BLE001 - any failure: the numbers specialize
             return None
+        finally:
+            meta_run.plain_checks_off(prev)
         if mode.bad or len(mode.seen) != len(seen_values):
             return None
         sigs.append(mode.signature)

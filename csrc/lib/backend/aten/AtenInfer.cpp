@@ -17,6 +17,7 @@
 #include <unordered_map>
 
 #include "AtenOp.h"
+#include "xacc/backend/aten/NativeMeta.h"
 #include "xacc/backend/aten/TensorDatum.h"
 
 namespace xacc::backend::aten {
@@ -455,7 +456,10 @@ Type firstTensorType(const std::vector<Type>& operands) {
 bool callOp(const AtenOp& op, torch::jit::Stack& stack, std::string& error, bool& noMeta) {
   noMeta = false;
   try {
-    op.handle.callBoxed(stack);
+    // Meta operands: libtorch's C++ meta function when it has a rule, not the
+    // Python meta kernel torch registered over it (Note [Native meta kernels]).
+    const c10::OperatorName& name = op.schema().operator_name();
+    if (!runNativeMeta(name.name, name.overload_name, stack)) op.handle.callBoxed(stack);
     return true;
   } catch (const std::exception& e) {
     noMeta = isNoMetaKernel(e);

@@ -276,7 +276,7 @@ private:
   bool built_ = false;
   std::atomic<int64_t> kernelLaunches_{0}, regionFallbackRuns_{0}, splitRuns_{0};
   std::atomic<int64_t> packedGemmRuns_{0}, weightsPacked_{0};  // Note [Packed GEMM weights]
-  static constexpr int64_t kPackMaxRows = 128, kPackMinWeight = int64_t{1} << 20;
+  static constexpr int64_t kPackMinRows = 2, kPackMaxRows = 128, kPackMinWeight = int64_t{1} << 20;
   mutable std::mutex statsMu_;
   mutable CompileStats snapshot_;
   // Profiling (opts_.profile): per region step index (kernel, ATen) times;
