@@ -48,11 +48,11 @@ bool Frame::stepFused(const Instr& ins, bool& done, VarRef& result) {
     case Op::CALL_KW: {
       // [callable, self or NULL, positional args, keyword args, names]
       if (!need(ins, 3 + static_cast<size_t>(ins.arg))) return false;
-      VarRef names = pop();
-      if (!names->is(Var::Kind::Const) || !PyTuple_CheckExact(names->obj.get()) ||
-          PyTuple_GET_SIZE(names->obj.get()) > ins.arg)
+      PyRef names = t.constOf(pop());  // LOAD_CONST's tuple (a Tuple tracker of strings)
+      if (!names) return false;
+      if (!PyTuple_CheckExact(names.get()) || PyTuple_GET_SIZE(names.get()) > ins.arg)
         return t.fail(GB::Internal, "internal: CALL_KW without a tuple of names");
-      kwNames = names->obj;
+      kwNames = names;
       return as(Op::CALL, ins.arg);
     }
     case Op::FORMAT_SIMPLE:
