@@ -85,6 +85,9 @@ def facts() -> list[tuple[str, int]]:
     op = opcode.opmap
     end_for = -dis.stack_effect(op["END_FOR"]) if "END_FOR" in op else 0
     intrinsics = list(getattr(dis, "_intrinsic_1_descs", ()))
+    # `x()`: 3.11 and 3.12 push the NULL below the callable, 3.13 above it.
+    call = [i.opname for i in dis.get_instructions(code_of("def f(x): return x()"))]
+    null_after = int(call.index("PUSH_NULL") > call.index("LOAD_FAST"))
 
     def intrinsic(name: str) -> int:
         return intrinsics.index(name) if name in intrinsics else -1
@@ -97,6 +100,7 @@ def facts() -> list[tuple[str, int]]:
         ("endForPops", end_for),
         ("intrinsicUnaryPositive", intrinsic("INTRINSIC_UNARY_POSITIVE")),
         ("intrinsicListToTuple", intrinsic("INTRINSIC_LIST_TO_TUPLE")),
+        ("nullAfterCallable", null_after),
     ]
 
 

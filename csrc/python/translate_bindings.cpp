@@ -203,7 +203,7 @@ py::object splitResult(tr::Translator& t, const tr::Instr& ins, py::handle func,
                        const tr::Failure& brk, bool silent) {
   if (!tr::codegenModelled()) {
     // Note [Bytecode versions]: no break function for this version yet.
-    return py::make_tuple("fallback", GB::UnsupportedInstruction,
+    return py::make_tuple("fallback", gbCode(GB::UnsupportedInstruction),
                           "not captured: break functions for CPython 3." + std::to_string(tr::opcodeTableVersion()) +
                               " bytecode not generated yet",
                           brk.code, brk.detail, brk.file, brk.line, brk.function, silent);

@@ -5,8 +5,11 @@ csrc/lib/capture/translate/Bytecode.h and BytecodeFacts.h).
 * 3.12: the opcode handlers model its bytecode, and break, resume and loop-body
   functions are generated in its bytecode (Note [Codegen versions] in
   csrc/lib/capture/translate/CodegenImpl.h): the same graphs and breaks as 3.11.
-* a version whose bytecode is not modelled (3.13 today): every frame runs as plain
-  Python with GB001 "not supported yet", never a crash or another result.
+* 3.13: the opcode handlers model its bytecode (its fused and split opcodes are
+  modelled as the instructions they stand for, TranslateOps313.cpp); break functions
+  are not generated yet, so a frame with a break runs as plain Python (GB001).
+* a version whose bytecode is not modelled: every frame runs as plain Python with
+  GB001 "not supported yet", never a crash or another result.
 """
 
 import sys
@@ -17,7 +20,7 @@ import torch
 import xacc
 
 VERSION = sys.version_info[:2]
-TRANSLATED = VERSION in ((3, 11), (3, 12))
+TRANSLATED = VERSION in ((3, 11), (3, 12), (3, 13))
 SPLITS = VERSION in ((3, 11), (3, 12))
 
 
@@ -30,6 +33,45 @@ def whole(x, y):
     if n is None:  # POP_JUMP_IF_NOT_NONE on 3.12
         w = -w
     return w.sum(dim=0) + z.mean(), z.shape[0] >= 2
+
+
+class Scaler:
+    def __init__(self, k):
+        self.k = k
+
+    def scale(self, t, *, bias=0.0):
+        return t * self.k + bias
+
+
+def fused_opcodes(x, y, flag, n):
+    # 3.13: LOAD_FAST_LOAD_FAST, STORE_FAST_STORE_FAST, CALL_KW, TO_BOOL,
+    # CONVERT_VALUE/FORMAT_WITH_SPEC/FORMAT_SIMPLE, SET_FUNCTION_ATTRIBUTE
+    # (defaults, keyword defaults, closure), CALL_FUNCTION_EX's [callable, NULL].
+    a, b = y, x
+    s = torch.sum(a @ b, dim=1, keepdim=True)
+    if flag:
+        s = s + 1
+    if not flag:
+        s = s - 100
+    if f"{n!r:>3}|{n}" == "  2|2":
+        s = s * 2
+
+    def inner(u, k=3, *, m=2):
+        return u * k * m + s.mean()
+
+    parts = [s, inner(s)]
+    out = torch.cat(*[parts], dim=0)
+    w = Scaler(n).scale(out, bias=0.5)
+    return w, out.shape[0] > 1 and flag
+
+
+def test_fused_opcodes_whole_graph():
+    x, y = torch.randn(3, 4), torch.randn(4, 3)
+    got = xacc.jit(fused_opcodes)(x, y, True, 2)
+    want = fused_opcodes(x, y, True, 2)
+    assert torch.allclose(got[0], want[0]) and got[1] is want[1]
+    out = xacc.explain(fused_opcodes)(x, y, False, 3)
+    assert out.graph_count == 1 and out.graph_break_count == 0, str(out)
 
 
 def with_break(x):

@@ -154,7 +154,7 @@ const OpcodeInfo& opcodeInfo(uint8_t op) { return table().info[op]; }
 const OpcodeInfo& opcodeInfo(Op op) { return table().byOp[static_cast<size_t>(op)]; }
 int opcodeByte(Op op) { return table().raw[static_cast<size_t>(op)]; }
 int opcodeTableVersion() { return PY_MINOR_VERSION; }
-bool bytecodeModelled() { return PY_MINOR_VERSION == 11 || PY_MINOR_VERSION == 12; }
+bool bytecodeModelled() { return PY_MINOR_VERSION >= 11 && PY_MINOR_VERSION <= 13; }
 const BytecodeFacts& bytecodeFacts() { return table().facts; }
 bool regionsModelled() { return PY_MINOR_VERSION == 11 || PY_MINOR_VERSION == 12; }
 bool codegenModelled() { return PY_MINOR_VERSION == 11 || PY_MINOR_VERSION == 12; }
@@ -202,7 +202,10 @@ bool Bytecode::decodeRange(const unsigned char* p, int from, int to, const std::
     uint8_t op = p[off];
     int arg = p[off + 1];
     const OpcodeInfo& info = opcodeInfo(op);
-    if (!info.name) {
+    // ENTER_EXECUTOR (3.12 on) stands in for an instruction of the code as
+    // written only in the adaptive form, where a tier-2 executor replaced a
+    // JUMP_BACKWARD: a raw read that meets one falls back to co_code.
+    if (!info.name || info.op == Op::ENTER_EXECUTOR) {
       error = "unknown opcode " + std::to_string(op) + " at offset " + std::to_string(off);
       return false;
     }
@@ -266,8 +269,10 @@ std::unique_ptr<Bytecode> Bytecode::derive(PyCodeObject* code, const Bytecode& o
   // have no location), from the code as it runs: unspecialized unless the
   // code has run often enough to be quickened, when the deoptimized copy is
   // read instead (PyCode_GetCode copies the whole code once).
-  const auto* p = reinterpret_cast<const unsigned char*>(_PyCode_CODE(code));
-  const int n = static_cast<int>(_PyCode_NBYTES(code));
+  // co_code_adaptive holds Py_SIZE(code) code units on 3.11-3.13 (3.13 moved
+  // the _PyCode_CODE/_PyCode_NBYTES macros to the internal headers).
+  const auto* p = reinterpret_cast<const unsigned char*>(code->co_code_adaptive);
+  const int n = static_cast<int>(Py_SIZE(code)) * 2;
   auto bc = std::make_unique<Bytecode>();
   bc->index_.assign(static_cast<size_t>(n / 2 + 1), -1);
   const std::vector<int> noLines;

@@ -25,6 +25,10 @@ struct BytecodeFacts {
   /// CALL_INTRINSIC_1 arguments the handlers model (-1: none on this version).
   int intrinsicUnaryPositive = -1;
   int intrinsicListToTuple = -1;
+  /// Where the NULL of a call without `self` sits: 0 below the callable
+  /// (3.11, 3.12: [NULL, callable, args...]), 1 above it (3.13: [callable,
+  /// NULL, args...]); LOAD_GLOBAL's and LOAD_ATTR's low bit push it there.
+  int nullAfterCallable = 0;
 };
 
 /// The build's version's facts.

@@ -167,6 +167,16 @@ constexpr FamilyRow kFamilies[] = {
     {Op::RETURN_CONST, &Frame::stepControl},
     {Op::CALL_INTRINSIC_1, &Frame::stepCalls},
     {Op::LOAD_SUPER_ATTR, &Frame::stepAttributes},
+    // Opcodes of CPython 3.13 on (Opcodes313.def); the others it has are 3.12's.
+    {Op::LOAD_FAST_LOAD_FAST, &Frame::stepFused},
+    {Op::STORE_FAST_LOAD_FAST, &Frame::stepFused},
+    {Op::STORE_FAST_STORE_FAST, &Frame::stepFused},
+    {Op::CALL_KW, &Frame::stepFused},
+    {Op::TO_BOOL, &Frame::stepFused},
+    {Op::FORMAT_SIMPLE, &Frame::stepFused},
+    {Op::FORMAT_WITH_SPEC, &Frame::stepFused},
+    {Op::CONVERT_VALUE, &Frame::stepFused},
+    {Op::SET_FUNCTION_ATTRIBUTE, &Frame::stepFused},
 };
 
 const std::array<Family, static_cast<size_t>(Op::kNumOps)>& familyTable() {
@@ -184,6 +194,16 @@ bool Frame::step(const Instr& ins, bool& done, VarRef& result) {
   const Family family = familyTable()[static_cast<size_t>(ins.op)];
   if (!family) return t.fail(GB::UnsupportedInstruction, ins.name());
   return (this->*family)(ins, done, result);
+}
+
+void Frame::pushCallable(VarRef fn) {
+  if (bytecodeFacts().nullAfterCallable) {
+    push(std::move(fn));
+    push(makeVar(Var::Kind::Null));
+  } else {
+    push(makeVar(Var::Kind::Null));
+    push(std::move(fn));
+  }
 }
 
 bool Frame::need(const Instr& ins, size_t n) {
@@ -245,7 +265,6 @@ bool Frame::stepLocals(const Instr& ins, bool& done, VarRef& result) {
     }
     case Op::LOAD_GLOBAL: {
       PyObject* name = PyTuple_GET_ITEM(code->co_names, ins.arg >> 1);
-      if (ins.arg & 1) push(makeVar(Var::Kind::Null));
       bool builtin = false;
       PyObject* value = PyDict_GetItemWithError(globals, name);  // borrowed
       if (!value && !PyErr_Occurred()) {
@@ -258,7 +277,10 @@ bool Frame::stepLocals(const Instr& ins, bool& done, VarRef& result) {
       }
       VarRef v = t.wrap(value, globalSource ? globalSource(name, builtin) : nullptr);
       if (!v) return false;
-      push(std::move(v));
+      if (ins.arg & 1)
+        pushCallable(std::move(v));  // the NULL of a call: below it or above it
+      else
+        push(std::move(v));
       return true;
     }
     case Op::IMPORT_NAME: {

@@ -156,10 +156,15 @@ bool Frame::stepCalls(const Instr& ins, bool& done, VarRef& result) {
     case Op::CALL: {
       if (!need(ins, 2 + static_cast<size_t>(ins.arg))) return false;
       std::vector<VarRef> args = popn(ins.arg);
+      // Below the arguments: [NULL, callable] or [callable, self] (3.11,
+      // 3.12), [callable, NULL] or [callable, self] (3.13). Either way the one
+      // that is not NULL is the callable, and two values are callable and self.
       VarRef b = pop(), a = pop();
       VarRef fn;
       if (a->is(Var::Kind::Null)) {
         fn = b;
+      } else if (b->is(Var::Kind::Null)) {
+        fn = a;
       } else {
         fn = a;
         args.insert(args.begin(), b);
@@ -185,8 +190,14 @@ bool Frame::stepCalls(const Instr& ins, bool& done, VarRef& result) {
         kwv = pop();
       }
       if (!need(ins, 2)) return false;
+      // [NULL, callable, args] (3.11, 3.12) or [callable, NULL, args] (3.13).
       VarRef argv = pop(), fn = pop();
-      if (!stack.empty() && stack.back()->is(Var::Kind::Null)) stack.pop_back();
+      if (fn->is(Var::Kind::Null)) {
+        if (!need(ins, 1)) return false;
+        fn = pop();
+      } else if (!stack.empty() && stack.back()->is(Var::Kind::Null)) {
+        stack.pop_back();
+      }
       std::vector<std::pair<PyRef, VarRef>> kw;
       if (kwv) {
         if (!kwv->is(Var::Kind::Dict)) return t.fail(GB::UnsupportedType, "**kwargs of unknown type");

@@ -31,10 +31,9 @@ bool Frame::stepAttributes(const Instr& ins, bool& done, VarRef& result) {
     case Op::LOAD_METHOD: {
       if (!need(ins, 1)) return false;
       VarRef obj = pop();
-      push(makeVar(Var::Kind::Null));
       VarRef v = t.getattr(obj, PyTuple_GET_ITEM(code->co_names, ins.arg));
       if (!v) return false;
-      push(std::move(v));
+      pushCallable(std::move(v));  // [NULL, bound attribute] (3.13: [attribute, NULL])
       return true;
     }
     case Op::LOAD_SUPER_ATTR: {
@@ -51,10 +50,12 @@ bool Frame::stepAttributes(const Instr& ins, bool& done, VarRef& result) {
       std::vector<VarRef> args{cls, self};
       VarRef sv = t.superOf(*this, args);
       if (!sv) return false;
-      if (ins.arg & 1) push(makeVar(Var::Kind::Null));
       VarRef v = t.getattr(sv, PyTuple_GET_ITEM(code->co_names, ins.arg >> 2));
       if (!v) return false;
-      push(std::move(v));
+      if (ins.arg & 1)
+        pushCallable(std::move(v));
+      else
+        push(std::move(v));
       return true;
     }
     case Op::STORE_ATTR: {

@@ -566,6 +566,9 @@ struct Frame {
     return out;
   }
   void push(VarRef v) { stack.push_back(std::move(v)); }
+  /// Pushes callable `fn` and the NULL of a call without `self` in the order
+  /// of the build's version (BytecodeFacts::nullAfterCallable).
+  void pushCallable(VarRef fn);
   /// Executes one instruction; `done` is set by RETURN_VALUE with `result`.
   /// Dispatches through the opcode -> family table (Note [Opcode families]).
   bool step(const Instr& ins, bool& done, VarRef& result);
@@ -578,6 +581,9 @@ struct Frame {
   bool stepControl(const Instr& ins, bool& done, VarRef& result);
   bool stepCalls(const Instr& ins, bool& done, VarRef& result);
   bool stepExceptions(const Instr& ins, bool& done, VarRef& result);  // TranslateExceptions.cpp
+  /// CPython 3.13's opcodes that are older instructions fused or split
+  /// (TranslateOps313.cpp).
+  bool stepFused(const Instr& ins, bool& done, VarRef& result);
   /// False (GB020) unless the stack holds at least `n` values.
   bool need(const Instr& ins, size_t n);
   std::string localName(int i) const;

@@ -19,7 +19,7 @@ using ir::TypeKind;
 PyObjectBox::~PyObjectBox() {
   // A Python object may outlive the interpreter when datums are released at
   // process exit; leak it then rather than touch a finalized runtime.
-  if (!Py_IsInitialized() || _Py_IsFinalizing()) return;
+  if (!Py_IsInitialized() || pyFinalizing()) return;
   Gil gil;
   Py_DECREF(obj);
 }

@@ -29,6 +29,16 @@
 
 namespace xacc::executors::python {
 
+/// Whether the interpreter is shutting down (CPython 3.13 made _Py_IsFinalizing
+/// public as Py_IsFinalizing and dropped the old name).
+inline bool pyFinalizing() {
+#if PY_VERSION_HEX >= 0x030D0000
+  return Py_IsFinalizing();
+#else
+  return _Py_IsFinalizing();
+#endif
+}
+
 /// Holds the GIL for its lifetime (any thread; re-entrant).
 class Gil {
 public:

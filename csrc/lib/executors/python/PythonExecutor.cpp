@@ -77,7 +77,7 @@ void flushPythonStdout() {
 }
 
 void flushAtExit() {
-  if (!Py_IsInitialized() || _Py_IsFinalizing()) return;
+  if (!Py_IsInitialized() || pyFinalizing()) return;
   Gil gil;
   flushPythonStdout();
 }
