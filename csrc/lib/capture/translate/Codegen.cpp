@@ -165,8 +165,7 @@ struct Emitter {
         asm_.op(Op::LOAD_CONST, constant(dictGetitem));
         if (!source(s->parent)) return false;
         asm_.op(Op::LOAD_CONST, constant(s->key.get()));
-        asm_.op(Op::PRECALL, 2);
-        asm_.op(Op::CALL, 2);
+        asm_.call(2);
         return true;
       }
     }
