@@ -46,16 +46,7 @@ PyObject* modelledType(PyObject* cls) {
 PyObject* modelRebuilder(PyObject* cls) {
   if (!modelledType(cls)) return nullptr;
   PyObject* r = modelAttr(cls, "_xacc_rebuild");
-  if (r && Py_IS_TYPE(r, &PyStaticMethod_Type)) {
-    PyObject* f = PyObject_GetAttrString(r, "__func__");
-    if (!f) {
-      PyErr_Clear();
-      return nullptr;
-    }
-    Py_DECREF(f);  // the staticmethod keeps it alive
-    return f;
-  }
-  return nullptr;
+  return r && Py_IS_TYPE(r, &PyStaticMethod_Type) ? wrappedFunc(r) : nullptr;
 }
 
 VarRef Translator::userIter(const VarRef& obj) {

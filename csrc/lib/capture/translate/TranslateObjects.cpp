@@ -76,17 +76,6 @@ const char* const kTupleUnmodelled[] = {"__getitem__", "__iter__", "__len__", "_
 
 std::string tpName(PyTypeObject* tp) { return tp->tp_name; }
 
-/// The function inside a staticmethod/classmethod (borrowed), null when none.
-PyObject* wrappedFunc(PyObject* descr) {
-  PyObject* f = PyObject_GetAttrString(descr, "__func__");
-  if (!f) {
-    PyErr_Clear();
-    return nullptr;
-  }
-  Py_DECREF(f);  // the descriptor keeps it alive
-  return f;
-}
-
 /// The `__get__` of a non-data descriptor whose type defines it in Python
 /// code the translator inlines (no `__set__`/`__delete__`), else nullptr.
 PyObject* pythonDescriptorGet(PyObject* attr) {
@@ -98,6 +87,16 @@ PyObject* pythonDescriptorGet(PyObject* attr) {
 }
 
 }  // namespace
+
+PyObject* wrappedFunc(PyObject* descr) {
+  PyObject* f = PyObject_GetAttrString(descr, "__func__");
+  if (!f) {
+    PyErr_Clear();
+    return nullptr;
+  }
+  Py_DECREF(f);  // the descriptor keeps it alive
+  return f;
+}
 
 std::string userClassProblem(PyTypeObject* tp) {
   const PyTypes* T = pyTypes();

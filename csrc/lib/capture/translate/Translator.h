@@ -121,6 +121,8 @@ bool isPolyfillClass(PyObject* cls);
 PyObject* modelledType(PyObject* cls);
 /// The model's `_xacc_rebuild` function (borrowed), null when it has none.
 PyObject* modelRebuilder(PyObject* cls);
+/// The function inside a staticmethod/classmethod (borrowed), null when none.
+PyObject* wrappedFunc(PyObject* descr);
 
 /// How deep inlined calls nest.
 constexpr size_t kMaxInlineDepth = 32;
