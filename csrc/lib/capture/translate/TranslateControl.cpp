@@ -53,15 +53,6 @@ size_t whileBottom(const Bytecode* bc, size_t fallIp, size_t exitIp) {
   return k;
 }
 
-std::string str(PyObject* o) {
-  PyObject* s = PyObject_Str(o);
-  const char* u = s ? PyUnicode_AsUTF8(s) : nullptr;
-  std::string out = u ? u : "?";
-  Py_XDECREF(s);
-  if (PyErr_Occurred()) PyErr_Clear();
-  return out;
-}
-
 /// Counts a region (a ctrl.if arm or a loop body) being traced for as long as
 /// it lives: branchDepth_ limits nesting and refuses effects inside arms.
 struct RegionDepth {
@@ -251,7 +242,7 @@ VarRef Translator::mergeVar(const VarRef& a, const VarRef& b, MergeCtx& m) {
       PyRef r = hostCall("merge_metas", Py_BuildValue("(OOOO)", a->obj.get(), b->obj.get(), m.binds1, m.binds2));
       if (!r) return nullptr;
       if (PyUnicode_Check(r.get())) {
-        m.why = str(r.get());
+        m.why = pyText(r.get());
         return nullptr;
       }
       m.ids1.push_back(static_cast<int>(PyLong_AsLong(PyTuple_GET_ITEM(r.get(), 0))));
@@ -268,7 +259,8 @@ VarRef Translator::mergeVar(const VarRef& a, const VarRef& b, MergeCtx& m) {
         if (eq < 0) PyErr_Clear();
         if (eq == 1) return a;
       }
-      m.why = "the arms leave different Python values (" + str(a->obj.get()) + " and " + str(b->obj.get()) + ")";
+      m.why = "the arms leave different Python values (" + pyText(a->obj.get()) + " and " +
+              pyText(b->obj.get()) + ")";
       return nullptr;
     }
     case Var::Kind::Tuple:
@@ -335,7 +327,7 @@ bool Translator::branch(Frame& f, const Instr& ins, bool jumpIfTrue, bool& done,
   VarRef c = f.stack.back();
   PyRef cv = hostCall("condition", Py_BuildValue("(OOi)", c->obj.get(), f.code->co_filename, line));
   if (!cv) return giveUp("");
-  if (PyUnicode_Check(cv.get())) return giveUp(str(cv.get()));
+  if (PyUnicode_Check(cv.get())) return giveUp(pyText(cv.get()));
   int cond = static_cast<int>(PyLong_AsLong(cv.get()));
   f.pop();
 
@@ -446,7 +438,7 @@ bool Translator::branch(Frame& f, const Instr& ins, bool jumpIfTrue, bool& done,
                   ? hostCall("add_if", Py_BuildValue("(iOONNOi)", cond, h2.get(), h1.get(), l2, l1, f.code->co_filename, line))
                   : hostCall("add_if", Py_BuildValue("(iOONNOi)", cond, h1.get(), h2.get(), l1, l2, f.code->co_filename, line));
   if (!res) return giveUp("");
-  if (PyUnicode_Check(res.get())) return giveUp(str(res.get()));
+  if (PyUnicode_Check(res.get())) return giveUp(pyText(res.get()));
   // The joined state: arm metas bound to the results.
   for (size_t k = 0; k < m.fresh.size(); ++k) {
     long id = PyLong_AsLong(PyList_GET_ITEM(res.get(), static_cast<Py_ssize_t>(k)));
@@ -485,7 +477,7 @@ bool Translator::whileLoop(Frame& f, size_t bodyIp, size_t exitIp, int line, int
   VarRef c = f.stack.back();
   PyRef cv = hostCall("condition", Py_BuildValue("(OOi)", c->obj.get(), f.code->co_filename, line));
   if (!cv) return giveUp("");
-  if (PyUnicode_Check(cv.get())) return giveUp(str(cv.get()));
+  if (PyUnicode_Check(cv.get())) return giveUp(pyText(cv.get()));
   const int cond0 = static_cast<int>(PyLong_AsLong(cv.get()));
   f.pop();
   Snapshot pre;
@@ -540,7 +532,7 @@ bool Translator::whileLoop(Frame& f, size_t bodyIp, size_t exitIp, int line, int
   if (f.stack.empty() || !f.stack.back()->is(Var::Kind::Tensor)) return giveUp("the loop condition is not a tensor");
   PyRef cv2 = hostCall("condition", Py_BuildValue("(OOi)", f.stack.back()->obj.get(), f.code->co_filename, line));
   if (!cv2) return giveUp("");
-  if (PyUnicode_Check(cv2.get())) return giveUp(str(cv2.get()));
+  if (PyUnicode_Check(cv2.get())) return giveUp(pyText(cv2.get()));
   f.pop();
   std::vector<int> out{static_cast<int>(PyLong_AsLong(cv2.get()))};
   // The Python state must be what it was on entry.
@@ -556,7 +548,7 @@ bool Translator::whileLoop(Frame& f, size_t bodyIp, size_t exitIp, int line, int
       return giveUp("a loop-carried tensor becomes another kind of value");
     PyRef r = hostCall("carried", Py_BuildValue("(OO)", entry[i]->obj.get(), v->obj.get()));
     if (!r) return giveUp("");
-    if (PyUnicode_Check(r.get())) return giveUp(str(r.get()));
+    if (PyUnicode_Check(r.get())) return giveUp(pyText(r.get()));
     out.push_back(static_cast<int>(PyLong_AsLong(r.get())));
   }
   for (size_t i = 0; i < f.slots.size(); ++i) {
@@ -578,7 +570,7 @@ bool Translator::whileLoop(Frame& f, size_t bodyIp, size_t exitIp, int line, int
   PyRef res = hostCall("add_loop", Py_BuildValue("(NOOiNOi)", idList(init), hc.get(), hb.get(), cids[0], idList(out),
                                                  f.code->co_filename, line));
   if (!res) return giveUp("");
-  if (PyUnicode_Check(res.get())) return giveUp(str(res.get()));
+  if (PyUnicode_Check(res.get())) return giveUp(pyText(res.get()));
   // After the loop: the entry state with the carried tensors bound to the results.
   restore(f, pre);
   if (failed()) return giveUp("");
@@ -811,7 +803,7 @@ int Translator::rangeLoop(Frame& f, const Instr& ins) {
     if (!v || !v->is(Var::Kind::Tensor) || v->isNumpy()) return quiet("a loop-carried tensor becomes another kind of value");
     PyRef r = hostCall("carried", Py_BuildValue("(OO)", entry[i]->obj.get(), v->obj.get()));
     if (!r) return quiet("");
-    if (PyUnicode_Check(r.get())) return quiet(str(r.get()));
+    if (PyUnicode_Check(r.get())) return quiet(pyText(r.get()));
     out.push_back(static_cast<int>(PyLong_AsLong(r.get())));
   }
   std::vector<size_t> fresh;  // locals first bound in the body
@@ -842,7 +834,7 @@ int Translator::rangeLoop(Frame& f, const Instr& ins) {
   PyRef res = hostCall("add_loop", Py_BuildValue("(NOOiNOi)", idList(init), hc.get(), hb.get(), cmp, idList(out),
                                                  f.code->co_filename, line));
   if (!res) return quiet("");
-  if (PyUnicode_Check(res.get())) return quiet(str(res.get()));
+  if (PyUnicode_Check(res.get())) return quiet(pyText(res.get()));
   restore(f, pre);
   if (failed()) return -1;
   for (size_t k = 0; k < carried.size(); ++k) {

@@ -9,25 +9,6 @@
 
 namespace xacc::capture::translate {
 
-namespace {
-
-std::string str(PyObject* o) {
-  if (!o) return "";
-  const char* s = PyUnicode_Check(o) ? PyUnicode_AsUTF8(o) : nullptr;
-  if (s) return s;
-  PyErr_Clear();
-  PyObject* r = PyObject_Str(o);
-  if (!r) {
-    PyErr_Clear();
-    return "?";
-  }
-  std::string out = PyUnicode_AsUTF8(r) ? PyUnicode_AsUTF8(r) : "?";
-  Py_DECREF(r);
-  return out;
-}
-
-}  // namespace
-
 // -- driver ---------------------------------------------------------------------------
 
 VarRef Translator::run(PyObject* func, PyObject* args) {
@@ -57,7 +38,7 @@ VarRef Translator::run(PyObject* func, PyObject* args) {
   Py_ssize_t nargs = PyTuple_GET_SIZE(args);
   std::vector<std::string> names;
   for (Py_ssize_t i = 0; i < nargs; ++i) {
-    names.push_back(str(PyTuple_GET_ITEM(code->co_localsplusnames, i)));
+    names.push_back(pyText(PyTuple_GET_ITEM(code->co_localsplusnames, i)));
   }
   tree_.setLocalNames(names);
   PyObject* g = PyObject_CallNoArgs(pyTypes()->isGradEnabled);

@@ -29,18 +29,6 @@ bool isA(PyObject* o, PyObject* type) {
   return type && PyObject_TypeCheck(o, reinterpret_cast<PyTypeObject*>(type));
 }
 
-std::string str(PyObject* o) {
-  PyObject* s = PyObject_Str(o);
-  if (!s) {
-    PyErr_Clear();
-    return "?";
-  }
-  const char* u = PyUnicode_AsUTF8(s);
-  std::string out = u ? u : "?";
-  Py_DECREF(s);
-  return out;
-}
-
 /// The pending Python error as a break: a GraphBreak's own code and detail,
 /// else `code` with `what` and the error's message. Clears the error.
 std::pair<GB, std::string> pendingBreak(GB code, const std::string& what) {
@@ -53,7 +41,7 @@ std::pair<GB, std::string> pendingBreak(GB code, const std::string& what) {
   if (c && d && PyUnicode_Check(c) && PyUnicode_Check(d)) {
     out = {hostBreak(PyUnicode_AsUTF8(c), code), PyUnicode_AsUTF8(d)};
   } else if (ev) {
-    std::string m = str(ev);
+    std::string m = pyText(ev);
     out.second += ": " + m.substr(0, m.find('\n'));
   }
   Py_XDECREF(c);
@@ -99,7 +87,7 @@ VarRef Translator::numpyInput(PyObject* array, const SourceRef& source) {
   if (!tensor) {
     PyObject *et, *ev, *etb;
     PyErr_Fetch(&et, &ev, &etb);
-    std::string why = ev ? str(ev) : "torch.from_numpy failed";
+    std::string why = ev ? pyText(ev) : "torch.from_numpy failed";
     Py_XDECREF(et);
     Py_XDECREF(ev);
     Py_XDECREF(etb);

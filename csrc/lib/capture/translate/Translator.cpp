@@ -10,25 +10,22 @@
 
 namespace xacc::capture::translate {
 
-namespace {
-
-
-std::string str(PyObject* o) {
+std::string pyText(PyObject* o) {
   if (!o) return "";
   const char* s = PyUnicode_Check(o) ? PyUnicode_AsUTF8(o) : nullptr;
-  if (s) return s;
-  PyErr_Clear();
-  PyObject* r = PyObject_Str(o);
-  if (!r) {
+  std::string out;
+  if (s) {
+    out = s;
+  } else {
     PyErr_Clear();
-    return "?";
+    PyObject* r = PyObject_Str(o);
+    const char* u = r ? PyUnicode_AsUTF8(r) : nullptr;
+    out = u ? u : "?";
+    Py_XDECREF(r);
   }
-  std::string out = PyUnicode_AsUTF8(r) ? PyUnicode_AsUTF8(r) : "?";
-  Py_DECREF(r);
+  if (PyErr_Occurred()) PyErr_Clear();
   return out;
 }
-
-}  // namespace
 
 PyObject* moduleAttr(const char* module, const char* name) {
   PyObject* m = PyImport_ImportModule(module);
@@ -131,8 +128,8 @@ bool Translator::fail(GB code, const std::string& detail) {
     failure_.internal = code == GB::Internal;
     // The innermost frame being executed is where the user looks.
     if (current_) {
-      failure_.file = str(current_->code->co_filename);
-      failure_.function = str(current_->code->co_name);
+      failure_.file = pyText(current_->code->co_filename);
+      failure_.function = pyText(current_->code->co_name);
       failure_.line = current_->line;
     }
     if (top_) failure_.offset = top_->offset;
@@ -147,7 +144,7 @@ bool Translator::failPy(GB code, const std::string& what) {
   if (et) {
     msg += ": " + std::string(reinterpret_cast<PyTypeObject*>(et)->tp_name);
     if (ev) {
-      std::string s = str(ev);
+      std::string s = pyText(ev);
       if (!s.empty()) msg += ": " + s.substr(0, s.find('\n'));
     }
   }

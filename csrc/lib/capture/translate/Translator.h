@@ -628,6 +628,9 @@ const char* mappingMixin(PyObject* fn);
 /// A callable's __qualname__ (or __name__, or its type's name), for messages
 /// (TranslateCalls.cpp).
 std::string nameOf(PyObject* fn);
+/// str(o) as text: a str's own text, else str() of it, "?" when that fails
+/// (the error cleared), "" for null.
+std::string pyText(PyObject* o);
 /// `args` and `kwargs` as the arguments of a Python call (a tuple; a dict, or
 /// null without keywords), each value converted by `convert`. False when a
 /// conversion returns null (it has failed the translation).
