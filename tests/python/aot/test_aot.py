@@ -6,6 +6,7 @@ Every build and load runs in a real subprocess."""
 
 import json
 import os
+import re
 import shutil
 import struct
 import subprocess
@@ -255,8 +256,14 @@ def test_xjit_cache_second_run_does_not_compile(tmp_path, device, artifacts):
     err = second.stderr
     assert "[xacc:capture]" not in err, err
     assert "frames captured: 0" in err and "graphs: 0" in err, err
-    # forward and pointwise; SmallMLP.__init__ is stored as "runs in Python".
-    assert "stored entries: 2 installed for 3 frames, 0 guard mismatches" in err, err
+    # forward and pointwise; SmallMLP.__init__ is stored as "runs in Python", and
+    # so may be library frames that ran in the first run (namedtuple's generated
+    # `<lambda>` in `<string>`: seen on a fresh clone), each "nothing to capture".
+    m = re.search(r"stored entries: 2 installed for (\d+) frames, 0 guard mismatches", err)
+    assert m and int(m.group(1)) >= 3, err
+    assert "SmallMLP.__init__" in err and "runs in Python" in err, err
+    extra = re.findall(r"\[xacc:aot\] (.*): runs in Python \(stored: (.*)\)", err)
+    assert all(what == "nothing to capture" for name, what in extra if "SmallMLP.__init__" not in name), extra
     if device == "xpu0":
         assert "compiled kernel" in first.stderr
         assert "compiled kernel" not in err and "kernel loaded from disk cache" in err, err

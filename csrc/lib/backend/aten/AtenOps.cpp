@@ -9,11 +9,13 @@
 #include <ATen/ops/ones.h>
 #include <c10/core/impl/LocalDispatchKeySet.h>
 
+#include <algorithm>
 #include <mutex>
 #include <unordered_map>
 
 #include "AtenOp.h"
 #include "xacc/backend/aten/AtenOps.h"
+#include "xacc/backend/aten/NativeMeta.h"
 #include "xacc/backend/aten/TensorDatum.h"
 #include "xacc/ir/Graph.h"
 #include "xacc/ir/Interpreter.h"
@@ -247,7 +249,12 @@ bool runResolved(const AtenOp& op, const AttrDict& attrs, const std::vector<Datu
     stack.push_back(std::move(v));
   }
   try {
-    op.handle.callBoxed(stack);
+    // On meta operands (the xpu backend's eager-strides run), libtorch's C++
+    // meta function where it has a rule (Note [Native meta kernels]).
+    bool meta = std::any_of(stack.begin(), stack.end(),
+                            [](const c10::IValue& v) { return v.isTensor() && v.toTensor().is_meta(); });
+    const c10::OperatorName& name = schema.operator_name();
+    if (!meta || !runNativeMeta(name.name, name.overload_name, stack)) op.handle.callBoxed(stack);
   } catch (const std::exception& e) {
     error = qualifiedName(schema) + ": " + exceptionMessage(e);
     noteOpError(std::current_exception(), error);  // See Note [ATen error translation]

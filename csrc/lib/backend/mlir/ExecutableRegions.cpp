@@ -215,6 +215,27 @@ void XpuExecutable::noteFailure(RegionState& r, const std::string& why) {
   logLine("fallback: " + line);
 }
 
+namespace {
+
+/// Whether a node of `r` may give an output whose dims are not in order for
+/// contiguous inputs: a view that reorders or repeats dims, or an op told a
+/// memory format.
+bool reordersDims(const Region& r) {
+  static const char* const kReorder[] = {"aten.permute.", "aten.transpose.", "aten.t.", "aten.movedim.",
+                                         "aten.swapaxes.", "aten.swapdims.", "aten.as_strided.", "aten.expand.",
+                                         "aten.unfold.", "aten.diagonal.", "aten.numpy_T.", "aten.mT.",
+                                         "aten.mH.", "aten.adjoint."};
+  for (const ir::Node* n : r.nodes) {
+    if (n->attrs().has("memory_format")) return true;
+    const std::string& name = n->opName();
+    for (const char* p : kReorder)
+      if (name.rfind(p, 0) == 0) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
 // Note [Eager strides of kernel outputs]
 // ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
 // A kernel writes its outputs contiguously, but eager does not always: an
@@ -233,7 +254,10 @@ void XpuExecutable::noteFailure(RegionState& r, const std::string& why) {
 // a contiguous buffer: its memref types have the identity layout). Inputs of
 // one geometry pay the meta run once; the copy is paid only where eager's
 // layout is not contiguous. A meta run that fails, or an eager output that is
-// not dense (a view eager would return), leaves the output contiguous.
+// not dense (a view eager would return), leaves the output contiguous. Regions
+// on contiguous inputs whose ops never reorder dims skip the meta run: their
+// outputs are contiguous in eager too (elementwise ops, reductions, matmuls on
+// contiguous operands allocate contiguous results).
 const std::vector<std::vector<int64_t>>& XpuExecutable::eagerStridesFor(RegionState& r,
                                                                         const std::vector<Datum>& slots,
                                                                         const std::vector<at::Tensor>& tensors) {
@@ -250,6 +274,12 @@ const std::vector<std::vector<int64_t>>& XpuExecutable::eagerStridesFor(RegionSt
   auto it = r.eagerStrides.find(key);
   if (it != r.eagerStrides.end()) return it->second;
   std::vector<std::vector<int64_t>> strides(r.outSlots.size());
+  // Contiguous inputs through ops that never reorder dims (no permute-like
+  // view, no memory_format) give contiguous outputs: no meta run needed.
+  bool contiguousIn = std::all_of(tensors.begin(), tensors.end(),
+                                  [](const at::Tensor& t) { return !t.defined() || t.is_contiguous(); });
+  if (contiguousIn && !reordersDims(r.region))
+    return r.eagerStrides.emplace(std::move(key), std::move(strides)).first->second;
   std::vector<Datum> meta = slots;
   for (size_t i = 0; i < r.inSlots.size(); ++i)
     if (tensors[i].defined())
