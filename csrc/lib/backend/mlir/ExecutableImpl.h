@@ -160,6 +160,9 @@ struct RegionState {
   /// Eager's strides of each output per input geometry (Note [Eager strides
   /// of kernel outputs]); an empty vector: contiguous, as the kernel writes.
   std::map<std::string, std::vector<std::vector<int64_t>>> eagerStrides;
+  /// Whether a node may reorder dims (reordersDims in ExecutableRegions.cpp):
+  /// -1 until the first run asks.
+  std::atomic<int> reorders{-1};
   int index = 0;
   std::string key;  ///< regionKey, for profiles
 };

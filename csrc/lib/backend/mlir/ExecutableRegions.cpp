@@ -274,12 +274,6 @@ const std::vector<std::vector<int64_t>>& XpuExecutable::eagerStridesFor(RegionSt
   auto it = r.eagerStrides.find(key);
   if (it != r.eagerStrides.end()) return it->second;
   std::vector<std::vector<int64_t>> strides(r.outSlots.size());
-  // Contiguous inputs through ops that never reorder dims (no permute-like
-  // view, no memory_format) give contiguous outputs: no meta run needed.
-  bool contiguousIn = std::all_of(tensors.begin(), tensors.end(),
-                                  [](const at::Tensor& t) { return !t.defined() || t.is_contiguous(); });
-  if (contiguousIn && !reordersDims(r.region))
-    return r.eagerStrides.emplace(std::move(key), std::move(strides)).first->second;
   std::vector<Datum> meta = slots;
   for (size_t i = 0; i < r.inSlots.size(); ++i)
     if (tensors[i].defined())
@@ -392,19 +386,25 @@ bool XpuExecutable::runRegion(RegionState& r, std::vector<Datum>& slots) {
   } else {
     launch(0, 0, false);
   }
-  // Variants of one region on contiguous inputs: the sizes are the variant's,
-  // so its eager strides are looked up once (size-generic ones are shared
-  // between regions and sizes: looked up by geometry every run).
-  const std::vector<std::vector<int64_t>>* eager =
-      v->generic ? nullptr : v->contiguousStrides.load(std::memory_order_acquire);
-  if (!eager) {
-    eager = &eagerStridesFor(r, slots, tensors);
-    bool contiguous = std::all_of(tensors.begin(), tensors.end(),
-                                  [](const at::Tensor& t) { return !t.defined() || t.is_contiguous(); });
-    if (!v->generic && contiguous) v->contiguousStrides.store(eager, std::memory_order_release);
+  // Contiguous inputs through ops that never reorder dims (no permute-like
+  // view, no memory_format) give contiguous outputs in eager too: nothing to
+  // look up, the common case. Otherwise a variant of one region on contiguous
+  // inputs looks its eager strides up once (its sizes are the variant's);
+  // size-generic variants, shared between regions and sizes, by geometry.
+  int reorders = r.reorders.load(std::memory_order_relaxed);
+  if (reorders < 0) r.reorders.store(reorders = reordersDims(r.region), std::memory_order_relaxed);
+  bool contiguous = std::all_of(tensors.begin(), tensors.end(),
+                                [](const at::Tensor& t) { return !t.defined() || t.is_contiguous(); });
+  const std::vector<std::vector<int64_t>>* eager = nullptr;
+  if (!contiguous || reorders) {
+    eager = v->generic ? nullptr : v->contiguousStrides.load(std::memory_order_acquire);
+    if (!eager) {
+      eager = &eagerStridesFor(r, slots, tensors);
+      if (!v->generic && contiguous) v->contiguousStrides.store(eager, std::memory_order_release);
+    }
   }
   for (size_t i = 0; i < outs.size(); ++i) {
-    if (i < eager->size() && !(*eager)[i].empty() && (*eager)[i].size() == static_cast<size_t>(outs[i].dim())) {
+    if (eager && i < eager->size() && !(*eager)[i].empty() && (*eager)[i].size() == static_cast<size_t>(outs[i].dim())) {
       at::Tensor laid = at::empty_strided(outs[i].sizes(), (*eager)[i], outs[i].options());
       laid.copy_(outs[i]);
       outs[i] = std::move(laid);
