@@ -128,6 +128,50 @@ bool Frame::stepControl(const Instr& ins, bool& done, VarRef& result) {
         return true;
       }
       return t.fail(GB::GeneratorBreak, "yield");
+    // Note [Yield from]: `yield from it` in a lazily run generator is
+    // GET_YIELD_FROM_ITER (iter(it); a generator is its own iterator), then a
+    // SEND loop: SEND steps the sub-iterator with the value sent in (always
+    // None here: a lazy frame resumes its yields with None, and gen.send() is
+    // not modelled), YIELD_VALUE hands each item out of this generator and the
+    // loop jumps back to SEND. Once the sub-iterator is exhausted SEND puts what
+    // it returned (a generator's return value, else None) in place and jumps
+    // out: 3.11 replaces the receiver with it; 3.12 on leave the receiver below
+    // it for END_SEND, at the jump's target, to delete.
+    case Op::GET_YIELD_FROM_ITER: {
+      if (!lazy) return t.fail(GB::GeneratorBreak, "yield from");
+      if (!need(ins, 1)) return false;
+      VarRef it = t.iterate(pop());
+      if (!it) return false;
+      push(std::move(it));
+      return true;
+    }
+    case Op::SEND: {
+      if (!lazy) return t.fail(GB::GeneratorBreak, "yield from");
+      if (!need(ins, 2)) return false;
+      const VarRef& sent = stack.back();
+      if (!sent->is(Var::Kind::Const) || sent->obj.get() != Py_None)
+        return t.fail(GB::UnsupportedInstruction, "send() of a value into a sub-generator");
+      VarRef receiver = stack[stack.size() - 2];
+      if (!receiver->is(Var::Kind::Iter)) return t.fail(GB::UnsupportedType, "yield from an unknown iterator");
+      VarRef v;
+      if (!t.advance(receiver, v)) return false;
+      if (v) {
+        stack.back() = std::move(v);
+        return true;
+      }
+      VarRef ret = receiver->gen && receiver->gen->returned ? receiver->gen->returned
+                                                            : makeConst(PyRef::borrow(Py_None));
+      size_t at = static_cast<size_t>(bc->indexOf(ins.target));
+      stack.pop_back();
+      if (bc->instrs()[at].op != Op::END_SEND) stack.pop_back();  // 3.11: no END_SEND
+      push(std::move(ret));
+      ip = at;
+      return true;
+    }
+    case Op::END_SEND:
+      if (!need(ins, 2)) return false;
+      stack.erase(stack.end() - 2);
+      return true;
     default:
       return misrouted(ins);
   }

@@ -802,6 +802,7 @@ bool Translator::advance(const VarRef& it, VarRef& out) {
         out = std::move(value);
       } else {
         g.finished = true;  // returned: StopIteration
+        g.returned = std::move(value);
       }
       return true;
     }

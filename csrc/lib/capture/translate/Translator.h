@@ -603,6 +603,9 @@ struct Frame {
 struct GenFrame {
   std::unique_ptr<Frame> frame;
   bool finished = false;
+  /// What the generator returned once finished (StopIteration.value: what
+  /// `yield from` gives); null before.
+  VarRef returned;
   std::string name;
   /// What a snapshot restores.
   struct State {
@@ -610,14 +613,16 @@ struct GenFrame {
     size_t ip = 0;
     int line = 0;
     bool finished = false;
+    VarRef returned;
   };
-  State save() const { return {frame->slots, frame->stack, frame->ip, frame->line, finished}; }
+  State save() const { return {frame->slots, frame->stack, frame->ip, frame->line, finished, returned}; }
   void load(const State& s) {
     frame->slots = s.slots;
     frame->stack = s.stack;
     frame->ip = s.ip;
     frame->line = s.line;
     finished = s.finished;
+    returned = s.returned;
   }
 };
 
