@@ -40,6 +40,15 @@ size_t whileBottom(const Bytecode* bc, size_t fallIp, size_t exitIp) {
 // are not tensors stay the same trackers, containers keep their contents,
 // tensors keep their metadata; locals first bound in the body are unbound
 // after the loop. In-place ops in the body are not captured yet.
+//
+// Note [Loop-carried numbers]: a Python int local the body stores to (a
+// counter, `n += 1`) is carried too, as an i64 value: in the body it is a
+// SymScalar named "loop carried" standing for the region parameter, so Python
+// arithmetic on it records `arith.*` nodes, and after the loop it is the
+// loop's result. Its value is not known while tracing (the trip count is
+// data-dependent), so any use of it as a plain Python number (a branch, an
+// index, range()) fails (concrete(), TranslateScalars.cpp) and the loop is a
+// break as before. It must stay an int through the body (a float gives up).
 bool Translator::whileLoop(Frame& f, size_t bodyIp, size_t exitIp, int line, int offset) {
   auto giveUp = [&](const std::string& why) { return notCaptured(f, line, offset, why); };
   VarRef c = f.stack.back();
@@ -66,6 +75,24 @@ bool Translator::whileLoop(Frame& f, size_t bodyIp, size_t exitIp, int line, int
     carried.push_back(i);
     init.push_back(vid);
   }
+  // The int locals the body stores to (Note [Loop-carried numbers]).
+  std::vector<bool> storedInBody(nlocals, false);
+  for (size_t k = bodyIp; k < exitIp; ++k) {
+    const Instr& ins = f.bc->instrs()[k];
+    if (ins.op == Op::STORE_FAST && static_cast<size_t>(ins.arg) < nlocals) storedInBody[static_cast<size_t>(ins.arg)] = true;
+  }
+  std::vector<size_t> numbers;
+  for (size_t i = 0; i < nlocals && i < f.slots.size(); ++i) {
+    const VarRef& v = f.slots[i];
+    if (!v || !storedInBody[i] || !(v->is(Var::Kind::Const) || v->is(Var::Kind::SymScalar)) ||
+        !PyLong_CheckExact(v->obj.get()))
+      continue;
+    int vid = v->is(Var::Kind::Const) ? host_.scalarConst(v->obj.get(), "i64") : scalarVid(v);
+    if (vid < 0) return giveUp("a loop-carried number as a graph value");
+    numbers.push_back(i);
+    init.push_back(vid);
+  }
+  const size_t nTensors = carried.size();
   auto idList = [](const std::vector<int>& ids, size_t from = 0) {
     PyObject* l = PyList_New(0);
     for (size_t k = from; k < ids.size(); ++k) PyList_Append(l, PyRef::steal(PyLong_FromLong(ids[k])).get());
@@ -74,7 +101,8 @@ bool Translator::whileLoop(Frame& f, size_t bodyIp, size_t exitIp, int line, int
   // ^cond(c, ts...) -> c
   PyObject* specs = PyList_New(0);
   PyList_Append(specs, PyRef::steal(PyUnicode_FromString("bool")).get());
-  for (size_t k = 1; k < init.size(); ++k) PyList_Append(specs, PyRef::steal(PyLong_FromLong(init[k])).get());
+  for (size_t k = 1; k <= nTensors; ++k) PyList_Append(specs, PyRef::steal(PyLong_FromLong(init[k])).get());
+  for (size_t k = 0; k < numbers.size(); ++k) PyList_Append(specs, PyRef::steal(PyUnicode_FromString("i64")).get());
   PyRef condIds = hostCall("begin_region", Py_BuildValue("(sO)", "cond", specs));
   if (!condIds) {
     Py_DECREF(specs);
@@ -90,6 +118,12 @@ bool Translator::whileLoop(Frame& f, size_t bodyIp, size_t exitIp, int line, int
   if (!bodyIds) return giveUp("");
   std::vector<int> bin;
   if (!bindLoopCarried(f, carried, bodyIds.get(), bin)) return giveUp("");
+  for (size_t k = 0; k < numbers.size(); ++k) {
+    auto n = makeVar(Var::Kind::SymScalar, f.slots[numbers[k]]->obj);
+    n->vid = bin[1 + nTensors + k];
+    n->name = "loop carried";
+    f.slots[numbers[k]] = n;
+  }
   std::vector<VarRef> entry = f.slots;
   const size_t backIp = whileBottom(f.bc, bodyIp, exitIp);
   ArmEnd e;
@@ -118,6 +152,15 @@ bool Translator::whileLoop(Frame& f, size_t bodyIp, size_t exitIp, int line, int
     if (!r) return giveUp("");
     if (PyUnicode_Check(r.get())) return giveUp(pyText(r.get()));
     out.push_back(static_cast<int>(PyLong_AsLong(r.get())));
+  }
+  for (size_t i : numbers) {
+    isCarried[i] = true;
+    const VarRef& v = f.slots[i];
+    if (!v || !(v->is(Var::Kind::Const) || v->is(Var::Kind::SymScalar)) || !PyLong_CheckExact(v->obj.get()))
+      return giveUp("a loop-carried int becomes another kind of value");
+    int id = v->is(Var::Kind::Const) ? host_.scalarConst(v->obj.get(), "i64") : scalarVid(v);
+    if (id < 0) return giveUp("a loop-carried number as a graph value");
+    out.push_back(id);
   }
   for (size_t i = 0; i < f.slots.size(); ++i) {
     if (isCarried[i] || !pre.slots[i] || f.slots[i] == pre.slots[i]) continue;
@@ -151,6 +194,12 @@ bool Translator::whileLoop(Frame& f, size_t bodyIp, size_t exitIp, int line, int
     nv->source = nullptr;
     nv->obj = meta;
     f.slots[carried[k]] = nv;
+  }
+  for (size_t k = 0; k < numbers.size(); ++k) {
+    auto n = makeVar(Var::Kind::SymScalar, f.slots[numbers[k]]->obj);  // its type; the value is the loop's
+    n->vid = static_cast<int>(PyLong_AsLong(PyList_GET_ITEM(res.get(), static_cast<Py_ssize_t>(1 + nTensors + k))));
+    n->name = "loop carried";
+    f.slots[numbers[k]] = n;
   }
   f.ip = exitIp;
   return true;

@@ -62,8 +62,11 @@ bool isSizeSym(const VarRef& v) {
 VarRef Translator::concrete(const VarRef& v) {
   if (!v->is(Var::Kind::SymScalar)) return v;
   auto isIndex = [](const VarRef& x) { return x->name == "loop index"; };
+  auto isCarried = [](const VarRef& x) { return x->name == "loop carried"; };  // Note [Loop-carried numbers]
   if (isIndex(v) || std::any_of(v->items.begin(), v->items.end(), isIndex))
     fail(GB::DataDependentBranch, "the index of a range loop captured as ctrl.loop used as a plain Python number");
+  else if (isCarried(v) || std::any_of(v->items.begin(), v->items.end(), isCarried))
+    fail(GB::DataDependentBranch, "a number carried by a while loop captured as ctrl.loop used as a plain Python number");
   if (isSizeSym(v)) {
     int ok = host_.sizeConcrete(v->vid);
     if (ok < 0) failPy(GB::Internal, "symbolic size");
