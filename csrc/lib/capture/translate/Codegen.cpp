@@ -425,6 +425,12 @@ struct Emitter {
         asm_.op(v->is(K::Tuple) ? Op::BUILD_TUPLE : Op::BUILD_LIST, static_cast<int>(v->items.size()));
         return true;
       case K::Dict:
+        if (isDictSubclassVar(v)) {  // Note [Dict subclasses]: its storage in a new instance
+          auto storage = std::make_shared<Var>(*v);
+          storage->obj = PyRef();
+          storage->self = nullptr;
+          return callConst(dictSubclassRebuilder(), {v->self, storage});
+        }
         if (v->obj) {  // a ModelOutput: cls(**{...})
           asm_.op(Op::PUSH_NULL);
           asm_.op(Op::LOAD_CONST, constant(v->obj.get()));

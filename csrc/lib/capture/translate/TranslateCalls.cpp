@@ -533,6 +533,9 @@ VarRef Translator::callObject(Frame& f, const VarRef& fn, std::vector<VarRef>& a
     if (isEnum) return m;
   }
   if (VarRef r = polyfill(o, args, kwargs); r || failed()) return r;
+  if (PyType_Check(o) && PyType_IsSubtype(reinterpret_cast<PyTypeObject*>(o), &PyDict_Type) &&
+      (reinterpret_cast<PyTypeObject*>(o)->tp_flags & Py_TPFLAGS_HEAPTYPE))
+    return constructDict(fn, args, kwargs);  // Note [Dict subclasses]
   bool handled = false;
   VarRef r = callBuiltin(o, args, kwargs, handled);
   if (handled) return r;

@@ -153,7 +153,7 @@ VarRef Translator::containerMethod(const VarRef& obj, const std::string& name, s
     VarRef now = instanceDictNow(obj);
     return now ? containerMethod(now, name, args, kwargs) : nullptr;
   }
-  if (PyObject* tp = typeOf(obj); tp && !(obj->is(Var::Kind::Dict) && obj->obj)) {
+  if (PyObject* tp = typeOf(obj); tp && !isModelOutputVar(obj)) {
     // A method with a Python reference (polyfills.py: list.sort, dict.popitem ...),
     // looked up on the value's exact type, runs as that reference.
     PyObject* nameObj = PyUnicode_FromString(name.c_str());

@@ -525,7 +525,8 @@ const OpSlot* opSlot(PyObject* op) {
 
 /// The type of a tracked value for the protocols: a user object's class, else null.
 PyTypeObject* userType(const VarRef& v) {
-  return v->is(Var::Kind::UserObject) ? reinterpret_cast<PyTypeObject*>(v->self->obj.get()) : nullptr;
+  return v->is(Var::Kind::UserObject) || isDictSubclassVar(v) ? reinterpret_cast<PyTypeObject*>(v->self->obj.get())
+                                                               : nullptr;
 }
 
 bool isNotImplemented(const VarRef& v) { return v->is(Var::Kind::Const) && v->obj.get() == Py_NotImplemented; }

@@ -246,6 +246,7 @@ VarRef Translator::getattr(const VarRef& obj, PyObject* name) {
     case Var::Kind::Dict:
     case Var::Kind::Set: {
       if (isModelOutputVar(obj)) return modelOutputAttr(obj, name);
+      if (isDictSubclassVar(obj)) return dictSubclassAttr(obj, name);  // Note [Dict subclasses]
       if (!containerHasAttr(obj, name)) {
         // Break at the attribute load itself, not at the call: a break at the
         // call would rebuild `obj.name` (which raises AttributeError) before
@@ -616,6 +617,7 @@ VarRef Translator::subscr(const VarRef& obj, const VarRef& idx) {
     return makeConst(v);
   }
   if (obj->is(Var::Kind::UserObject)) return userSubscr(obj, idx);
+  if (isDictSubclassVar(obj) && dictOverrides(obj, "__getitem__")) return userSubscr(obj, idx);
   if (obj->is(Var::Kind::InstanceDict)) return subscr(instanceDictNow(obj), idx);  // Note [Instance dicts]
   if (obj->isNumpy()) return numpyRun("op", operatorFn("getitem"), {obj, idx}, {});
   if (obj->is(Var::Kind::Tensor)) {
@@ -746,6 +748,7 @@ VarRef Translator::subscr(const VarRef& obj, const VarRef& idx) {
 
 bool Translator::storeSubscr(const VarRef& obj, const VarRef& idx, const VarRef& val) {
   if (obj->is(Var::Kind::UserObject)) return userStoreSubscr(obj, idx, val);
+  if (isDictSubclassVar(obj) && dictOverrides(obj, "__setitem__")) return userStoreSubscr(obj, idx, val);
   if (obj->isNumpy()) return numpyRun("op", operatorFn("setitem"), {obj, idx, val}, {}) != nullptr;
   if (obj->is(Var::Kind::Tensor)) return record(operatorFn("setitem"), {obj, idx, val}, {}) != nullptr;
   if (obj->is(Var::Kind::List)) {

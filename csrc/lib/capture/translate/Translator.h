@@ -301,6 +301,13 @@ public:
   VarRef modelOutputAttr(const VarRef& obj, PyObject* name);
   /// `out.name = value` on a ModelOutput built in the frame (ModelOutput.__setattr__).
   bool modelOutputStoreAttr(const VarRef& obj, PyObject* name, const VarRef& value);
+  // Instances of dict subclasses made while tracing (TranslateDictSubclass.cpp;
+  // Note [Dict subclasses]).
+  VarRef constructDict(const VarRef& clsVar, std::vector<VarRef>& args,
+                       std::vector<std::pair<PyRef, VarRef>>& kwargs);
+  VarRef dictSubclassAttr(const VarRef& obj, PyObject* name);
+  /// Whether `d[k]` / `d[k] = v` runs a __getitem__ / __setitem__ of the class's own.
+  bool dictOverrides(const VarRef& obj, const char* dunder) const;
   // Instances of user classes (TranslateObjects.cpp; see Note [User objects]).
   /// `cls(*args, **kwargs)` for a class tracker: __new__, then __init__ inlined.
   VarRef constructUser(const VarRef& clsVar, std::vector<VarRef>& args,
@@ -652,8 +659,15 @@ bool freshModuleValue(PyObject* v);
 std::string userClassProblem(PyTypeObject* tp);
 /// Whether `cls` is a ModelOutput dataclass the translator models.
 bool isModelOutputClass(PyObject* cls);
-/// A Dict tracker standing for a ModelOutput instance (obj: its class).
-inline bool isModelOutputVar(const VarRef& v) { return v->is(Var::Kind::Dict) && v->obj; }
+/// A Dict tracker standing for a ModelOutput instance (obj: its class, fields: its field names).
+inline bool isModelOutputVar(const VarRef& v) { return v->is(Var::Kind::Dict) && v->obj && v->fields; }
+/// A Dict tracker standing for an instance of another dict subclass (Note [Dict
+/// subclasses]): obj: its class, self: the class tracker.
+inline bool isDictSubclassVar(const VarRef& v) { return v->is(Var::Kind::Dict) && v->obj && !v->fields; }
+/// Why instances of `tp` (a dict subclass) are not modelled; empty when they are.
+std::string dictClassProblem(PyTypeObject* tp);
+/// `rebuild(cls, storage)`: `dict.__new__(cls)` filled with dict's own update (borrowed).
+PyObject* dictSubclassRebuilder();
 
 /// Name of the `operator` module function for BINARY_OP's argument.
 PyObject* binaryOperator(int arg);
