@@ -118,3 +118,15 @@ def test_unmodelled_overrides_still_break_and_are_exact():
 
     c = check(f, r(3))
     assert c["breaks"] >= 1, c
+
+
+def test_fromkeys_of_an_instance_makes_the_subclass():
+    def f(x):
+        made = Record(a=x).fromkeys(["p", "q"], x * 2)
+        return made, type(made).__name__
+
+    jf = jit(f)
+    x = torch.randn(3)
+    got, want = jf(x), f(x)
+    assert type(got[0]) is Record and got[1] == want[1] == "Record"
+    assert list(got[0]) == list(want[0]) and torch.allclose(got[0].p, want[0].p)

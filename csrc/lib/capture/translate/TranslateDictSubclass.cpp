@@ -215,7 +215,9 @@ VarRef Translator::dictSubclassAttr(const VarRef& obj, PyObject* name) {
   PyObject* cattr = lookupOwner(tp, name, &owner);
   PyRef keep = PyRef::borrow(cattr);
   if (cattr && owner == &PyDict_Type) {
-    if (!PyUnicode_CompareWithASCIIString(name, "__dict__") || !PyUnicode_CompareWithASCIIString(name, "__init__")) {
+    // dict's __init__ runs only from type.__call__ here; fromkeys makes an
+    // instance of type(self), which the modelled dict's would not.
+    if (!PyUnicode_CompareWithASCIIString(name, "__init__") || !PyUnicode_CompareWithASCIIString(name, "fromkeys")) {
       fail(GB::UnmodeledAttribute, what);
       return nullptr;
     }
