@@ -225,3 +225,19 @@ def test_is_leaf_of_a_non_leaf_input():
         e, g = f(x), jf(x)
         assert e[:2] == g[:2], (e[:2], g[:2])
         assert torch.equal(e[2], g[2]) and e[2].requires_grad == g[2].requires_grad
+
+
+def test_a_view_made_under_no_grad_comes_back_made_under_no_grad():
+    # Note [Returned views]: rebuilt from its input under no_grad, as eager made it
+    # (a leaf that requires grad, whose in-place update under grad eager refuses).
+    def f(x):
+        with torch.no_grad():
+            y = x.view(-1)
+        return y, x * 2
+
+    reset()
+    x = torch.randn(2, 3, requires_grad=True)
+    y, _ = jit(f)(x)
+    assert y._base is x and y.requires_grad and y.is_leaf
+    with pytest.raises(RuntimeError, match="created in no_grad mode"):
+        y.add_(1)

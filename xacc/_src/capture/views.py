@@ -17,6 +17,16 @@ def view_of(base: torch.Tensor, out: torch.Tensor, geometry: tuple | None) -> to
     root = base if base._base is None else base._base
     if out._base is root:
         return out
+    if base.requires_grad and not out.requires_grad and torch.is_grad_enabled():
+        # The graph made it without autograd history: eager's view was made
+        # under no_grad (a leaf that requires grad, created in no_grad mode),
+        # and so is this one.
+        with torch.no_grad():
+            return _rebuild(base, out, geometry)
+    return _rebuild(base, out, geometry)
+
+
+def _rebuild(base: torch.Tensor, out: torch.Tensor, geometry: tuple | None) -> torch.Tensor:
     if out.untyped_storage().data_ptr() == base.untyped_storage().data_ptr():
         return base.as_strided(out.size(), out.stride(), out.storage_offset())
     if geometry is not None and tuple(out.shape) == geometry[0]:
