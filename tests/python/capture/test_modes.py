@@ -241,3 +241,14 @@ def test_a_view_made_under_no_grad_comes_back_made_under_no_grad():
     assert y._base is x and y.requires_grad and y.is_leaf
     with pytest.raises(RuntimeError, match="created in no_grad mode"):
         y.add_(1)
+
+
+def test_inference_mode_guard_is_dumped_and_rebuilt_for_aot():
+    from xacc._C import capture as C
+    from xacc._src.aot import codec
+
+    tree = C.GuardTree()
+    tree.set_inference_mode(False)
+    dump = tree.dump()
+    assert "inference mode disabled" in codec.rebuild_tree(dump).describe()
+    assert "inference mode disabled" not in codec.rebuild_tree(dump[:5]).describe()  # older stores
