@@ -405,7 +405,8 @@ void bindCapture(py::module_& m) {
         t.addLeaf(id, std::move(l));
       })
       .def("dump", [](const cap::GuardTree& t) {
-        // (local_names, grad_mode, [(parent, kind, index, key, [leaf, ...]), ...], dims, autocast) where a
+        // (local_names, grad_mode, [(parent, kind, index, key, [leaf, ...]), ...], dims, autocast,
+        // inference_mode) where a
         // leaf is ("type", T) | ("id", obj) | ("eq", obj) | ("len", n) | ("not_tensor",) | ("hasattr", name, has) |
         // ("haskey", key, has) | ("keys", tuple) | ("same", other_node, is) | ("distinct",) |
         // ("tensor", type, key_set, dtype, device_type, device_index, requires_grad,
@@ -456,7 +457,7 @@ void bindCapture(py::module_& m) {
         py::list dims;
         for (const auto& d : t.dimGuards())
           dims.append(py::make_tuple(d.a, d.dimA, d.op, d.b, d.dimB, d.value, d.what));
-        return py::make_tuple(t.localNames(), t.gradMode(), nodes, dims, t.autocast());
+        return py::make_tuple(t.localNames(), t.gradMode(), nodes, dims, t.autocast(), t.inferenceMode());
       })
       .def("dims_equal", &cap::GuardTree::addDimEquality, py::arg("a"), py::arg("dim_a"), py::arg("b"),
            py::arg("dim_b"), py::arg("symbol"))
@@ -464,6 +465,7 @@ void bindCapture(py::module_& m) {
            py::arg("b"), py::arg("dim_b"), py::arg("value"), py::arg("what"))
       .def("set_grad_mode", &cap::GuardTree::setGradMode)
       .def("set_autocast", &cap::GuardTree::setAutocast)
+      .def("set_inference_mode", &cap::GuardTree::setInferenceMode)
       .def("set_local_names", &cap::GuardTree::setLocalNames)
       .def("path", &cap::GuardTree::path)
       .def("describe", &cap::GuardTree::describe)

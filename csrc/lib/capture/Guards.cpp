@@ -4,6 +4,7 @@
 #include <torch/csrc/autograd/python_variable.h>
 #include <ATen/autocast_mode.h>
 #include <c10/core/GradMode.h>
+#include <c10/core/InferenceMode.h>
 #include <torch/csrc/utils/tensor_numpy.h>
 
 #include <algorithm>
@@ -88,7 +89,7 @@ void GuardTree::addLeaf(int id, Leaf leaf) {
 }
 
 size_t GuardTree::numLeaves() const {
-  size_t n = (gradMode_ >= 0 ? 1 : 0) + (autocast_ >= 0 ? 1 : 0);
+  size_t n = (gradMode_ >= 0 ? 1 : 0) + (autocast_ >= 0 ? 1 : 0) + (inferenceMode_ >= 0 ? 1 : 0);
   for (const Node& node : nodes_) n += node.leaves.size();
   n += dimEqs_.size();
   return n;
@@ -348,6 +349,10 @@ bool GuardTree::check(const FrameView& view, PyObject** resolved, std::string* w
     if (why) *why = std::string("grad mode is ") + (gradMode_ ? "enabled" : "disabled");
     return false;
   }
+  if (inferenceMode_ >= 0 && c10::InferenceMode::is_enabled() != (inferenceMode_ == 1)) {
+    if (why) *why = std::string("inference mode is ") + (inferenceMode_ ? "enabled" : "disabled");
+    return false;
+  }
   if (autocast_ >= 0 && autocastState() != autocast_) {
     if (why) *why = autocast_ == 0 ? "autocast is disabled" : "autocast state is the one seen at capture";
     return false;
@@ -457,6 +462,7 @@ void GuardTree::release(PyObject** resolved) const {
 std::vector<std::string> GuardTree::describe() const {
   std::vector<std::string> out;
   if (gradMode_ >= 0) out.push_back(std::string("grad mode ") + (gradMode_ ? "enabled" : "disabled"));
+  if (inferenceMode_ >= 0) out.push_back(std::string("inference mode ") + (inferenceMode_ ? "enabled" : "disabled"));
   if (autocast_ >= 0) out.push_back(autocast_ == 0 ? "autocast disabled" : "autocast state " + std::to_string(autocast_));
   for (size_t i = 0; i < nodes_.size(); ++i)
     for (const Leaf& l : nodes_[i].leaves) out.push_back(path(static_cast<int>(i)) + ": " + leafText(l));

@@ -3,7 +3,8 @@ xacc.jit over several calls with fresh inputs and compare everything the
 caller can observe, then the capture counters.
 
 What "observe" means (`check` and `same`):
-  * values, dtypes, shapes and `requires_grad` of tensors; the Python type of
+  * values, dtypes, shapes, `requires_grad`, `is_leaf` and `is_inference()` of
+    tensors; the Python type of
     every value (a Parameter stays a Parameter, 1 stays an int, not 1.0);
     container structure (list vs tuple, dict keys in order, named-tuple types);
   * object identity and aliasing: the objects of the eager run and of the
@@ -172,6 +173,8 @@ class Compare:
         assert a.shape == b.shape and a.dtype == b.dtype, f"{path}: {a.shape}/{a.dtype} vs {b.shape}/{b.dtype}"
         assert a.device == b.device, f"{path}: device {a.device} vs {b.device}"
         assert a.requires_grad == b.requires_grad, f"{path}: requires_grad {a.requires_grad} vs {b.requires_grad}"
+        assert a.is_leaf == b.is_leaf, f"{path}: is_leaf {a.is_leaf} vs {b.is_leaf}"
+        assert a.is_inference() == b.is_inference(), f"{path}: is_inference {a.is_inference()} vs {b.is_inference()}"
         with torch.no_grad():
             if a.dtype == torch.bool or not (a.is_floating_point() or a.is_complex()):
                 ok = torch.equal(a, b)

@@ -181,12 +181,15 @@ def rebuild_tree(dump: tuple) -> Any:
     """A C++ GuardTree from `GuardTree.dump()` output (objects already decoded)."""
     from xacc._C import capture as C
 
-    local_names, grad_mode, nodes, dims, autocast = dump
+    local_names, grad_mode, nodes, dims, autocast = dump[:5]
+    inference_mode = dump[5] if len(dump) > 5 else -1  # stores written before the inference-mode guard
     tree = C.GuardTree()
     tree.set_local_names(list(local_names))
     if grad_mode >= 0:
         tree.set_grad_mode(bool(grad_mode))
     tree.set_autocast(autocast)
+    if inference_mode >= 0:
+        tree.set_inference_mode(bool(inference_mode))
     for i, (parent, kind, index, key, leaves) in enumerate(nodes):
         n = tree.node(parent, kind, index, key)
         if n != i:

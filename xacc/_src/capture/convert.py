@@ -44,6 +44,7 @@ from xacc._src.capture.breaks import BreakInfo, GraphBreak
 from xacc._src.capture.events import EVENTS, CompileEvent
 from xacc._src.capture.config import RECOMPILE_LIMIT, debug, enabled, log
 from xacc._src.capture.host import Host, State
+from xacc._src.capture.views import view_of  # noqa: F401 - the translator reads convert.view_of
 from xacc._src.amp import MODE as _MODE, guard_precision
 
 
@@ -832,20 +833,3 @@ def _frame_name(code: types.CodeType) -> str:
 def _builtins_dict(func: types.FunctionType) -> dict:
     b = func.__globals__.get("__builtins__", __builtins__)
     return b if isinstance(b, dict) else b.__dict__
-
-
-def view_of(base: torch.Tensor, out: torch.Tensor, geometry: tuple | None) -> torch.Tensor:
-    """Note [Returned views] (Translator.h): graph output `out`, which eager
-    Python returns as a view of `base` (a frame input or another returned
-    tensor), as that view: same values, same `_base`, same storage. When the
-    backend computed `out` as a copy, the view is rebuilt from `geometry` (the
-    sizes, strides and offset seen at capture), which holds while the sizes do."""
-    root = base if base._base is None else base._base
-    if out._base is root:
-        return out
-    if out.untyped_storage().data_ptr() == base.untyped_storage().data_ptr():
-        return base.as_strided(out.size(), out.stride(), out.storage_offset())
-    if geometry is not None and tuple(out.shape) == geometry[0]:
-        size, stride, offset = geometry
-        return base.as_strided(size, stride, base.storage_offset() + offset)
-    raise RuntimeError("xacc: a view returned by a captured graph cannot be rebuilt as a view of its base")

@@ -50,6 +50,8 @@ class State:
         # Autocast is off (convert.callback runs frames under it in Python); an
         # entry is valid only while it stays off.
         self.tree.set_autocast(C.autocast_state())
+        self.inference_used = False  # an inference_mode region was modelled (set_inference)
+        self.made_leaves: dict[int, torch.Tensor] = {}  # Note [Tensors made leaves]
         self.consts: list[Any] = []
         self.inputs: list[int] = []  # guard-tree node per graph input, in parameter order
         self.input_vids: set[int] = set()  # their value ids (kept across ctrl.if arms)
@@ -155,6 +157,44 @@ class State:
         if enabled and not self.entry_grad:
             raise GraphBreak("GB023", "torch.enable_grad() in a frame running without grad")
         self.rec.set_no_grad(not enabled and self.entry_grad)
+
+    def set_inference(self, enabled: bool) -> None:
+        """Enters or leaves a torch.inference_mode region (Note [Entry-guarded
+        modes] in TranslateContext.cpp): modelled from an entry outside
+        inference mode only, which the entry then guards; inside, ops run on
+        the metas under inference mode."""
+        if torch.is_inference_mode_enabled():
+            raise GraphBreak("GB023", "torch.inference_mode in a frame entered in inference mode")
+        self.tree.set_inference_mode(False)
+        self.inference_used = True
+        self.rec.inference = enabled
+
+
+def _inference_made(meta: torch.Tensor) -> bool:
+    """Whether eager's tensor is an inference tensor or a view made in
+    inference mode (whose in-place update in normal mode eager refuses)."""
+    if meta.is_inference():
+        return True
+    return meta._is_view() and \
+        torch._C._autograd._get_creation_meta(meta) == torch._C._autograd.CreationMeta.INFERENCE_MODE
+
+
+def _reaches(meta: torch.Tensor, leaves: dict[int, torch.Tensor]) -> bool:
+    """Whether `meta` is one of `leaves` or its autograd graph accumulates into one."""
+    if id(meta) in leaves:
+        return True
+    todo = [meta.grad_fn] if meta.grad_fn is not None else []
+    seen: set[int] = set()
+    while todo:
+        node = todo.pop()
+        if node is None or id(node) in seen:
+            continue
+        seen.add(id(node))
+        var = getattr(node, "variable", None)  # AccumulateGrad: the leaf it feeds
+        if var is not None and id(var) in leaves:
+            return True
+        todo.extend(n for n, _ in node.next_functions)
+    return False
 
 
 class Host:
@@ -301,11 +341,47 @@ class Host:
     def value_of(self, meta: torch.Tensor) -> int:
         return self.ctx.rec.vid_of(meta)
 
+    def check_escape(self, meta: torch.Tensor) -> None:
+        """Raises when the graph value `meta` may not leave the graph (an
+        output, a value live at a break): what eager's tensor is, the
+        executor's would not be."""
+        if self.ctx.inference_used and _inference_made(meta):
+            # The executor makes ordinary tensors (Note [Entry-guarded modes]).
+            raise GraphBreak("GB023", "a tensor made under torch.inference_mode() would leave the graph "
+                                      "(an inference tensor, or a view made in inference mode, in eager)")
+        if self.ctx.made_leaves and meta.requires_grad and _reaches(meta, self.ctx.made_leaves):
+            raise GraphBreak("GB002", "a tensor made to require grad in the graph (requires_grad_) "
+                                      "would leave it: Note [Tensors made leaves]")
+
+    def set_requires_grad(self, meta: torch.Tensor, flag: bool) -> None:
+        """`t.requires_grad_(flag)` on a tensor the graph made.
+
+        Note [Tensors made leaves]
+        ~~~~~~~~~~~~~~~~~~~~~~~~~~
+        The flag is set on the tensor's meta twin (which raises eager's error
+        where eager would: a non-leaf, an integer dtype). Ops after it run on
+        the metas with autograd, so is_leaf, requires_grad and `grad_fn is
+        None` of every tensor made later are eager's facts, answered from the
+        metas. The graph's executor does not replay the flag, so no tensor
+        whose autograd history reaches such a leaf may leave the graph (an
+        output, a value live at a break): that is a break (value_of), and the
+        frame runs in Python. What stays inside (`w.is_leaf`, `(w * 2).detach()`)
+        is captured."""
+        try:
+            meta.requires_grad_(bool(flag))
+        except RuntimeError as e:
+            raise GraphBreak("GB024", f"Tensor.requires_grad_: {e}") from None
+        if flag:
+            self.ctx.made_leaves[id(meta)] = meta
+
     def const_index(self, obj: Any) -> int:
         return self.ctx.const_index(obj)
 
     def set_grad(self, enabled: bool) -> None:
         self.ctx.set_grad(bool(enabled))
+
+    def set_inference(self, enabled: bool) -> None:
+        self.ctx.set_inference(bool(enabled))
 
     # -- captured control flow (TranslateControl.cpp) ---------------------------
     def condition(self, meta: torch.Tensor, file: str, line: int) -> int | str:

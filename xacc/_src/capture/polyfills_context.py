@@ -146,3 +146,101 @@ def _grad_mode_decorator(mode: bool, func: Callable) -> Callable:
 
 
 REFERENCE["grad_mode_decorator"] = (_grad_mode_decorator, False)  # type: ignore[index]
+
+
+# -- autocast and inference mode (Note [Entry-guarded modes] in TranslateContext.cpp) --
+
+
+def _unmodeled_mode(what: str) -> None:
+    """Answered by the translator (query "unmodeled_mode"): a GB023 break naming `what`."""
+    raise TypeError("answered by the translator only")
+
+
+def _inference_enabled() -> bool:
+    """Answered by the translator (query "inference_enabled")."""
+    raise TypeError("answered by the translator only")
+
+
+def _set_inference(mode: bool) -> None:
+    """Done by the translator (query "set_inference"): the inference mode of what follows."""
+    raise TypeError("answered by the translator only")
+
+
+REFERENCE[_unmodeled_mode] = ("unmodeled_mode", False)  # type: ignore[assignment]
+REFERENCE[_inference_enabled] = ("inference_enabled", False)  # type: ignore[assignment]
+REFERENCE[_set_inference] = ("set_inference", False)  # type: ignore[assignment]
+
+
+def _autocast_is_noop(device_type: Any, dtype: Any, enabled: Any, cache_enabled: Any) -> bool:
+    """Whether `torch.autocast(device_type, dtype, enabled, cache_enabled)`
+    changes nothing the block can see, given that autocast is off everywhere
+    (every captured entry is guarded on that: convert.callback): it is
+    disabled, keeps the device's dtype and the cache flag, and its
+    constructor would not raise. Called at capture time on constants."""
+    if not isinstance(device_type, str) or enabled is not False or dtype is not None or cache_enabled is not None:
+        return False
+    try:
+        return bool(torch.amp.is_autocast_available(device_type))
+    except Exception:  # noqa: BLE001 - the constructor raises there: eager's error, in Python
+        return False
+
+
+REFERENCE[_autocast_is_noop] = (None, True)  # type: ignore[assignment]
+
+
+class _AutocastOff:
+    """`torch.autocast(..., enabled=False)` while autocast is off: the state it
+    sets on entry (enabled False, the same dtype and cache flag) and restores
+    on exit is the state already there, and the cast cache it may clear on
+    exit is empty while autocast is off, so the block runs as if it were not
+    there. __enter__ returns the manager, as autocast's does (this stand-in is
+    never rebuilt: reading it breaks)."""
+
+    def __enter__(self) -> Any:
+        return self
+
+    def __exit__(self, typ: Any, value: Any, tb: Any) -> bool:
+        if typ is not None:
+            _exception_path()
+        return False
+
+
+@_reference(torch.autocast)
+def autocast(device_type: Any, dtype: Any = None, enabled: Any = True, cache_enabled: Any = None) -> _AutocastOff:
+    if not _autocast_is_noop(device_type, dtype, enabled, cache_enabled):
+        _unmodeled_mode("torch.autocast that casts (enabled, or with a dtype or cache_enabled)")
+    return _AutocastOff()
+
+
+class _InferenceMode:
+    """torch.inference_mode(mode) as c10::InferenceMode does it: entering sets
+    the grad mode to `not mode` and the inference mode to `mode`; leaving
+    restores both. The translator models the inference mode on the meta
+    tensors (ops inside run under it, so their results are inference tensors
+    exactly when eager's are) and never lets an inference tensor made in the
+    graph leave it (Note [Entry-guarded modes])."""
+
+    def __init__(self, mode: bool) -> None:
+        self._xacc_mode = mode
+
+    def __enter__(self) -> None:
+        self._xacc_prev_grad = _grad_enabled()
+        self._xacc_prev_inference = _inference_enabled()
+        _set_inference(self._xacc_mode)
+        _set_grad(not self._xacc_mode)
+        return None
+
+    def __exit__(self, typ: Any, value: Any, tb: Any) -> bool:
+        if typ is not None:
+            _exception_path()
+        _set_inference(self._xacc_prev_inference)
+        _set_grad(self._xacc_prev_grad)
+        return False
+
+
+@_reference(torch.inference_mode)
+def inference_mode(mode: Any = True) -> _InferenceMode:
+    if mode is not True and mode is not False:
+        # inference_mode(fn), the decorator form without parentheses
+        _unmodeled_mode("torch.inference_mode used as a decorator")
+    return _InferenceMode(mode)

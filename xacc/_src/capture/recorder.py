@@ -193,6 +193,9 @@ class Recorder:
         # operands that require grad are read through one `aten.detach` each.
         self.no_grad = False
         self._detached: dict[int, int] = {}
+        # Inside a torch.inference_mode() region (Host.set_inference): metas run
+        # under inference mode, so they are inference tensors where eager's are.
+        self.inference = False
 
     def set_no_grad(self, on: bool) -> None:
         self.no_grad = on
@@ -242,6 +245,9 @@ class Recorder:
             raise GraphBreak("GB026", f"{what} on a torch.distributed object")
         prev = meta_run.plain_checks_on()
         try:
+            if self.inference:
+                with _Mode(self), torch.inference_mode():
+                    return fn(*args, **kwargs)
             if self.no_grad:
                 with _Mode(self), torch.no_grad():
                     return fn(*args, **kwargs)

@@ -119,6 +119,11 @@ public:
   /// checked; -1 leaves it unguarded. Graphs are traced on meta tensors, which
   /// autocast never touches, so an entry is only valid for the state it saw.
   void setAutocast(int64_t state) { autocast_ = state; }
+  /// Requires torch's inference mode to equal `enabled` when checked (an entry
+  /// that models an inference_mode region: Note [Entry-guarded modes]).
+  void setInferenceMode(bool enabled) { inferenceMode_ = enabled ? 1 : 0; }
+  /// -1: inference mode not guarded; 0/1: required disabled/enabled.
+  int inferenceMode() const { return inferenceMode_; }
   /// The thread's autocast state: for each device type torch autocasts (cpu,
   /// cuda, xpu, ...), whether it is enabled and its dtype, plus the cache flag;
   /// 0 when autocast is off everywhere.
@@ -203,6 +208,7 @@ private:
   std::vector<std::string> localNames_;
   int gradMode_ = -1;  ///< -1: not guarded
   int64_t autocast_ = -1;  ///< -1: not guarded
+  int inferenceMode_ = -1;  ///< -1: not guarded
 };
 
 }  // namespace xacc::capture

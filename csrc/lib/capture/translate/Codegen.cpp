@@ -689,7 +689,8 @@ PyRef emitBreak(Translator& t, Frame& top, const Instr& ins, PyObject* func, Bre
   for (const auto& w : t.attrWrites()) collectOutputs(t, w.value, seen, outs, bad);
   for (const VarRef& c : t.mutatedInputs())
     for (const VarRef& i : c->items) collectOutputs(t, i, seen, outs, bad);
-  if (bad) return bail(GB::Internal, "a live tensor that is not a graph value");
+  if (bad) return t.failed() ? bail(hostBreak(t.failure().code, GB::Internal), t.failure().detail)
+                             : bail(GB::Internal, "a live tensor that is not a graph value");
   PyRef graphFn = host.finishGraph(outs);
   if (!graphFn) {
     PyErr_Clear();

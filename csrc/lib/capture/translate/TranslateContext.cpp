@@ -21,6 +21,32 @@
 // (Codegen), so the stand-in is never seen. Their attributes are named
 // `_xacc_*`; reading the library class's own attribute names finds nothing
 // and breaks.
+//
+// Note [Entry-guarded modes]
+// ~~~~~~~~~~~~~~~~~~~~~~~~~~
+// Modes whose state a graph cannot set are modelled from the state the entry
+// is guarded on (polyfills_context.py holds the reference classes):
+//
+//  * torch.autocast: every entry is guarded with autocast off everywhere
+//    (convert.callback runs frames under autocast in Python). A manager that
+//    is disabled, keeps the dtype and the cache flag, and would construct
+//    without raising, sets on entry exactly the state already there and
+//    restores it on exit; the cast cache it may clear is empty while autocast
+//    is off. It enters and leaves with nothing recorded. Any other autocast
+//    casts, or changes what get_autocast_dtype answers: GB023.
+//  * torch.inference_mode(mode) is c10::InferenceMode: the grad mode becomes
+//    `not mode` (a grad-mode region, as no_grad/enable_grad) and the
+//    inference mode `mode`. Modelled only from an entry outside inference
+//    mode, which the entry then guards (GuardTree::setInferenceMode; Host
+//    set_inference). Inside a region with mode True, ops run on the meta
+//    tensors under inference mode, so a result is an inference tensor exactly
+//    when eager's is, and what eager refuses on one (an in-place update or a
+//    save for backward outside the mode, ...) fails on the meta tensor too: a
+//    break, then Python raises eager's error. The graph's executor makes
+//    ordinary tensors, so an inference tensor never leaves the graph: as an
+//    output (a return, a value live at a break, a replayed write) it is a
+//    GB023 break instead (Host.value_of). inference_mode(False) outside
+//    inference mode only enables grad.
 #include "PyTypes.h"
 #include "Translator.h"
 
@@ -63,14 +89,23 @@ bool Translator::enterContext(Frame& f, const VarRef& mgr, VarRef& exitOut, VarR
 bool Translator::runTopFrame(Frame& f, VarRef& result) {
   const bool entryGrad = gradEnabled_;
   bool ran = runFrame(f, result);
-  if (gradEnabled_ == entryGrad) return ran;
+  if (gradEnabled_ == entryGrad && !inferenceEnabled_) return ran;
   // The grad mode changed by the traced code (torch.set_grad_enabled(m)
   // outside a with) is a region of the graph, not a change of the global
   // mode: a return or a break with it still changed leaves the whole frame
   // to Python.
-  if (ran) fail(GB::UnmodeledContextManager, "the frame returns with the grad mode changed");
+  if (ran) fail(GB::UnmodeledContextManager, "the frame returns with the grad or inference mode changed");
   failWhole();
   return false;
+}
+
+bool Translator::setInference(bool enabled) {
+  std::string code, detail;
+  PyRef args = PyRef::steal(PyTuple_Pack(1, enabled ? Py_True : Py_False));
+  if (!host_.call("set_inference", args.get(), code, detail))
+    return fail(hostBreak(code, GB::UnmodeledContextManager), detail);
+  inferenceEnabled_ = enabled;
+  return true;
 }
 
 VarRef Translator::gradModeDecorator(const VarRef& mode, std::vector<VarRef>& args,
@@ -138,6 +173,19 @@ VarRef Translator::polyfillQuery(PyObject* query, const std::vector<VarRef>& arg
       return nullptr;
     }
     if (!setGrad(args[0]->obj.get() == Py_True)) return nullptr;
+    return makeConst(PyRef::borrow(Py_None));
+  }
+  if (is("unmodeled_mode", 1) && isConst(args[0]) && PyUnicode_Check(args[0]->obj.get())) {
+    fail(GB::UnmodeledContextManager, PyUnicode_AsUTF8(args[0]->obj.get()));
+    return nullptr;
+  }
+  if (is("inference_enabled", 0)) return makeConst(PyRef::borrow(inferenceEnabled_ ? Py_True : Py_False));
+  if (is("set_inference", 1)) {
+    if (!isConst(args[0]) || !PyBool_Check(args[0]->obj.get())) {
+      fail(GB::UnmodeledContextManager, "torch.inference_mode on a value that is not a constant bool");
+      return nullptr;
+    }
+    if (!setInference(args[0]->obj.get() == Py_True)) return nullptr;
     return makeConst(PyRef::borrow(Py_None));
   }
   fail(GB::Internal, std::string("unknown polyfill query ") + PyUnicode_AsUTF8(query));

@@ -85,6 +85,20 @@ VarRef Translator::tensorMethod(const VarRef& tm, std::vector<VarRef>& args,
     PyRef rg = PyRef::steal(PyObject_GetAttrString(t->obj.get(), "requires_grad"));
     if (!rg) PyErr_Clear();
     if (flag && flag->is(Var::Kind::Const) && flag->obj.get() == Py_False && rg.get() == Py_False) return t;
+    if (args.empty() && kwargs.empty()) flag = makeConst(PyRef::borrow(Py_True));
+    if (flag && isConst(flag) && PyBool_Check(flag->obj.get()) && !t->source && !inputSource(t)) {
+      // A tensor the graph made (Note [Tensors made leaves] in host.py): the
+      // flag is set on its meta twin, which then answers is_leaf,
+      // requires_grad and grad_fn as eager's tensor would; no tensor whose
+      // history reaches it may leave the graph.
+      std::string code, detail;
+      PyRef a = PyRef::steal(PyTuple_Pack(2, t->obj.get(), flag->obj.get()));
+      if (!host_.call("set_requires_grad", a.get(), code, detail)) {
+        fail(hostBreak(code, GB::UntraceableCall), detail);
+        return nullptr;
+      }
+      return t;
+    }
   }
   // requires_grad_ and detach_ change the caller's tensor itself, which a graph cannot:
   // they run in Python.

@@ -107,7 +107,20 @@ VarRef Translator::tensorAttr(const VarRef& t, PyObject* nameObj) {
     return makeConst(PyRef::borrow(Py_False));
   if (name == "is_cpu") return makeConst(PyRef::borrow(opts_.device == "cpu" ? Py_True : Py_False));
   if (name == "__class__") return makeVar(Var::Kind::Object, PyRef::borrow(typeOf(t)));  // Note [Tensor types]
-  if (name == "grad" || name == "grad_fn" || name == "_version" || name == "__array__") {
+  if (name == "is_leaf" || name == "grad_fn") {
+    // A tensor the graph made: its meta twin's autograd facts are eager's. An
+    // input's twin is a fresh leaf: only its guarded requires_grad decides
+    // (False: a leaf without grad_fn). Note [Tensors made leaves] in host.py.
+    PyRef rg = PyRef::steal(PyObject_GetAttrString(t->obj.get(), "requires_grad"));
+    PyRef fn = PyRef::steal(PyObject_GetAttrString(t->obj.get(), "grad_fn"));
+    const bool known = rg && fn && ((!t->source && !inputSource(t)) || rg.get() == Py_False);
+    if (known && name == "is_leaf") return makeConst(PyRef::borrow(fn.get() == Py_None ? Py_True : Py_False));
+    if (known && fn.get() == Py_None) return makeConst(PyRef::borrow(Py_None));
+    PyErr_Clear();
+    fail(GB::UnmodeledAttribute, "Tensor." + name + " (an autograd node, or an input that requires grad)");
+    return nullptr;
+  }
+  if (name == "grad" || name == "_version" || name == "__array__") {
     fail(GB::UnmodeledAttribute, "Tensor." + name);
     return nullptr;
   }

@@ -820,7 +820,7 @@ SourceRef Translator::inputSource(const VarRef& v) const {
 bool Translator::viewBase(const VarRef& v, SourceRef& baseSource, int& baseVid) {
   baseSource = nullptr;
   baseVid = -1;
-  if (!v->is(Var::Kind::Tensor) || v->isNumpy() || inputSource(v)) return false;
+  if (!v->is(Var::Kind::Tensor) || v->isNumpy() || inputSource(v) || valueOf(v) < 0) return false;
   PyRef base = PyRef::steal(PyObject_GetAttrString(v->obj.get(), "_base"));
   if (!base || base.get() == Py_None) {
     PyErr_Clear();
@@ -841,7 +841,11 @@ int Translator::valueOf(const VarRef& v) {
   std::string detail;
   int id = host_.valueOf(v->obj.get(), detail);
   if (id < 0) fail(GB::UnsupportedTorchArgument, detail);
-  return id;
+  std::string code;  // may the value leave the graph (Host.check_escape)?
+  PyRef meta = PyRef::steal(PyTuple_Pack(1, v->obj.get()));
+  if (id < 0 || host_.call("check_escape", meta.get(), code, detail)) return id;
+  fail(hostBreak(code, GB::UnsupportedTorchArgument), detail);
+  return -1;
 }
 
 }  // namespace xacc::capture::translate

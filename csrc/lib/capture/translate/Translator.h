@@ -294,6 +294,8 @@ public:
   // Grad-mode regions (see Host::setGrad).
   bool gradEnabled() const { return gradEnabled_; }
   bool setGrad(bool enabled);
+  /// Enters or leaves a torch.inference_mode region (Note [Entry-guarded modes]).
+  bool setInference(bool enabled);
   VarRef gradDecorated(Frame& f, PyObject* o, std::vector<VarRef>& args,
                        std::vector<std::pair<PyRef, VarRef>>& kwargs);
   // transformers' ModelOutput dataclasses (TranslateDataclass.cpp).
@@ -499,6 +501,7 @@ private:
   std::unique_ptr<Bytecode> resumeBc_;  ///< the top frame's code when it is resume code (Bytecode::decode)
   Frame* current_ = nullptr;
   bool gradEnabled_ = true;
+  bool inferenceEnabled_ = false;  ///< inside a modelled inference_mode region (the entry is guarded outside one)
   const std::vector<VarRef>* markSyms_ = nullptr;  ///< pythonValue: numbers given as markers
   bool numpyArgs_ = false;  ///< pythonValue: building a NumPy call (flagged tensors only)
   std::vector<AttrWrite> attrWrites_;  ///< Note [Replayed attribute writes], in program order
