@@ -192,6 +192,12 @@ VarRef Translator::callBuiltin(PyObject* f, std::vector<VarRef>& args,
       PyObject* tp = typeOf(v);
       if (tp) return makeConst(PyRef::borrow(PyObject_HasAttr(tp, name.get()) ? Py_True : Py_False));
     }
+    if (v->is(Var::Kind::UserObject)) {
+      int has = userHasattr(v, name.get());
+      if (has == -1) return nullptr;
+      if (has >= 0) return makeConst(PyRef::borrow(has ? Py_True : Py_False));
+      return bad("hasattr() on a library object's stand-in or of a name its metaclass holds");
+    }
     return bad("hasattr() on a container");
   }
   if (f == T->callable && args.size() == 1) {
