@@ -5,6 +5,7 @@ with eager on values, structure and the capture counters."""
 
 import functools
 import itertools
+import math
 
 import pytest
 import torch
@@ -72,6 +73,22 @@ def test_sorted_min_max_with_key_over_tensors():
     check(f, lambda i: (torch.randn(4), torch.randn(3)), graphs=1, breaks=0)
 
 
+def math_prod_user(x, strides):
+    size = [s * 2 for s in strides]  # a list built in the frame: not a constant
+    flat = x.reshape(-1, math.prod(x.shape[1:]))  # sizes: symbolic once the batch is dynamic
+    return flat * math.prod(size), math.prod(strides, start=0.5), math.prod([x[0, 0, 0], 2.0])
+
+
+def test_math_prod_of_lists_sizes_and_tensors():
+    check(math_prod_user, lambda i: (torch.randn(2, 3, 4), [2, 3]), graphs=1, breaks=0)
+
+
+def test_math_prod_of_dynamic_sizes_keeps_them_dynamic():
+    # Batch 2, 3, 4: one recompile (the batch dim made dynamic), no break and
+    # no specialisation of math.prod(x.shape[1:]) to a number.
+    check(math_prod_user, lambda i: (torch.randn(2 + i, 3, 4), [2, 3]), graphs=2, breaks=0, max_recompiles=1)
+
+
 def test_lazy_reference_keeps_eager_order_of_side_effects():
     # chain's reference is a generator: `log` grows between items as in eager.
     def f(x):
@@ -123,6 +140,11 @@ def test_references_agree_with_their_originals_in_plain_python():
         assert list(P.compress(xs, xs[::-1])) == list(itertools.compress(xs, xs[::-1]))
         assert P.reduce(lambda a, b: a - b, xs, 7) == functools.reduce(lambda a, b: a - b, xs, 7)
         assert list(P.dict_fromkeys(xs, 1).items()) == list(dict.fromkeys(xs, 1).items())
+        fs = [v / 3 for v in xs] + [2**62, 2**40]
+        for start in (1, 0.5, 3):
+            for seq in (xs, fs, xs + [2**70]):
+                got, want = P.prod(seq, start=start), math.prod(seq, start=start)
+                assert got == want and type(got) is type(want), (seq, start)
     for bad in (lambda: P.min_([]), lambda: P.reduce(max, [])):
         with pytest.raises((ValueError, TypeError)):
             bad()

@@ -37,6 +37,7 @@ from __future__ import annotations
 import copy
 import functools
 import itertools
+import math
 import operator
 from typing import Any, Callable, Iterable, Iterator
 
@@ -131,6 +132,17 @@ def all_(iterable: Iterable, /) -> bool:
         if not x:
             return False
     return True
+
+
+@_reference(math.prod, native_on_constants=True)
+def prod(iterable: Iterable, /, *, start: Any = 1) -> Any:
+    # math.prod multiplies left to right from `start` with `*` (its int and
+    # float fast paths give what `*` gives): symbolic sizes and tensors stay
+    # symbolic, as in `x.reshape(-1, math.prod(x.shape[1:]))`.
+    result = start
+    for x in iterable:
+        result = result * x
+    return result
 
 
 @_reference(dict.fromkeys, native_on_constants=True)

@@ -192,6 +192,12 @@ VarRef Translator::callBuiltin(PyObject* f, std::vector<VarRef>& args,
       PyObject* tp = typeOf(v);
       if (tp) return makeConst(PyRef::borrow(PyObject_HasAttr(tp, name.get()) ? Py_True : Py_False));
     }
+    if (v->is(Var::Kind::UserObject)) {
+      int has = userHasattr(v, name.get());
+      if (has == -1) return nullptr;
+      if (has >= 0) return makeConst(PyRef::borrow(has ? Py_True : Py_False));
+      return bad("hasattr() on a library object's stand-in or of a name its metaclass holds");
+    }
     return bad("hasattr() on a container");
   }
   if (f == T->callable && args.size() == 1) {
@@ -272,9 +278,20 @@ VarRef Translator::callBuiltin(PyObject* f, std::vector<VarRef>& args,
       return it;
     }
     if (args[0]->is(Var::Kind::Iter)) return bad("reversed() of an iterator");
-    // A user object's __reversed__ (or the sequence protocol) is not traced;
-    // its __iter__ alone would make a snapshot where eager has a live iterator.
-    if (args[0]->is(Var::Kind::UserObject)) return bad("reversed() of a user object");
+    // A user object: its class's __reversed__ inlined (collections.abc.Sequence's
+    // is a generator over self[i]), as reversed() calls it. Without one CPython
+    // walks __len__/__getitem__ lazily: not modelled (its __iter__ alone would
+    // make a snapshot where eager has a live iterator).
+    if (args[0]->is(Var::Kind::UserObject)) {
+      static PyObject* reversedName = PyUnicode_InternFromString("__reversed__");
+      bool handled = false;
+      VarRef r = userDunder(args[0], reversedName, {}, handled);
+      if (failed()) return nullptr;
+      if (!handled) return bad("reversed() of a user object without __reversed__");
+      if (!r) return nullptr;
+      if (!r->is(Var::Kind::Iter)) return bad("__reversed__ returned a value that is not an iterator the translator models");
+      return r;
+    }
     if (!unpack(args[0], it->items)) return nullptr;
     std::reverse(it->items.begin(), it->items.end());
     return it;

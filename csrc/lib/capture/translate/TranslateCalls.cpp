@@ -248,6 +248,11 @@ bool isUserFunction(PyObject* fn) {
     PyObject* q = reinterpret_cast<PyCodeObject*>(PyFunction_GET_CODE(fn))->co_qualname;
     if (q && PyUnicode_Check(q) && startsWith(PyUnicode_AsUTF8(q), "namedtuple.<locals>.")) return true;
   }
+  // The mixin methods of collections.abc's classes (Sequence.__iter__,
+  // __contains__, index, count, __reversed__; Set's operators; MutableMapping's
+  // update, pop, setdefault) are plain Python over the class's own abstract
+  // methods: inlined, so a user class built on them is modelled by running them.
+  if (mod == "collections.abc" && PyFunction_Check(fn)) return true;
   static const char* kLibs[] = {"torch",  "xacc",        "xjit",    "numpy",     "typing",
                                 "functools", "abc",      "collections", "dataclasses", "contextlib",
                                 "inspect", "logging",    "threading", "copy"};

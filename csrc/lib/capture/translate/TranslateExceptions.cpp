@@ -28,9 +28,12 @@ namespace xacc::capture::translate {
 // leaves an inlined frame for its caller's handlers only when that frame is
 // user code inlined by inlineCode (Frame::passesExceptions) and the grad mode
 // is what it was before the call: C++ wrappers around other inlined calls (a
-// grad-mode decorator) do not undo their state on failure. Nothing is caught
-// inside a captured tensor branch or loop body, in a lazily run generator, or
-// by a `with` block's handler (WITH_EXCEPT_START is not modelled).
+// grad-mode decorator) do not undo their state on failure. A lazily run
+// generator (Note [Lazy generators]) catches in its own frame like any frame
+// (Sequence.__iter__ ends on the IndexError of self[i]); an exception leaving
+// it is not passed on (it would reach whichever frame resumes it). Nothing is
+// caught inside a captured tensor branch or loop body, or by a `with` block's
+// handler (WITH_EXCEPT_START is not modelled).
 //
 // An exception that leaves the captured frame itself (no handler in it) ends
 // the frame as eager ends it: GB027, a split at the raising instruction that
@@ -155,7 +158,7 @@ bool Translator::catchException(Frame& f, const Instr& ins) {
   if (failure_.excFrame != &f || failure_.excOffset != ins.offset) return false;
   Bytecode::Handler h;
   const auto& instrs = f.bc->instrs();
-  bool caught = !f.lazy && f.bc->handlerAt(ins.offset, h);
+  bool caught = f.bc->handlerAt(ins.offset, h);
   if (caught) {
     // A `with` block's handler calls __exit__ (WITH_EXCEPT_START): not modelled.
     int hi = f.bc->indexOf(h.target);

@@ -340,6 +340,40 @@ VarRef Translator::classAttr(const VarRef& self, const VarRef& clsVar, PyObject*
   return nullptr;
 }
 
+int Translator::userHasattr(const VarRef& obj, PyObject* name) {
+  // hasattr() is getattr() that answers False on AttributeError. Where the
+  // lookup runs code (a property's getter, a Python __get__, __getattr__) it
+  // is run as getattr runs it (userAttr): a value is True, and any failure,
+  // an AttributeError included (not modelled), stays a failure. A polyfill
+  // stand-in's attributes are not its library object's (Note [Modelled
+  // library objects]): not answered.
+  const VarRef& clsVar = obj->self;
+  auto* tp = reinterpret_cast<PyTypeObject*>(clsVar->obj.get());
+  if (isPolyfillClass(clsVar->obj.get()) || !PyUnicode_Check(name)) return -2;
+  if (PyUnicode_CompareWithASCIIString(name, "__class__") == 0 ||
+      PyUnicode_CompareWithASCIIString(name, "__dict__") == 0)
+    return 1;
+  auto byGetattr = [&]() { return userAttr(obj, name) ? 1 : -1; };
+  PyObject* cattr = mroLookup(tp, name);
+  if (cattr && Py_TYPE(cattr)->tp_descr_set) return byGetattr();  // a data descriptor wins
+  for (const PyRef& k : obj->keys)
+    if (PyUnicode_Compare(k.get(), name) == 0) return 1;
+  if (cattr) {
+    bool plain = !Py_TYPE(cattr)->tp_descr_get || PyFunction_Check(cattr) ||
+                 Py_TYPE(cattr) == &PyStaticMethod_Type || Py_TYPE(cattr) == &PyClassMethod_Type;
+    if (!plain) return byGetattr();
+    guardHas(clsVar->source, Leaf::Kind::HasAttr, name, true);  // the class keeps it
+    return 1;
+  }
+  static PyObject* getattrName = interned("__getattr__");
+  if (mroLookup(tp, getattrName)) return byGetattr();
+  // The metaclass's attributes (`__name__`, `mro`) are the class's, not its
+  // instances': absent from the MRO dicts but found on the class, not answered.
+  if (PyObject_HasAttr(clsVar->obj.get(), name)) return -2;
+  guardHas(clsVar->source, Leaf::Kind::HasAttr, name, false);  // the class does not gain it
+  return 0;
+}
+
 VarRef Translator::userAttr(const VarRef& obj, PyObject* name) {
   const VarRef& clsVar = obj->self;
   auto* tp = reinterpret_cast<PyTypeObject*>(clsVar->obj.get());

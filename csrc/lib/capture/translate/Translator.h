@@ -322,6 +322,9 @@ public:
   /// `tuple.__new__(cls, iterable)` (a named tuple's __new__).
   VarRef tupleNew(std::vector<VarRef>& args, std::vector<std::pair<PyRef, VarRef>>& kwargs);
   VarRef userAttr(const VarRef& obj, PyObject* name);
+  /// hasattr(obj, name) of a user object (TranslateObjects.cpp): 1/0, -1 failed
+  /// (a lookup that runs code and did not give a value), -2 not answered.
+  int userHasattr(const VarRef& obj, PyObject* name);
   /// Class attribute `attr` (found on the MRO, no data descriptor) as read through `self`.
   VarRef classAttr(const VarRef& self, const VarRef& clsVar, PyObject* attr, PyObject* name);
   /// An attribute of a tuple subclass's instance found on a user class (`handled`), else null.
