@@ -404,9 +404,6 @@ private:
   void guardModuleKeys(const VarRef& mod);
   /// The value at `s` is (or is not) the value at `other` (Leaf::Kind::SameAs).
   void guardSame(const SourceRef& s, const SourceRef& other, bool same);
-  /// Note [Module hooks]: the hook dicts of the module at `mod` (and torch's
-  /// global ones) are empty, as seen when its call was inlined.
-  bool guardNoHooks(const VarRef& mod);
   /// Note [Fresh modules]: torch's global module/parameter/buffer registration hooks are empty.
   bool guardNoRegistrationHooks();
   /// Each dict `names[i]` of `owner.__dict__` (read at `src`) is empty; `what` names them in a break.
@@ -458,6 +455,13 @@ private:
                      std::vector<std::pair<PyRef, VarRef>>& kwargs, bool& handled);
   VarRef callModule(const VarRef& mod, std::vector<VarRef>& args,
                     std::vector<std::pair<PyRef, VarRef>>& kwargs);
+  /// Note [Module hooks]: the module's forward with nn.Module.__call__'s forward
+  /// (pre-)hooks around it, or a GB012 break for hooks it does not model.
+  VarRef callModuleHooks(const VarRef& mod, std::vector<VarRef>& args,
+                         std::vector<std::pair<PyRef, VarRef>>& kwargs);
+  /// `self.forward(*args, **kwargs)` as nn.Module.__call__ runs it: the class's forward, inlined.
+  VarRef callForward(const VarRef& mod, std::vector<VarRef>& args,
+                     std::vector<std::pair<PyRef, VarRef>>& kwargs);
   VarRef containerMethod(const VarRef& obj, const std::string& name, std::vector<VarRef>& args,
                          std::vector<std::pair<PyRef, VarRef>>& kwargs);
   VarRef tensorMethod(const VarRef& tm, std::vector<VarRef>& args,
