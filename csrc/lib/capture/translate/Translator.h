@@ -438,6 +438,9 @@ private:
   /// is the int64 index tensor torch makes of it, as a constant; anything
   /// else is `idx` itself.
   VarRef listIndexAsTensor(const VarRef& idx);
+  /// A tensor's index as torch's indexing reads it: listIndexAsTensor on the
+  /// index, or on each item of a plain tuple index.
+  VarRef tensorIndex(const VarRef& idx);
   /// BEFORE_WITH on a UserObject (Note [Context managers] in TranslateContext.cpp):
   /// its __enter__ inlined (`enteredOut`), its bound __exit__ (`exitOut`).
   /// runFrame on the captured frame, which must leave the grad mode as it found it.
