@@ -209,6 +209,15 @@ namespace {
 /// Whether `v` is a dict whose keys are, in order, the items of tuple `keys`.
 bool keysEqual(PyObject* v, PyObject* keys) {
   if (!PyDict_Check(v) || PyDict_GET_SIZE(v) != PyTuple_GET_SIZE(keys)) return false;
+  if (PyODict_Check(v)) {
+    // An OrderedDict's order is its own (move_to_end, `prepend=True` hooks),
+    // not the order of the dict storage PyDict_Next walks.
+    PyObject* order = PySequence_Tuple(v);
+    int eq = order ? PyObject_RichCompareBool(order, keys, Py_EQ) : -1;
+    Py_XDECREF(order);
+    if (eq < 0) PyErr_Clear();
+    return eq == 1;
+  }
   PyObject *k, *item;
   Py_ssize_t pos = 0, i = 0;
   while (PyDict_Next(v, &pos, &k, &item)) {

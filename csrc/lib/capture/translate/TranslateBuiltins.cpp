@@ -42,6 +42,16 @@ VarRef Translator::listIndexAsTensor(const VarRef& idx) {
   return wrap(tensor.get(), nullptr);  // a real tensor made while tracing: an entry constant
 }
 
+VarRef Translator::tensorIndex(const VarRef& idx) {
+  if (!idx->is(Var::Kind::Tuple) || idx->obj) return listIndexAsTensor(idx);
+  // Inside a tuple index (`x[..., [-2], :]`) torch makes every list an index
+  // tensor, whatever it holds (a tuple index is never re-read as a sequence).
+  std::vector<VarRef> items;
+  for (const VarRef& e : idx->items)
+    if (!items.emplace_back(listIndexAsTensor(e))) return nullptr;
+  return makeSeq(Var::Kind::Tuple, std::move(items));
+}
+
 VarRef Translator::callBuiltin(PyObject* f, std::vector<VarRef>& args,
                                std::vector<std::pair<PyRef, VarRef>>& kwargs, bool& handled) {
   const PyTypes* T = pyTypes();

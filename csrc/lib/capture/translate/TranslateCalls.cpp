@@ -316,10 +316,14 @@ VarRef Translator::callModule(const VarRef& mod, std::vector<VarRef>& args,
     all.insert(all.end(), args.begin(), args.end());
     return inlineFunction(call, std::move(all), std::move(kwargs), nullptr);
   }
-  // Hooks run arbitrary Python around forward: a module that has any (its own or
-  // the global ones on torch.nn.Module) is called natively; their absence is
-  // guarded (Note [Module hooks]).
-  if (!guardNoHooks(mod)) return nullptr;
+  // nn.Module.__call__ runs the hooks (its own and torch's global ones) around
+  // forward: Note [Module hooks] in TranslateModuleHooks.cpp.
+  return callModuleHooks(mod, args, kwargs);
+}
+
+VarRef Translator::callForward(const VarRef& mod, std::vector<VarRef>& args,
+                               std::vector<std::pair<PyRef, VarRef>>& kwargs) {
+  PyObject* m = mod->obj.get();
   // __call__ runs `self.forward`: one set on the instance is not the class's.
   static PyObject* forwardName = PyUnicode_InternFromString("forward");
   static PyObject* dictName = PyUnicode_InternFromString("__dict__");

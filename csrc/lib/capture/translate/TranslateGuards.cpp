@@ -78,7 +78,8 @@ void Translator::guardLen(const SourceRef& s, Py_ssize_t n) {
 
 void Translator::guardKeys(const SourceRef& s, PyObject* dict) {
   if (!s || !PyDict_Check(dict) || !guardOnce(s, kGuardKeys)) return;
-  PyRef keys = PyRef::steal(PyDict_Keys(dict));
+  // An OrderedDict's keys in its own order (keysEqual in Guards.cpp).
+  PyRef keys = PyRef::steal(PyODict_Check(dict) ? PySequence_List(dict) : PyDict_Keys(dict));
   Leaf l;
   l.kind = Leaf::Kind::Keys;
   l.obj = keys ? PyList_AsTuple(keys.get()) : nullptr;
@@ -115,18 +116,6 @@ void Translator::guardSame(const SourceRef& s, const SourceRef& other, bool same
   tree_.addLeaf(later, std::move(l));
 }
 
-// Note [Module hooks]: nn.Module.__call__ runs the module's own hooks and
-// torch's global ones around forward. Inlining a call models a module without
-// any, so each hook dict is guarded empty (registering a hook later recompiles,
-// and the call then breaks, GB012, so it runs natively with its hooks).
-namespace {
-const char* const kModuleHookDicts[] = {"_forward_hooks", "_forward_pre_hooks", "_backward_hooks",
-                                        "_backward_pre_hooks"};
-const char* const kGlobalHookDicts[] = {"_global_forward_hooks", "_global_forward_pre_hooks",
-                                        "_global_backward_hooks", "_global_backward_pre_hooks",
-                                        "_global_forward_hooks_always_called"};
-}  // namespace
-
 bool Translator::guardEmptyDicts(PyObject* owner, const SourceRef& src, const char* const* names, size_t n,
                                  const std::string& what) {
   // The dicts are read as items of the owner's `__dict__` (one dict lookup
@@ -151,17 +140,6 @@ bool Translator::guardEmptyDicts(PyObject* owner, const SourceRef& src, const ch
     guardLen(Source::item(nsSrc, name.get()), 0);
   }
   return true;
-}
-
-bool Translator::guardNoHooks(const VarRef& mod) {
-  PyObject* mm = pyTypes()->moduleModule;
-  int ci = mm ? host_.constIndex(mm) : -1;
-  if (ci < 0) return fail(GB::ModuleHooks, "torch.nn.modules.module");
-  if (!guardEmptyDicts(mm, Source::root(Access::Const, ci), kGlobalHookDicts, std::size(kGlobalHookDicts),
-                       "global module hooks"))
-    return false;
-  return guardEmptyDicts(mod->obj.get(), mod->source, kModuleHookDicts, std::size(kModuleHookDicts),
-                         Py_TYPE(mod->obj.get())->tp_name);
 }
 
 bool Translator::guardNoRegistrationHooks() {

@@ -634,7 +634,7 @@ VarRef Translator::subscr(const VarRef& obj, const VarRef& idx) {
   if (obj->is(Var::Kind::InstanceDict)) return subscr(instanceDictNow(obj), idx);  // Note [Instance dicts]
   if (obj->isNumpy()) return numpyRun("op", operatorFn("getitem"), {obj, idx}, {});
   if (obj->is(Var::Kind::Tensor)) {
-    VarRef i = listIndexAsTensor(idx);  // TranslateBuiltins.cpp
+    VarRef i = tensorIndex(idx);  // TranslateBuiltins.cpp
     if (!i) return nullptr;
     return record(operatorFn("getitem"), {obj, i}, {});
   }
@@ -763,7 +763,10 @@ bool Translator::storeSubscr(const VarRef& obj, const VarRef& idx, const VarRef&
   if (obj->is(Var::Kind::UserObject)) return userStoreSubscr(obj, idx, val);
   if (isDictSubclassVar(obj) && dictOverrides(obj, "__setitem__")) return userStoreSubscr(obj, idx, val);
   if (obj->isNumpy()) return numpyRun("op", operatorFn("setitem"), {obj, idx, val}, {}) != nullptr;
-  if (obj->is(Var::Kind::Tensor)) return record(operatorFn("setitem"), {obj, idx, val}, {}) != nullptr;
+  if (obj->is(Var::Kind::Tensor)) {
+    VarRef i = tensorIndex(idx);
+    return i && record(operatorFn("setitem"), {obj, i, val}, {}) != nullptr;
+  }
   if (obj->is(Var::Kind::List)) {
     if (!mutateInput(obj, "list passed in from outside")) return false;
     PyRef i = constOf(idx);

@@ -416,9 +416,6 @@ private:
   void guardModuleKeys(const VarRef& mod);
   /// The value at `s` is (or is not) the value at `other` (Leaf::Kind::SameAs).
   void guardSame(const SourceRef& s, const SourceRef& other, bool same);
-  /// Note [Module hooks]: the hook dicts of the module at `mod` (and torch's
-  /// global ones) are empty, as seen when its call was inlined.
-  bool guardNoHooks(const VarRef& mod);
   /// Note [Fresh modules]: torch's global module/parameter/buffer registration hooks are empty.
   bool guardNoRegistrationHooks();
   /// Each dict `names[i]` of `owner.__dict__` (read at `src`) is empty; `what` names them in a break.
@@ -453,6 +450,9 @@ private:
   /// is the int64 index tensor torch makes of it, as a constant; anything
   /// else is `idx` itself.
   VarRef listIndexAsTensor(const VarRef& idx);
+  /// A tensor's index as torch's indexing reads it: listIndexAsTensor on the
+  /// index, or on each item of a plain tuple index.
+  VarRef tensorIndex(const VarRef& idx);
   /// BEFORE_WITH on a UserObject (Note [Context managers] in TranslateContext.cpp):
   /// its __enter__ inlined (`enteredOut`), its bound __exit__ (`exitOut`).
   /// runFrame on the captured frame, which must leave the grad mode as it found it.
@@ -470,6 +470,13 @@ private:
                      std::vector<std::pair<PyRef, VarRef>>& kwargs, bool& handled);
   VarRef callModule(const VarRef& mod, std::vector<VarRef>& args,
                     std::vector<std::pair<PyRef, VarRef>>& kwargs);
+  /// Note [Module hooks]: the module's forward with nn.Module.__call__'s forward
+  /// (pre-)hooks around it, or a GB012 break for hooks it does not model.
+  VarRef callModuleHooks(const VarRef& mod, std::vector<VarRef>& args,
+                         std::vector<std::pair<PyRef, VarRef>>& kwargs);
+  /// `self.forward(*args, **kwargs)` as nn.Module.__call__ runs it: the class's forward, inlined.
+  VarRef callForward(const VarRef& mod, std::vector<VarRef>& args,
+                     std::vector<std::pair<PyRef, VarRef>>& kwargs);
   VarRef containerMethod(const VarRef& obj, const std::string& name, std::vector<VarRef>& args,
                          std::vector<std::pair<PyRef, VarRef>>& kwargs);
   VarRef tensorMethod(const VarRef& tm, std::vector<VarRef>& args,
