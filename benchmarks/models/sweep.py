@@ -26,7 +26,16 @@ each from a clean cache (xacc.jit.reset / torch._dynamo.reset):
   eager_equal      every call's output has eager's structure (output classes,
                    keys, tuple lengths, tensor shapes and dtypes) and values
                    (allclose rtol 1e-3, atol 1e-4, NaN equal to NaN; integer
-                   tensors equal);
+                   tensors equal); a float tensor outside that tolerance
+                   still counts as equal when it is as close to the float64
+                   result as eager's float32 output is: max |out - ref64| <=
+                   2 * max |eager - ref64| + atol / 10, ref64 the model run
+                   in float64 on the same inputs (as Dynamo's accuracy check,
+                   `same(..., fp64_ref=...)`): an ill-conditioned model
+                   (cpmant: init_std 1.0, attention logits in the hundreds)
+                   amplifies eager's own float32 rounding past 1e-4, so no
+                   implementation that does not repeat eager's summation order
+                   bit for bit could pass the fixed tolerance;
   compile_s        first call minus one eager call (cold);
   ms, eager_ms     median of --perf warm calls at batch 2, interleaved with eager.
 
@@ -92,22 +101,47 @@ def tensors(o, detach: bool = True) -> list:
     return []
 
 
-def compare(ref, got) -> tuple[bool, float, str]:
-    """(eager-equal, max |diff| of float tensors, why not)."""
+def _max_err(a, b) -> float:
+    """max |a - b| over the elements finite in both (in float64)."""
+    import torch
+    wide = torch.complex128 if a.is_complex() or b.is_complex() else torch.float64
+    a, b = a.to(wide), b.to(wide)
+    fin = torch.isfinite(a) & torch.isfinite(b)
+    return float((a[fin] - b[fin]).abs().max()) if fin.any() else 0.0
+
+
+def compare(ref, got, ref64=None) -> tuple[bool, float, str]:
+    """(eager-equal, max |diff| of float tensors, why not). `ref64`: None, or
+    a function returning the float64 run's output (called at most once, when a
+    float tensor is outside the tolerance; see the module docstring)."""
     import torch
     if structure(ref) != structure(got):
         return False, float("nan"), f"structure differs: {str(structure(got))[:160]}"
-    worst = 0.0
-    for r, g in zip(tensors(ref), tensors(got)):
+    worst, r64s, note = 0.0, None, ""
+    for i, (r, g) in enumerate(zip(tensors(ref), tensors(got))):
         if r.is_floating_point() or r.is_complex():
             if r.numel():
-                fin = torch.isfinite(r) & torch.isfinite(g)
-                worst = max(worst, float((r[fin] - g[fin]).abs().max()) if fin.any() else 0.0)
-            if not torch.allclose(g, r, rtol=RTOL, atol=ATOL, equal_nan=True):
-                return False, worst, f"values differ (max |diff| {worst:.3g})"
+                worst = max(worst, _max_err(r, g))
+            if torch.allclose(g, r, rtol=RTOL, atol=ATOL, equal_nan=True):
+                continue
+            why = f"values differ (max |diff| {worst:.3g})"
+            if ref64 is None:
+                return False, worst, why
+            if r64s is None:
+                try:
+                    r64s = tensors(ref64())
+                except Exception as e:  # noqa: BLE001 - the model does not run in float64
+                    return False, worst, f"{why}; no float64 reference: {type(e).__name__}: {e}"[:300]
+            r64 = r64s[i] if i < len(r64s) else None
+            if r64 is None or tuple(r64.shape) != tuple(r.shape):
+                return False, worst, f"{why}; the float64 run's output has another structure"
+            e_eager, e_got = _max_err(r, r64), _max_err(g, r64)
+            if not torch.equal(torch.isnan(g), torch.isnan(r)) or e_got > 2 * e_eager + ATOL / 10:
+                return False, worst, f"{why}; vs float64: {e_got:.3g}, eager's {e_eager:.3g}"
+            note = f"within eager's float32 error: vs float64 {e_got:.3g}, eager's {e_eager:.3g}"
         elif not torch.equal(r, g):
             return False, worst, "integer values differ"
-    return True, worst, ""
+    return True, worst, note
 
 
 def _call(fn, inp):
@@ -115,6 +149,23 @@ def _call(fn, inp):
     args, kwargs = inp
     torch.manual_seed(0)
     return fn(*args, **kwargs)
+
+
+_MODEL64: dict = {}
+
+
+def _ref64(built, inp):
+    """The output of a float64 copy of the model on `inp` (float inputs made
+    float64), seeded as every call; the copy is made once per child."""
+    import copy
+
+    import torch
+    if "m" not in _MODEL64:
+        _MODEL64["m"] = copy.deepcopy(built.model).double()
+    wide = lambda v: v.double() if isinstance(v, torch.Tensor) and v.is_floating_point() else v  # noqa: E731
+    args, kwargs = inp
+    with torch.no_grad():
+        return _call(_MODEL64["m"], (tuple(wide(v) for v in args), {k: wide(v) for k, v in kwargs.items()}))
 
 
 def _timed(fn, inp):
@@ -187,10 +238,10 @@ def run_mode(mode: str, built, inputs, refs, eager_one: float, perf: int, train:
         s1 = tool.stats()
         row.update(graphs=s1["graphs"], breaks=s1["breaks"], break_codes=_codes_text(s1["codes"]),
                    compile_s=round(max(first - eager_one, 0.0), 4))
-        ok, worst, why = compare(refs[0], out)
+        ok, worst, why = compare(refs[0], out, lambda: _ref64(built, inputs[0]))
         for inp, ref in zip(inputs[1:], refs[1:]):
-            ok2, w2, why2 = compare(ref, _call(cm, inp))
-            ok, worst, why = ok and ok2, max(worst, w2), why or why2
+            ok2, w2, why2 = compare(ref, _call(cm, inp), lambda inp=inp: _ref64(built, inp))
+            ok, worst, why = ok and ok2, max(worst, w2), (why if not ok or ok2 else "") or why2
         s2 = tool.stats()
         row.update(recompiles=s2["recompiles"] - s1["recompiles"], internal_errors=s2["internal_errors"],
                    eager_equal=ok, max_diff=worst, reason=why)

@@ -597,6 +597,18 @@ void bindCapture(py::module_& m) {
         return compileModule(std::move(m), graph, "<module>", device);
       },
       py::arg("module"), py::arg("graph") = "", py::arg("device") = "cpu", py::arg("verify") = true);
+  // The first graph of a module held for what a cache entry reports, not
+  // prepared for any backend (CompiledGraph::unprepared): a training graph
+  // split at DDP buckets runs its pieces instead (training.py).
+  c.def(
+      "unprepared_module",
+      [](const xacc::python::PyModule& pm, const std::string& device, const std::string& plan) {
+        std::unique_ptr<ir::Module> m = std::move(pm.clone()->module);
+        ir::Graph* g = m->graphs().empty() ? nullptr : m->graphs().front().get();
+        if (!g) throw py::value_error("no graph in <module>");
+        return cap::CompiledGraph::unprepared(std::move(m), g, device, plan);
+      },
+      py::arg("module"), py::arg("device"), py::arg("plan"));
   // Note [Training graphs]: the compiled forward and backward graphs of the
   // captured graph (a copy: GraphBuilder.module()) differentiated with respect to its inputs `wrt`;
   // raises xacc.CompileError (E0303, naming the op) when some op has no rule.

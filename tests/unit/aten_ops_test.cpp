@@ -522,6 +522,29 @@ TEST_F(AtenOpsTest, RuntimeErrorsAreMessages) {
   EXPECT_NE(error.find("no ATen operator 'aten::nope'"), std::string::npos) << error;
 }
 
+TEST_F(AtenOpsTest, MetaEntryPointGivesEagerLayoutsOnMetaOperands) {
+  // The xpu backend's eager-strides run: meta operands in, meta results with
+  // the strides eager would give (here a channels-last input kept by add and
+  // by clone's preserve format), through runAtenOpOnMeta.
+  at::Tensor x = at::empty_strided({2, 3, 4, 5}, {60, 1, 15, 3}, at::TensorOptions().device(at::kMeta));
+  std::vector<Datum> res;
+  std::string error;
+  ASSERT_TRUE(runAtenOpOnMeta("aten.add.Tensor", {}, {D(x), D(x)}, res, error)) << error;
+  ASSERT_EQ(res.size(), 1u);
+  EXPECT_TRUE(tensorOf(res[0]).is_meta());
+  EXPECT_EQ(tensorOf(res[0]).strides(), at::IntArrayRef({60, 1, 15, 3}));
+  ASSERT_TRUE(runAtenOpOnMeta("aten.clone.default", {}, {D(x)}, res, error)) << error;
+  EXPECT_EQ(tensorOf(res[0]).strides(), at::IntArrayRef({60, 1, 15, 3}));
+  // An op's errors are reported as from runAtenOp.
+  at::Tensor y = at::empty({2, 7}, at::TensorOptions().device(at::kMeta));
+  EXPECT_FALSE(runAtenOpOnMeta("aten.add.Tensor", {}, {D(x), D(y)}, res, error));
+  EXPECT_EQ(error.rfind("aten::add.Tensor: ", 0), 0u) << error;
+  EXPECT_NE(error.find("must match the size"), std::string::npos) << error;
+  // On real tensors it is runAtenOp.
+  ASSERT_TRUE(runAtenOpOnMeta("aten.add.Tensor", {}, {D(at::ones({2})), D(at::ones({2}))}, res, error)) << error;
+  EXPECT_TRUE(at::equal(tensorOf(res[0]), at::full({2}, 2.0f)));
+}
+
 TEST_F(AtenOpsTest, AutogradFlowsThroughTheDispatcher) {
   at::Tensor x = at::randn({3, 4}).requires_grad_(true);
   at::Tensor w = at::randn({4, 2}).requires_grad_(true);

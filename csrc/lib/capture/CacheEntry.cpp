@@ -186,25 +186,42 @@ std::shared_ptr<CompiledGraph> CompiledGraph::create(std::unique_ptr<ir::Module>
   }
   cg->exe_ = backend->prepare(*graph, device, options, error);
   if (!cg->exe_) return nullptr;
+  cg->setGraph(std::move(module), graph);
+  return cg;
+}
+
+std::shared_ptr<CompiledGraph> CompiledGraph::unprepared(std::unique_ptr<ir::Module> module, ir::Graph* graph,
+                                                         const std::string& device, std::string plan) {
+  auto cg = std::shared_ptr<CompiledGraph>(new CompiledGraph());
+  cg->device_ = device;
+  cg->plan_ = std::move(plan);
+  cg->setGraph(std::move(module), graph);
+  return cg;
+}
+
+void CompiledGraph::setGraph(std::unique_ptr<ir::Module> module, ir::Graph* graph) {
   for (size_t i = 0; i < graph->numParams(); ++i) {
     bool tok = graph->param(i)->type().isToken();
-    cg->paramIsToken_.push_back(tok);
-    if (!tok) ++cg->numInputs_;
+    paramIsToken_.push_back(tok);
+    if (!tok) ++numInputs_;
   }
   for (ir::Value* v : graph->results()) {
     bool tok = v->type().isToken();
-    cg->resultIsToken_.push_back(tok);
-    if (tok) cg->hasEffects_ = true;
+    resultIsToken_.push_back(tok);
+    if (tok) hasEffects_ = true;
   }
-  cg->module_ = std::move(module);
-  cg->graph_ = graph;
-  return cg;
+  module_ = std::move(module);
+  graph_ = graph;
 }
 
 std::string CompiledGraph::text() const { return ir::printGraph(*graph_); }
 
 bool CompiledGraph::run(PyObject* const* inputs, size_t n, std::vector<c10::IValue>& outs,
                         std::string& error) const {
+  if (!exe_) {
+    error = "graph is not prepared for a backend (its entry runs other graphs): " + plan_;
+    return false;
+  }
   if (n != numInputs_) {
     error = "graph expects " + std::to_string(numInputs_) + " inputs, got " + std::to_string(n);
     return false;

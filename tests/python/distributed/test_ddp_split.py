@@ -34,6 +34,17 @@ def test_graph_split_per_bucket(runs):
         assert c["compiled_backward_runs"] == 3 * 7, c
 
 
+def test_entry_reports_the_captured_graph_without_compiling_it(runs):
+    # The entry shows the whole captured graph (4 linears: 4 mm) on the jit's
+    # device; its plan is the split, not an executable's plan of a whole graph
+    # prepared for the ATen executor only to be reported (it never runs).
+    for r in runs["xacc"]:
+        (e,) = r["entries"]
+        assert e["graph"].count("aten.mm.") + e["graph"].count("aten.addmm.") == 4, e["graph"]
+        assert e["device"] == "cpu"
+        assert e["plan"] == "split at DDP buckets into 3 pieces, each compiled for cpu", e["plan"]
+
+
 def test_buckets_reduced_during_backward(runs):
     for plain, xacc in zip(runs["plain"], runs["xacc"]):
         # After DDP rebuilt its buckets (step 1 on), some bucket is reduced while

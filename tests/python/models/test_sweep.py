@@ -48,6 +48,28 @@ def test_compare_checks_structure_and_values():
     assert compare(torch.tensor([float("nan")]), torch.tensor([float("nan")]))[0]
 
 
+
+def test_compare_accepts_eager_float32_error_only_against_float64():
+    # An ill-conditioned model: eager's own float32 output is 1e-3 off the
+    # float64 result near zero. Another implementation as far off (the other
+    # side) is eager-equal; one 10x as far off is not.
+    r64 = torch.tensor([0.0, 1.0, -2.0], dtype=torch.float64)
+    eager = (r64 + torch.tensor([1e-3, 0.0, 0.0], dtype=torch.float64)).float()
+    close = (r64 - torch.tensor([1.5e-3, 0.0, 0.0], dtype=torch.float64)).float()
+    far = (r64 + torch.tensor([1e-2, 0.0, 0.0], dtype=torch.float64)).float()
+    assert not compare(eager, close)[0]  # outside rtol 1e-3, atol 1e-4
+    ok, _, why = compare(eager, close, lambda: r64)
+    assert ok and "within eager's float32 error" in why
+    ok, _, why = compare(eager, far, lambda: r64)
+    assert not ok and "vs float64" in why
+    calls = []
+    assert compare(eager, eager.clone(), lambda: calls.append(1))[0] and not calls  # not run when equal
+
+    def no_f64():
+        raise RuntimeError("expected scalar type Double")
+    ok, _, why = compare(eager, close, no_f64)
+    assert not ok and "no float64 reference" in why
+
 def test_first_discovered_architectures_run_end_to_end(tmp_path):
     first = [a.model_type for a in discover()[:N_FIRST]]
     out = tmp_path / "sweep.csv"

@@ -125,9 +125,11 @@ def _build_split(module: Any, n_inputs: int, wrt: list[int], plan: tuple[list[in
     COUNTERS["ddp_split_pieces"] += len(steps)
     log("training", "%s: split at DDP bucket boundaries (caps %s bytes) into %d pieces, each with a compiled "
         "forward and backward, for %d of %d inputs on %s", name, plan[1], len(steps), len(wrt), n_inputs, device)
-    # What the cache entry reports (id, nodes, inputs; the graph tap): the captured
-    # graph itself, prepared for the ATen executor and never run (the runner runs the pieces).
-    return runner, C.compile_module(module, device="cpu"), len(out_sources)
+    # What the cache entry reports (id, nodes, inputs, device; the graph tap's
+    # id): the captured graph itself, not prepared for any backend (the runner
+    # runs the pieces); its plan names the split.
+    plan_text = f"split at DDP buckets into {len(steps)} pieces, each compiled for {device}"
+    return runner, C.unprepared_module(module, device, plan_text), len(out_sources)
 
 
 def _fallback(name: str, why: str) -> None:

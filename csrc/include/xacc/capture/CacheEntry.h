@@ -43,6 +43,13 @@ public:
                                                std::string& error, const std::string& device = "cpu",
                                                const BackendOptions& options = {});
 
+  /// Holds `graph` for what a cache entry reports (text, id, nodes, inputs,
+  /// device) without preparing it for a backend: the graph of an entry whose
+  /// runner runs other graphs (a training graph split at DDP buckets, Note
+  /// [Bucket split]). describe() is `plan`; call and run fail.
+  static std::shared_ptr<CompiledGraph> unprepared(std::unique_ptr<ir::Module> module, ir::Graph* graph,
+                                                   const std::string& device, std::string plan);
+
   /// Runs the graph. Returns a new tuple of the non-token results, or null with
   /// a Python exception set. Releases the GIL while ATen runs.
   PyObject* call(PyObject* const* inputs, size_t n) const;
@@ -56,16 +63,19 @@ public:
   std::string text() const;
   const std::string& device() const { return device_; }
   /// The backend's plan (BackendExecutable::describe).
-  std::string describe() const { return exe_->describe(); }
-  /// The backend's profile (BackendExecutable::profileJson).
-  std::string profileJson() const { return exe_->profileJson(); }
+  std::string describe() const { return exe_ ? exe_->describe() : plan_; }
+  /// The backend's profile (BackendExecutable::profileJson); "{}" when unprepared.
+  std::string profileJson() const { return exe_ ? exe_->profileJson() : std::string("{}"); }
   /// Stable identity for the graph tap (the object's address).
   uintptr_t id() const { return reinterpret_cast<uintptr_t>(this); }
 
 private:
+  void setGraph(std::unique_ptr<ir::Module> module, ir::Graph* graph);
+
   std::unique_ptr<ir::Module> module_;
   ir::Graph* graph_ = nullptr;
-  std::unique_ptr<BackendExecutable> exe_;
+  std::unique_ptr<BackendExecutable> exe_;  ///< null: unprepared
+  std::string plan_;                        ///< describe() of an unprepared graph
   std::string device_ = "cpu";
   std::vector<int8_t> paramIsToken_;
   std::vector<int8_t> resultIsToken_;

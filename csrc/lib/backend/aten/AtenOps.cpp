@@ -202,8 +202,13 @@ bool returnToDatum(const c10::IValue& v, const c10::Argument& ret, Datum& out, s
   return toDatum(v, out, error);
 }
 
+/// Runs `op` on `args`. `meta`: the operands are meta tensors (the xpu
+/// backend's eager-strides run, runAtenOpOnMeta), and libtorch's C++ meta
+/// function runs where it has a rule (Note [Native meta kernels]); every other
+/// call (the ATen executor, xpu0's per-call fallback) goes straight to the
+/// dispatcher, with no scan of its operands.
 bool runResolved(const AtenOp& op, const AttrDict& attrs, const std::vector<Datum>& args,
-                 std::vector<Datum>& results, std::string& error) {
+                 std::vector<Datum>& results, std::string& error, bool meta = false) {
   const c10::FunctionSchema& schema = op.schema();
   size_t first = 0;
   if (op.effect) {
@@ -249,10 +254,6 @@ bool runResolved(const AtenOp& op, const AttrDict& attrs, const std::vector<Datu
     stack.push_back(std::move(v));
   }
   try {
-    // On meta operands (the xpu backend's eager-strides run), libtorch's C++
-    // meta function where it has a rule (Note [Native meta kernels]).
-    bool meta = std::any_of(stack.begin(), stack.end(),
-                            [](const c10::IValue& v) { return v.isTensor() && v.toTensor().is_meta(); });
     const c10::OperatorName& name = schema.operator_name();
     if (!meta || !runNativeMeta(name.name, name.overload_name, stack)) op.handle.callBoxed(stack);
   } catch (const std::exception& e) {
@@ -609,6 +610,12 @@ bool runAtenOp(std::string_view name, const AttrDict& attrs, const std::vector<D
                std::vector<Datum>& results, std::string& error) {
   const AtenOp* op = resolveAtenOp(name, error);
   return op && runResolved(*op, attrs, args, results, error);
+}
+
+bool runAtenOpOnMeta(std::string_view name, const AttrDict& attrs, const std::vector<Datum>& args,
+                     std::vector<Datum>& results, std::string& error) {
+  const AtenOp* op = resolveAtenOp(name, error);
+  return op && runResolved(*op, attrs, args, results, error, /*meta=*/true);
 }
 
 bool inferAtenOp(std::string_view name, const std::vector<Type>& operands, const AttrDict& attrs,

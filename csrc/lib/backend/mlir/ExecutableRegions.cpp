@@ -12,6 +12,7 @@
 #include <cstdlib>
 #include <deque>
 
+#include "xacc/backend/aten/AtenOps.h"
 #include "xacc/backend/aten/TensorDatum.h"
 
 namespace xacc::backend::mlir::exec {
@@ -279,11 +280,23 @@ const std::vector<std::vector<int64_t>>& XpuExecutable::eagerStridesFor(RegionSt
     if (tensors[i].defined())
       meta[r.inSlots[i]] = aten::makeTensorDatum(
           at::empty_strided(tensors[i].sizes(), tensors[i].strides(), tensors[i].options().device(at::kMeta)));
+  // ATen nodes run through the meta entry point (libtorch's C++ meta
+  // functions first, Note [Native meta kernels]); the interpreter's ATen
+  // `interp`, which xpu0's per-call fallback uses, does not look for meta
+  // operands.
   support::DiagnosticEngine diag;
   ir::Interpreter interp(diag);
-  bool ok = false;
+  bool ok = true;
   try {
-    ok = runNodes(interp, r.region.nodes, meta);
+    for (const ir::Node* n : r.region.nodes) {
+      std::vector<Datum> args, results;
+      for (ir::Value* v : n->operands()) args.push_back(meta[slotOf(v)]);
+      std::string err;
+      ok = n->opName().rfind("aten.", 0) == 0 ? aten::runAtenOpOnMeta(n->opName(), n->attrs(), args, results, err)
+                                              : n->op().interp(interp, *n, args, results);
+      if (!ok) break;
+      for (size_t i = 0; i < results.size() && i < n->numResults(); ++i) meta[slotOf(n->result(i))] = results[i];
+    }
   } catch (const std::exception&) {
     ok = false;
   }

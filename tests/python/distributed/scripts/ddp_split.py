@@ -5,7 +5,8 @@ runs xacc.jit on the DDP module. A comm hook (the default all-reduce) notes, for
 each bucket it reduces, whether the first layer's weight already has its
 gradient: in eager autograd the buckets of the later layers are reduced before
 it does (the all-reduce overlaps the rest of the backward). Every rank saves
-its parameters, those notes and xacc's counters to <out>.rank<r>.
+its parameters, those notes, xacc's counters and what its cache entries report to
+<out>.rank<r>.
 
     python ddp_split.py plain|xacc OUT"""
 
@@ -60,12 +61,17 @@ def worker(rank, world, mode, out):
         x, y = batches[-1]
         torch.nn.functional.mse_loss(run(x), y).backward()
         opt.step()
-    counters = {}
+    counters, entries = {}, []
     if mode == "xacc":
+        from xacc._C import capture
+        from xacc._src.capture import convert
         from xacc._src.jit import counters as xacc_counters
         counters = xacc_counters()
+        # What each captured graph's cache entry reports.
+        entries = [{k: capture.entries(ev.code)[ev.entry][k] for k in ("plan", "graph", "device")}
+                   for ev in convert.EVENTS if ev.graph_id]
     torch.save({"params": {k: v.detach().clone() for k, v in model.state_dict().items()},
-                "notes": notes, "counters": counters}, f"{out}.rank{rank}")
+                "notes": notes, "counters": counters, "entries": entries}, f"{out}.rank{rank}")
     dist.destroy_process_group()
 
 

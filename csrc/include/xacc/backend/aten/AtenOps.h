@@ -118,6 +118,14 @@ bool atenSchemaInfo(std::string_view name, AtenOpSchemaInfo& out, std::string& e
 bool runAtenOp(std::string_view name, const ir::AttrDict& attrs, const std::vector<ir::Datum>& args,
                std::vector<ir::Datum>& results, std::string& error);
 
+/// runAtenOp on meta operands (the xpu backend's eager-strides run): libtorch's
+/// C++ meta function where Note [Native meta kernels] has a rule for the op
+/// and these arguments, else the op's registered kernel as runAtenOp. The
+/// registered `interp` and runAtenOp never look for meta operands (the ATen
+/// fallback's hot path does no scan).
+bool runAtenOpOnMeta(std::string_view name, const ir::AttrDict& attrs, const std::vector<ir::Datum>& args,
+                     std::vector<ir::Datum>& results, std::string& error);
+
 /// Infers result types of `aten.<name>[.<overload>]` for the given operand
 /// types and attributes (what the registered `infer` does).
 bool inferAtenOp(std::string_view name, const std::vector<ir::Type>& operands,
