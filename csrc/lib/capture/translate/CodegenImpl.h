@@ -309,6 +309,17 @@ inline void emitMakeFunction(Asm& a, int constIndex, int nfree) {
   a.op(Op::MAKE_FUNCTION, nfree ? 0x08 : 0);
 }
 
+// Split points (CodegenSplit.cpp).
+/// Byte range [start, end) of the instruction at `offset` of `code` with its
+/// EXTENDED_ARG prefixes (and, for CALL, its PRECALL/KW_NAMES) and caches.
+std::pair<int, int> instructionGroup(const char* code, int offset);
+/// Instructions the frame cannot be split at.
+bool notBreakable(Op op);
+/// The build's forward conditional jump with the same test as `op`, or NOP.
+Op forwardCond(Op op);
+/// Values instruction `ins` pushes when run natively, or -1 when one may be NULL.
+int pushes(const Instr& ins);
+
 struct LoopPlan {
   int head = -1, end = -1;        ///< orig offsets: the FOR_ITER and the last jump back to it
   int done = -1;                  ///< FOR_ITER's exit target
