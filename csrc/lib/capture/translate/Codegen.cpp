@@ -138,8 +138,7 @@ struct Emitter {
         static PyObject* dictGetitem =
             PyObject_GetAttrString(reinterpret_cast<PyObject*>(&PyDict_Type), "__getitem__");
         maxDepth += 3;
-        asm_.op(Op::PUSH_NULL);
-        asm_.op(Op::LOAD_CONST, constant(dictGetitem));
+        asm_.loadCallable(Op::LOAD_CONST, constant(dictGetitem));
         if (!source(s->parent)) return false;
         asm_.op(Op::LOAD_CONST, constant(s->key.get()));
         asm_.call(2);
@@ -186,8 +185,7 @@ struct Emitter {
 
   /// `fn(args...)` with fn a constant callable.
   bool callConst(PyObject* fn, const std::vector<VarRef>& args, const std::vector<PyObject*>& consts = {}) {
-    asm_.op(Op::PUSH_NULL);
-    asm_.op(Op::LOAD_CONST, constant(fn));
+    asm_.loadCallable(Op::LOAD_CONST, constant(fn));
     maxDepth += 2 + static_cast<int>(args.size() + consts.size());
     for (const VarRef& a : args)
       if (!rebuild(a)) return false;
@@ -266,13 +264,11 @@ struct Emitter {
         asm_.op(Op::STORE_SUBSCR);
         continue;
       }
-      asm_.op(Op::PUSH_NULL);
-      asm_.op(Op::LOAD_CONST, constant(dictClear));
+      asm_.loadCallable(Op::LOAD_CONST, constant(dictClear));
       if (!source(c->source)) return false;
       asm_.call(1);
       asm_.op(Op::POP_TOP);
-      asm_.op(Op::PUSH_NULL);
-      asm_.op(Op::LOAD_CONST, constant(dictUpdate));
+      asm_.loadCallable(Op::LOAD_CONST, constant(dictUpdate));
       if (!source(c->source)) return false;
       asm_.op(Op::COPY, 4);  // the new contents
       asm_.call(2);
@@ -288,8 +284,7 @@ struct Emitter {
         // Note [Modelled library objects]: the model object, then the real one
         // made from it, which replaces it in the shared slot. A model that
         // holds itself would hold the model object: not rebuilt.
-        asm_.op(Op::PUSH_NULL);
-        asm_.op(Op::LOAD_CONST, constant(make));
+        asm_.loadCallable(Op::LOAD_CONST, constant(make));
         maxDepth += 2;
         converting.insert(v.get());
         bool ok = rebuildUserObject(v);
@@ -308,8 +303,7 @@ struct Emitter {
 
   bool rebuildUserObject(const VarRef& v) {
     static PyObject* objectNew = PyObject_GetAttrString(reinterpret_cast<PyObject*>(&PyBaseObject_Type), "__new__");
-    asm_.op(Op::PUSH_NULL);
-    asm_.op(Op::LOAD_CONST, constant(objectNew));
+    asm_.loadCallable(Op::LOAD_CONST, constant(objectNew));
     maxDepth += 3;
     if (!rebuild(v->self)) return false;
     asm_.call(1);
@@ -325,8 +319,7 @@ struct Emitter {
                _PyType_Lookup(&PyBaseObject_Type, setattrName);
     for (size_t i = 0; i < v->keys.size(); ++i) {
       if (own) {
-        asm_.op(Op::PUSH_NULL);
-        asm_.op(Op::LOAD_CONST, constant(objectSetattr));
+        asm_.loadCallable(Op::LOAD_CONST, constant(objectSetattr));
         asm_.op(Op::LOAD_FAST, slot);
         asm_.op(Op::LOAD_CONST, constant(v->keys[i].get()));
         maxDepth += 4;
@@ -354,8 +347,7 @@ struct Emitter {
         if (v->isNumpy()) {
           // The graph's tensor as the ndarray (or NumPy scalar) the code expects.
           const PyTypes* T = pyTypes();
-          asm_.op(Op::PUSH_NULL);
-          asm_.op(Op::LOAD_CONST, constant(v->np == Var::Np::Scalar ? T->npToScalar : T->npToArray));
+          asm_.loadCallable(Op::LOAD_CONST, constant(v->np == Var::Np::Scalar ? T->npToScalar : T->npToArray));
           maxDepth += 2;
           if (vid < 0 || !output(vid)) return failWith(GB::Internal, "ndarray with no source and no graph output");
           asm_.call(1);
@@ -366,8 +358,7 @@ struct Emitter {
           SourceRef baseSource;
           int baseVid = -1;
           if (t.viewBase(v, baseSource, baseVid) && (baseSource || outIndex.count(baseVid)) && pyTypes()->viewOf) {
-            asm_.op(Op::PUSH_NULL);
-            asm_.op(Op::LOAD_CONST, constant(pyTypes()->viewOf));
+            asm_.loadCallable(Op::LOAD_CONST, constant(pyTypes()->viewOf));
             if (!(baseSource ? source(baseSource) : output(baseVid)) || !output(vid)) return false;
             asm_.op(Op::LOAD_CONST, constant(geometry(v).get()));
             asm_.call(3);
@@ -403,8 +394,7 @@ struct Emitter {
         return true;
       case K::Dict:
         if (v->obj) {  // a ModelOutput: cls(**{...})
-          asm_.op(Op::PUSH_NULL);
-          asm_.op(Op::LOAD_CONST, constant(v->obj.get()));
+          asm_.loadCallable(Op::LOAD_CONST, constant(v->obj.get()));
           asm_.op(Op::BUILD_TUPLE, 0);
           maxDepth += 3;
         }
@@ -430,8 +420,9 @@ struct Emitter {
       }
       case K::Object:
         if (isFreshModule(v)) {  // Note [Fresh modules]: a new cls(*args, **kwargs)
-          asm_.op(Op::PUSH_NULL);
+          asm_.nullBelow();
           if (!rebuild(v->self)) return false;
+          asm_.nullAbove();
           for (const VarRef& a : v->items)
             if (!rebuild(a)) return false;
           asm_.op(Op::BUILD_TUPLE, static_cast<int>(v->items.size()));
@@ -471,11 +462,10 @@ struct Emitter {
             return failWith(GB::CannotSplit, "a method of a modelled library object with no library counterpart");
           }
           if (!rebuild(v->self)) return false;
-          asm_.op(Op::LOAD_ATTR, name(n.get()));
+          asm_.loadAttr(name(n.get()));
           return true;
         }
-        asm_.op(Op::PUSH_NULL);
-        asm_.op(Op::LOAD_CONST, constant(reinterpret_cast<PyObject*>(&PyMethod_Type)));
+        asm_.loadCallable(Op::LOAD_CONST, constant(reinterpret_cast<PyObject*>(&PyMethod_Type)));
         asm_.op(Op::LOAD_CONST, constant(v->obj.get()));
         if (!rebuild(v->self)) return false;
         asm_.call(2);
@@ -491,8 +481,9 @@ struct Emitter {
       }
       case K::Exception:  // Note [Traced exceptions]: cls(*args), made again
         if (v->pos) return failWith(GB::CannotSplit, "an exception raised before (its traceback is not rebuilt)");
-        asm_.op(Op::PUSH_NULL);
+        asm_.nullBelow();
         if (!rebuild(v->self)) return false;
+        asm_.nullAbove();
         for (const VarRef& a : v->items)
           if (!rebuild(a)) return false;
         asm_.call(static_cast<int>(v->items.size()));
@@ -637,8 +628,7 @@ PyRef emitBreak(Translator& t, Frame& top, const Instr& ins, PyObject* func, Bre
   if (code->co_nfreevars) a.op(Op::COPY_FREE_VARS, code->co_nfreevars);
   a.op(Op::RESUME, 0);
   if (hasGraph) {
-    a.op(Op::PUSH_NULL);
-    a.op(Op::LOAD_CONST, em.constant(graphFn.get()));
+    a.loadCallable(Op::LOAD_CONST, em.constant(graphFn.get()));
     for (int i = 0; i < nargs; ++i) a.op(Op::LOAD_FAST, i);
     a.call(nargs);
     a.op(Op::STORE_FAST, em.outLocal);
@@ -778,8 +768,7 @@ PyRef emitBreak(Translator& t, Frame& top, const Instr& ins, PyObject* func, Bre
     if (loop.isFor) a.jump(Op::FOR_ITER, kDone);
     if (loop.unpacked) a.op(Op::UNPACK_SEQUENCE, loop.values);
     for (int v : values) a.op(Op::STORE_FAST, v);
-    a.op(Op::PUSH_NULL);
-    a.op(Op::LOAD_FAST, bodyLocal);
+    a.loadCallable(Op::LOAD_FAST, bodyLocal);
     for (int i : params) a.op(Op::LOAD_FAST, i);
     for (int v : values) a.op(Op::LOAD_FAST, v);
     const int nargsBody = static_cast<int>(params.size() + values.size());
@@ -819,7 +808,7 @@ PyRef emitBreak(Translator& t, Frame& top, const Instr& ins, PyObject* func, Bre
     a.op(Op::RETURN_VALUE);
   } else if (cond != Op::NOP) {
     std::vector<bool> rest(layout.begin(), layout.end() - 1);
-    a.jump(cond, 1);
+    a.jumpIf(jumpTest(ins.op), 1);
     if (!callResume(ins.next - shift, rest)) return {};
     a.label(1);
     if (!callResume(ins.target - shift, rest)) return {};

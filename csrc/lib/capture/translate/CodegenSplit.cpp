@@ -20,7 +20,8 @@ std::pair<int, int> instructionGroup(const char* code, int offset) {
       start -= 2 * (1 + cachesOf(opByte(Op::PRECALL)));
       skipExt();
     }
-    if (start >= 2 && at(start - 2) == opByte(Op::KW_NAMES)) {
+    // 3.11, 3.12 (3.13's CALL_KW takes its names from the stack).
+    if (opcodeByte(Op::KW_NAMES) >= 0 && start >= 2 && at(start - 2) == opByte(Op::KW_NAMES)) {
       start -= 2;
       skipExt();
     }
@@ -39,6 +40,9 @@ bool notBreakable(Op op) {
     case Op::RETURN_GENERATOR: case Op::PUSH_EXC_INFO: case Op::POP_EXCEPT: case Op::RERAISE:
     case Op::CHECK_EXC_MATCH: case Op::WITH_EXCEPT_START: case Op::LOAD_FAST: case Op::STORE_FAST:
     case Op::DELETE_FAST: case Op::LOAD_FAST_CHECK: case Op::LOAD_FAST_AND_CLEAR: case Op::END_FOR:
+    // 3.13 (Note [Codegen versions]): locals, and a function not yet complete.
+    case Op::LOAD_FAST_LOAD_FAST: case Op::STORE_FAST_LOAD_FAST: case Op::STORE_FAST_STORE_FAST:
+    case Op::SET_FUNCTION_ATTRIBUTE:
       return true;
     default:
       return false;

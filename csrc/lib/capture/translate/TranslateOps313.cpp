@@ -40,11 +40,11 @@ bool Frame::stepFused(const Instr& ins, bool& done, VarRef& result) {
   };
   switch (ins.op) {
     case Op::LOAD_FAST_LOAD_FAST:
-      return as(Op::LOAD_FAST, ins.arg >> 4) && as(Op::LOAD_FAST, ins.arg & 15);
     case Op::STORE_FAST_LOAD_FAST:
-      return as(Op::STORE_FAST, ins.arg >> 4) && as(Op::LOAD_FAST, ins.arg & 15);
-    case Op::STORE_FAST_STORE_FAST:
-      return as(Op::STORE_FAST, ins.arg >> 4) && as(Op::STORE_FAST, ins.arg & 15);
+    case Op::STORE_FAST_STORE_FAST: {
+      const FusedLocals* f = fusedLocals(ins.op);  // kFusedLocals (BytecodeFacts.h)
+      return as(f->first, ins.arg >> 4) && as(f->second, ins.arg & 15);
+    }
     case Op::CALL_KW: {
       // [callable, self or NULL, positional args, keyword args, names]
       if (!need(ins, 3 + static_cast<size_t>(ins.arg))) return false;
