@@ -6,12 +6,15 @@ csrc/lib/capture/translate/Bytecode.h and BytecodeFacts.h).
   functions are generated in its bytecode (Note [Codegen versions] in
   csrc/lib/capture/translate/CodegenImpl.h): the same graphs and breaks as 3.11.
 * 3.13: the opcode handlers model its bytecode (its fused and split opcodes are
-  modelled as the instructions they stand for, TranslateOps313.cpp); break functions
-  are not generated yet, so a frame with a break runs as plain Python (GB001).
+  modelled as the instructions they stand for, TranslateOps313.cpp), and break,
+  resume and loop-body functions are generated in its bytecode (the call's NULL
+  above the callable, TO_BOOL before a truth jump, END_FOR and POP_TOP after a
+  loop, closures through SET_FUNCTION_ATTRIBUTE).
 * a version whose bytecode is not modelled: every frame runs as plain Python with
   GB001 "not supported yet", never a crash or another result.
 """
 
+import dis
 import sys
 
 import pytest
@@ -21,7 +24,7 @@ import xacc
 
 VERSION = sys.version_info[:2]
 TRANSLATED = VERSION in ((3, 11), (3, 12), (3, 13))
-SPLITS = VERSION in ((3, 11), (3, 12))
+SPLITS = VERSION in ((3, 11), (3, 12), (3, 13))
 
 
 def whole(x, y):
@@ -173,3 +176,90 @@ def test_traceback_after_break_names_the_function():
     assert last_jit.name == last_eager.name == "resume_raises"
     assert last_jit.lineno == last_eager.lineno
     assert last_jit.frame.code.raw.co_qualname == "resume_raises"
+
+
+class CodeRecorder:
+    """A file for print(): write() notes the code object of the frame that
+    called print (print is C: the frame below write is the caller's)."""
+
+    def __init__(self):
+        self.codes = []
+
+    def write(self, text):
+        self.codes.append(sys._getframe(1).f_code)
+
+    def flush(self):
+        pass
+
+
+def assert_generated(codes, fn):
+    # Code made by the break machinery (not fn's own), which CPython's own
+    # disassembler decodes, named as the user's function.
+    assert codes, "print was not called"
+    for code in codes:
+        assert code is not fn.__code__
+        assert code.co_qualname == fn.__qualname__
+        ops = [i.opname for i in dis.get_instructions(code)]
+        assert ops and "<" not in " ".join(ops), ops
+
+
+def make_closure(k):
+    def with_free_vars(x, out):
+        y = x * k
+        print("k", k, file=out)  # break: resume code of a frame with a free variable
+        return y + k
+
+    return with_free_vars
+
+
+@pytest.mark.skipif(not SPLITS, reason="break functions are generated on 3.11-3.13")
+def test_break_with_free_variables():
+    fn = make_closure(3.0)
+    x = torch.randn(4)
+    rec = CodeRecorder()
+    got = xacc.jit(fn)(x, rec)
+    assert torch.equal(got, fn(x, CodeRecorder()))
+    assert_generated(rec.codes, fn)
+    out = xacc.explain(fn)(x, CodeRecorder())
+    assert out.graph_count == 2 and [b.code for b in out.break_reasons] == ["GB003"], str(out)
+
+
+def fused_in_loop(x, n, out):
+    a, b = x, x + 1
+    for i in range(n):
+        a, b = b, a + b  # STORE_FAST_STORE_FAST, LOAD_FAST_LOAD_FAST (3.13)
+        print("i", i, sep="=", file=out)  # CALL_KW: a break inside the loop body
+        if i == 3:
+            break
+    return a - b, i
+
+
+@pytest.mark.skipif(not SPLITS, reason="loop bodies are generated on 3.11-3.13")
+@pytest.mark.parametrize("n", [2, 6])
+def test_break_in_loop_with_fused_locals(n):
+    x = torch.randn(3)
+    rec, ref = CodeRecorder(), CodeRecorder()
+    got = xacc.jit(fused_in_loop)(x, n, rec)
+    want = fused_in_loop(x, n, ref)
+    assert torch.equal(got[0], want[0]) and got[1] == want[1]
+    assert len(rec.codes) == len(ref.codes)
+    assert_generated(rec.codes, fused_in_loop)
+    out = xacc.explain(fused_in_loop)(x, n, CodeRecorder())
+    assert out.graph_count >= 2 and {b.code for b in out.break_reasons} == {"GB003"}, str(out)
+
+
+def tensor_branch(x):
+    y = x * 2
+    if y.sum() > 0:  # a tensor's truth: a break at the conditional jump
+        return y + 1
+    return y - 1
+
+
+@pytest.mark.skipif(not SPLITS, reason="break functions are generated on 3.11-3.13")
+def test_break_at_tensor_condition():
+    for x in (torch.ones(3), -torch.ones(3)):
+        assert torch.equal(xacc.jit(tensor_branch)(x), tensor_branch(x))
+    # A ctrl.if region where regions are modelled (3.11, 3.12), else a split
+    # at the jump: never the whole frame in Python (GB001).
+    out = xacc.explain(tensor_branch)(torch.ones(3))
+    assert out.graph_count >= 1 and "GB001" not in {b.code for b in out.break_reasons}, str(out)

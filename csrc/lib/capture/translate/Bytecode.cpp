@@ -156,8 +156,8 @@ int opcodeByte(Op op) { return table().raw[static_cast<size_t>(op)]; }
 int opcodeTableVersion() { return PY_MINOR_VERSION; }
 bool bytecodeModelled() { return PY_MINOR_VERSION >= 11 && PY_MINOR_VERSION <= 13; }
 const BytecodeFacts& bytecodeFacts() { return table().facts; }
-bool regionsModelled() { return PY_MINOR_VERSION == 11 || PY_MINOR_VERSION == 12; }
-bool codegenModelled() { return PY_MINOR_VERSION == 11 || PY_MINOR_VERSION == 12; }
+bool regionsModelled() { return PY_MINOR_VERSION >= 11 && PY_MINOR_VERSION <= 13; }
+bool codegenModelled() { return PY_MINOR_VERSION >= 11 && PY_MINOR_VERSION <= 13; }
 
 namespace {
 
@@ -306,7 +306,7 @@ std::unique_ptr<Bytecode> Bytecode::derive(PyCodeObject* code, const Bytecode& o
     ins.next += shift;
     if (ins.target >= 0) ins.target += shift;
     // As shiftDerefs moved them (Codegen): closure slots past the original's locals.
-    if (derefShift && ins.arg >= nvars && ins.arg < 256 && (opcodeInfo(ins.op).flags & kArgFree))
+    if (derefShift && ins.arg >= nvars && ins.arg < 256 && argIsSlot(ins.op))
       ins.arg += derefShift;
     bc->index_[static_cast<size_t>(ins.offset / 2)] = static_cast<int>(bc->instrs_.size());
     if (ins.target >= 0 && ins.target <= ins.offset) bc->loopRanges_.emplace_back(ins.target, ins.offset);

@@ -32,29 +32,6 @@ using namespace codegen;
 
 namespace {
 
-/// Byte range [start, end) of the instruction at `offset` with its
-/// EXTENDED_ARG prefixes (and, for CALL, its PRECALL/KW_NAMES) and caches.
-std::pair<int, int> instructionGroup(const char* code, int offset) {
-  auto at = [&](int o) { return static_cast<uint8_t>(code[o]); };
-  uint8_t op = at(offset);
-  int end = offset + 2 * (1 + cachesOf(op));
-  int start = offset;
-  auto skipExt = [&] {
-    while (start >= 2 && at(start - 2) == opByte(Op::EXTENDED_ARG)) start -= 2;
-  };
-  if (op == opByte(Op::CALL)) {
-    if (opcodeByte(Op::PRECALL) >= 0) {  // 3.11 (Note [Codegen versions])
-      start -= 2 * (1 + cachesOf(opByte(Op::PRECALL)));
-      skipExt();
-    }
-    if (start >= 2 && at(start - 2) == opByte(Op::KW_NAMES)) {
-      start -= 2;
-      skipExt();
-    }
-  }
-  skipExt();
-  return {start, end};
-}
 
 /// (sizes, strides, storage offset from its base) of the view tracked by `v`
 /// at capture: what view_of falls back to when the graph's output is a copy.
@@ -161,8 +138,7 @@ struct Emitter {
         static PyObject* dictGetitem =
             PyObject_GetAttrString(reinterpret_cast<PyObject*>(&PyDict_Type), "__getitem__");
         maxDepth += 3;
-        asm_.op(Op::PUSH_NULL);
-        asm_.op(Op::LOAD_CONST, constant(dictGetitem));
+        asm_.loadCallable(Op::LOAD_CONST, constant(dictGetitem));
         if (!source(s->parent)) return false;
         asm_.op(Op::LOAD_CONST, constant(s->key.get()));
         asm_.call(2);
@@ -209,8 +185,7 @@ struct Emitter {
 
   /// `fn(args...)` with fn a constant callable.
   bool callConst(PyObject* fn, const std::vector<VarRef>& args, const std::vector<PyObject*>& consts = {}) {
-    asm_.op(Op::PUSH_NULL);
-    asm_.op(Op::LOAD_CONST, constant(fn));
+    asm_.loadCallable(Op::LOAD_CONST, constant(fn));
     maxDepth += 2 + static_cast<int>(args.size() + consts.size());
     for (const VarRef& a : args)
       if (!rebuild(a)) return false;
@@ -289,13 +264,11 @@ struct Emitter {
         asm_.op(Op::STORE_SUBSCR);
         continue;
       }
-      asm_.op(Op::PUSH_NULL);
-      asm_.op(Op::LOAD_CONST, constant(dictClear));
+      asm_.loadCallable(Op::LOAD_CONST, constant(dictClear));
       if (!source(c->source)) return false;
       asm_.call(1);
       asm_.op(Op::POP_TOP);
-      asm_.op(Op::PUSH_NULL);
-      asm_.op(Op::LOAD_CONST, constant(dictUpdate));
+      asm_.loadCallable(Op::LOAD_CONST, constant(dictUpdate));
       if (!source(c->source)) return false;
       asm_.op(Op::COPY, 4);  // the new contents
       asm_.call(2);
@@ -311,8 +284,7 @@ struct Emitter {
         // Note [Modelled library objects]: the model object, then the real one
         // made from it, which replaces it in the shared slot. A model that
         // holds itself would hold the model object: not rebuilt.
-        asm_.op(Op::PUSH_NULL);
-        asm_.op(Op::LOAD_CONST, constant(make));
+        asm_.loadCallable(Op::LOAD_CONST, constant(make));
         maxDepth += 2;
         converting.insert(v.get());
         bool ok = rebuildUserObject(v);
@@ -331,8 +303,7 @@ struct Emitter {
 
   bool rebuildUserObject(const VarRef& v) {
     static PyObject* objectNew = PyObject_GetAttrString(reinterpret_cast<PyObject*>(&PyBaseObject_Type), "__new__");
-    asm_.op(Op::PUSH_NULL);
-    asm_.op(Op::LOAD_CONST, constant(objectNew));
+    asm_.loadCallable(Op::LOAD_CONST, constant(objectNew));
     maxDepth += 3;
     if (!rebuild(v->self)) return false;
     asm_.call(1);
@@ -348,8 +319,7 @@ struct Emitter {
                _PyType_Lookup(&PyBaseObject_Type, setattrName);
     for (size_t i = 0; i < v->keys.size(); ++i) {
       if (own) {
-        asm_.op(Op::PUSH_NULL);
-        asm_.op(Op::LOAD_CONST, constant(objectSetattr));
+        asm_.loadCallable(Op::LOAD_CONST, constant(objectSetattr));
         asm_.op(Op::LOAD_FAST, slot);
         asm_.op(Op::LOAD_CONST, constant(v->keys[i].get()));
         maxDepth += 4;
@@ -377,8 +347,7 @@ struct Emitter {
         if (v->isNumpy()) {
           // The graph's tensor as the ndarray (or NumPy scalar) the code expects.
           const PyTypes* T = pyTypes();
-          asm_.op(Op::PUSH_NULL);
-          asm_.op(Op::LOAD_CONST, constant(v->np == Var::Np::Scalar ? T->npToScalar : T->npToArray));
+          asm_.loadCallable(Op::LOAD_CONST, constant(v->np == Var::Np::Scalar ? T->npToScalar : T->npToArray));
           maxDepth += 2;
           if (vid < 0 || !output(vid)) return failWith(GB::Internal, "ndarray with no source and no graph output");
           asm_.call(1);
@@ -389,8 +358,7 @@ struct Emitter {
           SourceRef baseSource;
           int baseVid = -1;
           if (t.viewBase(v, baseSource, baseVid) && (baseSource || outIndex.count(baseVid)) && pyTypes()->viewOf) {
-            asm_.op(Op::PUSH_NULL);
-            asm_.op(Op::LOAD_CONST, constant(pyTypes()->viewOf));
+            asm_.loadCallable(Op::LOAD_CONST, constant(pyTypes()->viewOf));
             if (!(baseSource ? source(baseSource) : output(baseVid)) || !output(vid)) return false;
             asm_.op(Op::LOAD_CONST, constant(geometry(v).get()));
             asm_.call(3);
@@ -432,8 +400,7 @@ struct Emitter {
           return callConst(dictSubclassRebuilder(), {v->self, storage});
         }
         if (v->obj) {  // a ModelOutput: cls(**{...})
-          asm_.op(Op::PUSH_NULL);
-          asm_.op(Op::LOAD_CONST, constant(v->obj.get()));
+          asm_.loadCallable(Op::LOAD_CONST, constant(v->obj.get()));
           asm_.op(Op::BUILD_TUPLE, 0);
           maxDepth += 3;
         }
@@ -459,8 +426,9 @@ struct Emitter {
       }
       case K::Object:
         if (isFreshModule(v)) {  // Note [Fresh modules]: a new cls(*args, **kwargs)
-          asm_.op(Op::PUSH_NULL);
+          asm_.nullBelow();
           if (!rebuild(v->self)) return false;
+          asm_.nullAbove();
           for (const VarRef& a : v->items)
             if (!rebuild(a)) return false;
           asm_.op(Op::BUILD_TUPLE, static_cast<int>(v->items.size()));
@@ -500,11 +468,10 @@ struct Emitter {
             return failWith(GB::CannotSplit, "a method of a modelled library object with no library counterpart");
           }
           if (!rebuild(v->self)) return false;
-          asm_.op(Op::LOAD_ATTR, name(n.get()));
+          asm_.loadAttr(name(n.get()));
           return true;
         }
-        asm_.op(Op::PUSH_NULL);
-        asm_.op(Op::LOAD_CONST, constant(reinterpret_cast<PyObject*>(&PyMethod_Type)));
+        asm_.loadCallable(Op::LOAD_CONST, constant(reinterpret_cast<PyObject*>(&PyMethod_Type)));
         asm_.op(Op::LOAD_CONST, constant(v->obj.get()));
         if (!rebuild(v->self)) return false;
         asm_.call(2);
@@ -520,8 +487,9 @@ struct Emitter {
       }
       case K::Exception:  // Note [Traced exceptions]: cls(*args), made again
         if (v->pos) return failWith(GB::CannotSplit, "an exception raised before (its traceback is not rebuilt)");
-        asm_.op(Op::PUSH_NULL);
+        asm_.nullBelow();
         if (!rebuild(v->self)) return false;
+        asm_.nullAbove();
         for (const VarRef& a : v->items)
           if (!rebuild(a)) return false;
         asm_.call(static_cast<int>(v->items.size()));
@@ -569,46 +537,6 @@ void collectOutputs(Translator& t, const VarRef& v, std::set<const Var*>& seen, 
       break;
     default:
       break;
-  }
-}
-
-/// Instructions the frame cannot be split at.
-bool notBreakable(Op op) {
-  switch (op) {
-    case Op::LOAD_METHOD: case Op::FOR_ITER: case Op::JUMP_FORWARD: case Op::JUMP_BACKWARD:
-    case Op::JUMP_BACKWARD_NO_INTERRUPT: case Op::JUMP_IF_TRUE_OR_POP: case Op::JUMP_IF_FALSE_OR_POP:
-    case Op::SEND: case Op::YIELD_VALUE: case Op::UNPACK_SEQUENCE: case Op::UNPACK_EX: case Op::LIST_APPEND:
-    case Op::SET_ADD: case Op::MAP_ADD: case Op::LOAD_CLOSURE: case Op::MAKE_CELL: case Op::COPY_FREE_VARS:
-    case Op::RETURN_GENERATOR: case Op::PUSH_EXC_INFO: case Op::POP_EXCEPT: case Op::RERAISE:
-    case Op::CHECK_EXC_MATCH: case Op::WITH_EXCEPT_START: case Op::LOAD_FAST: case Op::STORE_FAST:
-    case Op::DELETE_FAST: case Op::LOAD_FAST_CHECK: case Op::LOAD_FAST_AND_CLEAR: case Op::END_FOR:
-      return true;
-    default:
-      return false;
-  }
-}
-
-/// The build's forward conditional jump with the same test as `op`, or NOP.
-Op forwardCond(Op op) { return forwardJumpIf(jumpTest(op)); }
-
-/// Values instruction `ins` pushes when run natively (the rest push one), or
-/// -1 when one of them may be NULL, which a resume function cannot take as an
-/// argument: LOAD_GLOBAL's NULL, and the method forms of 3.12's LOAD_ATTR and
-/// LOAD_SUPER_ATTR (argument bit 0; 3.11's LOAD_METHOD is not breakable).
-int pushes(const Instr& ins) {
-  switch (ins.op) {
-    case Op::LOAD_GLOBAL: case Op::LOAD_SUPER_ATTR: return (ins.arg & 1) ? -1 : 1;
-    case Op::LOAD_ATTR: return (bytecodeFacts().loadAttrMethodBit && (ins.arg & 1)) ? -1 : 1;
-    case Op::STORE_SLICE: return 0;
-    default: break;
-  }
-  switch (ins.op) {
-    case Op::BEFORE_WITH: return 2;
-    case Op::STORE_ATTR: case Op::STORE_SUBSCR: case Op::STORE_GLOBAL: case Op::DELETE_ATTR:
-    case Op::DELETE_SUBSCR: case Op::POP_TOP: case Op::RAISE_VARARGS: case Op::IMPORT_STAR:
-    case Op::STORE_DEREF: case Op::DELETE_GLOBAL: case Op::PRINT_EXPR:
-      return 0;
-    default: return 1;
   }
 }
 
@@ -707,8 +635,7 @@ PyRef emitBreak(Translator& t, Frame& top, const Instr& ins, PyObject* func, Bre
   if (code->co_nfreevars) a.op(Op::COPY_FREE_VARS, code->co_nfreevars);
   a.op(Op::RESUME, 0);
   if (hasGraph) {
-    a.op(Op::PUSH_NULL);
-    a.op(Op::LOAD_CONST, em.constant(graphFn.get()));
+    a.loadCallable(Op::LOAD_CONST, em.constant(graphFn.get()));
     for (int i = 0; i < nargs; ++i) a.op(Op::LOAD_FAST, i);
     a.call(nargs);
     a.op(Op::STORE_FAST, em.outLocal);
@@ -848,8 +775,7 @@ PyRef emitBreak(Translator& t, Frame& top, const Instr& ins, PyObject* func, Bre
     if (loop.isFor) a.jump(Op::FOR_ITER, kDone);
     if (loop.unpacked) a.op(Op::UNPACK_SEQUENCE, loop.values);
     for (int v : values) a.op(Op::STORE_FAST, v);
-    a.op(Op::PUSH_NULL);
-    a.op(Op::LOAD_FAST, bodyLocal);
+    a.loadCallable(Op::LOAD_FAST, bodyLocal);
     for (int i : params) a.op(Op::LOAD_FAST, i);
     for (int v : values) a.op(Op::LOAD_FAST, v);
     const int nargsBody = static_cast<int>(params.size() + values.size());
@@ -889,7 +815,7 @@ PyRef emitBreak(Translator& t, Frame& top, const Instr& ins, PyObject* func, Bre
     a.op(Op::RETURN_VALUE);
   } else if (cond != Op::NOP) {
     std::vector<bool> rest(layout.begin(), layout.end() - 1);
-    a.jump(cond, 1);
+    a.jumpIf(jumpTest(ins.op), 1);
     if (!callResume(ins.next - shift, rest)) return {};
     a.label(1);
     if (!callResume(ins.target - shift, rest)) return {};

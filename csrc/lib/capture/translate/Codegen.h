@@ -1,4 +1,4 @@
-// Bytecode generation for graph breaks (CPython 3.11 and 3.12: the
+// Bytecode generation for graph breaks (CPython 3.11, 3.12 and 3.13: the
 // differences are Note [Codegen versions] in CodegenImpl.h).
 //
 // Two kinds of code objects are made here:

@@ -27,25 +27,37 @@ inline uint8_t opByte(Op op) {
 }
 inline int cachesOf(uint8_t op) { return opcodeInfo(op).caches; }
 
-/// Whether raw opcode `op` takes a closure-variable index (every version's
-/// `hasfree`: LOAD/STORE/DELETE_DEREF, LOAD_CLOSURE, MAKE_CELL, and 3.11's
-/// LOAD_CLASSDEREF or 3.12's LOAD_FROM_DICT_OR_DEREF).
-inline bool isDerefOp(uint8_t op) { return (opcodeInfo(op).flags & kArgFree) != 0; }
 
 // Note [Codegen versions]
 // The code generators write one instruction sequence for every version; where
 // versions spell a step differently, the spelling is picked here from the
 // build's opcode table and facts (Opcodes3XX.def), never by #if:
-//  * a call: 3.11 `PRECALL n; CALL n`, 3.12 `CALL n` (Asm::call);
+//  * a call: 3.11 `PRECALL n; CALL n`, 3.12 and 3.13 `CALL n` (Asm::call);
+//    its NULL below the callable (3.11, 3.12) or above it (3.13:
+//    `[callable, NULL, args]`): Asm::nullBelow before the callable is pushed
+//    and Asm::nullAbove after it, each a PUSH_NULL on its versions only
+//    (BytecodeFacts::nullAfterCallable);
 //  * a method load: 3.11 `LOAD_METHOD i`, 3.12 `LOAD_ATTR (i << 1) | 1`, and a
 //    plain attribute load's name index shifted by the method bit (Asm::loadAttr);
 //  * `==`: COMPARE_OP with the compiler's own argument (compareEqArg);
 //  * a forward conditional jump: 3.11 POP_JUMP_FORWARD_IF_*, 3.12
 //    POP_JUMP_IF_* (forward only); kCondJumps maps every version's
-//    conditional jumps to their test;
+//    conditional jumps to their test; 3.13's POP_JUMP_IF_TRUE/FALSE take an
+//    exact bool, so Asm::jumpIf puts TO_BOOL (the compiler's spelling) first;
 //  * the end of a `for` loop: 3.12's exhausted FOR_ITER jumps to an END_FOR and
 //    continues after it (so its target label sits on an END_FOR), 3.11's
-//    continues at its target (Asm::forEnd).
+//    continues at its target (Asm::forEnd); 3.13's END_FOR pops one value
+//    and the compiler follows it with POP_TOP, both skipped by an exhausted
+//    FOR_ITER (forIterSkips in BytecodeFacts.h);
+//  * a function with closure cells: 3.11/3.12 load each cell with
+//    LOAD_CLOSURE and pass flag 8 to MAKE_FUNCTION; 3.13 loads them with
+//    LOAD_FAST (LOAD_CLOSURE is a pseudo-instruction there) and applies the
+//    tuple with SET_FUNCTION_ATTRIBUTE 8 after an argument-less MAKE_FUNCTION
+//    (emitMakeFunction);
+//  * 3.13's instructions on two locals (kFusedLocals) are split into the pair
+//    when code is re-assembled (loop bodies), and a copied one whose nibble
+//    would have to move is not copied (shiftDerefs).
+
 
 /// What a conditional jump tests.
 enum class JumpTest : uint8_t { kTrue, kFalse, kNone, kNotNone, kNoTest };
@@ -83,6 +95,22 @@ public:
   void jump(Op o, int label) { items_.push_back({Item::kOp, opByte(o), 0, label, {}, line_}); }
   void label(int l) { items_.push_back({Item::kLabel, 0, 0, l, {}, line_}); }
   void raw(std::string bytes) { items_.push_back({Item::kRaw, 0, 0, -1, std::move(bytes), line_}); }
+  /// The NULL of a call where it goes below the callable (3.11, 3.12): emitted
+  /// before the callable is pushed (Note [Codegen versions]).
+  void nullBelow() {
+    if (!bytecodeFacts().nullAfterCallable) op(Op::PUSH_NULL);
+  }
+  /// The NULL of a call where it goes above the callable (3.13): emitted after
+  /// the callable is pushed, before the arguments.
+  void nullAbove() {
+    if (bytecodeFacts().nullAfterCallable) op(Op::PUSH_NULL);
+  }
+  /// A callable loaded by `o arg` with its NULL (nullBelow, nullAbove).
+  void loadCallable(Op o, int arg) {
+    nullBelow();
+    op(o, arg);
+    nullAbove();
+  }
   /// `callable(args...)` with NULL, the callable and `n` arguments pushed
   /// (Note [Codegen versions]); `callLabel` (>= 0) labels the CALL itself.
   void call(int n, int callLabel = -1) {
@@ -99,22 +127,28 @@ public:
   }
   /// Pops two values and pushes `a == b`.
   void compareEq() { op(Op::COMPARE_OP, bytecodeFacts().compareEqArg); }
-  /// A forward conditional jump to `l` testing `t`.
-  void jumpIf(JumpTest t, int l) { jump(forwardJumpIf(t), l); }
+  /// A forward conditional jump to `l` testing `t` (a truth test converts the
+  /// value with TO_BOOL first where the version has it: 3.13's jumps take a bool).
+  void jumpIf(JumpTest t, int l) {
+    if ((t == JumpTest::kTrue || t == JumpTest::kFalse) && opcodeByte(Op::TO_BOOL) >= 0) op(Op::TO_BOOL);
+    jump(forwardJumpIf(t), l);
+  }
   /// The target `l` of a FOR_ITER emitted with jump(): where execution goes on
   /// with the iterator popped once it is exhausted (Note [Codegen versions]).
   void forEnd(int l) {
     label(l);
-    if (bytecodeFacts().endForPops > 0) op(Op::END_FOR);
+    for (int k = 0; k < forIterSkips(); ++k) op(k == 0 ? Op::END_FOR : Op::POP_TOP);
   }
   /// The line of the instructions added from now on (-1: no location).
   void setLine(int line) { line_ = line; }
-  /// Patches every LOAD_DEREF and LOAD_CLOSURE with a negative arg (a closure
-  /// slot) to nvar + slot.
+  /// Pushes closure slot `j` (a cell) for a closure tuple: LOAD_CLOSURE, or
+  /// 3.13's LOAD_FAST of the slot; patched by patchDerefs.
+  void loadCell(int j) { op(cellLoadOp(), -1 - j); }
+  /// Patches every LOAD_DEREF and cell load (loadCell) with a negative arg (a
+  /// closure slot) to nvar + slot.
   void patchDerefs(int nvar) {
     for (Item& it : items_)
-      if (it.kind == Item::kOp && (it.op == opByte(Op::LOAD_DEREF) || it.op == opByte(Op::LOAD_CLOSURE)) &&
-          it.arg < 0)
+      if (it.kind == Item::kOp && (it.op == opByte(Op::LOAD_DEREF) || it.op == opByte(cellLoadOp())) && it.arg < 0)
         it.arg = nvar + (-1 - it.arg);
   }
 
@@ -191,6 +225,7 @@ public:
   }
 
 private:
+  static Op cellLoadOp() { return opcodeByte(Op::LOAD_CLOSURE) >= 0 ? Op::LOAD_CLOSURE : Op::LOAD_FAST; }
   struct Item {
     enum Kind : uint8_t { kOp, kRaw, kLabel } kind;
     uint8_t op;
@@ -232,8 +267,9 @@ PyRef makeResume(PyCodeObject* orig, int target, const std::vector<bool>& layout
                  std::string& error);
 /// Where the prologue of resume code decoded as `bc` ends (byte offset).
 int resumePrologueEnd(const Bytecode* bc);
-/// Adds `shift` to closure-variable opargs in `raw` that index past `nvars`
-/// locals; false when one would need EXTENDED_ARG.
+/// Adds `shift` to the opargs in `raw` that name a closure slot (index past
+/// `nvars` locals; argIsSlot); false when one would need EXTENDED_ARG or is a
+/// nibble of a kFusedLocals instruction.
 bool shiftDerefs(std::string& raw, int nvars, int shift);
 /// `code`'s co_code (bytes); null, error cleared, on failure.
 PyRef codeBytes(PyCodeObject* code);
@@ -301,13 +337,27 @@ PyRef registerCode(Map& fns, const Key& key, PyObject* code, PyCodeObject* orig)
 /// variables, the making of a function of code constant `constIndex` with
 /// this frame's globals and closure cells: `(cells...) code MAKE_FUNCTION`.
 /// Closure slots are patched by Asm::patchDerefs. Pushes one value; needs
-/// nfree + 1 stack slots.
+/// nfree + 1 stack slots. (Note [Codegen versions]: 3.13 sets the closure
+/// with SET_FUNCTION_ATTRIBUTE.)
 inline void emitMakeFunction(Asm& a, int constIndex, int nfree) {
-  for (int j = 0; j < nfree; ++j) a.op(Op::LOAD_CLOSURE, -1 - j);
+  for (int j = 0; j < nfree; ++j) a.loadCell(j);
   if (nfree) a.op(Op::BUILD_TUPLE, nfree);
   a.op(Op::LOAD_CONST, constIndex);
-  a.op(Op::MAKE_FUNCTION, nfree ? 0x08 : 0);
+  const bool setAttr = opcodeByte(Op::SET_FUNCTION_ATTRIBUTE) >= 0;
+  a.op(Op::MAKE_FUNCTION, nfree && !setAttr ? 0x08 : 0);
+  if (nfree && setAttr) a.op(Op::SET_FUNCTION_ATTRIBUTE, 0x08);
 }
+
+// Split points (CodegenSplit.cpp).
+/// Byte range [start, end) of the instruction at `offset` of `code` with its
+/// EXTENDED_ARG prefixes (and, for CALL, its PRECALL/KW_NAMES) and caches.
+std::pair<int, int> instructionGroup(const char* code, int offset);
+/// Instructions the frame cannot be split at.
+bool notBreakable(Op op);
+/// The build's forward conditional jump with the same test as `op`, or NOP.
+Op forwardCond(Op op);
+/// Values instruction `ins` pushes when run natively, or -1 when one may be NULL.
+int pushes(const Instr& ins);
 
 struct LoopPlan {
   int head = -1, end = -1;        ///< orig offsets: the FOR_ITER and the last jump back to it

@@ -55,8 +55,17 @@ Op forwardJump(Op op) {
 }
 
 /// Whether `op` reads or writes a local by index (LOAD_FAST and 3.12's
-/// LOAD_FAST_CHECK / LOAD_FAST_AND_CLEAR, STORE_FAST, DELETE_FAST).
+/// LOAD_FAST_CHECK / LOAD_FAST_AND_CLEAR, STORE_FAST, DELETE_FAST, 3.13's
+/// kFusedLocals).
 bool isLocalOp(Op op) { return (opcodeInfo(op).flags & kArgLocal) != 0; }
+
+/// The one-local instructions `ins` is, in order, as (op, local): itself, or
+/// the pair a kFusedLocals instruction stands for; none for other instructions.
+std::vector<std::pair<Op, int>> localParts(const Instr& ins) {
+  if (const FusedLocals* f = fusedLocals(ins.op)) return {{f->first, ins.arg >> 4}, {f->second, ins.arg & 15}};
+  if (isLocalOp(ins.op)) return {{ins.op, ins.arg}};
+  return {};
+}
 
 }  // namespace
 
@@ -82,16 +91,21 @@ bool planLoop(PyCodeObject* orig, const Bytecode* bc, int head, int end, int sta
   if (hi < 0 || ei < 0) return (why = "internal: loop offsets"), false;
   p.isFor = instrs[hi].op == Op::FOR_ITER;
   p.done = p.isFor ? instrs[hi].target : -1;
-  if (p.isFor && bytecodeFacts().endForPops > 0) {
-    // 3.12: FOR_ITER's target is the loop's END_FOR, which an exhausted
-    // iterator skips. Everything before it is the body, blocks placed after
-    // the last jump back included (a return or break the compiler moved
-    // there); the loop continues after the END_FOR.
+  if (p.isFor && forIterSkips() > 0) {
+    // 3.12, 3.13: FOR_ITER's target is the loop's END_FOR, which an exhausted
+    // iterator skips (with 3.13's POP_TOP after it: forIterSkips). Everything
+    // before it is the body, blocks placed after the last jump back included
+    // (a return or break the compiler moved there); the loop continues after
+    // the skipped instructions.
     const int di = bc->indexOf(p.done);
-    if (di <= ei || instrs[static_cast<size_t>(di)].op != Op::END_FOR) return (why = "internal: loop shape"), false;
+    const int last = di + forIterSkips() - 1;
+    if (di <= ei || last >= static_cast<int>(instrs.size()) || instrs[static_cast<size_t>(di)].op != Op::END_FOR)
+      return (why = "internal: loop shape"), false;
+    for (int k = di + 1; k <= last; ++k)
+      if (instrs[static_cast<size_t>(k)].op != Op::POP_TOP) return (why = "internal: loop shape"), false;
     ei = di - 1;
     end = instrs[static_cast<size_t>(ei)].offset;
-    p.done = instrs[static_cast<size_t>(di)].next;
+    p.done = instrs[static_cast<size_t>(last)].next;
   }
   if (!p.isFor && !(opcodeInfo(instrs[ei].op).flags & kJumpBackward))
     return (why = "internal: loop shape"), false;
@@ -134,10 +148,11 @@ bool planLoop(PyCodeObject* orig, const Bytecode* bc, int head, int end, int sta
         return (why = std::string(ins.name()) + " inside the loop"), false;
       case Op::DELETE_FAST: return (why = "`del` of a local inside the loop"), false;
       default:
-        if (!isLocalOp(ins.op)) break;
-        if (ins.arg >= nlocals) return (why = "internal: local index"), false;
-        p.referenced.insert(ins.arg);
-        if (ins.op == Op::STORE_FAST || ins.op == Op::LOAD_FAST_AND_CLEAR) p.stored.insert(ins.arg);
+        for (auto [op, i] : localParts(ins)) {
+          if (i >= nlocals) return (why = "internal: local index"), false;
+          p.referenced.insert(i);
+          if (op == Op::STORE_FAST || op == Op::LOAD_FAST_AND_CLEAR) p.stored.insert(i);
+        }
         break;
     }
     if (ins.target >= 0 && !inBody(ins.target) && ins.target != head) {
@@ -153,10 +168,12 @@ bool planLoop(PyCodeObject* orig, const Bytecode* bc, int head, int end, int sta
   for (int k = p.first; k <= ei; ++k) {
     const Instr& ins = instrs[k];
     if (targets.count(ins.offset) || ins.target >= 0 || isUncond(ins.op)) break;
-    if (ins.op == Op::STORE_FAST) {
-      if (!read.count(ins.arg)) p.assignedFirst.insert(ins.arg);
-    } else if (isLocalOp(ins.op)) {
-      read.insert(ins.arg);
+    for (auto [op, i] : localParts(ins)) {
+      if (op == Op::STORE_FAST) {
+        if (!read.count(i)) p.assignedFirst.insert(i);
+      } else {
+        read.insert(i);
+      }
     }
   }
   // Stack depths: the body starts with (iterator, value); a jump back to the
@@ -276,7 +293,7 @@ PyRef loopBody(PyCodeObject* orig, const Bytecode* bc, const LoopPlan& p, const 
       a.op(Op::LOAD_CONST, ins.arg);
       a.jump(Op::JUMP_FORWARD, lab(kRet));
     } else if (isLocalOp(ins.op)) {
-      a.op(ins.op, slot.at(ins.arg));
+      for (auto [op, i] : localParts(ins)) a.op(op, slot.at(i));
     } else if (flags & kArgFree) {
       a.op(ins.op, ins.arg - nlocals + nvar);
     } else if (ins.target >= 0) {

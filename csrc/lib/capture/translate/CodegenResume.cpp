@@ -100,7 +100,10 @@ bool shiftDerefs(std::string& raw, int nvars, int shift) {
   for (size_t i = 0; i + 1 < raw.size(); i += 2) {
     auto op = static_cast<uint8_t>(raw[i]);
     auto arg = static_cast<uint8_t>(raw[i + 1]);
-    if (isDerefOp(op) && arg >= nvars && (i == 0 || static_cast<uint8_t>(raw[i - 2]) != opByte(Op::EXTENDED_ARG))) {
+    const Op o = opcodeInfo(op).op;
+    if (o == Op::kNumOps) continue;
+    if (fusedLocals(o) && ((arg >> 4) >= nvars || (arg & 15) >= nvars)) return false;  // a nibble cannot move
+    if (argIsSlot(o) && arg >= nvars && (i == 0 || static_cast<uint8_t>(raw[i - 2]) != opByte(Op::EXTENDED_ARG))) {
       if (arg + shift > 255) return false;
       raw[i + 1] = static_cast<char>(arg + shift);
     }

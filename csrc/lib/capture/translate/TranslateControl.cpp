@@ -410,6 +410,8 @@ VarRef Translator::itemForBranch(const VarRef& t) {
   bool ok = false;
   if (i < instrs.size() && isJump(instrs[i].op)) {
     ok = true;
+  } else if (i + 1 < instrs.size() && instrs[i].op == Op::TO_BOOL && isJump(instrs[i + 1].op)) {
+    ok = true;  // 3.13: `if t.item():` tests TO_BOOL's operand (TranslateOps313.cpp)
   } else if (i + 2 < instrs.size() && instrs[i].op == Op::LOAD_CONST && instrs[i + 1].op == Op::COMPARE_OP &&
              isJump(instrs[i + 2].op)) {
     PyObject* c = PyTuple_GetItem(f->code->co_consts, instrs[i].arg);

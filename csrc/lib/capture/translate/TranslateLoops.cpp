@@ -223,10 +223,11 @@ int Translator::rangeLoop(Frame& f, const Instr& ins) {
   if (exitIdx <= 0 || bodyIp >= instrs.size()) return 0;
   const size_t exitIp = static_cast<size_t>(exitIdx), backIp = exitIp - 1;
   const size_t headIp = bodyIp - 1;
-  // 3.12: the exhausted FOR_ITER goes on past the END_FOR at its target.
-  const bool endFor = bytecodeFacts().endForPops > 0;
-  if (endFor && instrs[exitIp].op != Op::END_FOR) return 0;
-  const size_t afterIp = endFor ? exitIp + 1 : exitIp;
+  // 3.12, 3.13: the exhausted FOR_ITER goes on past the END_FOR at its target
+  // (and 3.13's POP_TOP after it: forIterSkips).
+  const int skips = forIterSkips();
+  if (skips > 0 && instrs[exitIp].op != Op::END_FOR) return 0;
+  const size_t afterIp = exitIp + static_cast<size_t>(skips);
   if (instrs[backIp].op != Op::JUMP_BACKWARD || static_cast<size_t>(f.bc->indexOf(instrs[backIp].target)) != headIp)
     return 0;
   if (instrs[bodyIp].op != Op::STORE_FAST || f.lazy || branchDepth_ >= kMaxBranchDepth) return 0;

@@ -19,11 +19,12 @@ namespace xacc::capture::translate {
 
 namespace {
 
-/// The instruction after the one at index `ip`, EXTENDED_ARG prefixes skipped,
-/// or null at the end of the code.
-const Instr* nextInstr(const Bytecode& bc, size_t ip) {
+/// The first instruction at index `ip` or later, EXTENDED_ARG prefixes
+/// skipped, or null at the end of the code. A handler runs with the frame's ip
+/// already past its own instruction: instrFrom(bc, ip) is the next one.
+const Instr* instrFrom(const Bytecode& bc, size_t ip) {
   const auto& instrs = bc.instrs();
-  for (size_t i = ip + 1; i < instrs.size(); ++i)
+  for (size_t i = ip; i < instrs.size(); ++i)
     if (instrs[i].op != Op::EXTENDED_ARG) return &instrs[i];
   return nullptr;
 }
@@ -40,11 +41,11 @@ bool Frame::stepFused(const Instr& ins, bool& done, VarRef& result) {
   };
   switch (ins.op) {
     case Op::LOAD_FAST_LOAD_FAST:
-      return as(Op::LOAD_FAST, ins.arg >> 4) && as(Op::LOAD_FAST, ins.arg & 15);
     case Op::STORE_FAST_LOAD_FAST:
-      return as(Op::STORE_FAST, ins.arg >> 4) && as(Op::LOAD_FAST, ins.arg & 15);
-    case Op::STORE_FAST_STORE_FAST:
-      return as(Op::STORE_FAST, ins.arg >> 4) && as(Op::STORE_FAST, ins.arg & 15);
+    case Op::STORE_FAST_STORE_FAST: {
+      const FusedLocals* f = fusedLocals(ins.op);  // kFusedLocals (BytecodeFacts.h)
+      return as(f->first, ins.arg >> 4) && as(f->second, ins.arg & 15);
+    }
     case Op::CALL_KW: {
       // [callable, self or NULL, positional args, keyword args, names]
       if (!need(ins, 3 + static_cast<size_t>(ins.arg))) return false;
@@ -114,7 +115,7 @@ bool Frame::stepFused(const Instr& ins, bool& done, VarRef& result) {
       // that a jump on a tensor reaches the branch handler as on 3.12. Before
       // anything else TOS becomes the bool (a tensor's truth is a break).
       if (!need(ins, 1)) return false;
-      const Instr* next = nextInstr(*bc, ip);
+      const Instr* next = instrFrom(*bc, ip);
       if (next && (next->op == Op::POP_JUMP_IF_TRUE || next->op == Op::POP_JUMP_IF_FALSE || next->op == Op::UNARY_NOT))
         return true;
       int b = t.truth(stack.back());
