@@ -634,10 +634,11 @@ PyRef emitBreak(Translator& t, Frame& top, const Instr& ins, PyObject* func, Bre
   Asm& a = em.asm_;
   if (code->co_nfreevars) a.op(Op::COPY_FREE_VARS, code->co_nfreevars);
   a.op(Op::RESUME, 0);
-  if (hasGraph) {
+  if (hasGraph) {  // NULL, the graph and every argument are on the stack at once: count them in co_stacksize
     a.loadCallable(Op::LOAD_CONST, em.constant(graphFn.get()));
     for (int i = 0; i < nargs; ++i) a.op(Op::LOAD_FAST, i);
     a.call(nargs);
+    em.maxDepth += 2 + nargs;
     a.op(Op::STORE_FAST, em.outLocal);
   }
   // 0. the attribute writes the prefix made (Note [Replayed attribute writes]),
