@@ -650,6 +650,19 @@ bool Translator::unpack(const VarRef& v, std::vector<VarRef>& out) {
         PyObject* t = pyTypes()->tensor;
         return PyObject_GetAttrString(t, "unbind");
       }();
+      // How many items there are is a Python-level fact (each becomes a value
+      // of its own): under dynamic shapes, a dim 0 that depends on a dynamic
+      // dim makes the compile fall back to static shapes, as a size used as a
+      // plain number does (Note [Symbolic sizes]). Without this the items were
+      // fixed to the traced count while the guard let other sizes in.
+      PyRef nd = PyRef::steal(PyObject_CallMethod(v->obj.get(), "dim", nullptr));
+      if (!nd) return failPy(GB::Internal, "dim");
+      if (PyLong_AsLong(nd.get()) > 0) {
+        VarRef n = record(pyTypes()->len, {v}, {});
+        if (!n) return false;
+        concrete(n);
+        if (failed()) return false;
+      }
       VarRef r = record(unbind, {v}, {});
       if (!r) return false;
       return unpack(r, out);
