@@ -88,9 +88,11 @@ test: install
 
 # Not part of `test`: the newest releases of requirements/direct.txt (torch stays pinned) in a
 # venv of its own, the capture suite and the model sweep there, and what changed against the
-# pinned run (SWEEP_ARGS: extra benchmarks/models/sweep.py arguments, e.g. "--limit 20").
+# pinned run (SWEEP_ARGS: extra benchmarks/models/sweep.py arguments, e.g. "--limit 20";
+# LATEST_ARGS: test_latest.py's own, e.g. "--resume" to finish an interrupted sweep).
+LATEST_ARGS ?=
 test-latest: build
-	@$(PYTHON) scripts/test_latest.py
+	@$(PYTHON) scripts/test_latest.py $(LATEST_ARGS)
 
 run: install
 	$(RUN_CMD)

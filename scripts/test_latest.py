@@ -18,7 +18,7 @@ releases of xacc's direct dependencies, and what changed against the pinned run.
    (status, eager-equal, graphs, breaks, recompiles), the zero-break and
    eager-equal counts, and the architectures only one run has.
 
-    python3 scripts/test_latest.py [--sweep-args "--limit 20 --jobs 2"] [--skip-capture] [--pinned-too]
+    python3 scripts/test_latest.py [--sweep-args "--limit 20 --jobs 2"] [--skip-capture] [--pinned-too] [--resume]
 
 Exit status 0 when it ran through (the differences are for a person to read),
 1 when a step could not run (venv, pip, no expected CSV).
@@ -121,6 +121,9 @@ def main() -> None:
     ap.add_argument("--skip-capture", action="store_true", help="no capture suite")
     ap.add_argument("--skip-sweep", action="store_true", help="no model sweep")
     ap.add_argument("--pinned-too", action="store_true", help="run the capture suite pinned as well and diff")
+    ap.add_argument("--resume", action="store_true",
+                    help="keep the newest-releases sweep CSV of an earlier run and sweep only the architectures "
+                         "it has not recorded (a sweep of every architecture takes most of an hour here)")
     a = ap.parse_args()
     names = direct_packages()
     pinned = pinned_versions(names)
@@ -156,7 +159,8 @@ def main() -> None:
     from sweep import read_rows
     models = sorted({r["model"] for r in read_rows(expected[0])[0]})
     out = VENV / f"sweep-transformers-{latest.get('transformers')}.csv"
-    out.unlink(missing_ok=True)  # a fresh run, not one resumed from an earlier test-latest
+    if not a.resume:
+        out.unlink(missing_ok=True)  # a fresh run, not one resumed from an earlier test-latest
     print(f"\n== model sweep, newest releases ({len(models)} architectures of {Path(expected[0]).name}) -> {out}")
     p = run([str(py), str(ROOT / "benchmarks" / "models" / "sweep.py"), "--csv", str(out),
              "--only", ",".join(models), "--missing-ok", *shlex.split(a.sweep_args)], cwd=ROOT, env=env)
