@@ -48,9 +48,18 @@ def dynamo_counts(cases: list) -> dict:
     from torch._dynamo.testing import CompileCounterWithBackend
     from torch._dynamo.utils import counters
 
+    # Dynamo's first compile turns torch.distributions' argument validation off
+    # for the whole process (Distribution.set_default_validate_args(False) in
+    # its TorchPatcher), so its counts would be of a program that no longer
+    # raises eager's ValueError on bad parameters. Measure the program the user
+    # wrote: trigger the patch once, then restore eager's setting before each
+    # function.
+    validate = torch.distributions.Distribution._validate_args
+    torch.compile(lambda x: x + 1, backend="eager")(torch.zeros(1))
     out = {}
     for c in cases:
         torch._dynamo.reset()
+        torch.distributions.Distribution.set_default_validate_args(validate)
         counters.clear()
         cnt = CompileCounterWithBackend("eager")
         args = c.make_args(0)
