@@ -209,6 +209,10 @@ ENV: tuple[EnvVar, ...] = (
                                      "result of every node of this op (e.g. `aten.relu.default`) so that "
                                      "`xacc.debug.compare` must find it; read when a graph is prepared",
            _op_name, "an op name such as `aten.relu.default`"),
+    EnvVar("XACC_TEST_STACK_DEPTH", "0", "TEST ONLY: `tests/python/capture` checks the co_stacksize of every "
+                                         "break, resume and loop-body code it generates against a walk of its "
+                                         "bytecode with `dis.stack_effect` (a mismatch fails the test)",
+           _flag, "0 or 1"),
 )
 
 

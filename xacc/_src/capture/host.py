@@ -284,6 +284,12 @@ class Host:
             return None
         return SymSize(r, ctx.size_node(vid, d, r, s))
 
+    def dynamic_shapes(self) -> bool:
+        """Whether this translation has dynamic dims (the shadow run, or the
+        real run compared with it): only then can a size Python reads depend
+        on one (Note [Symbolic sizes] in translate/TranslateScalars.cpp)."""
+        return self.ctx.dyn_active
+
     def size_concrete(self, vid: int) -> int:
         """Whether symbolic size `vid` has the same value in the shadow run."""
         pair = self.ctx.symvals.get(vid)

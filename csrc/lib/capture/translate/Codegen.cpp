@@ -8,19 +8,6 @@ namespace xacc::capture::translate {
 
 namespace codegen {
 
-/// `code.replace(**kwargs)`; null with a Python error on failure.
-PyRef replaceCode(PyCodeObject* code, PyObject* kwargs) {
-  PyRef method = PyRef::steal(PyObject_GetAttrString(reinterpret_cast<PyObject*>(code), "replace"));
-  if (!method) return {};
-  PyRef empty = PyRef::steal(PyTuple_New(0));
-  return PyRef::steal(PyObject_Call(method.get(), empty.get(), kwargs));
-}
-
-void setItem(PyObject* d, const char* k, PyObject* v) {
-  PyDict_SetItemString(d, k, v);
-  Py_DECREF(v);
-}
-
 ResumeRegistry& registry() {
   static auto* r = new ResumeRegistry();
   return *r;
@@ -62,7 +49,6 @@ struct Emitter {
   PyRef names;     ///< list
   PyRef varnames;  ///< list
   Py_ssize_t origConsts = 0;
-  int maxDepth = 8;
   std::vector<VarRef> keep;  ///< trackers made while emitting (replayMutations)
   std::map<int, int> outIndex;  ///< graph value -> output index
   int outLocal = -1;
@@ -137,7 +123,6 @@ struct Emitter {
       case Access::DictItem: {  // dict.__getitem__(parent, key)
         static PyObject* dictGetitem =
             PyObject_GetAttrString(reinterpret_cast<PyObject*>(&PyDict_Type), "__getitem__");
-        maxDepth += 3;
         asm_.loadCallable(Op::LOAD_CONST, constant(dictGetitem));
         if (!source(s->parent)) return false;
         asm_.op(Op::LOAD_CONST, constant(s->key.get()));
@@ -186,7 +171,6 @@ struct Emitter {
   /// `fn(args...)` with fn a constant callable.
   bool callConst(PyObject* fn, const std::vector<VarRef>& args, const std::vector<PyObject*>& consts = {}) {
     asm_.loadCallable(Op::LOAD_CONST, constant(fn));
-    maxDepth += 2 + static_cast<int>(args.size() + consts.size());
     for (const VarRef& a : args)
       if (!rebuild(a)) return false;
     for (PyObject* c : consts) asm_.op(Op::LOAD_CONST, constant(c));
@@ -257,7 +241,6 @@ struct Emitter {
     static PyObject* dictUpdate = PyObject_GetAttrString(reinterpret_cast<PyObject*>(&PyDict_Type), "update");
     for (auto it = ms.rbegin(); it != ms.rend(); ++it) {  // the new contents sit on the stack, last on top
       const VarRef& c = *it;
-      maxDepth += 5;
       if (c->is(Var::Kind::List)) {
         if (!source(c->source)) return false;
         asm_.op(Op::LOAD_CONST, constant(all));
@@ -285,7 +268,6 @@ struct Emitter {
         // made from it, which replaces it in the shared slot. A model that
         // holds itself would hold the model object: not rebuilt.
         asm_.loadCallable(Op::LOAD_CONST, constant(make));
-        maxDepth += 2;
         converting.insert(v.get());
         bool ok = rebuildUserObject(v);
         converting.erase(v.get());
@@ -304,7 +286,6 @@ struct Emitter {
   bool rebuildUserObject(const VarRef& v) {
     static PyObject* objectNew = PyObject_GetAttrString(reinterpret_cast<PyObject*>(&PyBaseObject_Type), "__new__");
     asm_.loadCallable(Op::LOAD_CONST, constant(objectNew));
-    maxDepth += 3;
     if (!rebuild(v->self)) return false;
     asm_.call(1);
     int slot = local(("__xacc_obj" + std::to_string(built.size())).c_str());
@@ -322,7 +303,6 @@ struct Emitter {
         asm_.loadCallable(Op::LOAD_CONST, constant(objectSetattr));
         asm_.op(Op::LOAD_FAST, slot);
         asm_.op(Op::LOAD_CONST, constant(v->keys[i].get()));
-        maxDepth += 4;
         if (!rebuild(v->items[i])) return false;
         asm_.call(3);
         asm_.op(Op::POP_TOP);
@@ -337,7 +317,6 @@ struct Emitter {
 
   bool rebuildOnce(const VarRef& v) {
     using K = Var::Kind;
-    maxDepth += 1;
     switch (v->kind) {
       case K::Null: asm_.op(Op::PUSH_NULL); return true;
       case K::Tensor: {
@@ -348,7 +327,6 @@ struct Emitter {
           // The graph's tensor as the ndarray (or NumPy scalar) the code expects.
           const PyTypes* T = pyTypes();
           asm_.loadCallable(Op::LOAD_CONST, constant(v->np == Var::Np::Scalar ? T->npToScalar : T->npToArray));
-          maxDepth += 2;
           if (vid < 0 || !output(vid)) return failWith(GB::Internal, "ndarray with no source and no graph output");
           asm_.call(1);
           return true;
@@ -362,7 +340,6 @@ struct Emitter {
             if (!(baseSource ? source(baseSource) : output(baseVid)) || !output(vid)) return false;
             asm_.op(Op::LOAD_CONST, constant(geometry(v).get()));
             asm_.call(3);
-            maxDepth += 4;
             return true;
           }
           return output(vid);
@@ -402,9 +379,7 @@ struct Emitter {
         if (v->obj) {  // a ModelOutput: cls(**{...})
           asm_.loadCallable(Op::LOAD_CONST, constant(v->obj.get()));
           asm_.op(Op::BUILD_TUPLE, 0);
-          maxDepth += 3;
         }
-        maxDepth += static_cast<int>(v->keys.size());
         for (size_t i = 0; i < v->keys.size(); ++i) {
           asm_.op(Op::LOAD_CONST, constant(v->keys[i].get()));
           if (!rebuild(v->items[i])) return false;
@@ -421,7 +396,6 @@ struct Emitter {
         for (Py_ssize_t i = 0; i < PyList_GET_SIZE(items.get()); ++i)
           asm_.op(Op::LOAD_CONST, constant(PyList_GET_ITEM(items.get(), i)));
         asm_.op(Op::BUILD_SET, static_cast<int>(PyList_GET_SIZE(items.get())));
-        maxDepth += static_cast<int>(PyList_GET_SIZE(items.get()));
         return true;
       }
       case K::Object:
@@ -438,7 +412,6 @@ struct Emitter {
           }
           asm_.op(Op::BUILD_MAP, static_cast<int>(v->keys.size()));
           asm_.op(Op::CALL_FUNCTION_EX, 1);
-          maxDepth += 4 + static_cast<int>(v->items.size() + 2 * v->keys.size());
           return true;
         }
         asm_.op(Op::LOAD_CONST, constant(v->obj.get()));
@@ -455,7 +428,6 @@ struct Emitter {
         PyRef n = PyRef::steal(PyUnicode_FromString(v->name.c_str()));
         asm_.loadMethod(name(n.get()));
         asm_.call(0);
-        maxDepth += 2;
         return true;
       }
       case K::BoundMethod: {
@@ -493,7 +465,6 @@ struct Emitter {
         for (const VarRef& a : v->items)
           if (!rebuild(a)) return false;
         asm_.call(static_cast<int>(v->items.size()));
-        maxDepth += 2;
         return true;
       default:
         return failWith(GB::CannotSplit, "cannot rebuild this value at a break");
@@ -634,11 +605,10 @@ PyRef emitBreak(Translator& t, Frame& top, const Instr& ins, PyObject* func, Bre
   Asm& a = em.asm_;
   if (code->co_nfreevars) a.op(Op::COPY_FREE_VARS, code->co_nfreevars);
   a.op(Op::RESUME, 0);
-  if (hasGraph) {  // NULL, the graph and every argument are on the stack at once: count them in co_stacksize
+  if (hasGraph) {
     a.loadCallable(Op::LOAD_CONST, em.constant(graphFn.get()));
     for (int i = 0; i < nargs; ++i) a.op(Op::LOAD_FAST, i);
     a.call(nargs);
-    em.maxDepth += 2 + nargs;
     a.op(Op::STORE_FAST, em.outLocal);
   }
   // 0. the attribute writes the prefix made (Note [Replayed attribute writes]),
@@ -729,7 +699,6 @@ PyRef emitBreak(Translator& t, Frame& top, const Instr& ins, PyObject* func, Bre
       }
     a.op(Op::BUILD_TUPLE, 1 + origLocals + nvals);
     a.op(Op::RETURN_VALUE);
-    em.maxDepth += origLocals + nvals + 2 + code->co_nfreevars;
     return true;
   };
 
@@ -809,7 +778,6 @@ PyRef emitBreak(Translator& t, Frame& top, const Instr& ins, PyObject* func, Bre
       a.op(Op::LOAD_FAST, payload);
       a.op(Op::RETURN_VALUE);
     }
-    em.maxDepth += static_cast<int>(params.size()) + static_cast<int>(loop.stored.size()) + 4 + code->co_nfreevars;
   } else if (atReturn) {
     // The returned value is the stack's top (a RETURN_CONST's constant too:
     // the split at a return pushes what the frame returns).
@@ -846,11 +814,9 @@ PyRef emitBreak(Translator& t, Frame& top, const Instr& ins, PyObject* func, Bre
     if (!shiftDerefs(raw, orig->co_nlocals, nvarFinal - orig->co_nlocals))
       return bail(GB::CannotSplit, "closure index needs EXTENDED_ARG");
     a.raw(raw);
-    em.maxDepth = std::max(em.maxDepth, static_cast<int>(after.size()) + 8);
     if (!callResume(end, after)) return {};
   }
-  const int nvar = static_cast<int>(PyList_GET_SIZE(em.varnames.get()));
-  a.patchDerefs(nvar);
+  a.patchDerefs(static_cast<int>(PyList_GET_SIZE(em.varnames.get())));
   std::string bytes, lt;
   a.assemble(bytes, lt);
   if (isLoop) {
@@ -859,37 +825,10 @@ PyRef emitBreak(Translator& t, Frame& top, const Instr& ins, PyObject* func, Bre
     PyRef marker = PyRef::steal(Py_BuildValue("(si)", kLoopDriverMarker, a.opOffset(kBodyCallLabel)));
     PyList_Append(em.consts.get(), marker.get());
   }
-  PyRef kw = PyRef::steal(PyDict_New());
-  setItem(kw.get(), "co_code", PyBytes_FromStringAndSize(bytes.data(), static_cast<Py_ssize_t>(bytes.size())));
-  setItem(kw.get(), "co_consts", PyList_AsTuple(em.consts.get()));
-  setItem(kw.get(), "co_names", PyList_AsTuple(em.names.get()));
-  setItem(kw.get(), "co_varnames", PyList_AsTuple(em.varnames.get()));
-  setItem(kw.get(), "co_nlocals", PyLong_FromLong(nvar));
-  setItem(kw.get(), "co_argcount", PyLong_FromLong(nargs));
-  setItem(kw.get(), "co_posonlyargcount", PyLong_FromLong(0));
-  setItem(kw.get(), "co_kwonlyargcount", PyLong_FromLong(0));
-  setItem(kw.get(), "co_flags", PyLong_FromLong(code->co_flags & ~(CO_VARARGS | CO_VARKEYWORDS)));
-  setItem(kw.get(), "co_stacksize", PyLong_FromLong(em.maxDepth + code->co_stacksize));
-  setItem(kw.get(), "co_exceptiontable", PyBytes_FromStringAndSize("", 0));
-  setItem(kw.get(), "co_linetable", PyBytes_FromStringAndSize(lt.data(), static_cast<Py_ssize_t>(lt.size())));
-  setItem(kw.get(), "co_name", Py_NewRef(orig->co_name));
-  setItem(kw.get(), "co_qualname", Py_NewRef(orig->co_qualname));
-  PyRef newCode = replaceCode(code, kw.get());
-  if (!newCode) {
-    std::string what = "break function";
-    PyObject *et, *ev, *etb;
-    PyErr_Fetch(&et, &ev, &etb);
-    if (ev) {
-      PyObject* s = PyObject_Str(ev);
-      if (s && PyUnicode_AsUTF8(s)) what += std::string(": ") + PyUnicode_AsUTF8(s);
-      Py_XDECREF(s);
-    }
-    Py_XDECREF(et);
-    Py_XDECREF(ev);
-    Py_XDECREF(etb);
-    PyErr_Clear();
-    return bail(GB::Internal, what);
-  }
+  CodeParts parts{std::move(bytes), std::move(lt), "", em.consts.get(), em.names.get(), em.varnames.get(), nargs};
+  std::string why;
+  PyRef newCode = makeCode(code, orig, parts, why);
+  if (!newCode) return bail(GB::Internal, "break function: " + why);
   PyObject* f = PyFunction_New(newCode.get(), fn->func_globals);
   if (!f) {
     PyErr_Clear();

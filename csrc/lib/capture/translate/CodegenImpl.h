@@ -59,6 +59,35 @@ inline int cachesOf(uint8_t op) { return opcodeInfo(op).caches; }
 //    would have to move is not copied (shiftDerefs).
 
 
+/// Whether `op` never falls through to the next instruction: a return, a
+/// raise or an unconditional jump (the code generators' and the stack-depth
+/// walk's one list; Note [Stack depth by construction] in CodegenStack.cpp).
+inline bool endsBlock(Op op) {
+  switch (op) {
+    case Op::JUMP_FORWARD: case Op::JUMP_BACKWARD: case Op::JUMP_BACKWARD_NO_INTERRUPT: case Op::RETURN_VALUE:
+    case Op::RETURN_CONST: case Op::RAISE_VARARGS: case Op::RERAISE:
+      return true;
+    default:
+      return false;
+  }
+}
+
+/// What a generated code object is made of; the rest (file, first line, free
+/// variables, flags but for * and ** parameters) is the `base` code's, its
+/// name and qualified name the `orig`inal's (Codegen.h).
+struct CodeParts {
+  std::string code, linetable, exceptionTable;
+  PyObject* consts = nullptr;    ///< list
+  PyObject* names = nullptr;     ///< list, or null: base's
+  PyObject* varnames = nullptr;  ///< list; all locals (co_nlocals)
+  int argcount = 0;
+};
+/// The code object of `parts`, its co_stacksize the deepest stack any path
+/// through it reaches (Note [Stack depth by construction] in
+/// CodegenStack.cpp): no code generator sets it. Null with `error` on failure
+/// (no Python error left set).
+PyRef makeCode(PyCodeObject* base, PyCodeObject* orig, const CodeParts& parts, std::string& error);
+
 /// What a conditional jump tests.
 enum class JumpTest : uint8_t { kTrue, kFalse, kNone, kNotNone, kNoTest };
 struct CondJump {
@@ -276,11 +305,6 @@ PyRef codeBytes(PyCodeObject* code);
 /// The value a loop's driver gives locals that only the loop body binds
 /// (Note [Loop bodies]); resume prologues delete locals holding it.
 PyObject* unboundSentinel();
-
-/// `code.replace(**kwargs)`; null with a Python error on failure.
-PyRef replaceCode(PyCodeObject* code, PyObject* kwargs);
-/// d[k] = v, stealing v.
-void setItem(PyObject* d, const char* k, PyObject* v);
 
 // Note [Generated code holds no globals]: the registry and the code objects
 // that cache entries keep (break code, resume code, loop-body code, the

@@ -37,16 +37,6 @@ namespace xacc::capture::translate::codegen {
 // function ends with the test and has no iterator and no value.
 namespace {
 
-bool isUncond(Op op) {
-  switch (op) {
-    case Op::JUMP_FORWARD: case Op::JUMP_BACKWARD: case Op::JUMP_BACKWARD_NO_INTERRUPT: case Op::RETURN_VALUE:
-    case Op::RETURN_CONST: case Op::RAISE_VARARGS: case Op::RERAISE:
-      return true;
-    default:
-      return false;
-  }
-}
-
 /// The forward form of jump `op` on the build's version (Note [Codegen versions]).
 Op forwardJump(Op op) {
   if (op == Op::JUMP_BACKWARD) return Op::JUMP_FORWARD;
@@ -120,7 +110,7 @@ bool planLoop(PyCodeObject* orig, const Bytecode* bc, int head, int end, int sta
   if (!p.isFor) {
     p.values = 0;
     // The loop's condition at the end: falling through it leaves the loop.
-    if (!isUncond(instrs[ei].op)) {
+    if (!endsBlock(instrs[ei].op)) {
       if (static_cast<size_t>(ei + 1) >= instrs.size()) return (why = "internal: loop end"), false;
       p.exits.push_back(instrs[ei + 1].offset);
     }
@@ -167,7 +157,7 @@ bool planLoop(PyCodeObject* orig, const Bytecode* bc, int head, int end, int sta
     if (ins.target >= 0) targets.insert(ins.target);
   for (int k = p.first; k <= ei; ++k) {
     const Instr& ins = instrs[k];
-    if (targets.count(ins.offset) || ins.target >= 0 || isUncond(ins.op)) break;
+    if (targets.count(ins.offset) || ins.target >= 0 || endsBlock(ins.op)) break;
     for (auto [op, i] : localParts(ins)) {
       if (op == Op::STORE_FAST) {
         if (!read.count(i)) p.assignedFirst.insert(i);
@@ -217,7 +207,7 @@ bool planLoop(PyCodeObject* orig, const Bytecode* bc, int head, int end, int sta
         return (why = "internal: stack depths"), false;
       }
     }
-    if (isUncond(ins.op)) continue;
+    if (endsBlock(ins.op)) continue;
     int e = PyCompile_OpcodeStackEffectWithJump(op, arg, 0);
     if (e == PY_INVALID_STACK_EFFECT) return (why = std::string("stack effect of ") + ins.name()), false;
     if (k + 1 > ei) {
@@ -311,7 +301,7 @@ PyRef loopBody(PyCodeObject* orig, const Bytecode* bc, const LoopPlan& p, const 
       a.op(ins.op, ins.arg);
     }
   }
-  if (!p.isFor && !isUncond(instrs[static_cast<size_t>(ei)].op)) {
+  if (!p.isFor && !endsBlock(instrs[static_cast<size_t>(ei)].op)) {
     a.jump(Op::JUMP_FORWARD, lab(exitLabel(instrs[static_cast<size_t>(ei) + 1].offset)));
   }
   // Epilogues: (flag, (assigned locals...)) or (1, return value).
@@ -343,27 +333,9 @@ PyRef loopBody(PyCodeObject* orig, const Bytecode* bc, const LoopPlan& p, const 
   a.op(Op::RETURN_VALUE);
   std::string bytes, lt;
   a.assemble(bytes, lt);
-  PyRef kw = PyRef::steal(PyDict_New());
-  setItem(kw.get(), "co_code", PyBytes_FromStringAndSize(bytes.data(), static_cast<Py_ssize_t>(bytes.size())));
-  setItem(kw.get(), "co_consts", PyList_AsTuple(consts.get()));
-  setItem(kw.get(), "co_varnames", PyList_AsTuple(names.get()));
-  setItem(kw.get(), "co_nlocals", PyLong_FromLong(nvar));
-  setItem(kw.get(), "co_argcount", PyLong_FromLong(valueSlot + p.values));
-  setItem(kw.get(), "co_posonlyargcount", PyLong_FromLong(0));
-  setItem(kw.get(), "co_kwonlyargcount", PyLong_FromLong(0));
-  setItem(kw.get(), "co_flags", PyLong_FromLong(orig->co_flags & ~(CO_VARARGS | CO_VARKEYWORDS)));
-  setItem(kw.get(), "co_stacksize",
-          PyLong_FromLong(orig->co_stacksize + static_cast<int>(p.stored.size()) + p.below + p.values + 4));
-  setItem(kw.get(), "co_exceptiontable", PyBytes_FromStringAndSize("", 0));
-  setItem(kw.get(), "co_linetable", PyBytes_FromStringAndSize(lt.data(), static_cast<Py_ssize_t>(lt.size())));
-  // The user's names, as for break and resume functions (Codegen.h).
-  setItem(kw.get(), "co_name", Py_NewRef(orig->co_name));
-  setItem(kw.get(), "co_qualname", Py_NewRef(orig->co_qualname));
-  PyRef code = replaceCode(orig, kw.get());
-  if (!code) {
-    PyErr_Clear();
-    return (why = "building the loop body's code"), PyRef();
-  }
+  CodeParts parts{std::move(bytes), std::move(lt), "", consts.get(), nullptr, names.get(), valueSlot + p.values};
+  PyRef code = makeCode(orig, orig, parts, why);
+  if (!code) return (why = "building the loop body's code: " + why), PyRef();
   PyRef f = registerCode(reg.bodyFns, key, code.get(), orig);
   std::lock_guard<std::mutex> lock(reg.mu);
   if (reg.bodies.insert(reinterpret_cast<PyCodeObject*>(code.get())).second) Py_INCREF(code.get());

@@ -191,20 +191,6 @@ PyRef makeResume(PyCodeObject* orig, int target, const std::vector<bool>& layout
     PyRef n = PyRef::steal(PyUnicode_FromFormat("__xacc_stack%d", i));
     PyList_Append(names.get(), n.get());
   }
-  PyRef kw = PyRef::steal(PyDict_New());
-  std::string code = prologue + body;
-  std::string linetable = lt + suffixLineTable(orig, bc, start);
-  Py_ssize_t nnames = PyList_GET_SIZE(names.get());
-  setItem(kw.get(), "co_code", PyBytes_FromStringAndSize(code.data(), static_cast<Py_ssize_t>(code.size())));
-  setItem(kw.get(), "co_varnames", PyList_AsTuple(names.get()));
-  setItem(kw.get(), "co_nlocals", PyLong_FromSsize_t(nnames));
-  setItem(kw.get(), "co_argcount", PyLong_FromSsize_t(nnames));
-  setItem(kw.get(), "co_posonlyargcount", PyLong_FromLong(0));
-  setItem(kw.get(), "co_kwonlyargcount", PyLong_FromLong(0));
-  setItem(kw.get(), "co_flags", PyLong_FromLong(orig->co_flags & ~(CO_VARARGS | CO_VARKEYWORDS)));
-  setItem(kw.get(), "co_linetable", PyBytes_FromStringAndSize(linetable.data(), static_cast<Py_ssize_t>(linetable.size())));
-  setItem(kw.get(), "co_exceptiontable", PyBytes_FromStringAndSize(exc.data(), static_cast<Py_ssize_t>(exc.size())));
-  setItem(kw.get(), "co_stacksize", PyLong_FromLong(orig->co_stacksize + static_cast<int>(layout.size()) + 2));
   PyRef consts = PyRef::steal(PySequence_List(orig->co_consts));
   // The sentinel is not marshallable: only resume functions after a split loop hold it.
   if (maybeLabel > 1000) PyList_Append(consts.get(), unboundSentinel());
@@ -213,12 +199,9 @@ PyRef makeResume(PyCodeObject* orig, int target, const std::vector<bool>& layout
   // does not read, so dicts keyed by code objects would see them collide.
   PyRef where = PyRef::steal(PyUnicode_FromFormat("<resume at %d>", target));
   PyList_Append(consts.get(), where.get());
-  setItem(kw.get(), "co_consts", PyList_AsTuple(consts.get()));
-  // The user's names (and, above, file and line table): a traceback, sys._getframe
-  // and inspect see the user's function (the registry tells resume code apart).
-  setItem(kw.get(), "co_name", Py_NewRef(orig->co_name));
-  setItem(kw.get(), "co_qualname", Py_NewRef(orig->co_qualname));
-  PyRef out = replaceCode(orig, kw.get());
+  CodeParts parts{prologue + body, lt + suffixLineTable(orig, bc, start), exc, consts.get(), nullptr, names.get(),
+                  static_cast<int>(PyList_GET_SIZE(names.get()))};
+  PyRef out = makeCode(orig, orig, parts, error);
   if (!out) return {};
   auto& reg = registry();
   std::lock_guard<std::mutex> lock(reg.mu);

@@ -651,17 +651,17 @@ bool Translator::unpack(const VarRef& v, std::vector<VarRef>& out) {
         return PyObject_GetAttrString(t, "unbind");
       }();
       // How many items there are is a Python-level fact (each becomes a value
-      // of its own): under dynamic shapes, a dim 0 that depends on a dynamic
-      // dim makes the compile fall back to static shapes, as a size used as a
-      // plain number does (Note [Symbolic sizes]). Without this the items were
-      // fixed to the traced count while the guard let other sizes in.
-      PyRef nd = PyRef::steal(PyObject_CallMethod(v->obj.get(), "dim", nullptr));
-      if (!nd) return failPy(GB::Internal, "dim");
-      if (PyLong_AsLong(nd.get()) > 0) {
+      // of its own): in a translation with dynamic dims (the plan's, asked
+      // first), a dim 0 that depends on one falls back to static shapes, as a
+      // size used as a plain number does (Note [Symbolic sizes]).
+      std::string code, detail;
+      PyRef dyn = host_.call("dynamic_shapes", PyRef::steal(PyTuple_New(0)).get(), code, detail);
+      if (!dyn) return fail(GB::Internal, "dynamic_shapes: " + detail);
+      if (PyObject_IsTrue(dyn.get()) && PyObject_Size(v->obj.get()) < 0) {
+        PyErr_Clear();  // a 0-d tensor has no items: unbind raises as eager does
+      } else if (PyObject_IsTrue(dyn.get())) {
         VarRef n = record(pyTypes()->len, {v}, {});
-        if (!n) return false;
-        concrete(n);
-        if (failed()) return false;
+        if (!n || (concrete(n), failed())) return false;
       }
       VarRef r = record(unbind, {v}, {});
       if (!r) return false;
