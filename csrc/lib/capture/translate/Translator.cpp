@@ -165,6 +165,19 @@ static bool isConstType(PyObject* v, const PyTypes* T) {
          PyObject_TypeCheck(v, reinterpret_cast<PyTypeObject*>(T->layout));
 }
 
+// A frame argument or an item of a tuple or list in one, reached by integer
+// indices only (`L['shape'][0]`, `L['__xacc_stack0'][3][0]`): a number there is
+// a symbolic scalar like an argument itself, guarded by its type and by its
+// value only where the code uses it as a plain number (concrete). A resume
+// function gets the frame's live values this way, sizes among them (Note
+// [Fragment groups] in dynamic.py): guarding every item by value made each
+// new batch size recompile it.
+static bool argumentItem(const SourceRef& source) {
+  const Source* s = source.get();
+  while (s && s->access == Access::Item && !s->key) s = s->parent.get();
+  return s && s->access == Access::Local && !s->parent;
+}
+
 VarRef Translator::wrap(PyObject* value, const SourceRef& source) {
   const PyTypes* T = pyTypes();
   PyTypeObject* tp = Py_TYPE(value);
@@ -213,8 +226,7 @@ VarRef Translator::wrap(PyObject* value, const SourceRef& source) {
     guardEquals(source, value);
     return makeVar(Var::Kind::Const, PyRef::borrow(value), source);
   }
-  if ((PyLong_CheckExact(value) || PyFloat_CheckExact(value)) && opts_.symbolicScalars && source &&
-      source->access == Access::Local && !source->parent) {
+  if ((PyLong_CheckExact(value) || PyFloat_CheckExact(value)) && opts_.symbolicScalars && argumentItem(source)) {
     guardType(source, value);
     return makeVar(Var::Kind::SymScalar, PyRef::borrow(value), source);
   }
@@ -232,6 +244,9 @@ VarRef Translator::wrap(PyObject* value, const SourceRef& source) {
     Py_ssize_t n = PySequence_Fast_GET_SIZE(value);
     guardLen(source, n);
     if (tp == reinterpret_cast<PyTypeObject*>(T->size)) {
+      // A torch.Size is a constant of the entry: its items are guarded (a
+      // graph that read `shape[0]` is only valid for that size).
+      guardEquals(source, value);
       return makeVar(Var::Kind::Const, PyRef::borrow(value), source);
     }
     std::vector<VarRef> items;
