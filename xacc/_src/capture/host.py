@@ -300,9 +300,19 @@ class Host:
         int constant) when its outcome is the same in the shadow run and both
         sides can be named for a guard: a dynamic input dim (by its symbol) or
         a number. Returns the outcome, with a guard on the relation that held
-        (Note [Size relations] in TranslateScalars.cpp); None otherwise (the
-        size then specializes: GB022)."""
+        (Note [Size relations] in TranslateScalars.cpp). Two sides with the
+        same (real, shadow) pair are one symbolic size (`attn.size(0)` and
+        `bsz * heads`): decided without a guard. None otherwise (the size then
+        specializes: GB022)."""
         ctx = self.ctx
+        fn = _COMPARE[op]
+        pa, pb = ctx.symvals.get(va), ctx.symvals.get(vb)
+        if pa is not None and pa == pb and pa[0] != pa[1]:
+            # The same symbolic size on both sides: its value differs between the
+            # runs and the two sides agree in both, the test the recorder uses to
+            # name an ATen int argument (resolve_size). The comparison is an
+            # identity, true or false for every size: no guard.
+            return bool(fn(pa[0], pb[0]))
         sides = []
         for vid, c in ((va, ca), (vb, cb)):
             if vid < 0:
@@ -321,7 +331,6 @@ class Host:
         (pa, sa), (pb, sb) = sides
         if sa is None and sb is None:
             return None
-        fn = _COMPARE[op]
         real, shadow = fn(pa[0], pb[0]), fn(pa[1], pb[1])
         if real != shadow:
             return None

@@ -165,6 +165,19 @@ static bool isConstType(PyObject* v, const PyTypes* T) {
          PyObject_TypeCheck(v, reinterpret_cast<PyTypeObject*>(T->layout));
 }
 
+// A frame argument or an item of a tuple or list in one, reached by integer
+// indices only (`L['shape'][0]`, `L['__xacc_stack0'][3][0]`): a number there is
+// a symbolic scalar like an argument itself, guarded by its type and by its
+// value only where the code uses it as a plain number (concrete). A resume
+// function gets the frame's live values this way, sizes among them (Note
+// [Fragment groups] in dynamic.py): guarding every item by value made each
+// new batch size recompile it.
+static bool argumentItem(const SourceRef& source) {
+  const Source* s = source.get();
+  while (s && s->access == Access::Item && !s->key) s = s->parent.get();
+  return s && s->access == Access::Local && !s->parent;
+}
+
 VarRef Translator::wrap(PyObject* value, const SourceRef& source) {
   const PyTypes* T = pyTypes();
   PyTypeObject* tp = Py_TYPE(value);
@@ -213,8 +226,7 @@ VarRef Translator::wrap(PyObject* value, const SourceRef& source) {
     guardEquals(source, value);
     return makeVar(Var::Kind::Const, PyRef::borrow(value), source);
   }
-  if ((PyLong_CheckExact(value) || PyFloat_CheckExact(value)) && opts_.symbolicScalars && source &&
-      source->access == Access::Local && !source->parent) {
+  if ((PyLong_CheckExact(value) || PyFloat_CheckExact(value)) && opts_.symbolicScalars && argumentItem(source)) {
     guardType(source, value);
     return makeVar(Var::Kind::SymScalar, PyRef::borrow(value), source);
   }
@@ -232,6 +244,9 @@ VarRef Translator::wrap(PyObject* value, const SourceRef& source) {
     Py_ssize_t n = PySequence_Fast_GET_SIZE(value);
     guardLen(source, n);
     if (tp == reinterpret_cast<PyTypeObject*>(T->size)) {
+      // A torch.Size is a constant of the entry: its items are guarded (a
+      // graph that read `shape[0]` is only valid for that size).
+      guardEquals(source, value);
       return makeVar(Var::Kind::Const, PyRef::borrow(value), source);
     }
     std::vector<VarRef> items;
@@ -301,6 +316,31 @@ VarRef Translator::wrap(PyObject* value, const SourceRef& source) {
     static PyObject* funcName = PyUnicode_InternFromString("__func__");
     guardId(Source::attr(source, funcName), PyMethod_GET_FUNCTION(value));
     return makeVar(Var::Kind::Object, PyRef::borrow(value), source);
+  }
+  if (PyCFunction_Check(value) && source && PyCFunction_GET_SELF(value) &&
+      PyObject_TypeCheck(PyCFunction_GET_SELF(value), reinterpret_cast<PyTypeObject*>(T->tensor))) {
+    // A tensor's method read before a break and called after it (`t.to` on
+    // the stack while `.to(self.device)` evaluates its argument): the method
+    // of the tensor argument `__self__`, guarded by type and name, as the
+    // attribute read makes it (TensorMethod). Guarding the method object by
+    // equality compared the bound tensor, a new one at every call.
+    PyObject* self = PyCFunction_GET_SELF(value);
+    const char* method = reinterpret_cast<PyCFunctionObject*>(value)->m_ml->ml_name;
+    PyRef nameObj = PyRef::steal(PyUnicode_FromString(method));
+    PyObject* found = nameObj ? _PyType_Lookup(Py_TYPE(self), nameObj.get()) : nullptr;
+    if (found && Py_IS_TYPE(found, &PyMethodDescr_Type)) {
+      static PyObject* selfName = PyUnicode_InternFromString("__self__");
+      static PyObject* nameName = PyUnicode_InternFromString("__name__");
+      guardType(source, value);
+      guardEquals(Source::attr(source, nameName), nameObj.get());
+      VarRef t = wrap(self, Source::attr(source, selfName));
+      if (!t) return nullptr;
+      auto m = makeVar(Var::Kind::TensorMethod);
+      m->self = t;
+      m->name = method;
+      return m;
+    }
+    PyErr_Clear();
   }
   if (PyCFunction_Check(value) && PyCFunction_GET_SELF(value) && !PyModule_Check(PyCFunction_GET_SELF(value)) &&
       source) {
@@ -693,134 +733,6 @@ bool Translator::unpack(const VarRef& v, std::vector<VarRef>& out) {
       break;
   }
   return fail(GB::UnsupportedType, "unpacking an unsupported value");
-}
-
-VarRef Translator::iterate(const VarRef& v) {
-  if (v->is(Var::Kind::Iter)) return v;
-  if (v->is(Var::Kind::UserObject)) return userIter(v);  // Note [Modelled library objects]
-  const PyTypes* T = pyTypes();
-  if (v->is(Var::Kind::Object) &&
-      PyObject_TypeCheck(v->obj.get(), reinterpret_cast<PyTypeObject*>(T->moduleDict))) {
-    PyObject* mods = PyObject_GetAttrString(v->obj.get(), "_modules");
-    if (!mods) {
-      failPy(GB::UnsupportedType, "_modules");
-      return nullptr;
-    }
-    guardModuleKeys(v);
-    auto it = makeVar(Var::Kind::Iter);
-    PyObject *k, *m;
-    Py_ssize_t pos = 0;
-    while (PyDict_Next(mods, &pos, &k, &m)) it->items.push_back(makeConst(PyRef::borrow(k)));
-    Py_DECREF(mods);
-    return it;
-  }
-  auto it = makeVar(Var::Kind::Iter);
-  if (v->is(Var::Kind::List)) {
-    // A live view: items appended, removed or replaced later are seen as in eager.
-    it->iter = Var::IterOf::List;
-    it->self = v;
-    return it;
-  }
-  if (v->is(Var::Kind::DictView)) {
-    it->iter = Var::IterOf::DictView;
-    it->self = v;
-    it->keys = v->self->keys;  // the keys iteration started with
-    return it;
-  }
-  if (!unpack(v, it->items)) return nullptr;
-  if (v->is(Var::Kind::Const) && PyRange_Check(v->obj.get())) it->obj = v->obj;  // see rangeLoop
-  return it;
-}
-
-bool Translator::advance(const VarRef& it, VarRef& out) {
-  using IterOf = Var::IterOf;
-  out = nullptr;
-  switch (it->iter) {
-    case IterOf::Items:
-      if (it->pos < it->items.size()) out = it->items[it->pos++];
-      return true;
-    case IterOf::List:
-      // list_iterator: the item at the index while the index is inside the
-      // list; once past the end it stays exhausted, whatever is appended later.
-      if (it->self && it->pos < it->self->items.size()) {
-        out = it->self->items[it->pos++];
-      } else {
-        it->iter = IterOf::Items;
-        it->self = nullptr;
-        it->items.clear();
-        it->pos = 0;
-      }
-      return true;
-    case IterOf::Reversed:
-      // list_reverseiterator: index from len-1 down; a list that shrank below
-      // the index ends it.
-      if (it->self && it->pos > 0 && it->pos <= it->self->items.size()) {
-        out = it->self->items[--it->pos];
-      } else {
-        it->pos = 0;
-        it->self = nullptr;
-      }
-      return true;
-    case IterOf::Enumerate: {
-      VarRef x;
-      if (!advance(it->self, x)) return false;
-      if (x) out = makeSeq(Var::Kind::Tuple, {makeConst(PyRef::steal(PyLong_FromLongLong(it->count++))), x});
-      return true;
-    }
-    case IterOf::Zip: {
-      // zip stops at the first exhausted iterator, having taken one item from
-      // each iterator before it.
-      if (it->items.empty()) return true;
-      std::vector<VarRef> tuple;
-      for (const VarRef& inner : it->items) {
-        VarRef x;
-        if (!advance(inner, x)) return false;
-        if (!x) {
-          it->items.clear();
-          return true;
-        }
-        tuple.push_back(std::move(x));
-      }
-      out = makeSeq(Var::Kind::Tuple, std::move(tuple));
-      return true;
-    }
-    case IterOf::DictView: {
-      // A dict iterator: the dict's items as they are now (stores to existing
-      // keys are seen); a change of its keys raises RuntimeError in Python.
-      const std::vector<PyRef>& now = it->self->self->keys;
-      bool same = now.size() == it->keys.size();
-      for (size_t i = 0; same && i < now.size(); ++i) same = now[i].get() == it->keys[i].get();
-      if (!same) return fail(GB::RaisesException, "a dict changed size during iteration (raises RuntimeError)");
-      std::vector<VarRef> items = viewItems(*it->self);
-      if (it->pos < items.size()) out = items[it->pos++];
-      return true;
-    }
-    case IterOf::Generator: {  // See Note [Lazy generators]
-      GenFrame& g = *it->gen;
-      if (g.finished) return true;
-      PyCodeObject* code = g.frame->code;
-      if (inlineTooDeep({code, g.frame->closure}))
-        return fail(GB::DepthLimit, "inlining generator " + g.name);
-      Frame& f = *g.frame;
-      f.parent = current_;
-      f.suspended = false;
-      inlineStack_.push_back({code, f.closure});
-      VarRef value;
-      bool ok = runFrame(f, value);
-      inlineStack_.pop_back();
-      f.parent = nullptr;
-      if (!ok) return false;
-      ++it->pos;
-      if (f.suspended) {
-        out = std::move(value);
-      } else {
-        g.finished = true;  // returned: StopIteration
-        g.returned = std::move(value);
-      }
-      return true;
-    }
-  }
-  return fail(GB::Internal, "internal: unknown iterator");
 }
 
 SourceRef Translator::inputSource(const VarRef& v) const {
