@@ -202,6 +202,9 @@ public:
   const AttrWrite* attrWritten(const VarRef& obj, PyObject* name) const;
   /// Records `obj.name = value`; false with the failure set when it cannot be replayed.
   bool storeAttr(const VarRef& obj, PyObject* name, const VarRef& value);
+  /// `name` on an nn.Module `obj` (reached from a source): whether the write is one
+  /// storeAttr replays after the graph (TranslateModuleAttrs.cpp); fails (GB007) when not.
+  bool moduleAttrWritable(const VarRef& obj, PyObject* name, const VarRef& value);
   /// Note [Replayed container mutation]: a list or plain dict passed in from
   /// outside (a tracker with a source) that the frame mutates. The tracker
   /// changes as a container made in the frame does; the frame's code replaces
