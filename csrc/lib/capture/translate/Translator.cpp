@@ -302,6 +302,8 @@ VarRef Translator::wrap(PyObject* value, const SourceRef& source) {
     guardId(Source::attr(source, funcName), PyMethod_GET_FUNCTION(value));
     return makeVar(Var::Kind::Object, PyRef::borrow(value), source);
   }
+  VarRef method;
+  if (boundTensorMethod(value, source, method)) return method;  // Note [Bound tensor methods as inputs]
   if (PyCFunction_Check(value) && PyCFunction_GET_SELF(value) && !PyModule_Check(PyCFunction_GET_SELF(value)) &&
       source) {
     // A builtin method bound to an object or a class (`dict.fromkeys`, `lst.append`):
