@@ -470,4 +470,42 @@ VarRef Translator::superAttr(const VarRef& sv, PyObject* name) {
   fail(GB::UnmodeledAttribute, std::string("super().") + PyUnicode_AsUTF8(name) + ": no such attribute");
   return nullptr;
 }
+// Note [Bound tensor methods as inputs]: a resume function can receive a
+// Tensor method already bound (`hidden_states.masked_scatter` was on the stack
+// when the frame broke inside its argument list). CPython makes a new bound
+// builtin object at every attribute read, and two are equal only when they are
+// bound to the same tensor, so guarding the object by equality failed on
+// every call (a recompile per call). It is what `tensor.name` gives: a
+// TensorMethod on its `__self__` (a tensor input, guarded as tensors are),
+// with the builtin type and `__name__` guarded. Taken only when the C function
+// is the one the tensor's type has under that name (the method a TensorMethod
+// call records).
+bool Translator::boundTensorMethod(PyObject* value, const SourceRef& source, VarRef& out) {
+  if (!source || !PyCFunction_CheckExact(value)) return false;
+  PyObject* self = PyCFunction_GET_SELF(value);
+  if (!self || !isA(self, pyTypes()->tensor)) return false;
+  const char* cname = reinterpret_cast<PyCFunctionObject*>(value)->m_ml->ml_name;
+  PyRef name = PyRef::steal(PyUnicode_InternFromString(cname));
+  PyObject* descr = name ? _PyType_Lookup(Py_TYPE(self), name.get()) : nullptr;
+  if (!descr || Py_TYPE(descr) != &PyMethodDescr_Type ||
+      reinterpret_cast<PyMethodDescrObject*>(descr)->d_method->ml_meth != PyCFunction_GET_FUNCTION(value)) {
+    PyErr_Clear();
+    return false;
+  }
+  static PyObject* selfName = PyUnicode_InternFromString("__self__");
+  static PyObject* nameName = PyUnicode_InternFromString("__name__");
+  guardType(source, value);
+  guardEquals(Source::attr(source, nameName), name.get());
+  VarRef t = wrap(self, Source::attr(source, selfName));
+  if (!t) return true;  // wrap failed (a break): out stays null
+  if (!t->is(Var::Kind::Tensor)) {
+    fail(GB::UnsupportedType, std::string("a bound Tensor.") + cname + " whose tensor is not traced");
+    return true;
+  }
+  out = makeVar(Var::Kind::TensorMethod);
+  out->self = t;
+  out->name = cname;
+  return true;
+}
+
 }  // namespace xacc::capture::translate

@@ -330,26 +330,7 @@ bool Translator::storeAttr(const VarRef& obj, PyObject* name, const VarRef& valu
   PyObject* o = obj->obj.get();
   PyTypeObject* tp = Py_TYPE(o);
   if (isA(o, T->module)) {
-    // nn.Module.__setattr__ stores a plain Python value (not a tensor or a
-    // module) under a name that is no parameter, buffer or child in the
-    // instance dict, like object.__setattr__ (swin's `self.shift_size = 0`).
-    static PyObject* setattrName = PyUnicode_InternFromString("__setattr__");
-    if (staticLookup(tp, setattrName) !=
-            staticLookup(reinterpret_cast<PyTypeObject*>(T->module), setattrName) ||
-        !value->is(Var::Kind::Const))
-      return fail(GB::AttributeWrite, what);
-    PyObject* dict = PyObject_GenericGetDict(o, nullptr);
-    if (!dict) {
-      PyErr_Clear();
-      return fail(GB::AttributeWrite, what);
-    }
-    bool registered = false;
-    for (const char* reg : {"_parameters", "_buffers", "_modules"}) {
-      PyObject* d = PyDict_GetItemString(dict, reg);
-      registered = registered || !d || !PyDict_Check(d) || PyDict_Contains(d, name) != 0;
-    }
-    Py_DECREF(dict);
-    if (registered) return fail(GB::AttributeWrite, what + " (a parameter, buffer or child module)");
+    if (!moduleAttrWritable(obj, name, value)) return false;
   } else if (isA(o, T->tensor) || PyModule_Check(o) || PyType_Check(o) ||
              tp->tp_setattro != PyObject_GenericSetAttr || !_PyObject_GetDictPtr(o)) {
     return fail(GB::AttributeWrite, what);

@@ -317,31 +317,8 @@ VarRef Translator::wrap(PyObject* value, const SourceRef& source) {
     guardId(Source::attr(source, funcName), PyMethod_GET_FUNCTION(value));
     return makeVar(Var::Kind::Object, PyRef::borrow(value), source);
   }
-  if (PyCFunction_Check(value) && source && PyCFunction_GET_SELF(value) &&
-      PyObject_TypeCheck(PyCFunction_GET_SELF(value), reinterpret_cast<PyTypeObject*>(T->tensor))) {
-    // A tensor's method read before a break and called after it (`t.to` on
-    // the stack while `.to(self.device)` evaluates its argument): the method
-    // of the tensor argument `__self__`, guarded by type and name, as the
-    // attribute read makes it (TensorMethod). Guarding the method object by
-    // equality compared the bound tensor, a new one at every call.
-    PyObject* self = PyCFunction_GET_SELF(value);
-    const char* method = reinterpret_cast<PyCFunctionObject*>(value)->m_ml->ml_name;
-    PyRef nameObj = PyRef::steal(PyUnicode_FromString(method));
-    PyObject* found = nameObj ? _PyType_Lookup(Py_TYPE(self), nameObj.get()) : nullptr;
-    if (found && Py_IS_TYPE(found, &PyMethodDescr_Type)) {
-      static PyObject* selfName = PyUnicode_InternFromString("__self__");
-      static PyObject* nameName = PyUnicode_InternFromString("__name__");
-      guardType(source, value);
-      guardEquals(Source::attr(source, nameName), nameObj.get());
-      VarRef t = wrap(self, Source::attr(source, selfName));
-      if (!t) return nullptr;
-      auto m = makeVar(Var::Kind::TensorMethod);
-      m->self = t;
-      m->name = method;
-      return m;
-    }
-    PyErr_Clear();
-  }
+  VarRef method;
+  if (boundTensorMethod(value, source, method)) return method;  // Note [Bound tensor methods as inputs]
   if (PyCFunction_Check(value) && PyCFunction_GET_SELF(value) && !PyModule_Check(PyCFunction_GET_SELF(value)) &&
       source) {
     // A builtin method bound to an object or a class (`dict.fromkeys`, `lst.append`):

@@ -202,6 +202,12 @@ public:
   const AttrWrite* attrWritten(const VarRef& obj, PyObject* name) const;
   /// Records `obj.name = value`; false with the failure set when it cannot be replayed.
   bool storeAttr(const VarRef& obj, PyObject* name, const VarRef& value);
+  /// `name` on an nn.Module `obj` (reached from a source): whether the write is one
+  /// storeAttr replays after the graph (TranslateModuleAttrs.cpp); fails (GB007) when not.
+  bool moduleAttrWritable(const VarRef& obj, PyObject* name, const VarRef& value);
+  /// `value` (read at `source`) is a Tensor method bound to a tensor: `out` is its
+  /// TensorMethod tracker, null after a break (Note [Bound tensor methods as inputs]).
+  bool boundTensorMethod(PyObject* value, const SourceRef& source, VarRef& out);
   /// Note [Replayed container mutation]: a list or plain dict passed in from
   /// outside (a tracker with a source) that the frame mutates. The tracker
   /// changes as a container made in the frame does; the frame's code replaces
