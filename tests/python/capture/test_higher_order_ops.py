@@ -35,13 +35,14 @@ def _breaks():
 
 
 @pytest.mark.parametrize("n", [2, 5, 16])  # even, odd, a power of two: each branch of the recursion
-def test_tuple_scan_is_one_graph(n):
+@pytest.mark.parametrize("device", ["cpu", "xpu0"])
+def test_tuple_scan_is_one_graph(n, device):
     # The Mamba selective scan: (decay, input) pairs along the sequence dim.
     def fn(a, b):
         _, states = associative_scan(_linear_recurrence, (a, b), dim=2, combine_mode="generic")
         return states * 2
 
-    check(fn, _pair(n), graphs=1, breaks=0)
+    check(fn, _pair(n), graphs=1, breaks=0, device=device)
 
 
 def test_scan_matches_eager_bitwise():
