@@ -21,7 +21,10 @@ eager (bitwise the same for an elementwise combine_fn). vmap's semantics --
 combine_fn sees one element, without the scan dim, and its results are stacked
 -- are modelled by calling combine_fn once per pair on the elements
 themselves, which is what vmap means for any function (no per-function
-batching rule to trust). The result has the original's layout: a fresh
+batching rule to trust). torch documents combine_fn as pure, without side
+effects: eager calls it once per level (under vmap), the reference once per
+pair, a difference only a side effect or a random op (which eager's vmap
+rejects) could show. The result has the original's layout: a fresh
 contiguous scan along dim 0 moved to `dim` (a view of the input when the scan
 dim has one element and `reverse` is false, as there).
 
