@@ -94,7 +94,10 @@ bool immutableBuiltinMethod(PyObject* o) {
 
 /// Answers of "am I being traced?" queries as a tracer gives them while a
 /// frame is translated (the graph only ever runs as that trace): compiling
-/// yes; TorchScript tracing, scripting, export and stream capture no. Null
+/// yes; TorchScript tracing, scripting, export and stream capture no. Library
+/// code then takes its compile-friendly path, written to be traced whole; the
+/// compile-only APIs it calls there (torch._higher_order_ops) have references
+/// in polyfills_hops.py, so that path is captured, not broken. Null
 /// when `fn` is not such a query. The functions are looked up in modules that
 /// are already imported, never imported here.
 PyObject* tracerQuery(PyObject* fn) {

@@ -179,6 +179,12 @@ VarRef Translator::polyfillQuery(PyObject* query, const std::vector<VarRef>& arg
     fail(GB::UnmodeledContextManager, PyUnicode_AsUTF8(args[0]->obj.get()));
     return nullptr;
   }
+  if (is("unmodelled_call", 1) && isConst(args[0]) && PyUnicode_Check(args[0]->obj.get())) {
+    // A reference met a case it does not model (polyfills_hops.py): the
+    // original runs in Python, where the break puts the call.
+    fail(GB::UntraceableCall, PyUnicode_AsUTF8(args[0]->obj.get()));
+    return nullptr;
+  }
   if (is("inference_enabled", 0)) return makeConst(PyRef::borrow(inferenceEnabled_ ? Py_True : Py_False));
   if (is("set_inference", 1)) {
     if (!isConst(args[0]) || !PyBool_Check(args[0]->obj.get())) {
