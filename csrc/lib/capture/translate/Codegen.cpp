@@ -147,7 +147,7 @@ struct Emitter {
     using K = Var::Kind;
     // Mutable values made in the frame are built once and shared by every reference.
     bool shared = !v->source && (v->is(K::List) || v->is(K::Dict) || v->is(K::Iter) || v->is(K::UserObject) ||
-                                 isFreshModule(v) ||
+                                 isFreshObject(v) ||
                                  (v->is(K::Tuple) && v->obj) || (v->is(K::Set) && PySet_CheckExact(v->obj.get())));
     if (converting.count(v.get()))
       return failWith(GB::CannotSplit, "a modelled library object that holds itself");
@@ -399,7 +399,7 @@ struct Emitter {
         return true;
       }
       case K::Object:
-        if (isFreshModule(v)) {  // Note [Fresh modules]: a new cls(*args, **kwargs)
+        if (isFreshObject(v)) {  // Note [Fresh modules], [Fresh classes]: a new cls(*args, **kwargs)
           asm_.nullBelow();
           if (!rebuild(v->self)) return false;
           asm_.nullAbove();

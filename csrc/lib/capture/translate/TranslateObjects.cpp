@@ -279,12 +279,26 @@ VarRef Translator::tupleNew(std::vector<VarRef>& args, std::vector<std::pair<PyR
 VarRef Translator::classAttr(const VarRef& self, const VarRef& clsVar, PyObject* attr, PyObject* name) {
   // What the class holds under `name` is guarded through the class's source, so
   // that a method or attribute replaced on the class after the first call does
-  // not run the old graph; without a source it cannot be guarded.
-  if (!clsVar->source) {
+  // not run the old graph. A class reached with no source (read from a trusted
+  // torch global inside an inlined torch function: torch.distributions'
+  // `constraints.less_than(...)`) is read through a weak proxy of it held as an
+  // entry constant: the guards read the same class dict (and fail once the
+  // class is gone); the class's own identity is fixed by the code that made
+  // the object, which is guarded as before.
+  SourceRef clsSrc = clsVar->source;
+  if (!clsSrc && clsVar->obj && PyType_Check(clsVar->obj.get())) {
+    if (PyObject* proxy = PyWeakref_NewProxy(clsVar->obj.get(), nullptr)) {
+      clsSrc = Source::root(Access::Const, host_.constIndex(proxy));
+      Py_DECREF(proxy);
+    } else {
+      PyErr_Clear();
+    }
+  }
+  if (!clsSrc) {
     fail(GB::UnmodeledAttribute, std::string(".") + PyUnicode_AsUTF8(name) + ": an attribute of a class with no source");
     return nullptr;
   }
-  SourceRef attrSrc = Source::attr(clsVar->source, name);
+  SourceRef attrSrc = Source::attr(clsSrc, name);
   if (PyFunction_Check(attr)) {
     guardId(attrSrc, attr);  // the class gives the function itself
   } else if (Py_TYPE(attr) == &PyStaticMethod_Type) {
@@ -326,7 +340,7 @@ VarRef Translator::classAttr(const VarRef& self, const VarRef& clsVar, PyObject*
     for (Py_ssize_t i = 0; !raw && tp->tp_mro && i < PyTuple_GET_SIZE(tp->tp_mro); ++i) {
       auto* k = reinterpret_cast<PyTypeObject*>(PyTuple_GET_ITEM(tp->tp_mro, i));
       if (k->tp_dict && PyDict_GetItemWithError(k->tp_dict, name) == attr)
-        raw = Source::item(Source::attr(Source::itemIndex(Source::attr(clsVar->source, mroName), i), dictName), name);
+        raw = Source::item(Source::attr(Source::itemIndex(Source::attr(clsSrc, mroName), i), dictName), name);
     }
     if (!raw) {
       fail(GB::UnmodeledAttribute, std::string(".") + PyUnicode_AsUTF8(name) + ": a descriptor not found in the class dicts");

@@ -204,8 +204,8 @@ VarRef Translator::getattr(const VarRef& obj, PyObject* name) {
       }
       PyRef v = PyRef::steal(value);
       if (isFreshModule(obj) && freshTemplates_.count(value)) return freshTemplates_[value];  // a child
-      if (isFreshModule(obj) && !freshModuleValue(value)) {  // Note [Fresh modules]
-        fail(GB::UnmodeledAttribute, std::string(".") + PyUnicode_AsUTF8(name) + " of a module built inside the traced code");
+      if (isFreshObject(obj) && !freshModuleValue(value)) {  // Note [Fresh modules], [Fresh classes]
+        fail(GB::UnmodeledAttribute, std::string(".") + PyUnicode_AsUTF8(name) + " of an object built inside the traced code");
         return nullptr;
       }
       SourceRef src = Source::attr(obj->source, name);

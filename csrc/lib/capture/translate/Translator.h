@@ -363,6 +363,9 @@ public:
   /// `nn.X(...)` of a module class whose construction runs only torch.nn's code (Note [Fresh modules]).
   VarRef freshModule(const VarRef& clsVar, std::vector<VarRef>& args,
                      std::vector<std::pair<PyRef, VarRef>>& kwargs);
+  /// A class factory's call (`collections.namedtuple(...)`) on constants: its class
+  /// as a template (Note [Fresh classes]); null, without failing, for other callees.
+  VarRef freshClass(const VarRef& fn, std::vector<VarRef>& args, std::vector<std::pair<PyRef, VarRef>>& kwargs);
   // Sets of constants (TranslateSets.cpp).
   PyRef setKey(const VarRef& v);
   VarRef makeSet(const std::vector<VarRef>& items, bool frozen);
@@ -672,6 +675,11 @@ bool callArgs(const std::vector<VarRef>& args, const std::vector<std::pair<PyRef
 /// in TranslateObjects.cpp): self = its class, items/keys/kwItems = its constructor's arguments.
 inline constexpr const char* kFreshModule = "fresh module";
 bool isFreshModule(const VarRef& v);
+/// Var::name of an Object tracker for a class made by a class factory (Note [Fresh
+/// classes] in TranslateFreshClasses.cpp): self = the factory, items/keys/kwItems = its arguments.
+inline constexpr const char* kFreshClass = "fresh class";
+/// A fresh module or class: made at capture time, rebuilt as `self(*items, **kw)` where it escapes.
+bool isFreshObject(const VarRef& v);
 /// Whether a fresh module's attribute value may be read as a constant.
 bool freshModuleValue(PyObject* v);
 /// Why instances of `tp` are not modelled as user objects; empty when they are.
