@@ -78,6 +78,12 @@ public:
     return tr::PyRef::steal(r);
   }
   int valueOf(PyObject* meta, std::string& detail) override {
+    // Note [Bindings read in place]: a meta the recorder bound is read from its
+    // table (`Recorder.vids`, id(meta) -> value id) without running Python
+    // code; only a miss (a real tensor becoming an entry constant, or a break)
+    // calls `Host.value_of`.
+    int bound = boundValue(meta);
+    if (bound >= 0) return bound;
     PyObject* r = PyObject_CallMethod(host_.ptr(), "value_of", "O", meta);
     if (!r) {
       std::string code;
@@ -149,6 +155,30 @@ public:
   }
 
 private:
+  /// The value id `Recorder.vids` binds `meta` to, -1 when none (or when the
+  /// table is not the plain dict of int -> int it is made as).
+  int boundValue(PyObject* meta) {
+    static PyObject* ctxName = PyUnicode_InternFromString("ctx");
+    static PyObject* recName = PyUnicode_InternFromString("rec");
+    static PyObject* vidsName = PyUnicode_InternFromString("vids");
+    int out = -1;
+    // Plain instance attributes of host.py's classes: generic getattr, no Python code runs.
+    PyObject* ctx = PyObject_GetAttr(host_.ptr(), ctxName);
+    PyObject* rec = ctx ? PyObject_GetAttr(ctx, recName) : nullptr;
+    PyObject* vids = rec ? PyObject_GetAttr(rec, vidsName) : nullptr;
+    PyObject* key = vids && PyDict_CheckExact(vids) ? PyLong_FromVoidPtr(meta) : nullptr;
+    PyObject* v = key ? PyDict_GetItemWithError(vids, key) : nullptr;  // borrowed
+    if (v && PyLong_CheckExact(v)) out = static_cast<int>(PyLong_AsLong(v));
+    Py_XDECREF(key);
+    Py_XDECREF(vids);
+    Py_XDECREF(rec);
+    Py_XDECREF(ctx);
+    if (PyErr_Occurred()) {
+      PyErr_Clear();
+      out = -1;
+    }
+    return out;
+  }
   template <typename... A>
   int callInt(const char* method, const char* fmt, A... a) {
     PyObject* r = PyObject_CallMethod(host_.ptr(), method, fmt, a...);

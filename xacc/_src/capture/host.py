@@ -354,12 +354,15 @@ class Host:
         return bool(real)
 
     def value_of(self, meta: torch.Tensor) -> int:
+        """Called by C++ only for a meta `rec.vids` does not bind (PyHost reads
+        bound ones in place: Note [Bindings read in place] in translate_bindings.cpp)."""
         return self.ctx.rec.vid_of(meta)
 
     def check_escape(self, meta: torch.Tensor) -> None:
         """Raises when the graph value `meta` may not leave the graph (an
         output, a value live at a break): what eager's tensor is, the
-        executor's would not be."""
+        executor's would not be. Asked only once `set_inference` or
+        `set_requires_grad` was called (Note [Escape checks] in translate/Translator.h)."""
         if self.ctx.inference_used and _inference_made(meta):
             # The executor makes ordinary tensors (Note [Entry-guarded modes]).
             raise GraphBreak("GB023", "a tensor made under torch.inference_mode() would leave the graph "

@@ -102,6 +102,7 @@ bool Translator::runTopFrame(Frame& f, VarRef& result) {
 bool Translator::setInference(bool enabled) {
   std::string code, detail;
   PyRef args = PyRef::steal(PyTuple_Pack(1, enabled ? Py_True : Py_False));
+  escapeChecks_ = true;  // Note [Escape checks] in Translator.h
   if (!host_.call("set_inference", args.get(), code, detail))
     return fail(hostBreak(code, GB::UnmodeledContextManager), detail);
   inferenceEnabled_ = enabled;

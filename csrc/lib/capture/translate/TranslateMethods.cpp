@@ -93,6 +93,7 @@ VarRef Translator::tensorMethod(const VarRef& tm, std::vector<VarRef>& args,
       // history reaches it may leave the graph.
       std::string code, detail;
       PyRef a = PyRef::steal(PyTuple_Pack(2, t->obj.get(), flag->obj.get()));
+      escapeChecks_ = true;  // Note [Escape checks] in Translator.h
       if (!host_.call("set_requires_grad", a.get(), code, detail)) {
         fail(hostBreak(code, GB::UntraceableCall), detail);
         return nullptr;

@@ -722,7 +722,11 @@ SourceRef Translator::inputSource(const VarRef& v) const {
 bool Translator::viewBase(const VarRef& v, SourceRef& baseSource, int& baseVid) {
   baseSource = nullptr;
   baseVid = -1;
-  if (!v->is(Var::Kind::Tensor) || v->isNumpy() || inputSource(v) || valueOf(v) < 0) return false;
+  std::string detail;  // a lookup only: whether `v` may leave the graph is asked by its caller
+  if (!v->is(Var::Kind::Tensor) || v->isNumpy() || inputSource(v) || host_.valueOf(v->obj.get(), detail) < 0) {
+    if (PyErr_Occurred()) PyErr_Clear();
+    return false;
+  }
   PyRef base = PyRef::steal(PyObject_GetAttrString(v->obj.get(), "_base"));
   if (!base || base.get() == Py_None) {
     PyErr_Clear();
@@ -733,7 +737,6 @@ bool Translator::viewBase(const VarRef& v, SourceRef& baseSource, int& baseVid) 
     baseSource = it->second.source;
     return true;
   }
-  std::string detail;
   baseVid = host_.valueOf(base.get(), detail);
   if (PyErr_Occurred()) PyErr_Clear();
   return baseVid >= 0;
@@ -743,9 +746,10 @@ int Translator::valueOf(const VarRef& v) {
   std::string detail;
   int id = host_.valueOf(v->obj.get(), detail);
   if (id < 0) fail(GB::UnsupportedTorchArgument, detail);
+  if (id < 0 || !escapeChecks_) return id;
   std::string code;  // may the value leave the graph (Host.check_escape)?
   PyRef meta = PyRef::steal(PyTuple_Pack(1, v->obj.get()));
-  if (id < 0 || host_.call("check_escape", meta.get(), code, detail)) return id;
+  if (host_.call("check_escape", meta.get(), code, detail)) return id;
   fail(hostBreak(code, GB::UnsupportedTorchArgument), detail);
   return -1;
 }

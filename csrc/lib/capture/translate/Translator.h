@@ -521,6 +521,11 @@ private:
   Frame* current_ = nullptr;
   bool gradEnabled_ = true;
   bool inferenceEnabled_ = false;  ///< inside a modelled inference_mode region (the entry is guarded outside one)
+  /// Note [Escape checks]: set once the host was asked to model an
+  /// inference_mode region or a tensor made a leaf (`set_inference`,
+  /// `set_requires_grad`), the only ways a graph value can become one that may
+  /// not leave the graph; until then `valueOf` asks the host nothing more.
+  bool escapeChecks_ = false;
   const std::vector<VarRef>* markSyms_ = nullptr;  ///< pythonValue: numbers given as markers
   bool numpyArgs_ = false;  ///< pythonValue: building a NumPy call (flagged tensors only)
   std::vector<AttrWrite> attrWrites_;  ///< Note [Replayed attribute writes], in program order

@@ -1,0 +1,106 @@
+"""Calls from the C++ translator into the Python host (xacc/_src/capture/host.py)
+on a first capture (issue #21, a typed capture boundary).
+
+Every method of `Host` is wrapped to count the calls that come from C++ (calls
+a host method makes to another, like `record` to `_note`, are Python's own and
+not counted). Note [Escape checks] in csrc/lib/capture/translate/Translator.h:
+`check_escape` is asked only after an inference_mode region or a tensor made a
+leaf; Note [Bindings read in place] in csrc/python/translate_bindings.cpp: the
+graph value of a bound meta is read from the recorder's table, `value_of` runs
+only on a miss. The breaks those checks exist for still happen (test_modes.py
+covers them with eager compared; two are repeated here with the counts)."""
+
+import collections
+
+import pytest
+import torch
+
+from harness import compare_call
+
+from xacc._src.capture import host as H
+from xacc.jit import counters, jit
+
+
+@pytest.fixture
+def host_calls(monkeypatch):
+    counts: collections.Counter = collections.Counter()
+    depth = [0]
+    for name, fn in list(vars(H.Host).items()):
+        if not callable(fn) or name.startswith("__"):
+            continue
+
+        def wrap(f=fn, n=name):
+            def w(self, *a, **k):
+                if depth[0] == 0:
+                    counts[n] += 1
+                depth[0] += 1
+                try:
+                    return f(self, *a, **k)
+                finally:
+                    depth[0] -= 1
+            return w
+        monkeypatch.setattr(H.Host, name, wrap())
+    return counts
+
+
+def twenty_ops(x, w, b):
+    y = torch.nn.functional.linear(x, w, b)
+    y = torch.relu(y) + 1
+    y = y * 2 - x.sum()
+    z = torch.tanh(y) @ w
+    z = z.softmax(-1)
+    z = z + torch.sigmoid(z) * 3
+    z = z.mean(0, keepdim=True) + z
+    z = torch.exp(-z) / (1 + z.abs())
+    z = z.transpose(0, 1).contiguous().view(-1)
+    return z.sum() + z.max()
+
+
+def returns_views(x):
+    y = torch.tanh(x) * 2
+    return y, y.t(), y[0], y.view(-1)
+
+
+def test_plain_capture_asks_no_escape_check_and_no_value_lookup(host_calls):
+    x, w, b = torch.randn(8, 16), torch.randn(16, 16), torch.randn(16)
+    got = jit(twenty_ops)(x, w, b)
+    torch.testing.assert_close(got, twenty_ops(x, w, b))
+    assert host_calls["check_escape"] == 0, dict(host_calls)
+    assert host_calls["value_of"] == 0, dict(host_calls)
+    # What remains: one tensor_input per input and one record per torch call.
+    assert host_calls["tensor_input"] == 3, dict(host_calls)
+    assert sum(host_calls.values()) == host_calls["tensor_input"] + host_calls["record"], dict(host_calls)
+
+
+def test_returned_views_ask_no_escape_check(host_calls):
+    x = torch.randn(4, 4)
+    out = jit(returns_views)(x)
+    ref = returns_views(x)
+    for a, e in zip(out, ref):
+        torch.testing.assert_close(a, e)
+    assert out[1]._base is out[0] and out[2]._base is out[0] and out[3]._base is out[0]
+    assert host_calls["check_escape"] == 0, dict(host_calls)
+    assert host_calls["value_of"] == 0, dict(host_calls)
+
+
+def test_inference_tensor_still_breaks_with_escape_checks_on(host_calls):
+    def f(x):
+        with torch.inference_mode():
+            y = x * 2
+        return y, x + 1
+
+    out = compare_call(f, jit(f), (torch.randn(4),))
+    assert out[0].is_inference() and not out[1].is_inference()
+    assert counters()["breaks"] >= 1
+    assert host_calls["check_escape"] >= 1, dict(host_calls)
+
+
+def test_made_leaf_leaving_still_breaks_with_escape_checks_on(host_calls):
+    def f(x):
+        w = x.clone().requires_grad_(True)
+        return w, w * 2
+
+    out = compare_call(f, jit(f), (torch.randn(4),))
+    assert out[0].is_leaf and out[0].requires_grad and not out[1].is_leaf
+    assert counters()["breaks"] >= 1
+    assert host_calls["check_escape"] >= 1, dict(host_calls)
