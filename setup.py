@@ -1,8 +1,8 @@
 """Builds xacc's C++ core with CMake and installs the Python packages.
 
 The C++ side (libraries, the xacc-opt/camel tools, the `xacc._C` pybind11 module and,
-when the MLIR backend is built, `xacc._C_mlir` (Note [Lazy backend modules])) is
-one CMake project; `build_ext` hands the whole build to scripts/cmake_build.py, which
+when the MLIR backend is built, `xacc._C_xpu` and `xacc._C_mlir` (Note [Lazy backend
+modules])) is one CMake project; `build_ext` hands the whole build to scripts/cmake_build.py, which
 configures `build/` once (Ninja, Release, this interpreter) and builds incrementally.
 Always install with `pip install --no-build-isolation -e .` (what `make install` does):
 the build needs the torch 2.13.0 CPU wheel that is already installed, and an isolated

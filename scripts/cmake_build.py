@@ -11,8 +11,8 @@ the Makefile (``make build``, ``make install``). Invariants:
   number of CPUs); ccache is picked up by the top-level CMakeLists.txt;
 * ``xacc/_C<EXT_SUFFIX>`` in the source tree is a symlink to the module CMake built, so an
   incremental build refreshes the editable install without re-running pip; so is
-  ``xacc/_C_mlir<EXT_SUFFIX>`` when the MLIR backend module was built (Note [Lazy backend
-  modules]).
+  ``xacc/_C_xpu<EXT_SUFFIX>`` and ``xacc/_C_mlir<EXT_SUFFIX>`` when the MLIR backend
+  modules were built (Note [Lazy backend modules]).
 
 Command line: ``python scripts/cmake_build.py [build|link|check-editable]``.
 """
@@ -31,7 +31,7 @@ from pathlib import Path
 REPO_ROOT = Path(__file__).resolve().parent.parent
 PACKAGES = ("xacc", "xjit", "camel_lang")  # top-level Python packages (when present)
 EXTENSION = "_C"  # CMake target of the pybind11 module, lives in the xacc package
-OPTIONAL_EXTENSIONS = ("_C_mlir",)  # further modules of the xacc package, when built
+OPTIONAL_EXTENSIONS = ("_C_xpu", "_C_mlir")  # further modules of the xacc package, when built
 
 
 def build_dir() -> Path:

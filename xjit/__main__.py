@@ -69,7 +69,7 @@ def _cache_lines() -> list[str]:
     lines = [f"stored entries: {s['entries_installed']} installed for {s['frames_installed']} frames, "
              f"{s['guard_mismatches']} guard mismatches, {s['entries_recorded']} recorded "
              f"({s['install_seconds_us'] / 1e3:.1f} ms installing)"]
-    mlir = sys.modules.get("xacc._C_mlir")  # loaded when the run used an xpu device
+    mlir = sys.modules.get("xacc._C_xpu")  # loaded when the run used an xpu device
     if mlir is not None:
         k = mlir.kernel_totals()
         lines.append(f"kernels: {k['compiled']} compiled, {k['disk_hits']} loaded from the disk cache "

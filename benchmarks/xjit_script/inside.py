@@ -4,8 +4,9 @@ and, at exit, prints to stderr
 
   * memory: VmHWM/VmRSS and the resident memory of the mappings grouped by
     library (libLLVM, libMLIR, libtorch_cpu, xacc._C, ...; anonymous memory and
-    the heap as one group), plus whether sympy, torch._dynamo and xacc._C_mlir
-    were imported and how many modules were;
+    the heap as one group), plus whether sympy, torch._dynamo, xacc._C_xpu and
+    xacc._C_mlir were imported and how many modules were (the compiler, with
+    libLLVM/libMLIR, is mapped without an import when a kernel misses the cache);
   * with --sample: a sampling profile of the main thread, read every 5 ms
     from sys._current_frames() (cProfile does not see the frames xjit
     captures): the functions most often on the stack (inclusive) and at its
@@ -27,7 +28,8 @@ import threading
 import time
 
 _HEADER = re.compile(r"^[0-9a-f]+-[0-9a-f]+ ")
-_GROUPS = ("libLLVM", "libMLIR", "libtorch_cpu", "libtorch_python", "_C_mlir", "_C.cpython", "libpython", "libc10")
+_GROUPS = ("libLLVM", "libMLIR", "libtorch_cpu", "libtorch_python", "_C_mlir", "_C_xpu", "_C.cpython", "libpython",
+           "libc10")
 
 
 def _group(path: str) -> str:
@@ -55,7 +57,8 @@ def memory_report() -> None:
     mods = sys.modules
     print(f"## memory: VmHWM {status['VmHWM'].strip()}, VmRSS {status['VmRSS'].strip()}; imported: "
           f"sympy={'sympy' in mods} torch._dynamo={'torch._dynamo' in mods} "
-          f"xacc._C_mlir={'xacc._C_mlir' in mods}; {len(mods)} modules", file=sys.stderr)
+          f"xacc._C_xpu={'xacc._C_xpu' in mods} xacc._C_mlir={'xacc._C_mlir' in mods}; {len(mods)} modules",
+          file=sys.stderr)
     for g, kb in rss.most_common():
         print(f"##   {g:<16} {kb / 1024:8.1f} MiB", file=sys.stderr)
 

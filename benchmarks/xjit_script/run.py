@@ -15,9 +15,11 @@ python's wall time; on the longer scripts at most 0.8x; peak memory at most
     PYTHONPATH=. python benchmarks/xjit_script/run.py [--quick] [--reps N]
                 [--only NAME,...] [--devices cpu,xpu0]
 
---quick: one rep and smaller counts (the scripts' own --quick). xpu0 rows run
-once untimed first, so the MLIR kernel disk cache is warm (as for a user's
-second run). stdout of every xjit run is compared with plain python's.
+--quick: one rep and smaller counts (the scripts' own --quick). --cache warm
+(default): xpu0 rows run once untimed first, so the MLIR kernel disk cache is
+warm (as for a user's second run); --cache cold: every xpu run starts with an
+empty cache directory of its own (a user's first run). stdout of every xjit run
+is compared with plain python's.
 """
 
 from __future__ import annotations
@@ -25,8 +27,10 @@ from __future__ import annotations
 import argparse
 import os
 import statistics
+import shutil
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -38,9 +42,13 @@ WALL_TARGET = {"example": 1.15, "long": 0.8}  # xpu0 vs plain python
 MEMORY_TARGET = 1.3
 
 
-def run_once(cmd: list[str], cwd: Path) -> tuple[float, float, str, int]:
-    """(wall seconds, peak RSS MiB, stdout, exit status) of one process."""
+def run_once(cmd: list[str], cwd: Path, cold: bool = False) -> tuple[float, float, str, int]:
+    """(wall seconds, peak RSS MiB, stdout, exit status) of one process; `cold`:
+    with an empty kernel disk cache of its own."""
     env = dict(os.environ, PYTHONPATH=str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    cache = tempfile.mkdtemp(prefix="xjit-script-cache-") if cold else None
+    if cache:
+        env["XACC_CACHE_DIR"] = cache
     out_path = HERE / f".out.{os.getpid()}"
     with open(out_path, "w+b") as out:
         t0 = time.perf_counter()
@@ -51,6 +59,8 @@ def run_once(cmd: list[str], cwd: Path) -> tuple[float, float, str, int]:
         out.seek(0)
         text = out.read().decode(errors="replace")
     out_path.unlink()
+    if cache:
+        shutil.rmtree(cache, ignore_errors=True)
     return wall, usage.ru_maxrss / 1024, text, p.returncode
 
 
@@ -68,6 +78,7 @@ def main() -> int:
     ap.add_argument("--reps", type=int, default=None, help="timed runs of each command (default 3, --quick 1)")
     ap.add_argument("--only", default="", help="comma list of script names")
     ap.add_argument("--devices", default="cpu,xpu0")
+    ap.add_argument("--cache", choices=("warm", "cold"), default="warm", help="kernel disk cache of xpu runs")
     ns = ap.parse_args()
     reps = ns.reps or (1 if ns.quick else 3)
     devices = [d for d in ns.devices.split(",") if d]
@@ -76,7 +87,8 @@ def main() -> int:
         keep = set(ns.only.split(","))
         scripts = [(k, s) for k, s in scripts if s.name in keep or s.stem in keep]
 
-    print(f"# xjit_script: {reps} rep(s){' (quick)' if ns.quick else ''}, medians; "
+    cold = ns.cache == "cold"
+    print(f"# xjit_script: {reps} rep(s){' (quick)' if ns.quick else ''}, {ns.cache} kernel cache, medians; "
           f"targets: wall xpu0/python <= {WALL_TARGET['example']} (examples), <= {WALL_TARGET['long']} "
           f"(long scripts); peak memory <= {MEMORY_TARGET}x")
     print(f"{'script':<20} {'command':<10} {'wall s':>8} {'x python':>9} {'peak MiB':>9} {'x python':>9}  verdict")
@@ -84,7 +96,7 @@ def main() -> int:
     for kind, script in scripts:
         cmds = commands(script, devices, ns.quick)
         for name, cmd in cmds.items():
-            if name.startswith("xjit xpu"):
+            if name.startswith("xjit xpu") and not cold:
                 run_once(cmd, script.parent)  # warms the kernel disk cache
         walls: dict[str, list[float]] = {k: [] for k in cmds}
         mems: dict[str, list[float]] = {k: [] for k in cmds}
@@ -92,7 +104,7 @@ def main() -> int:
         for r in range(reps):
             order = list(cmds) if r % 2 == 0 else list(reversed(cmds))  # alternate
             for name in order:
-                wall, mem, text, rc = run_once(cmds[name], script.parent)
+                wall, mem, text, rc = run_once(cmds[name], script.parent, cold and name.startswith("xjit xpu"))
                 if rc != 0:
                     print(f"{script.name:<20} {name:<10} exit status {rc}")
                     failed += 1

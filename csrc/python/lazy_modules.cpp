@@ -1,14 +1,19 @@
 // Note [Lazy backend modules]: a backend whose libraries are heavy is an
 // extension module of its own, imported the first time it is needed. The MLIR
-// backend (xacc._C_mlir) maps libMLIR and libLLVM, over 100 MB of code and tens
-// of MB of resident memory, which `import xacc` and cpu captures never use, so
-// xacc._C does not link them. The module is imported when
+// backend maps libMLIR and libLLVM, over 100 MB of code and tens of MB of
+// resident memory, which `import xacc` and cpu captures never use, so xacc._C
+// does not link them. It is two modules: xacc._C_xpu runs captured graphs on
+// xpu devices without LLVM (kernels come from the disk cache as shared
+// objects) and loads xacc._C_mlir, the compiler and the backend's Python API,
+// only when a kernel misses the cache (Note [Kernel shared objects]). A module
+// is imported when
 //   * a device its backend serves is named to a binding that takes a device
 //     (xacc.jit/check_device through capture.device_available, graph compiles,
 //     GIR loads: ensureBackend below), which registers its backend before the
-//     frame hook can need it; or
+//     frame hook can need it
+//     (xacc._C_xpu); or
 //   * its attribute of xacc._C is read (`xacc._C.mlir`, through the module's
-//     __getattr__), the Python API of the backend.
+//     __getattr__), the Python API of the backend (xacc._C_mlir).
 // `xacc._C.has_<attr>` says whether this build has the module, without loading it.
 // The extension module links xacc._C (DT_NEEDED on its soname, see
 // csrc/python/CMakeLists.txt), so it shares xacc._C's GIR core, ATen bindings
@@ -28,7 +33,7 @@ namespace {
 
 struct LazyModule {
   const char* attr;    ///< its attribute of xacc._C (and `has_<attr>`)
-  const char* target;  ///< the device prefix its backend serves
+  const char* target;  ///< the device prefix its backend serves ("": none)
   const char* module;  ///< the extension module to import
   bool built;          ///< whether this build has it
 };
@@ -40,7 +45,8 @@ constexpr bool kMlirBuilt = false;
 #endif
 
 constexpr LazyModule kLazyModules[] = {
-    {"mlir", "xpu", "xacc._C_mlir", kMlirBuilt},
+    {"xpu", "xpu", "xacc._C_xpu", kMlirBuilt},
+    {"mlir", "", "xacc._C_mlir", kMlirBuilt},
 };
 
 }  // namespace

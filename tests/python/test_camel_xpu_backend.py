@@ -268,7 +268,7 @@ def test_second_process_hits_the_disk_cache(tmp_path: Path) -> None:
     assert first.stdout == second.stdout == "46368\n"
     assert "compiled (MLIR -> LLVM -O3 -> native)" in first.stderr, first.stderr
     assert "cache hit" not in first.stderr
-    assert list(cache_dir.glob("*.o")), "no object file in the disk cache"
+    assert list(cache_dir.glob("*.so")), "no shared object in the disk cache"
     assert "cache hit, object loaded from the disk cache, no MLIR compile" in second.stderr, second.stderr
     assert "compiled (MLIR" not in second.stderr
 

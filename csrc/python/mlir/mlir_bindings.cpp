@@ -1,14 +1,13 @@
-// xacc._C_mlir: the xpu target (MLIR backend) from Python, and its hook into
-// XJIT. A separate extension module, imported the first time a device it serves
-// is named (Note [Lazy backend modules] in csrc/python/backends.cpp), so that
-// `import xacc` and cpu captures never map LLVM/MLIR. Importing it registers the
-// "xpu" backend: captured graphs compiled for a device "xpuN"
-// (`xacc.jit(fn, device="xpu0")`, `python -m xjit --device xpu0`) then run
-// through `compileGraph`: lowered regions as JIT-compiled kernels, every other
-// node through ATen inside the same executable.
+// xacc._C_mlir: the xpu target (MLIR backend) from Python, and the kernel
+// compiler. A separate extension module that maps LLVM/MLIR, imported when
+// `xacc._C.mlir` is read (Note [Lazy backend modules]), and loaded by
+// xacc._C_xpu (which runs captured graphs on xpuN) the first time a kernel
+// misses the disk cache (Note [Kernel shared objects]); loading it installs
+// the compiler (Jit.cpp's static initialiser).
 //
-// It links xacc._C itself (DT_NEEDED on its soname): the GIR core, ATen and the
-// backend registry are the ones xacc._C loaded, never second copies.
+// It links xacc._C and xacc._C_xpu (DT_NEEDED on their sonames): the GIR core,
+// ATen, the backend registry and the backend's executables, caches and
+// counters are the ones those modules loaded, never second copies.
 //
 // Python API (documented in docs/backend-xpu.md, "From Python"; also reachable
 // as xacc._C.mlir, which imports this module):
@@ -28,13 +27,8 @@
 #include "xacc/ir/Printer.h"
 #include "xacc/support/CoreDiags.h"
 
-#ifdef XACC_CAPTURE_AVAILABLE
-#include "../Backends.h"
-#include "xacc/capture/Backend.h"
-
 using xacc::support::coreCode;
 using xacc::support::CoreDiag;
-#endif
 
 namespace xm = xacc::backend::mlir;
 namespace ir = xacc::ir;
@@ -155,111 +149,17 @@ py::dict statsDict(const xm::CompileStats& s) {
   return d;
 }
 
-#ifdef XACC_CAPTURE_AVAILABLE
-/// Captured graphs on xpuN: IValues in and out around the xpu executable.
-class XpuRunner : public xacc::capture::BackendExecutable {
-public:
-  XpuRunner(std::unique_ptr<xm::Executable> exe, const ir::Graph& g) : exe_(std::move(exe)) {
-    for (size_t i = 0; i < g.numParams(); ++i) paramIsToken_.push_back(g.param(i)->type().isToken());
-  }
-
-  bool run(std::vector<c10::IValue>& inputs, std::vector<c10::IValue>& outputs,
-           std::string& error) const override {
-    std::vector<ir::Datum> in(inputs.size());
-    for (size_t i = 0; i < inputs.size(); ++i) {
-      if (i < paramIsToken_.size() && paramIsToken_[i]) {
-        in[i] = ir::Datum::token();
-      } else if (!xacc::backend::aten::toDatum(inputs[i], in[i], error)) {
-        return false;
-      }
-    }
-    support::DiagnosticEngine diag;
-    std::vector<ir::Datum> out;
-    if (!exe_->run(in, out, diag)) {
-      error = diag.renderAllText();
-      xacc::python::noteAtenFailure();  // an ATen fallback op that threw
-      return false;
-    }
-    outputs.assign(out.size(), c10::IValue());
-    for (size_t i = 0; i < out.size(); ++i)
-      if (out[i].kind() != ir::DKind::Token && !xacc::backend::aten::toIValue(out[i], outputs[i], error))
-        return false;
-    return true;
-  }
-
-  std::string describe() const override { return exe_->describe(); }
-  std::string profileJson() const override { return exe_->profileJson(); }
-
-private:
-  std::unique_ptr<xm::Executable> exe_;
-  std::vector<bool> paramIsToken_;
-};
-#endif
-
-/// The kernel disk cache of captured graphs (written with the GIL held).
-std::string& captureCacheDir() {
-  static std::string* d = new std::string;
-  return *d;
-}
-
 }  // namespace
 
 PYBIND11_MODULE(_C_mlir, x) {
   x.doc() = "The xpu target: GIR -> MLIR -> native kernels (+ ATen fallback)";
 
-#ifdef XACC_CAPTURE_AVAILABLE
-  xacc::capture::Backend xpu;
-  xpu.target = "xpu";
-  xpu.name = "mlir";
-  xpu.description = "the MLIR code generator: fused native kernels, ATen for what it does not lower";
-  xpu.capabilities.nativeCode = true;
-  xpu.capabilities.profiles = true;
-  xpu.prepare = [](const ir::Graph& g, const std::string& device, const xacc::capture::BackendOptions& options,
-                   std::string& error) -> std::unique_ptr<xacc::capture::BackendExecutable> {
-    xm::CompileOptions opts;
-    opts.device = device;
-    opts.cacheDir = captureCacheDir();
-    // Profile-guided optimization (docs/pgo.md): "profile" "1" times regions;
-    // "aten_regions" lists region keys, one a line, to leave to ATen.
-    if (auto it = options.find("profile"); it != options.end()) opts.profile = it->second == "1";
-    if (auto it = options.find("aten_regions"); it != options.end()) {
-      std::string cur;
-      for (char ch : it->second + "\n") {
-        if (ch != '\n') {
-          cur += ch;
-        } else if (!cur.empty()) {
-          opts.atenRegions.push_back(cur);
-          cur.clear();
-        }
-      }
-    }
-    support::DiagnosticEngine diag;
-    auto exe = xm::compileGraph(g, opts, diag);
-    if (!exe) {
-      error = diag.renderAllText();
-      return nullptr;
-    }
-    return std::make_unique<XpuRunner>(std::move(exe), g);
-  };
-  xacc::capture::registerBackend(std::move(xpu));
-#endif
-
-  x.def("set_capture_cache_dir", [](const std::string& d) { captureCacheDir() = d; },
-        "Kernel disk cache of graphs captured from now on ('' : $XACC_CACHE_DIR); see docs/aot.md.");
-  x.def("capture_cache_dir", [] { return captureCacheDir(); });
-  x.def("kernel_totals", [] {
-    xm::KernelTotals t = xm::kernelTotals();
-    py::dict d;
-    d["compiled"] = t.compiled;
-    d["disk_hits"] = t.diskHits;
-    d["memory_hits"] = t.memoryHits;
-    d["compile_seconds"] = t.compileSeconds;
-    return d;
-  }, "Process-wide kernel counters: compiled, disk_hits, memory_hits, compile_seconds.");
-  x.def("_set_cache_hash_check", &xm::setDiskCacheHashCheck, py::arg("on"),
-        "Benchmarks only: False skips the SHA-256 check of kernel disk cache entries.");
-  x.def("_sha256_hex", [](py::bytes b) { return xm::diskCacheSha256Hex(std::string(b)); }, py::arg("data"),
-        "Tests only: the SHA-256 (hex) kernel disk cache entries are checked with.");
+  // The capture backend, the kernel cache's settings and counters live in
+  // xacc._C_xpu, which this module links (one copy of each per process).
+  py::module_ xpu = py::module_::import("xacc._C_xpu");
+  for (const char* name : {"set_capture_cache_dir", "capture_cache_dir", "kernel_totals", "_set_cache_hash_check",
+                           "_sha256_hex"})
+    x.attr(name) = xpu.attr(name);
   x.def("available", &xm::isAvailable, "True when the backend can JIT kernels for the host.");
   x.def("lowered_ops", &xm::loweredOps, "Names of the aten.* ops the backend lowers to MLIR.");
 

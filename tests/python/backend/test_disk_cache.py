@@ -16,7 +16,7 @@ XACC_CACHE_DIR, and compares with eager PyTorch.
 * Eviction: with XACC_CACHE_MAX_MB, the least recently accessed entries are
   deleted after a write, and a cache hit counts as an access; temporary files
   of dead writers are removed once an hour old.
-* The entry header holds the key, the length and the SHA-256 of the object,
+* The entry trailer holds the key, the length and the SHA-256 of the object,
   and the backend's SHA-256 (SHA extensions) agrees with hashlib.
 """
 from __future__ import annotations
@@ -78,7 +78,7 @@ def totals(r: subprocess.CompletedProcess) -> tuple[int, int]:
 
 
 def entries(cache: Path) -> list[Path]:
-    return sorted(cache.glob("*.o"))
+    return sorted(cache.glob("*.so"))
 
 
 @pytest.fixture(scope="module")
@@ -133,14 +133,14 @@ def test_bad_entry_is_refused_and_recompiled(case: str, pristine: dict[str, Path
     assert totals(again) == (0, 1), again.stderr
 
 
-def test_entry_header_binds_key_length_and_hash(pristine: dict[str, Path]) -> None:
+def test_entry_trailer_binds_key_length_and_hash(pristine: dict[str, Path]) -> None:
     (entry,) = entries(pristine["a"])
     data = entry.read_bytes()
-    payload = data[128:]
-    assert data[:8] == b"XACCKOB\0"
-    assert data[16:48].decode() == entry.stem  # the key the object was stored under
-    assert int.from_bytes(data[64:72], "little") == len(payload) > 0
-    assert data[72:104] == hashlib.sha256(payload).digest()
+    payload, trailer = data[:-128], data[-128:]
+    assert trailer[:8] == b"XACCKSO\0"
+    assert trailer[16:48].decode() == entry.stem  # the key the object was stored under
+    assert int.from_bytes(trailer[64:72], "little") == len(payload) > 0
+    assert trailer[72:104] == hashlib.sha256(payload).digest()
     assert payload[:4] == b"\x7fELF"
 
 
@@ -241,7 +241,7 @@ def test_lru_eviction_by_access_time(pristine: dict[str, Path], tmp_path: Path) 
     # entry of `a` was accessed 400 s ago, so it is the least recently used ...
     fakes = []
     for i, age in enumerate((300, 200, 100)):
-        p = cache / f"{i:032x}.o"
+        p = cache / f"{i:032x}.so"
         p.write_bytes(b"\0" * (400 << 10))
         os.utime(p, (now - age, now - age))
         fakes.append(p)

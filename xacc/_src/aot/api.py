@@ -47,11 +47,11 @@ class AotInfo:
 
 
 def _mlir() -> Any:
-    """The MLIR backend's module (xacc._C_mlir) once loaded, else None: naming
-    an xpu device to check_device loads it, and a process that never did
+    """The xpu backend's capture module (xacc._C_xpu) once loaded, else None:
+    naming an xpu device to check_device loads it, and a process that never did
     compiles no kernels, so its cache directory does not matter (Note [Lazy
     backend modules] in csrc/python/lazy_modules.cpp)."""
-    return sys.modules.get("xacc._C_mlir")
+    return sys.modules.get("xacc._C_xpu")
 
 
 def default_kernel_dir() -> str:
@@ -116,7 +116,7 @@ def aot(fn: Any, example_inputs: Any, path: str, *, device: str = "cpu", dynamic
     seconds = time.perf_counter() - t0
     table, files = store.pack(sink.frames)
     kernels = []
-    for k in sorted(glob.glob(os.path.join(kdir, "*.o"))):
+    for k in sorted(glob.glob(os.path.join(kdir, "*.so"))):
         name = "kernels/" + os.path.basename(k)
         with open(k, "rb") as f:
             files[name] = f.read()

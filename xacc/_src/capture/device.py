@@ -80,7 +80,7 @@ def check_device(device: str) -> None:
     if device != "cpu" and not (device.startswith("xpu") and device[3:].isdigit() or device == "xpu"):
         raise BackendError(f"xacc.jit: unknown device {device!r} (expected 'cpu' or 'xpuN')")
     try:
-        available = _C.device_available(device)  # the first xpu device imports xacc._C_mlir
+        available = _C.device_available(device)  # the first xpu device imports xacc._C_xpu
     except ImportError as e:
         raise BackendError(f"xacc.jit: device {device!r} is not available: its backend module failed to "
                            f"load ({e})") from None

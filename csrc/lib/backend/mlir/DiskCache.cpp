@@ -1,39 +1,45 @@
 // Note [Kernel disk cache entries]: each entry of the kernel disk cache is one
-// file `<dir>/<key>.o` (key: Jit.cpp's cacheKey, 32 hex digits):
+// file `<dir>/<key>.so` (key: KernelCache.cpp's kernelCacheKey, 32 hex digits):
+// the kernel linked into an ELF shared object, which the dynamic loader maps
+// directly (Note [Kernel shared objects] in KernelCache.cpp), followed by a
+// trailer that the loader ignores (it maps by program headers):
 //
-//   offset size  field
-//        0    8  magic "XACCKOB\0"
-//        8    4  format version (kFormat), u32 little endian
-//       12    4  header size (kHeaderSize = 128), u32 little endian
+//   offset from the trailer's start
+//        0    8  magic "XACCKSO\0"
+//        8    4  format version (kFormat = 2), u32 little endian
+//       12    4  trailer size (kTrailerSize = 128), u32 little endian
 //       16   32  the cache key, ASCII (must equal the file name's key)
 //       48   16  pipelineBuildId(), ASCII (the build that compiled the object)
 //       64    8  payload length in bytes, u64 little endian
 //       72   32  SHA-256 of the payload
 //      104   24  zero
-//      128    -  payload: the relocatable object file, exactly `length` bytes
 //
-// Every field is checked before a byte of the payload reaches the linker: a
-// short, empty or overlong file, other magic, format or build, an entry stored
-// under another key, or a payload whose SHA-256 differs is logged on the
-// `cache` channel, deleted, and the kernel compiled again. The key binds the
-// object to the kernel text it was compiled from (an object copied under
-// another key is refused); the hash catches flipped or torn bytes.
+// The payload, the shared object, is the file's first `length` bytes. (Format
+// 1 stored a relocatable `<key>.o` behind a header, linked with ORC; this
+// build never reads those, and eviction removes them like any other entry.)
 //
-// Writes: the object is complete in memory before anything is written; header
-// and object go to a temporary file in the same directory (hidden, so no
-// reader or glob for `*.o` sees it), which is fsync'ed and renamed over the
+// Every field is checked before the file reaches the dynamic loader: a short,
+// empty or overlong file, other magic, format or build, an entry stored under
+// another key, or a payload whose SHA-256 differs is logged on the `cache`
+// channel, deleted, and the kernel compiled again. The key binds the object
+// to the kernel text it was compiled from (an object copied under another key
+// is refused); the hash catches flipped or torn bytes.
+//
+// Writes: the shared object is complete in memory before anything is written;
+// object and trailer go to a temporary file in the same directory (hidden, so
+// no reader or glob for `*.so` sees it), which is fsync'ed and renamed over the
 // entry: a reader sees an old entry, the whole new one, or none. If creating
 // the directory or any write, fsync or rename fails (ENOSPC, EACCES, EROFS,
 // EDQUOT, EFBIG...), the temporary file is removed, writing to that directory
 // is turned off for the rest of the process and one warning goes to stderr;
-// the kernel itself was compiled in memory and runs as usual. Reading stays on (a read-only cache
-// that holds verified entries still serves them).
+// the kernel itself is linked in memory and runs as usual. Reading stays on (a
+// read-only cache that holds verified entries still serves them).
 //
 // Eviction: a hit sets the entry's access time explicitly (relatime mounts
-// would not), and after each write, while the `*.o` files of the directory add
-// up to more than XACC_CACHE_MAX_MB, the least recently accessed ones (other
-// than the entry just written) are deleted; so are temporary files more than
-// an hour old (left by a writer that died).
+// would not), and after each write, while the `*.so` and `*.o` files of the
+// directory add up to more than XACC_CACHE_MAX_MB, the least recently
+// accessed ones (other than the entry just written) are deleted; so are
+// temporary files more than an hour old (left by a writer that died).
 #include "DiskCache.h"
 
 #include <algorithm>
@@ -57,16 +63,16 @@
 #include "Sha256.h"
 #include "xacc/backend/mlir/XpuBackend.h"
 #include "xacc/support/Log.h"
-#include "llvm/Support/MemoryBuffer.h"
 
 namespace xacc::backend::mlir {
 namespace {
 
 namespace fs = std::filesystem;
 
-constexpr char kMagic[8] = {'X', 'A', 'C', 'C', 'K', 'O', 'B', '\0'};
-constexpr uint32_t kFormat = 1;
-constexpr size_t kHeaderSize = 128;
+constexpr char kMagic[8] = {'X', 'A', 'C', 'C', 'K', 'S', 'O', '\0'};
+constexpr uint32_t kFormat = 2;
+constexpr size_t kHeaderSize = 128;  // the trailer's size
+constexpr const char* kExt = ".so";
 constexpr size_t kKeyOff = 16, kKeyLen = 32, kBuildOff = 48, kBuildLen = 16, kLenOff = 64, kHashOff = 72;
 constexpr uint64_t kDefaultMaxMb = 2048;
 
@@ -101,8 +107,9 @@ uint64_t get64(const char* p) {
   return v;
 }
 
-/// Why `header` (kHeaderSize bytes of a file of `fileSize` bytes) does not
-/// describe an entry for `key` of this build; "" when it does.
+/// Why `header` (the trailer: the last kHeaderSize bytes of a file of
+/// `fileSize` bytes) does not describe an entry for `key` of this build; ""
+/// when it does.
 std::string headerProblem(const char* header, uint64_t fileSize, const std::string& key) {
   if (std::memcmp(header, kMagic, sizeof kMagic) != 0) return "not a kernel cache entry (bad magic bytes)";
   if (get32(header + 8) != kFormat || get32(header + 12) != kHeaderSize)
@@ -115,10 +122,10 @@ std::string headerProblem(const char* header, uint64_t fileSize, const std::stri
            pipelineBuildId();
   uint64_t want = get64(header + kLenOff);
   if (fileSize - kHeaderSize < want)
-    return "truncated: the header says " + std::to_string(want) + " object bytes, the file has " +
+    return "truncated: the trailer says " + std::to_string(want) + " object bytes, the file has " +
            std::to_string(fileSize - kHeaderSize);
   if (fileSize - kHeaderSize > want)
-    return std::to_string(fileSize - kHeaderSize - want) + " unexpected bytes after the object";
+    return std::to_string(fileSize - kHeaderSize - want) + " unexpected bytes before the trailer";
   if (want == 0) return "empty object";
   return "";
 }
@@ -183,7 +190,7 @@ void evict(const std::string& dir, const std::string& keep) {
       fs::remove(p, ec);
       continue;
     }
-    if (p.extension() != ".o") continue;
+    if (p.extension() != ".so" && p.extension() != ".o") continue;  // .o: format 1
     total += static_cast<uint64_t>(st.st_size);
     if (p.filename() != keep) entries.push_back({p, static_cast<uint64_t>(st.st_size), st.st_atim});
   }
@@ -205,6 +212,8 @@ void evict(const std::string& dir, const std::string& keep) {
 }
 
 }  // namespace
+
+void disableCacheWrites(const std::string& dir, const std::string& what, int err) { disableWrites(dir, what, err); }
 
 bool cacheWritesEnabled(const std::string& dir) {
   FailedDirs& f = FailedDirs::get();
@@ -231,12 +240,11 @@ uint64_t cacheSizeLimit() {
   return limit;
 }
 
-std::unique_ptr<llvm::MemoryBuffer> readCacheEntry(const std::string& dir, const std::string& key) {
-  std::string path = (fs::path(dir) / (key + ".o")).string();
+std::string readCacheEntry(const std::string& dir, const std::string& key) {
+  std::string path = (fs::path(dir) / (key + kExt)).string();
   int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return nullptr;  // no entry (or unreadable: compile)
+  if (fd < 0) return "";  // no entry (or unreadable: compile)
   std::string problem;
-  std::unique_ptr<llvm::WritableMemoryBuffer> payload;
   struct stat st;
   char header[kHeaderSize];
   if (::fstat(fd, &st) != 0) {
@@ -244,16 +252,17 @@ std::unique_ptr<llvm::MemoryBuffer> readCacheEntry(const std::string& dir, const
   } else if (static_cast<uint64_t>(st.st_size) < kHeaderSize) {
     problem = st.st_size == 0
                   ? "empty file"
-                  : "truncated: " + std::to_string(st.st_size) + " bytes, shorter than the header";
-  } else if (!readAll(fd, header, kHeaderSize, 0)) {
-    problem = "cannot read the header";
-  } else if (problem = headerProblem(header, static_cast<uint64_t>(st.st_size), key); problem.empty()) {
+                  : "truncated: " + std::to_string(st.st_size) + " bytes, shorter than the trailer";
+  } else if (!readAll(fd, header, kHeaderSize, st.st_size - static_cast<off_t>(kHeaderSize))) {
+    problem = "cannot read the trailer";
+  } else if (problem = headerProblem(header, static_cast<uint64_t>(st.st_size), key);
+             problem.empty() && hashCheck.load()) {
     uint64_t n = get64(header + kLenOff);
-    payload = llvm::WritableMemoryBuffer::getNewUninitMemBuffer(n, path);
-    if (!payload || !readAll(fd, payload->getBufferStart(), n, kHeaderSize)) {
+    std::string payload(n, '\0');
+    if (!readAll(fd, payload.data(), n, 0)) {
       problem = "cannot read the object";
-    } else if (hashCheck.load()) {
-      std::array<uint8_t, 32> h = sha256(payload->getBufferStart(), n);
+    } else {
+      std::array<uint8_t, 32> h = sha256(payload.data(), n);
       if (std::memcmp(h.data(), header + kHashOff, h.size()) != 0)
         problem = "content hash mismatch (SHA-256): the object was modified or corrupted";
     }
@@ -264,16 +273,22 @@ std::unique_ptr<llvm::MemoryBuffer> readCacheEntry(const std::string& dir, const
     bool removed = fs::remove(path, ec);
     logCache(path + ": " + problem + (removed ? "; deleted" : "; could not delete it") +
              ", the kernel is compiled again");
-    return nullptr;
+    return "";
   }
   // LRU order of eviction: the access time of a hit, whatever the mount's atime policy.
   struct timespec times[2] = {{0, UTIME_NOW}, {0, UTIME_OMIT}};
   ::utimensat(AT_FDCWD, path.c_str(), times, 0);
-  return payload;
+  return path;
 }
 
-void writeCacheEntry(const std::string& dir, const std::string& key, std::string_view object) {
-  if (!cacheWritesEnabled(dir) || key.size() != kKeyLen) return;
+void removeCacheEntry(const std::string& path, const std::string& why) {
+  std::error_code ec;
+  bool removed = fs::remove(path, ec);
+  logCache(path + ": " + why + (removed ? "; deleted" : "; could not delete it") + ", the kernel is compiled again");
+}
+
+bool writeCacheEntry(const std::string& dir, const std::string& key, std::string_view object) {
+  if (!cacheWritesEnabled(dir) || key.size() != kKeyLen) return false;
   char header[kHeaderSize] = {};
   std::memcpy(header, kMagic, sizeof kMagic);
   put32(header + 8, kFormat);
@@ -288,15 +303,15 @@ void writeCacheEntry(const std::string& dir, const std::string& key, std::string
 
   std::error_code ec;
   fs::create_directories(dir, ec);
-  if (ec) return disableWrites(dir, "creating the directory", ec.value());
+  if (ec) return disableWrites(dir, "creating the directory", ec.value()), false;
   static std::atomic<int> seq{0};
-  fs::path final = fs::path(dir) / (key + ".o");
+  fs::path final = fs::path(dir) / (key + kExt);
   fs::path tmp =
       fs::path(dir) / ("." + key + ".tmp" + std::to_string(::getpid()) + "." + std::to_string(seq++));
   int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
-  if (fd < 0) return disableWrites(dir, "creating a file", errno);
+  if (fd < 0) return disableWrites(dir, "creating a file", errno), false;
   const char* step = nullptr;
-  if (!writeAll(fd, header, kHeaderSize) || !writeAll(fd, object.data(), object.size()))
+  if (!writeAll(fd, object.data(), object.size()) || !writeAll(fd, header, kHeaderSize))
     step = "writing";
   else if (::fsync(fd) != 0)
     step = "fsync";
@@ -311,10 +326,11 @@ void writeCacheEntry(const std::string& dir, const std::string& key, std::string
   }
   if (step) {
     ::unlink(tmp.c_str());
-    return disableWrites(dir, step, err);
+    return disableWrites(dir, step, err), false;
   }
-  logCache("stored " + final.string() + " (" + std::to_string(object.size()) + " object bytes)");
+  logCache("stored " + final.string() + " (" + std::to_string(object.size()) + " shared object bytes)");
   evict(dir, final.filename().string());
+  return true;
 }
 
 }  // namespace xacc::backend::mlir

@@ -8,11 +8,11 @@
 //   3. everything -> LLVM dialect.
 // The LLVM module gets packed entry points (`_mlir_<f>(void**)`), is optimised
 // at -O3 for a host TargetMachine (without one the loop vectoriser has no cost
-// model and does nothing) and emitted as an object file into memory, which is
-// linked into a bare ORC LLJIT. With a cache directory the same object is
-// stored (DiskCache.cpp) under a hash of the kernel text, pipeline, LLVM
-// version and host CPU, and a later process links it, after verifying the
-// entry, without running MLIR at all.
+// model and does nothing) and emitted as a position-independent object file
+// into memory. This file is the KernelCompiler (Jit.h): KernelCache.cpp links
+// the object into a shared object for the disk cache, which later processes
+// map with dlopen without loading LLVM or MLIR at all (Note [Kernel shared
+// objects]), or, without a cache, has it linked here into a bare ORC LLJIT.
 //
 // Pipelines are parsed with the two-argument parsePassPipeline: the
 // three-argument form nests the string under an extra module and silently
@@ -49,7 +49,9 @@
 #include "llvm/ADT/StringMap.h"
 #include "llvm/Analysis/LoopInfo.h"
 #include "llvm/IR/Dominators.h"
+#include "llvm/IR/Constants.h"
 #include "llvm/IR/Function.h"
+#include "llvm/IR/GlobalVariable.h"
 #include "llvm/IR/IRBuilder.h"
 #include "llvm/IR/Instruction.h"
 #include "llvm/IR/IntrinsicInst.h"
@@ -103,56 +105,6 @@ void initLlvmOnce() {
     llvm::InitializeNativeTargetAsmPrinter();
     registerKernelPasses();
   });
-}
-
-/// The runtime helper that bufferized kernels call for `memref.copy` between
-/// buffers with non-identity layouts (strided run-time variants); the same
-/// contract as MLIR's CRunnerUtils `memrefCopy`, defined here so kernels need
-/// no runner-utils library: `src`/`dst` point to {rank, descriptor} pairs, each
-/// descriptor being {base, data, offset, sizes[rank], strides[rank]}.
-struct UnrankedMemref {
-  int64_t rank;
-  void* descriptor;
-};
-
-void xaccMemrefCopy(int64_t elemSize, UnrankedMemref* src, UnrankedMemref* dst) {
-  int64_t rank = src->rank;
-  auto fields = [](UnrankedMemref* m, char*& data, const int64_t*& sizes, const int64_t*& strides) {
-    auto* d = static_cast<char*>(m->descriptor);
-    char* aligned;
-    std::memcpy(&aligned, d + sizeof(void*), sizeof aligned);
-    int64_t offset;
-    std::memcpy(&offset, d + 2 * sizeof(void*), sizeof offset);
-    data = aligned;
-    sizes = reinterpret_cast<const int64_t*>(d + 2 * sizeof(void*) + sizeof(int64_t));
-    strides = sizes + m->rank;
-    return offset;
-  };
-  char *sData, *dData;
-  const int64_t *sizes, *sStrides, *dSizes, *dStrides;
-  int64_t sOff = fields(src, sData, sizes, sStrides);
-  int64_t dOff = fields(dst, dData, dSizes, dStrides);
-  if (rank == 0) {
-    std::memcpy(dData + dOff * elemSize, sData + sOff * elemSize, elemSize);
-    return;
-  }
-  for (int64_t i = 0; i < rank; ++i)
-    if (sizes[i] == 0) return;
-  std::vector<int64_t> idx(rank, 0);
-  int64_t s = sOff, d = dOff;
-  while (true) {
-    std::memcpy(dData + d * elemSize, sData + s * elemSize, elemSize);
-    int64_t axis = rank - 1;
-    for (; axis >= 0; --axis) {
-      s += sStrides[axis];
-      d += dStrides[axis];
-      if (++idx[axis] < sizes[axis]) break;
-      s -= sStrides[axis] * sizes[axis];
-      d -= dStrides[axis] * sizes[axis];
-      idx[axis] = 0;
-    }
-    if (axis < 0) return;
-  }
 }
 
 /// Note [JIT memory arena]: every section of every JIT-compiled kernel (code,
@@ -232,45 +184,6 @@ private:
   size_t used_ = 0;
   std::vector<std::pair<char*, size_t>> free_;
 };
-
-/// Runtime symbols kernels may reference, for the JIT's symbol tables.
-llvm::orc::SymbolMap runtimeSymbols(llvm::orc::MangleAndInterner interner) {
-  llvm::orc::SymbolMap m;
-  m[interner("memrefCopy")] = {llvm::orc::ExecutorAddr::fromPtr(&xaccMemrefCopy), llvm::JITSymbolFlags::Exported};
-  return m;
-}
-
-/// Vector width the loop vectoriser should prefer (bits): the host's widest
-/// (512 with AVX-512) unless XACC_MLIR_VECTOR_WIDTH says otherwise. LLVM's
-/// default for AVX-512 hosts is 256, which halves the throughput of the
-/// compute-heavy (polynomial) bodies of long pointwise chains.
-int preferredVectorWidth() {
-  static const int w = [] {
-    if (const char* v = std::getenv("XACC_MLIR_VECTOR_WIDTH")) return std::atoi(v);
-    llvm::StringMap<bool> f = llvm::sys::getHostCPUFeatures();
-    auto has = [&](const char* n) { auto it = f.find(n); return it != f.end() && it->second; };
-    if (has("avx512f")) return 512;
-    if (has("avx2") || has("avx")) return 256;
-    return 0;
-  }();
-  return w;
-}
-
-/// How many vector iterations the loop vectoriser interleaves in innermost
-/// loops of tensor kernels (XACC_MLIR_INTERLEAVE overrides; 1 = LLVM's own
-/// choice). A fused pointwise chain is one long dependent sequence per element
-/// (each polynomial approximation is ~20 dependent FMAs/selects): LLVM's cost
-/// model picks an interleave count of 1 for such large bodies, and then the
-/// loop runs at the chain's latency, not the core's throughput (out-of-order
-/// execution overlaps only ~2 iterations of a 200-instruction body). Forcing
-/// independent vectors into each iteration hides that latency.
-int interleaveCount() {
-  static const int n = [] {
-    if (const char* v = std::getenv("XACC_MLIR_INTERLEAVE")) return std::max(1, std::atoi(v));
-    return 4;
-  }();
-  return n;
-}
 
 /// Requests `count` interleaved vector iterations for every innermost loop of
 /// `f` with a long floating-point body (>= 16 FP operations: one approximated
@@ -463,29 +376,6 @@ m::OwningOpRef<m::ModuleOp> lowerTo(const std::string& text, EmitStage stage, co
   return module;
 }
 
-std::string cacheKey(const std::string& text, const JitOptions& opts) {
-  // pipelineBuildId(): a hash of this file, MathApprox.cpp and Registration.cpp
-  // (generated by BuildId.cmake), so an object compiled before a change to the
-  // pipeline or the approximations is never loaded by the changed build.
-  std::string salt = std::string("build:") + pipelineBuildId() + "|arcp|cm-small-pic|ic16m32:" + std::to_string(interleaveCount()) +
-                     (std::getenv("XACC_MLIR_INTERLEAVE") ? "f" : "") + "|vw" + std::to_string(preferredVectorWidth()) + "|" + kBufferize + kLoops + kToLlvm + "|O" + std::to_string(opts.optLevel) +
-                     (opts.fastMath ? "|fast" : "|exact") + (opts.scalarOnly ? "|scalar" : "") + "|" +
-                     LLVM_VERSION_STRING + "|" +
-                     llvm::sys::getHostCPUName().str();
-  for (const auto& f : llvm::sys::getHostCPUFeatures())
-    if (f.second) salt += "," + f.first().str();
-  // Two independent 64-bit FNV-1a hashes: collisions are not a practical concern.
-  auto fnv = [](const std::string& s, uint64_t h) {
-    for (unsigned char ch : s) h = (h ^ ch) * 1099511628211ull;
-    return h;
-  };
-  uint64_t a = fnv(salt, fnv(text, 1469598103934665603ull));
-  uint64_t b = fnv(text, fnv(salt, 0x9e3779b97f4a7c15ull));
-  char buf[40];
-  std::snprintf(buf, sizeof buf, "%016llx%016llx", (unsigned long long)a, (unsigned long long)b);
-  return buf;
-}
-
 /// A kernel linked from an object file (compiled in this process or read from
 /// the disk cache) into a bare ORC LLJIT.
 class ObjectKernel : public CompiledKernel {
@@ -527,6 +417,26 @@ void addPackedEntryPoints(llvm::Module& m) {
   }
 }
 
+/// Calls of the runtime helper `memrefCopy` load its address from the
+/// exported pointer `__xacc_memrefCopy`, which the loader of the object sets
+/// (Note [Kernel shared objects]): the object has no undefined xacc symbol.
+void callMemrefCopyThroughPointer(llvm::Module& m) {
+  llvm::Function* f = m.getFunction("memrefCopy");
+  if (!f || !f->isDeclaration()) return;
+  llvm::Type* ptr = llvm::PointerType::getUnqual(m.getContext());
+  auto* slot = new llvm::GlobalVariable(m, ptr, false, llvm::GlobalValue::ExternalLinkage,
+                                        llvm::ConstantPointerNull::get(llvm::cast<llvm::PointerType>(ptr)),
+                                        "__xacc_memrefCopy");
+  std::vector<llvm::CallBase*> calls;
+  for (llvm::User* u : f->users())
+    if (auto* cb = llvm::dyn_cast<llvm::CallBase>(u); cb && cb->getCalledOperand() == f) calls.push_back(cb);
+  for (llvm::CallBase* cb : calls) {
+    llvm::IRBuilder<> b(cb);
+    cb->setCalledOperand(b.CreateLoad(ptr, slot, "memrefCopy.fn"));
+  }
+  if (f->use_empty()) f->eraseFromParent();
+}
+
 /// Links `object` into a fresh LLJIT and finds `_mlir_<funcName>` in it.
 std::shared_ptr<CompiledKernel> linkObject(std::unique_ptr<llvm::MemoryBuffer> object,
                                            const std::string& funcName, std::string& error) {
@@ -556,11 +466,6 @@ std::shared_ptr<CompiledKernel> linkObject(std::unique_ptr<llvm::MemoryBuffer> o
     return nullptr;
   }
   (*jit)->getMainJITDylib().addGenerator(std::move(*gen));
-  if (auto e = (*jit)->getMainJITDylib().define(llvm::orc::absoluteSymbols(
-          runtimeSymbols(llvm::orc::MangleAndInterner((*jit)->getExecutionSession(), (*jit)->getDataLayout()))))) {
-    error = errorText(std::move(e));
-    return nullptr;
-  }
   if (auto e = (*jit)->addObjectFile(std::move(object))) {
     error = errorText(std::move(e));
     return nullptr;
@@ -571,6 +476,13 @@ std::shared_ptr<CompiledKernel> linkObject(std::unique_ptr<llvm::MemoryBuffer> o
     return nullptr;
   }
   auto fn = sym->toPtr<void (*)(void**)>();
+  // See Note [Kernel shared objects]: memrefCopy through a pointer in the object.
+  if (auto slot = (*jit)->lookup("__xacc_memrefCopy")) {
+    void* helper = reinterpret_cast<void*>(&xaccMemrefCopy);
+    std::memcpy(slot->toPtr<void*>(), &helper, sizeof helper);
+  } else {
+    llvm::consumeError(slot.takeError());
+  }
   return std::make_shared<ObjectKernel>(std::move(*jit), fn);
 }
 
@@ -586,7 +498,10 @@ std::unique_ptr<llvm::Module> optimizedModule(m::ModuleOp module, llvm::LLVMCont
     return nullptr;
   }
   m::ExecutionEngine::setupTargetTripleAndDataLayout(llmod.get(), &tm);
-  if (entryPoints) addPackedEntryPoints(*llmod);
+  if (entryPoints) {
+    addPackedEntryPoints(*llmod);
+    callMemrefCopyThroughPointer(*llmod);
+  }
   // Scalar (Camel) code keeps IEEE rounding: no contraction or reciprocals.
   if (auto e = optimizer(opts.optLevel, &tm, opts.fastMath && !opts.scalarOnly,
                          opts.scalarOnly ? 1 : interleaveCount())(llmod.get())) {
@@ -603,53 +518,40 @@ std::string pipelineText(bool fastMath) {
          (fastMath ? "math approximations (greedy patterns: MathApprox.cpp, then MLIR's polynomial ones)\n" : "") + kToLlvm + "\n";
 }
 
-std::shared_ptr<CompiledKernel> compileKernel(const std::string& text, const std::string& funcName,
-                                              const JitOptions& opts, KernelSource& source,
-                                              std::string& error) {
+namespace {
+
+bool compileObjectImpl(const std::string& text, const JitOptions& opts, std::string& out, std::string& error) {
   initLlvmOnce();
-  std::string key;
-  if (!opts.cacheDir.empty()) {
-    key = cacheKey(text, opts);
-    // Only an entry that passed every check is linked (Note [Kernel disk cache
-    // entries]); one that links but lacks the entry point is compiled again.
-    if (auto object = readCacheEntry(opts.cacheDir, key)) {
-      std::string loadError;
-      if (auto k = linkObject(std::move(object), funcName, loadError)) {
-        source = KernelSource::DiskCache;
-        return k;
-      }
-    }
-  }
   Context c;
   auto module = lowerTo(text, EmitStage::Llvm, opts, c, error);
-  if (!module) return nullptr;
+  if (!module) return false;
   auto tm = hostTargetMachine(error);
-  if (!tm) return nullptr;
+  if (!tm) return false;
   tm->setOptLevel(opts.optLevel >= 3 ? llvm::CodeGenOptLevel::Aggressive
                   : opts.optLevel == 0 ? llvm::CodeGenOptLevel::None
                                        : llvm::CodeGenOptLevel::Default);
   llvm::LLVMContext llctx;
   auto llmod = optimizedModule(*module, llctx, *tm, opts, /*entryPoints=*/true, c, error);
-  if (!llmod) return nullptr;
-  // The object is emitted into memory; only a whole object is written to the
-  // disk cache, and the kernel that runs is linked from these same bytes.
+  if (!llmod) return false;
+  // The object is emitted into memory; only a whole object is linked and
+  // written to the disk cache (KernelCache.cpp).
   auto object = llvm::orc::SimpleCompiler(*tm)(*llmod);
   if (!object) {
     error = "code generation: " + errorText(object.takeError());
-    return nullptr;
+    return false;
   }
-  if (!key.empty()) writeCacheEntry(opts.cacheDir, key, (*object)->getBuffer());
-  auto k = linkObject(std::move(*object), funcName, error);
-  if (!k) {
-    error = "linking: " + error;
-    return nullptr;
-  }
-  source = KernelSource::Compiled;
-  return k;
+  out.assign((*object)->getBufferStart(), (*object)->getBufferSize());
+  return true;
 }
 
-bool lowerKernelText(const std::string& text, EmitStage stage, const JitOptions& opts, std::string& out,
-                     std::string& error) {
+std::shared_ptr<CompiledKernel> linkInMemoryImpl(const std::string& object, const std::string& funcName,
+                                                 std::string& error) {
+  initLlvmOnce();
+  return linkObject(llvm::MemoryBuffer::getMemBufferCopy(object, "kernel"), funcName, error);
+}
+
+bool lowerTextImpl(const std::string& text, EmitStage stage, const JitOptions& opts, std::string& out,
+                   std::string& error) {
   Context c;
   auto module = lowerTo(text, stage, opts, c, error);
   if (!module) return false;
@@ -668,4 +570,18 @@ bool lowerKernelText(const std::string& text, EmitStage stage, const JitOptions&
   return true;
 }
 
+const KernelCompiler kCompiler = {compileObjectImpl, linkInMemoryImpl, lowerTextImpl};
+
+// Installs the compiler in the process's KernelCache.cpp as soon as the
+// library holding this file is loaded (see xacc_mlir_jit's link options).
+const bool kRegistered = (registerKernelCompiler(&kCompiler), true);
+
+}  // namespace
+
 }  // namespace xacc::backend::mlir
+
+/// Referenced with `-u` by everything that links xacc_mlir_jit, so that this
+/// object file, and with it the registration above, is always linked in.
+extern "C" __attribute__((visibility("default"))) int xacc_mlir_jit_anchor() {
+  return xacc::backend::mlir::kRegistered ? 1 : 0;
+}

@@ -94,13 +94,6 @@ private:
 
 }  // namespace
 
-std::string defaultCacheDir() {
-  if (const char* d = std::getenv("XACC_CACHE_DIR"); d && *d) return std::string(d) == "off" ? "" : d;
-  if (const char* x = std::getenv("XDG_CACHE_HOME"); x && *x) return (std::filesystem::path(x) / "xacc").string();
-  if (const char* h = std::getenv("HOME"); h && *h) return (std::filesystem::path(h) / ".cache" / "xacc").string();
-  return "";
-}
-
 std::unique_ptr<ScalarModule> compileScalarPlan(const ScalarPlan& plan, const ScalarJitOptions& opts,
                                                 ScalarCompileInfo& info, std::string& error) {
   if (plan.mlir.empty()) {

@@ -1,5 +1,6 @@
 // SHA-256 with the x86 SHA extensions (SHA256RNDS2, SHA256MSG1, SHA256MSG2),
-// else llvm::SHA256. Written from FIPS 180-4 and Intel's instruction
+// else a portable implementation (no LLVM: the kernel cache's hit path runs
+// without libLLVM, Note [Kernel shared objects] in KernelCache.cpp). Written from FIPS 180-4 and Intel's instruction
 // descriptions; the constants were checked against their definition (integer
 // cube and square roots of the first primes), and the tests compare digests
 // with Python's hashlib (tests/python/backend/test_disk_cache.py).
@@ -18,9 +19,6 @@
 
 #include "xacc/backend/mlir/XpuBackend.h"
 
-#include "llvm/ADT/ArrayRef.h"
-#include "llvm/Support/SHA256.h"
-
 #if defined(__x86_64__)
 #include <cpuid.h>
 #include <immintrin.h>
@@ -29,7 +27,6 @@
 namespace xacc::backend::mlir {
 namespace {
 
-#if defined(__x86_64__)
 alignas(16) constexpr uint32_t kRound[64] = {
     0x428a2f98, 0x71374491, 0xb5c0fbcf, 0xe9b5dba5, 0x3956c25b, 0x59f111f1, 0x923f82a4, 0xab1c5ed5,
     0xd807aa98, 0x12835b01, 0x243185be, 0x550c7dc3, 0x72be5d74, 0x80deb1fe, 0x9bdc06a7, 0xc19bf174,
@@ -42,6 +39,46 @@ alignas(16) constexpr uint32_t kRound[64] = {
 
 constexpr uint32_t kInitial[8] = {0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a,
                                   0x510e527f, 0x9b05688c, 0x1f83d9ab, 0x5be0cd19};
+
+uint32_t rotr(uint32_t x, int n) { return (x >> n) | (x << (32 - n)); }
+
+/// FIPS 180-4, section 6.2.2, one block at a time.
+void compressPortable(uint32_t state[8], const uint8_t* p, size_t blocks) {
+  for (; blocks > 0; --blocks, p += 64) {
+    uint32_t w[64];
+    for (int t = 0; t < 16; ++t)
+      w[t] = uint32_t(p[4 * t]) << 24 | uint32_t(p[4 * t + 1]) << 16 | uint32_t(p[4 * t + 2]) << 8 | p[4 * t + 3];
+    for (int t = 16; t < 64; ++t) {
+      uint32_t s0 = rotr(w[t - 15], 7) ^ rotr(w[t - 15], 18) ^ (w[t - 15] >> 3);
+      uint32_t s1 = rotr(w[t - 2], 17) ^ rotr(w[t - 2], 19) ^ (w[t - 2] >> 10);
+      w[t] = w[t - 16] + s0 + w[t - 7] + s1;
+    }
+    uint32_t a = state[0], b = state[1], c = state[2], d = state[3], e = state[4], f = state[5], g = state[6],
+             h = state[7];
+    for (int t = 0; t < 64; ++t) {
+      uint32_t t1 = h + (rotr(e, 6) ^ rotr(e, 11) ^ rotr(e, 25)) + ((e & f) ^ (~e & g)) + kRound[t] + w[t];
+      uint32_t t2 = (rotr(a, 2) ^ rotr(a, 13) ^ rotr(a, 22)) + ((a & b) ^ (a & c) ^ (b & c));
+      h = g;
+      g = f;
+      f = e;
+      e = d + t1;
+      d = c;
+      c = b;
+      b = a;
+      a = t1 + t2;
+    }
+    state[0] += a;
+    state[1] += b;
+    state[2] += c;
+    state[3] += d;
+    state[4] += e;
+    state[5] += f;
+    state[6] += g;
+    state[7] += h;
+  }
+}
+
+#if defined(__x86_64__)
 
 bool hasShaExtensions() {
   unsigned a, b, c, d;
@@ -85,7 +122,11 @@ __attribute__((target("sha,sse4.1,ssse3"))) void compressBlocks(uint32_t state[8
   _mm_storeu_si128(reinterpret_cast<__m128i*>(state + 4), _mm_alignr_epi8(dchg, feba, 8));     // e f g h
 }
 
-std::array<uint8_t, 32> sha256Extensions(const uint8_t* data, size_t size) {
+#endif
+
+using Compress = void (*)(uint32_t*, const uint8_t*, size_t);
+
+std::array<uint8_t, 32> sha256With(Compress compressBlocks, const uint8_t* data, size_t size) {
   uint32_t state[8];
   std::memcpy(state, kInitial, sizeof state);
   compressBlocks(state, data, size / 64);
@@ -103,7 +144,6 @@ std::array<uint8_t, 32> sha256Extensions(const uint8_t* data, size_t size) {
     for (int j = 0; j < 4; ++j) out[4 * i + j] = static_cast<uint8_t>(state[i] >> (24 - 8 * j));
   return out;
 }
-#endif
 
 }  // namespace
 
@@ -119,9 +159,9 @@ bool sha256Accelerated() {
 std::array<uint8_t, 32> sha256(const void* data, size_t size) {
   const auto* bytes = static_cast<const uint8_t*>(data);
 #if defined(__x86_64__)
-  if (sha256Accelerated()) return sha256Extensions(bytes, size);
+  if (sha256Accelerated()) return sha256With(compressBlocks, bytes, size);
 #endif
-  return llvm::SHA256::hash(llvm::ArrayRef<uint8_t>(bytes, size));
+  return sha256With(compressPortable, bytes, size);
 }
 
 std::string diskCacheSha256Hex(const std::string& data) {

@@ -1,6 +1,6 @@
 // SHA-256 (FIPS 180-4) of a byte range, for the kernel disk cache's entry
 // check. On x86-64 hosts with the SHA extensions it runs on them (about ten
-// times LLVM's portable llvm::SHA256, which it otherwise calls): a cache load
+// times the portable code it otherwise runs): a cache load
 // hashes every byte of the object, and the check must stay a small part of
 // the load (benchmarks/backend/cache_verify.py).
 #pragma once
