@@ -58,12 +58,15 @@ def reads_size(y, shape):
     return y + shape[0]
 
 
-def test_torch_size_argument_is_guarded_by_value():
+def test_torch_size_argument_items_follow_the_value():
+    # A torch.Size argument's items are trackers like a tuple's (Note [Symbolic
+    # shapes keep their type]): `shape[0]` is the call's value, never the first
+    # call's (compare_call checks each result against eager).
     jf = jit(reads_size)
     y = torch.zeros(3)
     for n in (2, 3, 4, 3):
         compare_call(reads_size, jf, (y, torch.Size([n, 5])))
-    assert counters()["recompiles"] == 2, counters()
+    assert counters()["recompiles"] <= 2, counters()
 
 
 def uses_item(y, pair):

@@ -263,8 +263,8 @@ class Host:
         shape = tuple(int(d) for d in t.shape)
         if type(r) is torch.Size and type(s) is torch.Size and len(r) == len(s) and tuple(r) == shape and (
                 (fn is getattr and args[1:] == ("shape",)) or (fn is torch.Tensor.size and len(args) == 1)):
-            return tuple(SymSize(a, ctx.size_node(vid, d, a, b)) if a != b else a
-                         for d, (a, b) in enumerate(zip(r, s)))
+            return SymShape(SymSize(a, ctx.size_node(vid, d, a, b)) if a != b else a
+                            for d, (a, b) in enumerate(zip(r, s)))
         if type(r) is not int or type(s) is not int:
             return None
         if fn is len:
@@ -580,6 +580,15 @@ def _no_torch_function(v: Any, kwargs: dict | None = None, depth: int = 0) -> An
 
 def _meta_str(t: torch.Tensor) -> str:
     return f"{str(t.dtype).replace('torch.', '')}{list(t.shape)}"
+
+
+class SymShape(tuple):
+    """A `torch.Size` read (`t.shape`, `t.size()`) with a dynamic dim among its
+    items (SymSize): a torch.Size cannot hold them, so this marks the tuple for
+    the C++ translator, which keeps its type torch.Size (Note [Symbolic shapes
+    keep their type] in Translator.cpp)."""
+
+    __slots__ = ()
 
 
 class SymSize:

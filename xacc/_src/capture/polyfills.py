@@ -665,8 +665,9 @@ def _containers(op: Callable) -> Callable:
     ordering = op is operator.lt or op is operator.le or op is operator.gt or op is operator.ge
 
     def compare(a: Any, b: Any) -> Any:
-        ta = type(a)
-        tb = type(b)
+        # torch.Size compares as the tuple it is (its items may be symbolic sizes).
+        ta = tuple if type(a) is _torch.Size else type(a)
+        tb = tuple if type(b) is _torch.Size else type(b)
         if ta is tb and (ta is list or ta is tuple) and (equality or ordering):
             return _sequence_compare(op, a, b)
         if ta is dict and tb is dict and equality:

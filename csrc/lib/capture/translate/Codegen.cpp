@@ -359,6 +359,7 @@ struct Emitter {
       case K::UserObject:
         return rebuildUser(v);
       case K::Tuple:
+        if (v->torchSize) return callConst(pyTypes()->size, {makeSeq(K::Tuple, v->items)});  // torch.Size((items...))
         if (v->obj) {  // a tuple subclass's instance: tuple.__new__(cls, (items...))
           static PyObject* tupleNew = PyObject_GetAttrString(reinterpret_cast<PyObject*>(&PyTuple_Type), "__new__");
           return callConst(tupleNew, {v->self, makeSeq(K::Tuple, v->items)});

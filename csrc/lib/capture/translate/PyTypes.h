@@ -49,6 +49,7 @@ struct PyTypes {
   PyObject* torchTensor = nullptr;   ///< torch.tensor
   PyObject* mathModule = nullptr;
   PyObject* symSize = nullptr;  ///< xacc._src.capture.host.SymSize (a dynamic size read by Python)
+  PyObject* symShape = nullptr;  ///< xacc._src.capture.host.SymShape (a torch.Size read with SymSize items)
   PyObject* operatorModule = nullptr;
   PyObject* partial = nullptr;           ///< functools.partial
   PyObject* inspectSignature = nullptr;  ///< inspect.signature

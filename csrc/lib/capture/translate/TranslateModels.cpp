@@ -82,7 +82,9 @@ PyObject* Translator::typeOf(const VarRef& v) {
     case Var::Kind::Object:
     case Var::Kind::SymScalar:
     case Var::Kind::Set: return reinterpret_cast<PyObject*>(Py_TYPE(v->obj.get()));
-    case Var::Kind::Tuple: return v->obj ? v->obj.get() : reinterpret_cast<PyObject*>(&PyTuple_Type);
+    case Var::Kind::Tuple:
+      if (v->torchSize) return pyTypes()->size;  // Note [Symbolic shapes keep their type]
+      return v->obj ? v->obj.get() : reinterpret_cast<PyObject*>(&PyTuple_Type);
     case Var::Kind::UserObject:  // a polyfill's stand-in is never shown (Note [Context managers])
       if (PyObject* lib = modelledType(v->self->obj.get())) return lib;  // Note [Modelled library objects]
       return isPolyfillClass(v->self->obj.get()) ? nullptr : v->self->obj.get();

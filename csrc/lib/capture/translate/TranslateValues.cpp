@@ -431,7 +431,11 @@ VarRef Translator::binary(PyObject* op, const VarRef& a, const VarRef& b) {
     }
     std::vector<VarRef> items = a->items;
     items.insert(items.end(), b->items.begin(), b->items.end());
-    return makeSeq(a->kind, std::move(items));
+    VarRef r = makeSeq(a->kind, std::move(items));
+    // torch.Size + tuple, and tuple + torch.Size (the subclass's reflected add
+    // runs first), are torch.Sizes: Note [Symbolic shapes keep their type].
+    r->torchSize = a->torchSize || (b->torchSize && !a->obj);
+    return r;
   }
   if (((seqA && isConst(b)) || (seqB && isConst(a))) && op == operatorFn("mul")) {  // [x] * n, n * [x]
     const VarRef& seq = seqA && isConst(b) ? a : b;
@@ -442,7 +446,9 @@ VarRef Translator::binary(PyObject* op, const VarRef& a, const VarRef& b) {
       if (!PyErr_Occurred() && k <= 4096) {
         std::vector<VarRef> items;
         for (long i = 0; i < k; ++i) items.insert(items.end(), seq->items.begin(), seq->items.end());
-        return makeSeq(seq->kind, std::move(items));
+        VarRef r = makeSeq(seq->kind, std::move(items));
+        r->torchSize = seq->torchSize;
+        return r;
       }
       PyErr_Clear();
     }
@@ -631,7 +637,9 @@ VarRef Translator::subscr(const VarRef& obj, const VarRef& idx) {
       }
       std::vector<VarRef> items;
       for (Py_ssize_t k = 0, j = start; k < len; ++k, j += step) items.push_back(obj->items[static_cast<size_t>(j)]);
-      return makeSeq(obj->kind, std::move(items));
+      VarRef s = makeSeq(obj->kind, std::move(items));
+      s->torchSize = obj->torchSize;  // a torch.Size's slice is one
+      return s;
     }
     if (!PyLong_Check(i.get())) {
       fail(GB::UnsupportedType, "non-integer index");

@@ -60,6 +60,7 @@ const PyTypes* pyTypes() {
     t->moduleModule = PyImport_ImportModule("torch.nn.modules.module");
     t->mathModule = PyImport_ImportModule("math");
     t->symSize = moduleAttr("xacc._src.capture.host", "SymSize");
+    t->symShape = moduleAttr("xacc._src.capture.host", "SymShape");
     t->operatorModule = PyImport_ImportModule("operator");
     PyObject* b = PyEval_GetBuiltins();  // borrowed
     auto bi = [&](const char* n) {
@@ -243,12 +244,6 @@ VarRef Translator::wrap(PyObject* value, const SourceRef& source) {
     guardType(source, value);
     Py_ssize_t n = PySequence_Fast_GET_SIZE(value);
     guardLen(source, n);
-    if (tp == reinterpret_cast<PyTypeObject*>(T->size)) {
-      // A torch.Size is a constant of the entry: its items are guarded (a
-      // graph that read `shape[0]` is only valid for that size).
-      guardEquals(source, value);
-      return makeVar(Var::Kind::Const, PyRef::borrow(value), source);
-    }
     std::vector<VarRef> items;
     items.reserve(static_cast<size_t>(n));
     for (Py_ssize_t i = 0; i < n; ++i) {
@@ -256,7 +251,17 @@ VarRef Translator::wrap(PyObject* value, const SourceRef& source) {
       if (!v) return nullptr;
       items.push_back(std::move(v));
     }
-    VarRef seq = makeSeq(tp == &PyTuple_Type ? Var::Kind::Tuple : Var::Kind::List, std::move(items), source);
+    VarRef seq = makeSeq(tp == &PyList_Type ? Var::Kind::List : Var::Kind::Tuple, std::move(items), source);
+    // Note [Symbolic shapes keep their type]
+    // ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+    // A torch.Size whose items may be symbolic (a shape read from a tensor with
+    // a dynamic dim, or one passed to a resume function) is a Tuple tracker
+    // flagged torchSize: its items are trackers like a tuple's (an int item is
+    // guarded by value only where the code uses it as a plain number), while
+    // type(), isinstance, slicing, `+`/`*` and the value rebuilt at a return
+    // or break are torch.Size's, as in eager. Without the flag the shape was a
+    // plain tuple under dynamic shapes: `type(x.shape[:-1])` was `tuple`.
+    seq->torchSize = tp == reinterpret_cast<PyTypeObject*>(T->size);
     return tp == &PyList_Type && source ? containerInput(value, seq) : seq;
   }
   if (tp == &PySet_Type || tp == &PyFrozenSet_Type) {
@@ -437,6 +442,10 @@ VarRef Translator::fromPython(PyObject* value) {
       items.push_back(std::move(v));
     }
     VarRef t = makeSeq(Var::Kind::Tuple, std::move(items));
+    if (T->symShape && Py_TYPE(value) == reinterpret_cast<PyTypeObject*>(T->symShape)) {
+      t->torchSize = true;  // Note [Symbolic shapes keep their type]
+      return t;
+    }
     if (!PyTuple_CheckExact(value)) {
       // named tuples and torch.return_types: attribute access by field name
       PyObject* f = PyObject_GetAttrString(reinterpret_cast<PyObject*>(Py_TYPE(value)), "_fields");

@@ -151,6 +151,9 @@ struct Var {
   std::vector<VarRef> kwItems;  ///< Function kw defaults
   std::vector<VarRef> cells;    ///< Function closure cells
   PyRef fields;
+  /// Tuple: a torch.Size whose items are trackers (Note [Symbolic shapes keep
+  /// their type] in Translator.cpp); not a tuple subclass instance (obj stays null).
+  bool torchSize = false;
   VarRef self;
   std::string name;
   size_t pos = 0;
