@@ -60,11 +60,15 @@
 #include <unistd.h>
 
 #include "Jit.h"
-#include "Sha256.h"
+#include "xacc/support/Sha256.h"
 #include "xacc/backend/mlir/XpuBackend.h"
 #include "xacc/support/Log.h"
 
 namespace xacc::backend::mlir {
+
+using support::sha256;
+
+std::string diskCacheSha256Hex(const std::string& data) { return support::sha256Hex(data); }
 namespace {
 
 namespace fs = std::filesystem;

@@ -8,12 +8,17 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <string>
+#include <string_view>
 
-namespace xacc::backend::mlir {
+namespace xacc::support {
 
 std::array<uint8_t, 32> sha256(const void* data, size_t size);
 
 /// True when sha256 uses the CPU's SHA instructions.
 bool sha256Accelerated();
 
-}  // namespace xacc::backend::mlir
+/// Lowercase hex digest of `data`.
+std::string sha256Hex(std::string_view data);
+
+}  // namespace xacc::support

@@ -1,6 +1,7 @@
 // SHA-256 with the x86 SHA extensions (SHA256RNDS2, SHA256MSG1, SHA256MSG2),
-// else a portable implementation (no LLVM: the kernel cache's hit path runs
-// without libLLVM, Note [Kernel shared objects] in KernelCache.cpp). Written from FIPS 180-4 and Intel's instruction
+// else a portable implementation: the one SHA-256 of the project (the kernel
+// cache's entry check, whose hit path runs without libLLVM: Note [Kernel shared
+// objects] in KernelCache.cpp; Camel's `crypto` module). Written from FIPS 180-4 and Intel's instruction
 // descriptions; the constants were checked against their definition (integer
 // cube and square roots of the first primes), and the tests compare digests
 // with Python's hashlib (tests/python/backend/test_disk_cache.py).
@@ -12,19 +13,18 @@
 // W[4g..4g+3], M[g] = MSG2(MSG1(M[g-4], M[g-3]) + (W[4g-7..4g-4]), M[g-1]),
 // where MSG1 adds sigma0 of the following words and MSG2 adds sigma1 of
 // W[t-2] (computing the group's own first two words first).
-#include "Sha256.h"
+#include "xacc/support/Sha256.h"
 
 #include <cstring>
 #include <string>
 
-#include "xacc/backend/mlir/XpuBackend.h"
 
 #if defined(__x86_64__)
 #include <cpuid.h>
 #include <immintrin.h>
 #endif
 
-namespace xacc::backend::mlir {
+namespace xacc::support {
 namespace {
 
 alignas(16) constexpr uint32_t kRound[64] = {
@@ -164,7 +164,7 @@ std::array<uint8_t, 32> sha256(const void* data, size_t size) {
   return sha256With(compressPortable, bytes, size);
 }
 
-std::string diskCacheSha256Hex(const std::string& data) {
+std::string sha256Hex(std::string_view data) {
   static const char* digits = "0123456789abcdef";
   std::string hex;
   for (uint8_t b : sha256(data.data(), data.size())) {
@@ -174,4 +174,4 @@ std::string diskCacheSha256Hex(const std::string& data) {
   return hex;
 }
 
-}  // namespace xacc::backend::mlir
+}  // namespace xacc::support
