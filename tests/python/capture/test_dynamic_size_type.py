@@ -41,3 +41,24 @@ def test_shape_keeps_torch_size_type_over_batch_sizes(fn, capsys):
             assert type(g) is type(w) and g == w, (n, g, w)
     if fn is shapes:  # no break: the size change makes the dim dynamic once
         assert counters()["recompiles"] <= 2
+
+
+class SizeAttr(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.shape = torch.Size([2, 3])
+
+    def forward(self, x):
+        return x.view(self.shape) + 1, str(self.shape), repr(self.shape), type(self.shape)
+
+
+def test_size_attribute_used_as_a_constant_stays_torch_size():
+    # A torch.Size read from an attribute has constant items: used where a
+    # constant is needed (str, repr) it is the torch.Size, not a plain tuple.
+    reset()
+    m = SizeAttr()
+    jm = xacc.jit(m)
+    x = torch.randn(6)
+    got, want = jm(x), m(x)
+    assert torch.equal(got[0], want[0])
+    assert got[1:] == want[1:]

@@ -352,6 +352,13 @@ bool Translator::isConst(const VarRef& v) const {
   return false;
 }
 
+// A Size-flagged tuple's constant is a torch.Size (Note [Symbolic shapes keep
+// their type]): str(), repr() and type() of it are torch.Size's.
+static PyRef sizeTyped(const VarRef& v, PyRef t) {
+  if (!t || !v->torchSize) return t;
+  return PyRef::steal(PyObject_CallOneArg(pyTypes()->size, t.get()));
+}
+
 PyRef Translator::constOf(const VarRef& v) {
   switch (v->kind) {
     case Var::Kind::SymScalar:
@@ -371,9 +378,9 @@ PyRef Translator::constOf(const VarRef& v) {
         PyRef e = constOf(v->items[i]);
         if (!e) return {};
         PyTuple_SET_ITEM(t.get(), static_cast<Py_ssize_t>(i), e.release());
-        if (i + 1 == v->items.size()) return t;
+        if (i + 1 == v->items.size()) return sizeTyped(v, std::move(t));
       }
-      if (v->items.empty()) return t;
+      if (v->items.empty()) return sizeTyped(v, std::move(t));
       break;
     }
     default:
