@@ -6,7 +6,8 @@
 // it on meta tensors under the recorder's TorchDispatchMode and turns each ATen
 // op that reaches the mode into a GIR node (recorder.py). For the calls listed
 // in `table()` below that resolve to exactly one ATen op (a builtin torch
-// function, Tensor method or operator; positional arguments only; tensors that
+// function, Tensor method or operator, or matmul of two matrices, whose
+// CompositeImplicit kernel calls mm alone; positional arguments only; tensors that
 // are meta twins bound in `Recorder.vids`, Python bools, ints and floats), the
 // node is made here: the result's metadata comes from the op's C++ meta
 // function (runNativeMeta, Note [Native meta kernels] in AtenNativeMeta.cpp, the
@@ -54,15 +55,17 @@ std::atomic<bool> enabled{true};
 
 /// How the arguments of a call map onto the op's schema.
 enum class Form {
-  Unary,    ///< op.default(self)
+  Unary,    ///< op.default(self[, None...])
   Arith,    ///< op.Tensor(self, other[, alpha]); a number `other` is a wrapped number
   Compare,  ///< op.Tensor(self, other), or op.Scalar(self, other) for a number
+  Matmul,   ///< matmul of two matrices: its CompositeImplicit kernel calls mm.default(self, other) only
 };
 
 struct Entry {
   std::string op;     ///< ATen name: "add"
   Form form;
   bool numberFirst;   ///< `number op tensor` is `tensor op number` (the reflected method of + and *)
+  int nones = 0;      ///< trailing optional arguments left at None (sum's dtype)
 };
 
 /// Owner attribute -> entry, for the callables the translator hands to `record`.
@@ -78,11 +81,14 @@ const std::unordered_map<PyObject*, Entry>& table() {
       if (f && (PyCFunction_Check(f) || Py_TYPE(f) == &PyMethodDescr_Type)) (*m)[f] = std::move(e);
       else Py_XDECREF(f);
     };
-    for (const char* n : {"tanh", "exp", "log", "neg", "sigmoid", "rsqrt", "sqrt", "relu"}) {
+    for (const char* n : {"tanh", "exp", "log", "neg", "sigmoid", "rsqrt", "sqrt", "relu", "abs"}) {
       add(torch, n, {n, Form::Unary, false});
       add(tensor, n, {n, Form::Unary, false});
     }
     add(op, "neg", {"neg", Form::Unary, false});
+    add(torch, "sum", {"sum", Form::Unary, false, 1});  // one argument: sum.default(self, dtype=None)
+    add(tensor, "sum", {"sum", Form::Unary, false, 1});
+    for (PyObject* owner : {torch, tensor, op}) add(owner, "matmul", {"mm", Form::Matmul, false});
     for (const char* n : {"add", "sub", "mul", "div"}) {
       add(torch, n, {n, Form::Arith, false});
       add(tensor, n, {n, Form::Arith, false});
@@ -213,6 +219,8 @@ PyObject* record(PyObject* host, PyObject* fn, PyObject* args, PyObject* kwargs,
     if (!e.numberFirst || !a[1].tensor) return nullptr;
     std::swap(a[0], a[1]);  // Tensor.__radd__ / __rmul__: op(tensor, number)
   }
+  // matmul decomposes to mm only for two matrices (other ranks: views, bmm, ...).
+  if (e.form == Form::Matmul && (!a[1].tensor || a[0].t.dim() != 2 || a[1].t.dim() != 2)) return nullptr;
 
   // The op, its boxed arguments, operands and attributes.
   std::string overload = "default";
@@ -233,8 +241,10 @@ PyObject* record(PyObject* host, PyObject* fn, PyObject* args, PyObject* kwargs,
       stack.emplace_back(wrappedNumber(a[1].num));
       attrs.set("other", numberAttr(a[1].obj));
     }
+    if (e.form == Form::Matmul) overload = "default";
     if (e.op == "add" || e.op == "sub") stack.emplace_back(at::Scalar(int64_t{1}));  // alpha
   }
+  for (int i = 0; i < e.nones; ++i) stack.emplace_back();  // None
   try {
     if (!backend::aten::runNativeMeta("aten::" + e.op, overload, stack)) return nullptr;
   } catch (const std::exception&) {
