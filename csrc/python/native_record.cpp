@@ -6,8 +6,9 @@
 // it on meta tensors under the recorder's TorchDispatchMode and turns each ATen
 // op that reaches the mode into a GIR node (recorder.py). For the calls listed
 // in `table()` below that resolve to exactly one ATen op (a builtin torch
-// function, Tensor method or operator, or matmul of two matrices, whose
-// CompositeImplicit kernel calls mm alone; positional arguments only; tensors that
+// function, Tensor method or operator, or a composite whose kernel calls one
+// op for these arguments: matmul of two matrices (mm), softmax without dtype
+// (_softmax); positional arguments only; tensors that
 // are meta twins bound in `Recorder.vids`, Python bools, ints and floats), the
 // node is made here: the result's metadata comes from the op's C++ meta
 // function (runNativeMeta, Note [Native meta kernels] in AtenNativeMeta.cpp, the
@@ -59,6 +60,7 @@ enum class Form {
   Arith,    ///< op.Tensor(self, other[, alpha]); a number `other` is a wrapped number
   Compare,  ///< op.Tensor(self, other), or op.Scalar(self, other) for a number
   Matmul,   ///< matmul of two matrices: its CompositeImplicit kernel calls mm.default(self, other) only
+  Softmax,  ///< softmax.int(self, dim) without dtype: its CompositeImplicit kernel calls _softmax(self, dim, False)
 };
 
 struct Entry {
@@ -89,6 +91,7 @@ const std::unordered_map<PyObject*, Entry>& table() {
     add(torch, "sum", {"sum", Form::Unary, false, 1});  // one argument: sum.default(self, dtype=None)
     add(tensor, "sum", {"sum", Form::Unary, false, 1});
     for (PyObject* owner : {torch, tensor, op}) add(owner, "matmul", {"mm", Form::Matmul, false});
+    for (PyObject* owner : {torch, tensor}) add(owner, "softmax", {"_softmax", Form::Softmax, false});
     for (const char* n : {"add", "sub", "mul", "div"}) {
       add(torch, n, {n, Form::Arith, false});
       add(tensor, n, {n, Form::Arith, false});
@@ -193,6 +196,64 @@ bool plainState(PyObject* ctx, PyObject* rec) {
          PyDict_CheckExact(sym.get()) && PyDict_GET_SIZE(sym.get()) == 0 && shadow.get() == Py_None;
 }
 
+/// Runs the meta rule of aten::`op`.`overload` on `stack`, adds the node and
+/// binds its result as Recorder._record does; null when the rule declines or raises.
+PyObject* finish(PyObject* ctx, PyObject* rec, PyObject* vids, const std::string& op, const std::string& overload,
+                 torch::jit::Stack stack, std::vector<int> operands, ir::AttrDict attrs, PyObject* file, int line) {
+  try {
+    if (!backend::aten::runNativeMeta("aten::" + op, overload, stack)) return nullptr;
+  } catch (const std::exception&) {
+    return nullptr;  // the Python path raises or breaks as it did
+  }
+  if (stack.size() != 1 || !stack[0].isTensor()) return nullptr;
+  at::Tensor out = stack[0].toTensor();
+  ir::DType dtype;
+  if (!backend::aten::fromScalarType(out.scalar_type(), dtype)) return nullptr;
+
+  Ref device(attr(rec, "device"));
+  Ref builderObj(attr(ctx, "builder"));
+  Ref counts(attr(rec, "op_counts"));
+  Ref alive(attr(rec, "_alive"));
+  if (!device.get() || !PyUnicode_Check(device.get()) || !builderObj.get() || !counts.get() ||
+      !PyDict_CheckExact(counts.get()) || !alive.get() || !PyList_CheckExact(alive.get()))
+    return nullptr;
+  capture::GraphBuilder* b = nullptr;
+  try {
+    b = py::handle(builderObj.get()).cast<capture::GraphBuilder*>();
+  } catch (const std::exception&) {
+    PyErr_Clear();
+    return nullptr;
+  }
+  std::vector<ir::Dim> dims;
+  for (int64_t s : out.sizes()) dims.push_back(ir::Dim::fixed(s));
+  std::string gname = "aten." + op + "." + overload;
+  const char* f = file && PyUnicode_Check(file) ? PyUnicode_AsUTF8(file) : nullptr;
+  b->setLoc(f ? f : "<unknown>", static_cast<uint32_t>(line));
+  std::vector<int> ids;
+  std::string error;
+  if (!b->addOp(gname, operands, std::move(attrs), {ir::Type::tensor(dtype, dims, PyUnicode_AsUTF8(device.get()))},
+                ids, error) ||
+      ids.size() != 1)
+    return nullptr;  // nothing was added; the Python path breaks as it did
+
+  // What Recorder._record does after add_op: count the op, bind the result.
+  PyObject* result = THPVariable_Wrap(out);
+  if (!result) return nullptr;
+  Ref name(PyUnicode_FromString(gname.c_str()));
+  PyObject* c = PyDict_GetItemWithError(counts.get(), name.get());  // borrowed
+  Ref next(PyLong_FromLong(c ? PyLong_AsLong(c) + 1 : 1));
+  Ref key(PyLong_FromVoidPtr(result));
+  Ref vid(PyLong_FromLong(ids[0]));
+  if (PyDict_SetItem(counts.get(), name.get(), next.get()) < 0 || PyDict_SetItem(vids, key.get(), vid.get()) < 0 ||
+      PyList_Append(alive.get(), result) < 0) {
+    // Out of memory: the node stays (unbound, dead code for DCE) and the
+    // Python path records the call again.
+    Py_DECREF(result);
+    return nullptr;
+  }
+  return result;
+}
+
 PyObject* record(PyObject* host, PyObject* fn, PyObject* args, PyObject* kwargs, PyObject* file, int line) {
   if (kwargs && (!PyDict_Check(kwargs) || PyDict_GET_SIZE(kwargs) != 0)) return nullptr;
   if (!PyTuple_CheckExact(args)) return nullptr;
@@ -215,6 +276,15 @@ PyObject* record(PyObject* host, PyObject* fn, PyObject* args, PyObject* kwargs,
   Arg a[2];
   for (Py_ssize_t i = 0; i < n; ++i)
     if (!readArg(PyTuple_GET_ITEM(args, i), vids.get(), a[i])) return nullptr;
+  if (e.form == Form::Softmax) {  // (tensor, int dim): the dim is recorded as given
+    if (!a[0].tensor || a[1].tensor || !PyLong_CheckExact(a[1].obj)) return nullptr;
+    torch::jit::Stack stack{a[0].t, a[1].num.toLong(), false};
+    ir::AttrDict attrs;
+    attrs.set("dim", numberAttr(a[1].obj));
+    attrs.set("half_to_float", ir::Attr::boolean(false));
+    return finish(ctx.get(), rec.get(), vids.get(), e.op, "default", std::move(stack), {a[0].vid}, std::move(attrs),
+                  file, line);
+  }
   if (!a[0].tensor) {
     if (!e.numberFirst || !a[1].tensor) return nullptr;
     std::swap(a[0], a[1]);  // Tensor.__radd__ / __rmul__: op(tensor, number)
@@ -245,58 +315,8 @@ PyObject* record(PyObject* host, PyObject* fn, PyObject* args, PyObject* kwargs,
     if (e.op == "add" || e.op == "sub") stack.emplace_back(at::Scalar(int64_t{1}));  // alpha
   }
   for (int i = 0; i < e.nones; ++i) stack.emplace_back();  // None
-  try {
-    if (!backend::aten::runNativeMeta("aten::" + e.op, overload, stack)) return nullptr;
-  } catch (const std::exception&) {
-    return nullptr;  // the Python path raises or breaks as it did
-  }
-  if (stack.size() != 1 || !stack[0].isTensor()) return nullptr;
-  at::Tensor out = stack[0].toTensor();
-  ir::DType dtype;
-  if (!backend::aten::fromScalarType(out.scalar_type(), dtype)) return nullptr;
-
-  Ref device(attr(rec.get(), "device"));
-  Ref builderObj(attr(ctx.get(), "builder"));
-  Ref counts(attr(rec.get(), "op_counts"));
-  Ref alive(attr(rec.get(), "_alive"));
-  if (!device.get() || !PyUnicode_Check(device.get()) || !builderObj.get() || !counts.get() ||
-      !PyDict_CheckExact(counts.get()) || !alive.get() || !PyList_CheckExact(alive.get()))
-    return nullptr;
-  capture::GraphBuilder* b = nullptr;
-  try {
-    b = py::handle(builderObj.get()).cast<capture::GraphBuilder*>();
-  } catch (const std::exception&) {
-    PyErr_Clear();
-    return nullptr;
-  }
-  std::vector<ir::Dim> dims;
-  for (int64_t s : out.sizes()) dims.push_back(ir::Dim::fixed(s));
-  std::string gname = "aten." + e.op + "." + overload;
-  const char* f = file && PyUnicode_Check(file) ? PyUnicode_AsUTF8(file) : nullptr;
-  b->setLoc(f ? f : "<unknown>", static_cast<uint32_t>(line));
-  std::vector<int> ids;
-  std::string error;
-  if (!b->addOp(gname, operands, std::move(attrs), {ir::Type::tensor(dtype, dims, PyUnicode_AsUTF8(device.get()))},
-                ids, error) ||
-      ids.size() != 1)
-    return nullptr;  // nothing was added; the Python path breaks as it did
-
-  // What Recorder._record does after add_op: count the op, bind the result.
-  PyObject* result = THPVariable_Wrap(out);
-  if (!result) return nullptr;
-  Ref name(PyUnicode_FromString(gname.c_str()));
-  PyObject* c = PyDict_GetItemWithError(counts.get(), name.get());  // borrowed
-  Ref next(PyLong_FromLong(c ? PyLong_AsLong(c) + 1 : 1));
-  Ref key(PyLong_FromVoidPtr(result));
-  Ref vid(PyLong_FromLong(ids[0]));
-  if (PyDict_SetItem(counts.get(), name.get(), next.get()) < 0 || PyDict_SetItem(vids.get(), key.get(), vid.get()) < 0 ||
-      PyList_Append(alive.get(), result) < 0) {
-    // Out of memory: the node stays (unbound, dead code for DCE) and the
-    // Python path records the call again.
-    Py_DECREF(result);
-    return nullptr;
-  }
-  return result;
+  return finish(ctx.get(), rec.get(), vids.get(), e.op, overload, std::move(stack), std::move(operands),
+                std::move(attrs), file, line);
 }
 
 }  // namespace

@@ -42,6 +42,9 @@ CASES = {
     "matmul": ("x, y", """
     w = y.t().contiguous()
     return x @ w, torch.matmul(x, w), x.matmul(w), torch.tanh(x) @ w + 1, x @ y[0]"""),
+    "softmax": ("x, y", """
+    return torch.softmax(x, -1), x.softmax(0), torch.softmax(y, dim=1), x.half().softmax(1), \
+        (x * 2).softmax(-2) + y"""),
     "broadcast": ("x, y", """
     return x + y[0], x[:, :1] * y, x.sum() - y, torch.tanh(x.sum()) + 1"""),
 }
