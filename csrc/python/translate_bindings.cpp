@@ -17,6 +17,7 @@
 #include "../lib/capture/translate/CodegenImpl.h"
 #include "../lib/capture/translate/PyTypes.h"
 #include "../lib/capture/translate/Translator.h"
+#include "native_record.h"
 #include "xacc/capture/Guards.h"
 
 namespace py = pybind11;
@@ -72,6 +73,10 @@ public:
   }
   tr::PyRef record(PyObject* fn, PyObject* args, PyObject* kwargs, std::string& code,
                    std::string& detail) override {
+    // Note [Records made in C++]: the calls native_record.cpp reproduces exactly
+    // never reach the host.
+    if (PyObject* r = xacc::python::nativeRecord(host_.ptr(), fn, args, kwargs, file_, line_))
+      return tr::PyRef::steal(r);
     PyObject* r = PyObject_CallMethod(host_.ptr(), "record", "OOOOi", fn, args, kwargs ? kwargs : Py_None,
                                       file_ ? file_ : Py_None, line_);
     if (!r) takeError(code, detail);
@@ -500,6 +505,7 @@ size_t sweepResumeRegistry() {
 }
 
 void bindTranslate(py::module_& c) {
+  xacc::python::bindNativeRecord(c);
   c.def(
       "graph_breaks",
       [] {

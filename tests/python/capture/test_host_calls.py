@@ -67,8 +67,13 @@ def test_plain_capture_asks_no_escape_check_and_no_value_lookup(host_calls):
     torch.testing.assert_close(got, twenty_ops(x, w, b))
     assert host_calls["check_escape"] == 0, dict(host_calls)
     assert host_calls["value_of"] == 0, dict(host_calls)
-    # What remains: one tensor_input per input and one record per torch call.
+    # What remains: one tensor_input per input and one record per torch call
+    # the C++ recorder does not take (Note [Records made in C++] in
+    # csrc/python/native_record.cpp): linear, mean, transpose, contiguous,
+    # view, max; relu, tanh, sigmoid, exp, abs, softmax, the arithmetic, the
+    # sums and the matrix product (19 calls) never reach the host. 28 calls before it.
     assert host_calls["tensor_input"] == 3, dict(host_calls)
+    assert host_calls["record"] <= 6, dict(host_calls)
     assert sum(host_calls.values()) == host_calls["tensor_input"] + host_calls["record"], dict(host_calls)
 
 

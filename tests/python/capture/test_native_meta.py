@@ -89,6 +89,16 @@ CASES = [
     (A.sum.dim_IntList, lambda: (T(2, 3, dtype=b8), [1], True), {"dtype": f32}),
     (A.mean.dim, lambda: (T(2, 3, 4), [-1], True), {}),
     (A.mean.dim, lambda: (T(2, 3, dtype=i64), [0]), {}),  # raises
+    (A.abs.default, lambda: (T(3, 2, t=True),), {}),
+    (A.abs.default, lambda: (T(2, 3, dtype=i64),), {}),
+    (A.abs.default, lambda: (T(2, 3).to(torch.uint8),), {}),
+    (A.abs.default, lambda: (T(2, 3, dtype=b8),), {}),  # raises (declined)
+    (A.abs.default, lambda: (T(2, 3).to(torch.complex64),), {}, "declined"),
+    (A.sum.default, lambda: (T(3, 2, t=True),), {}),
+    (A.sum.default, lambda: (T(2, 3, dtype=i64),), {}),
+    (A.sum.default, lambda: (T(2, 3, dtype=b8),), {}),
+    (A.sum.default, lambda: (T(2, 3, dtype=f16),), {"dtype": torch.float64}),
+    (A.sum.default, lambda: (T(0, 3),), {}),
     (A.mean.default, lambda: (T(2, 3),), {}),
     (A.mean.default, lambda: (T(2, 3, dtype=f16),), {"dtype": f32}),
     (A.gather.default, lambda: (T(3, 4), 1, torch.zeros(3, 2, dtype=i64)), {}),

@@ -160,6 +160,18 @@ const std::unordered_map<std::string, Entry>& rules() {
          if (t(a, 0).scalar_type() == at::kBool) return false;
          return push(o, at::meta::clamp_min(t(a, 0), 0));
        }}},
+      // abs's CPU kernel fills a unary TensorIterator's output, sized and
+      // strided as neg's (also a unary TensorIterator op); bool (no kernel) and
+      // complex (a real result) are declined.
+      {"aten::abs.default", {1, [](Args a, torch::jit::Stack& o) {
+         if (t(a, 0).scalar_type() == at::kBool || at::isComplexType(t(a, 0).scalar_type())) return false;
+         return push(o, at::meta::neg(t(a, 0)));
+       }}},
+      // sum(self, dtype) is sum over every dim: sum.dim_IntList with an empty dim list.
+      {"aten::sum.default", {2, [](Args a, torch::jit::Stack& o) {
+         return push(o, at::meta::sum(t(a, 0), at::OptionalIntArrayRef(at::IntArrayRef{}), false,
+                                      a[1].toOptional<at::ScalarType>()));
+       }}},
       {"aten::amax.default", {3, [](Args a, torch::jit::Stack& o) {
          return push(o, at::meta::amax(t(a, 0), a[1].toIntVector(), a[2].toBool()));
        }}},
