@@ -687,12 +687,16 @@ bool Translator::unpack(const VarRef& v, std::vector<VarRef>& out) {
       // of its own): in a translation with dynamic dims (the plan's, asked
       // first), a dim 0 that depends on one falls back to static shapes, as a
       // size used as a plain number does (Note [Symbolic sizes]).
-      std::string code, detail;
-      PyRef dyn = host_.call("dynamic_shapes", PyRef::steal(PyTuple_New(0)).get(), code, detail);
-      if (!dyn) return fail(GB::Internal, "dynamic_shapes: " + detail);
-      if (PyObject_IsTrue(dyn.get()) && PyObject_Size(v->obj.get()) < 0) {
+      if (dynamicShapes_ < 0) {
+        std::string code, detail;
+        PyRef dyn = host_.call("dynamic_shapes", PyRef::steal(PyTuple_New(0)).get(), code, detail);
+        if (!dyn) return fail(GB::Internal, "dynamic_shapes: " + detail);
+        dynamicShapes_ = PyObject_IsTrue(dyn.get());
+        if (dynamicShapes_ < 0) return failPy(GB::Internal, "dynamic_shapes");
+      }
+      if (dynamicShapes_ && PyObject_Size(v->obj.get()) < 0) {
         PyErr_Clear();  // a 0-d tensor has no items: unbind raises as eager does
-      } else if (PyObject_IsTrue(dyn.get())) {
+      } else if (dynamicShapes_) {
         VarRef n = record(pyTypes()->len, {v}, {});
         if (!n || (concrete(n), failed())) return false;
       }
