@@ -105,6 +105,24 @@ class Expr:
             return self if kind == "//" else Expr.const(0)
         return Expr({((kind, self, kc),): 1})
 
+    def exact_div(self, d: "Expr") -> "Expr | None":
+        """`self / d` when `d` is one term (`c * s0 * ...`) dividing every term
+        of `self` exactly, else None."""
+        if len(d.terms) != 1:
+            return None
+        (dm, dc), = d.terms.items()
+        t: dict[Monomial, int] = {}
+        for m, c in self.terms.items():
+            rest = list(m)
+            for a in dm:
+                if a not in rest:
+                    return None
+                rest.remove(a)
+            if c % dc:
+                return None
+            t[tuple(rest)] = c // dc
+        return Expr(t)
+
     def eval(self, env: dict[str, int]) -> int:
         total = 0
         for m, c in self.terms.items():
@@ -152,6 +170,8 @@ ARITH: dict[str, Any] = {
 NOT_COPIES = frozenset({"slice", "slice_scatter", "diagonal", "diag", "diag_embed", "as_strided",
                         "as_strided_scatter", "narrow", "unfold", "tril_indices", "triu_indices"})
 
+_VIEWS = frozenset({"view", "_unsafe_view", "reshape"})
+
 # ATen ops whose result shape is their int-list argument `size` (-1: the operand's
 # dim for `expand`, inferred from the numel for a view: unknown).
 SIZE_ARG = frozenset({"view", "_unsafe_view", "reshape", "expand", "new_empty", "new_zeros", "new_ones",
@@ -175,6 +195,17 @@ def result_dims(name: str, attrs: dict, arg: Callable[[str], "Expr | None"], ope
             off = len(real) - len(first)
             es = [first[i - off] if attrs["size"][i] == -1 and i >= off else e for i, e in enumerate(es)]
         out = [None if a == -1 else e for a, e in zip(attrs["size"], es)]
+        if name in _VIEWS and attrs["size"].count(-1) == 1 and first is not None and \
+                all(e is not None for e in first):
+            # The -1 of a view: the operand's numel over the product of the other sizes.
+            numel, rest = Expr.const(1), Expr.const(1)
+            for e in first:
+                numel = numel * e
+            known = [e for a, e in zip(attrs["size"], out) if a != -1]
+            if all(e is not None for e in known):
+                for e in known:
+                    rest = rest * e
+                out[attrs["size"].index(-1)] = numel.exact_div(rest)
     elif name == "slice" and first is not None and len(first) == len(real):
         out = list(first)
         d = attrs.get("dim", 0) % len(real)
