@@ -110,9 +110,27 @@ class State:
                 self.tree.dims_equal(node, first[1], node, d, sym)
         return vid
 
+    def add_size_input(self, node: int, value: int) -> int:
+        """An int argument that is a size of its own (Note [Size arguments]):
+        an `i64` graph input with a symbol like a dynamic dim's, guarded >= 2
+        and equal to the dims and ints that share its symbol."""
+        sym = self.plan.symbol(value)
+        vid = self.builder.add_input("i64", f"in{len(self.inputs)}")
+        self.inputs.append(node)
+        self.symvals[vid] = (value, self.plan.perturb(value))
+        self.exprs[vid] = Expr.symbol(sym)
+        self.tree.dim_relation(node, -1, ">=", -1, 0, 2, f"{sym} >= 2")
+        first = self.sym_dims.setdefault(sym, (vid, -1, node))
+        if first[0] != vid:
+            self.tree.dims_equal(first[2], first[1], node, -1, sym)
+        return vid
+
     # -- symbolic sizes -------------------------------------------------------
     def size_node(self, vid: int, dim: int, real: int, shadow: int) -> int:
-        """`aten.sym_size.int` of graph value `vid` (one node per tensor and dim)."""
+        """`aten.sym_size.int` of graph value `vid` (one node per tensor and
+        dim); dim -1: `vid` is a size argument itself."""
+        if dim < 0:
+            return vid
         n = self._size_nodes.get((vid, dim))
         if n is None:
             (n,) = self.builder.add_op("aten.sym_size.int", [vid], {"dim": dim}, ["i64"])
@@ -378,6 +396,35 @@ class Host:
         if shape[d] != r:
             return None
         return SymSize(r, ctx.size_node(vid, d, r, s))
+
+    def size_argument(self, node: int, value: int) -> Any:
+        """An int argument of a translation with dynamic dims.
+
+        Note [Size arguments]
+        ~~~~~~~~~~~~~~~~~~~~~
+        A size carried across a graph break (`s = x.shape; print(s); x.view(s[0], -1)`)
+        reaches the resume function as int arguments, not as a dim of a tensor.
+        Such an int keeps a size history like a dim's (dynamic.Plan.int_dynamic):
+        once its value changed (or, in a fragment's first compile, when it has the
+        size of the group's dynamic-dim decision) it is a size of its own: the
+        shadow run sees its value times its symbol's prime, the real run a
+        symbolic size whose graph value is an `i64` input with the symbol's
+        expression (Note [Size expressions] in symexpr.py), guarded >= 2 and equal
+        to the dims sharing its symbol. Everything else is as for a dim: using it
+        as a plain number falls back to static shapes.
+        Only fragments (Note [Fragment groups] in dynamic.py) do this: an int
+        argument of the user's own function stays a symbolic number (scalars.py).
+        Returns None (an ordinary int argument), the shadow run's value, or a SymSize."""
+        ctx = self.ctx
+        if ctx.plan is None:
+            return None
+        path = ctx.tree.path(node)
+        if not path.startswith("L[") or not ctx.plan.int_dynamic(value, path) or not ctx.dyn_active:
+            return None
+        if ctx.shadow_run:
+            ctx.plan.symbol(value)
+            return ctx.plan.perturb(value)
+        return SymSize(value, ctx.add_size_input(node, value))
 
     def dynamic_shapes(self) -> bool:
         """Whether this translation has dynamic dims (the shadow run, or the

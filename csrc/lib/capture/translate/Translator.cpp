@@ -229,6 +229,24 @@ VarRef Translator::wrap(PyObject* value, const SourceRef& source) {
   }
   if ((PyLong_CheckExact(value) || PyFloat_CheckExact(value)) && opts_.symbolicScalars && argumentItem(source)) {
     guardType(source, value);
+    if (PyLong_CheckExact(value)) {
+      // An int argument of a resume function or loop body keeps a size history;
+      // once it changed like a dim, a symbolic size of its own (Note [Size arguments]).
+      std::string code, detail;
+      PyObject* args = Py_BuildValue("(iO)", node(source), value);
+      PyRef r = args ? host_.call("size_argument", args, code, detail) : PyRef();
+      Py_XDECREF(args);
+      if (!r) {
+        fail(GB::Internal, "size_argument: " + detail);
+        return nullptr;
+      }
+      if (PyLong_CheckExact(r.get())) return makeConst(r);  // the shadow run: its perturbed value
+      if (r.get() != Py_None) {
+        VarRef v = fromPython(r.get());
+        if (v) v->source = source;
+        return v;
+      }
+    }
     return makeVar(Var::Kind::SymScalar, PyRef::borrow(value), source);
   }
   if (isConstType(value, T)) {
