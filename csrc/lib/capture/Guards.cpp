@@ -403,13 +403,26 @@ bool GuardTree::check(const FrameView& view, PyObject** resolved, std::string* w
     }
   }
   for (const DimEq& e : dimEqs_) {
-    // Both nodes carry tensor leaves, checked above: plain tensors of enough rank.
+    // Both nodes carry tensor leaves (or, for dim -1, an int's type leaf),
+    // checked above: plain tensors of enough rank, exact ints. Dim -1 stands
+    // for the node's own value, an int (Note [Size arguments] in host.py).
     PyObject* a = resolved[e.a];
     PyObject* b = e.b >= 0 ? resolved[e.b] : nullptr;
-    bool ok = THPVariable_Check(a) && (e.b < 0 || THPVariable_Check(b));
+    auto sizeOk = [](PyObject* o, int dim) { return dim < 0 ? PyLong_CheckExact(o) : THPVariable_Check(o); };
+    auto sizeOf = [](PyObject* o, int dim) {
+      return dim < 0 ? static_cast<int64_t>(PyLong_AsLongLong(o)) : THPVariable_Unpack(o).size(dim);
+    };
+    bool ok = sizeOk(a, e.dimA) && (e.b < 0 || sizeOk(b, e.dimB));
+    int64_t x = 0, y = 0;
     if (ok) {
-      int64_t x = THPVariable_Unpack(a).size(e.dimA);
-      int64_t y = e.b >= 0 ? THPVariable_Unpack(b).size(e.dimB) : e.value;
+      x = sizeOf(a, e.dimA);
+      y = e.b >= 0 ? sizeOf(b, e.dimB) : e.value;
+      if (PyErr_Occurred()) {  // an int too large for int64: no size
+        PyErr_Clear();
+        ok = false;
+      }
+    }
+    if (ok) {
       switch (e.op) {
         case DimEq::Op::None:
         case DimEq::Op::Eq: ok = x == y; break;
@@ -455,13 +468,15 @@ std::vector<GuardTree::DimGuard> GuardTree::dimGuards() const {
 }
 
 std::string GuardTree::dimEqText(const DimEq& e) const {
+  // Dim -1: the node is an int (a size argument, Note [Size arguments] in host.py).
+  auto size = [&](int node, int dim) {
+    return dim < 0 ? path(node) : path(node) + ".size(" + std::to_string(dim) + ")";
+  };
   if (e.op != DimEq::Op::None) {
-    std::string rhs = e.b >= 0 ? path(e.b) + ".size(" + std::to_string(e.dimB) + ")" : std::to_string(e.value);
-    return path(e.a) + ".size(" + std::to_string(e.dimA) + ") " + kDimOpNames[static_cast<int>(e.op)] + " " + rhs +
-           " (" + e.symbol + ")";
+    std::string rhs = e.b >= 0 ? size(e.b, e.dimB) : std::to_string(e.value);
+    return size(e.a, e.dimA) + " " + kDimOpNames[static_cast<int>(e.op)] + " " + rhs + " (" + e.symbol + ")";
   }
-  return path(e.a) + ".size(" + std::to_string(e.dimA) + ") == " + path(e.b) + ".size(" + std::to_string(e.dimB) +
-         ") (both are " + e.symbol + ")";
+  return size(e.a, e.dimA) + " == " + size(e.b, e.dimB) + " (both are " + e.symbol + ")";
 }
 
 void GuardTree::release(PyObject** resolved) const {

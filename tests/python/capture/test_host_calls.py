@@ -109,3 +109,16 @@ def test_made_leaf_leaving_still_breaks_with_escape_checks_on(host_calls):
     assert out[0].is_leaf and out[0].requires_grad and not out[1].is_leaf
     assert counters()["breaks"] >= 1
     assert host_calls["check_escape"] >= 1, dict(host_calls)
+
+
+def unpacks_rows(x):
+    a, b, c, d = x  # an unpack iterates the tensor: whether its item count may be dynamic is asked once
+    e, f, g, h = x * 2
+    i, j, k, m = x.t()
+    return a * b - c * d + e * f - g * h, i + j + k + m
+
+
+def test_unpacking_tensors_asks_for_dynamic_shapes_once(host_calls):
+    compare_call(unpacks_rows, jit(unpacks_rows), (torch.randn(4, 4),))
+    assert counters()["breaks"] == 0, counters()
+    assert host_calls["dynamic_shapes"] == 1, dict(host_calls)

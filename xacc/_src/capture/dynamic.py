@@ -161,6 +161,7 @@ class Plan:
         self.symbols: dict[int, str] = {}  # size -> symbol
         self.seen: dict[tuple, tuple[int, ...]] = {}
         self.dims: dict[tuple, set[int]] = {}
+        self.ints: set = set()  # idents of int arguments (int_dynamic)
 
     def dims_for(self, value: torch.Tensor, ident: Any) -> list[int]:
         """Dynamic dims of an argument-rooted tensor known by `ident`."""
@@ -170,6 +171,31 @@ class Plan:
             # serves modules of several shapes, which is no size changing.
             self.dims[ident] = set()
             return []
+        cand = self._candidates(ident, sizes)
+        if self.all:
+            n = len(sizes)
+            cand = set(range(n)) if self.all == "all" else set(range(n - 1)) if self.all == "lead" else {0} & set(range(n))
+        self.dims[ident] = cand
+        if not value.is_contiguous():
+            # Only broadcast dims (stride 0, from `expand`): no other stride depends on them.
+            strides = value.stride()
+            return sorted(i for i in cand if sizes[i] >= 2 and strides[i] == 0)
+        return sorted(i for i in cand if sizes[i] >= 2)
+
+    def int_dynamic(self, value: int, ident: Any) -> bool:
+        """Whether int argument `ident` of a fragment is a size of its own in
+        this compile (Note [Size arguments] in host.py): its history is that of a 1-d
+        tensor's dim, so it is dynamic once its value changed (or, in a
+        fragment's first compile, when it has the size of the group's decision)."""
+        if _is_state(ident) or not self.state.fragment:
+            return False
+        cand = self._candidates(ident, (value,))
+        self.dims[ident] = cand
+        self.ints.add(ident)
+        return 0 in cand and value >= 2
+
+    def _candidates(self, ident: Any, sizes: tuple[int, ...]) -> set[int]:
+        """Records `sizes` of `ident` and returns its candidate dynamic dims."""
         self.seen[ident] = sizes
         prev = self.state.seen.get(ident)
         cand = set(self.state.dyn.get(ident, ()))
@@ -186,15 +212,7 @@ class Plan:
             if extra - cand:
                 self.inherited = True
                 cand |= extra
-        if self.all:
-            n = len(sizes)
-            cand = set(range(n)) if self.all == "all" else set(range(n - 1)) if self.all == "lead" else {0} & set(range(n))
-        self.dims[ident] = cand
-        if not value.is_contiguous():
-            # Only broadcast dims (stride 0, from `expand`): no other stride depends on them.
-            strides = value.stride()
-            return sorted(i for i in cand if sizes[i] >= 2 and strides[i] == 0)
-        return sorted(i for i in cand if sizes[i] >= 2)
+        return cand
 
     def any_candidates(self) -> bool:
         """Whether a shadow run may find dynamic dims: dynamic=True, a recompile,
@@ -235,7 +253,9 @@ class Plan:
         group already made (Note [Fragment groups]): sizes changed, every changed dim is
         dynamic in this compile (`used`: the shadow run's dims were used), and
         the group decided each of those size changes before. Call before commit()."""
-        ch = self.changes()
+        # An int argument's change (`2 * n` carried across the break) need not be
+        # one the group decided: the tensors' changes say whether this follows.
+        ch = {k: v for k, v in self.changes().items() if k not in self.ints}
         if not used or not ch or not self.state.fragment:
             return False
         g = self.state.group

@@ -21,6 +21,7 @@ import torch
 
 from xacc._C import capture as C
 from xacc._src.capture import dynamic, scalars
+from xacc._src.capture.symexpr import ARITH as _ARITH_EXPR, Expr, result_dims
 from xacc._src.capture.breaks import GraphBreak
 from xacc._src.capture.recorder import Recorder, meta_like, tensor_type
 
@@ -61,6 +62,10 @@ class State:
         self.shadow_reads: list | None = None
         self.symvals: dict[int, tuple] = {}
         self.constvals: dict[int, Any] = {}
+        # Their exact expressions where known, and the dims of tensor values
+        # (Note [Size expressions] in symexpr.py).
+        self.exprs: dict[int, Expr] = {}
+        self.dim_exprs: dict[int, list] = {}
         self.sym_dims: dict[str, tuple[int, int, int]] = {}  # symbol -> (input value id, dim, guard node)
         self._size_nodes: dict[tuple, int] = {}
         self.size_relations: set[tuple] = set()  # guards from branches on sizes (Host.size_compare)
@@ -69,6 +74,9 @@ class State:
             self.rec.pairs = plan.pairs()
             self.shadow_reads = shadow.reads
             self.rec.resolver = self.resolve_size
+            self.rec.dims = self
+            self.env = ({s: a for a, s in plan.symbols.items()},
+                        {s: plan.perturb(a) for a, s in plan.symbols.items()})
 
     def const_index(self, obj: Any) -> int:
         for i, c in enumerate(self.consts):
@@ -90,6 +98,7 @@ class State:
             self.tree.leaf_tensor(node, t, list(dims))
         dyn = {d: self.plan.symbol(int(t.shape[d])) for d in dims}
         vid = self.builder.add_input(tensor_type(t, self.device, dyn), f"in{len(self.inputs)}")
+        self.dim_exprs[vid] = [Expr.symbol(dyn[d]) if d in dyn else Expr.const(int(n)) for d, n in enumerate(t.shape)]
         self.inputs.append(node)
         self.input_vids.add(vid)
         for d, sym in dyn.items():
@@ -101,51 +110,149 @@ class State:
                 self.tree.dims_equal(node, first[1], node, d, sym)
         return vid
 
+    def add_size_input(self, node: int, value: int) -> int:
+        """An int argument that is a size of its own (Note [Size arguments]):
+        an `i64` graph input with a symbol like a dynamic dim's, guarded >= 2
+        and equal to the dims and ints that share its symbol."""
+        sym = self.plan.symbol(value)
+        vid = self.builder.add_input("i64", f"in{len(self.inputs)}")
+        self.inputs.append(node)
+        self.symvals[vid] = (value, self.plan.perturb(value))
+        self.exprs[vid] = Expr.symbol(sym)
+        self.tree.dim_relation(node, -1, ">=", -1, 0, 2, f"{sym} >= 2")
+        first = self.sym_dims.setdefault(sym, (vid, -1, node))
+        if first[0] != vid:
+            self.tree.dims_equal(first[2], first[1], node, -1, sym)
+        return vid
+
     # -- symbolic sizes -------------------------------------------------------
     def size_node(self, vid: int, dim: int, real: int, shadow: int) -> int:
-        """`aten.sym_size.int` of graph value `vid` (one node per tensor and dim)."""
+        """`aten.sym_size.int` of graph value `vid` (one node per tensor and
+        dim); dim -1: `vid` is a size argument itself."""
+        if dim < 0:
+            return vid
         n = self._size_nodes.get((vid, dim))
         if n is None:
             (n,) = self.builder.add_op("aten.sym_size.int", [vid], {"dim": dim}, ["i64"])
             self._size_nodes[(vid, dim)] = n
             self.symvals[n] = (real, shadow)
+            dims = self.dim_exprs.get(vid)
+            if dims is not None and dims[dim] is not None:
+                self.exprs[n] = dims[dim]
         return n
+
+    def note_result(self, name: str, attrs: dict, resolved: dict, operands: list[int], vid: int,
+                    real: list[int], shadow: list[int]) -> None:
+        """Records the dim expressions of tensor value `vid`, the first result
+        of ATen op `name` (symexpr.result_dims; `resolved`: Recorder._resolve_sizes)."""
+        def arg(p: str) -> Any:
+            r, v = resolved.get(p), attrs.get(p)
+            if isinstance(r, list):
+                return [Expr.const(e) if k == "c" else self.exprs.get(e) for k, e in r]
+            if r is not None:
+                return self.exprs.get(r)
+            if isinstance(v, list):
+                return [Expr.const(e) if type(e) is int else None for e in v]
+            return Expr.const(v) if type(v) is int else None
+        ops = [self.dim_exprs.get(o) for o in operands]
+        self.dim_exprs[vid] = result_dims(name, attrs, arg, ops, real, shadow, self.pair_of)
+
+    def pair_of(self, e: Expr) -> tuple[int, int]:
+        """The values of expression `e` in the real and the shadow run."""
+        return e.eval(self.env[0]), e.eval(self.env[1])
 
     def resolve_size(self, real: int, shadow: int) -> int | None:
         """The graph value of an ATen int argument that is `real` here and
-        `shadow` in the shadow run: a symbolic size computed by the code with
-        the same pair of values, else a dynamic input dim or a product of two."""
+        `shadow` in the shadow run, when the pair names one size exactly (Note
+        [Size expressions] in symexpr.py): the sizes the code computed with
+        that pair all have one expression, which is a form the pair identifies
+        (Expr.identifies) or one no such form shares the pair with (`b * b`
+        has the pair of `12 * b - 32` at b = 4); when the code computed none,
+        a dynamic dim times a constant or a product of two dims (no two of
+        these share a pair: the primes differ). None otherwise (the frame
+        compiles static)."""
+        known: dict[Expr, int] = {}
+        unknown = set()
         for vid, pair in self.symvals.items():
             if pair == (real, shadow):
-                return vid
-        pairs = self.plan.pairs()
-        sym = pairs.get((real, shadow))
-        if sym is not None and sym in self.sym_dims:
-            v, d, _ = self.sym_dims[sym]
-            return self.size_node(v, d, real, shadow)
-        items = [(p, self.sym_dims[s]) for p, s in pairs.items() if s in self.sym_dims]
-        for pa, (va, da, _) in items:
-            # A dynamic dim times a constant k >= 2 (the same k in both runs:
-            # `x.size(0) * 32` as a decomposition's `arange` end, ...).
-            if real % pa[0] == 0 and shadow % pa[1] == 0 and real // pa[0] == shadow // pa[1] >= 2:
-                a = self.size_node(va, da, *pa)
-                k = self.ctx_const(real // pa[0])
-                (n,) = self.builder.add_op("arith.mul", [a, k], {}, ["i64"])
-                self.symvals[n] = (real, shadow)
-                return n
-        for i, (pa, (va, da, _)) in enumerate(items):
-            for pb, (vb, db, _) in items[i:]:
-                if (pa[0] * pb[0], pa[1] * pb[1]) == (real, shadow):
-                    a = self.size_node(va, da, *pa)
-                    b = self.size_node(vb, db, *pb)
-                    (n,) = self.builder.add_op("arith.mul", [a, b], {}, ["i64"])
-                    self.symvals[n] = (real, shadow)
-                    return n
+                e = self.exprs.get(vid)
+                if e is None:
+                    unknown.add(vid)
+                else:
+                    known.setdefault(e, vid)
+        if unknown:
+            # Named by its own graph value only when nothing else has the pair.
+            return unknown.pop() if len(unknown) == 1 and not known and not self._forms(real, shadow, True) \
+                else None
+        if len(known) == 1:
+            (e, vid), = known.items()
+            return vid if e.identifies() or all(f == e for f in self._forms(real, shadow, True)) else None
+        forms = self._forms(real, shadow, False)
+        if known or len(forms) != 1:
+            return None
+        return self._build(forms[0], real, shadow)
+
+    def _forms(self, real: int, shadow: int, affine: bool) -> list[Expr]:
+        """The forms over this frame's dynamic dims whose values are (real,
+        shadow): `c*s + d` (`c*s` unless `affine`) and `c*s*t`, without repeats."""
+        syms = [s for s in self.env[0] if s in self.sym_dims]
+        out: list[Expr] = []
+        for s in syms:
+            n, m = self.env[0][s], self.env[1][s]
+            c, r = divmod(shadow - real, m - n)  # c*s + d through both points
+            if r == 0 and (affine or real == c * n):
+                e = Expr.const(c) * Expr.symbol(s) + Expr.const(real - c * n)
+                if e.terms and e not in out:
+                    out.append(e)
+        for i, a in enumerate(syms):
+            for b in syms[i + 1:]:
+                na, nb = self.env[0][a], self.env[0][b]
+                ma, mb = self.env[1][a], self.env[1][b]
+                if real % (na * nb) == 0 and shadow * (na * nb) == real * ma * mb:
+                    e = Expr.const(real // (na * nb)) * Expr.symbol(a) * Expr.symbol(b)
+                    if e not in out:
+                        out.append(e)
+        return out
+
+    def _build(self, e: Expr, real: int, shadow: int) -> int | None:
+        """Graph nodes computing identifiable form `e` from the input dims."""
+        acc = None
+        for m, c in sorted(e.terms.items(), key=repr):
+            ids = [self.size_node(*self.sym_dims[s][:2], *self.pair_of(Expr.symbol(s))) for s in m]
+            if c != 1 or not ids:
+                ids.append(self.ctx_const(c))
+            term = ids[0]
+            for o in ids[1:]:
+                term = self.arith("arith.mul", [term, o], "i64")
+            acc = term if acc is None else self.arith("arith.add", [acc, term], "i64")
+        if acc is not None and self.symvals.get(acc) == (real, shadow):
+            self.exprs[acc] = e
+            return acc
         return None
 
     def ctx_const(self, value: int) -> int:
         vid = self.builder.add_const(value, "i64")
         self.constvals[vid] = value
+        self.exprs[vid] = Expr.const(value)
+        return vid
+
+    def arith(self, op: str, operands: list[int], rtype: str) -> int:
+        """An `arith.*` node; on sizes, its values in both runs and its
+        expression (see resolve_size)."""
+        (vid,) = self.builder.add_op(op, operands, {}, [rtype])
+        if self.symvals and any(o in self.symvals for o in operands):
+            vals = [self.symvals.get(o) or ((self.constvals[o],) * 2 if o in self.constvals else None)
+                    for o in operands]
+            if all(v is not None for v in vals):
+                try:
+                    self.symvals[vid] = tuple(_ARITH[op](*(v[k] for v in vals)) for k in (0, 1))
+                except (KeyError, ArithmeticError):
+                    pass
+            es = [self.exprs.get(o) for o in operands]
+            if op in _ARITH_EXPR and all(e is not None for e in es):
+                e = _ARITH_EXPR[op](*es)
+                if e is not None:
+                    self.exprs[vid] = e
         return vid
 
     def set_grad(self, enabled: bool) -> None:
@@ -277,12 +384,47 @@ class Host:
         elif fn in (torch.Tensor.numel, torch.Tensor.nelement) and len(args) == 1:
             (n,) = ctx.builder.add_op("aten.sym_numel.default", [vid], {}, ["i64"])
             ctx.symvals[n] = (r, s)
+            dims = ctx.dim_exprs.get(vid)
+            if dims is not None and all(e is not None for e in dims):
+                prod = Expr.const(1)
+                for e in dims:
+                    prod = prod * e
+                ctx.exprs[n] = prod
             return SymSize(r, n)
         else:
             return None
         if shape[d] != r:
             return None
         return SymSize(r, ctx.size_node(vid, d, r, s))
+
+    def size_argument(self, node: int, value: int) -> Any:
+        """An int argument of a translation with dynamic dims.
+
+        Note [Size arguments]
+        ~~~~~~~~~~~~~~~~~~~~~
+        A size carried across a graph break (`s = x.shape; print(s); x.view(s[0], -1)`)
+        reaches the resume function as int arguments, not as a dim of a tensor.
+        Such an int keeps a size history like a dim's (dynamic.Plan.int_dynamic):
+        once its value changed (or, in a fragment's first compile, when it has the
+        size of the group's dynamic-dim decision) it is a size of its own: the
+        shadow run sees its value times its symbol's prime, the real run a
+        symbolic size whose graph value is an `i64` input with the symbol's
+        expression (Note [Size expressions] in symexpr.py), guarded >= 2 and equal
+        to the dims sharing its symbol. Everything else is as for a dim: using it
+        as a plain number falls back to static shapes.
+        Only fragments (Note [Fragment groups] in dynamic.py) do this: an int
+        argument of the user's own function stays a symbolic number (scalars.py).
+        Returns None (an ordinary int argument), the shadow run's value, or a SymSize."""
+        ctx = self.ctx
+        if ctx.plan is None:
+            return None
+        path = ctx.tree.path(node)
+        if not path.startswith("L[") or not ctx.plan.int_dynamic(value, path) or not ctx.dyn_active:
+            return None
+        if ctx.shadow_run:
+            ctx.plan.symbol(value)
+            return ctx.plan.perturb(value)
+        return SymSize(value, ctx.add_size_input(node, value))
 
     def dynamic_shapes(self) -> bool:
         """Whether this translation has dynamic dims (the shadow run, or the
@@ -291,42 +433,46 @@ class Host:
         return self.ctx.dyn_active
 
     def size_concrete(self, vid: int) -> int:
-        """Whether symbolic size `vid` has the same value in the shadow run."""
-        pair = self.ctx.symvals.get(vid)
-        return int(pair is not None and pair[0] == pair[1])
+        """Whether symbolic size `vid` is a constant: its expression has no
+        dynamic dim (Note [Size expressions] in symexpr.py; having the same
+        value in the shadow run is not enough: `(b - 4) * (b - 8)` at b = 4)."""
+        e = self.ctx.exprs.get(vid)
+        return int(e is not None and e.constant() is not None)
 
     def size_compare(self, op: str, va: int, ca: int, vb: int, cb: int) -> bool | None:
         """`a op b` on symbolic sizes (value id, capture-time value; id -1 for an
-        int constant) when its outcome is the same in the shadow run and both
-        sides can be named for a guard: a dynamic input dim (by its symbol) or
-        a number. Returns the outcome, with a guard on the relation that held
-        (Note [Size relations] in TranslateScalars.cpp). Two sides with the
-        same (real, shadow) pair are one symbolic size (`attn.size(0)` and
-        `bsz * heads`): decided without a guard. None otherwise (the size then
-        specializes: GB022)."""
+        int constant). Sides whose expressions differ by a constant (`attn.size(0)`
+        and `bsz * heads`: equal; Note [Size expressions] in symexpr.py) are
+        decided for every size, without a guard. Otherwise, when the outcome is
+        the same in the shadow run and both sides can be named for a guard (a
+        dynamic input dim, by its symbol, or a number), returns it with a guard
+        on the relation that held (Note [Size relations] in
+        TranslateScalars.cpp). None otherwise (the size then specializes: GB022)."""
         ctx = self.ctx
         fn = _COMPARE[op]
-        pa, pb = ctx.symvals.get(va), ctx.symvals.get(vb)
-        if pa is not None and pa == pb and pa[0] != pa[1]:
-            # The same symbolic size on both sides: its value differs between the
-            # runs and the two sides agree in both, the test the recorder uses to
-            # name an ATen int argument (resolve_size). The comparison is an
-            # identity, true or false for every size: no guard.
-            return bool(fn(pa[0], pb[0]))
+        ea = Expr.const(ca) if va < 0 else ctx.exprs.get(va)
+        eb = Expr.const(cb) if vb < 0 else ctx.exprs.get(vb)
+        if va >= 0 and va == vb:
+            return bool(fn(ca, cb))  # one graph value on both sides
+        if ea is not None and eb is not None:
+            d = (ea - eb).constant()
+            if d is not None:
+                return bool(fn(d, 0))  # a op b exactly when a - b op 0: for every size
         sides = []
-        for vid, c in ((va, ca), (vb, cb)):
+        for vid, c, e in ((va, ca, ea), (vb, cb, eb)):
             if vid < 0:
                 sides.append(((c, c), None))
                 continue
             pair = ctx.symvals.get(vid)
-            if pair is None:
+            if pair is None or e is None:
                 return None
-            if pair[0] == pair[1]:  # no dynamic dim in it: fixed by the tensor guards
+            if e.constant() is not None:  # no dynamic dim in it: fixed by the tensor guards
                 sides.append((pair, None))
                 continue
-            sym = ctx.plan.pairs().get(tuple(pair))
-            if sym is None or sym not in ctx.sym_dims:
+            named = [s for s in ctx.sym_dims if e == Expr.symbol(s)]
+            if not named:
                 return None  # a size computed from dynamic dims: no guard can name it
+            sym = named[0]
             sides.append((pair, sym))
         (pa, sa), (pb, sb) = sides
         if sa is None and sb is None:
@@ -505,22 +651,13 @@ class Host:
         return vid
 
     def arith(self, op: str, operands: list[int], rtype: str) -> int:
-        ctx = self.ctx
-        (vid,) = ctx.builder.add_op(op, operands, {}, [rtype])
-        if ctx.symvals and any(o in ctx.symvals for o in operands):
-            # A symbolic size: its values in both runs (see resolve_size).
-            vals = [ctx.symvals.get(o) or ((ctx.constvals[o],) * 2 if o in ctx.constvals else None)
-                    for o in operands]
-            if all(v is not None for v in vals):
-                try:
-                    ctx.symvals[vid] = tuple(_ARITH[op](*(v[k] for v in vals)) for k in (0, 1))
-                except (KeyError, ArithmeticError):
-                    pass
-        return vid
+        return self.ctx.arith(op, operands, rtype)
 
     def scalar_const(self, value: Any, rtype: str) -> int:
         vid = self.ctx.builder.add_const(value, rtype)
         self.ctx.constvals[vid] = value
+        if type(value) is int:
+            self.ctx.exprs[vid] = Expr.const(value)
         return vid
 
     def marker(self, i: int) -> "_Marker":
@@ -539,7 +676,14 @@ class Host:
         _no_torch_function(args, kwargs)
         if type(sentinels) is tuple:
             # Symbolic sizes: called with their values; the recorder matches
-            # ATen arguments against the shadow run (resolve_size).
+            # ATen arguments against the shadow run (resolve_size). A size with
+            # the same value in both runs would be taken for a constant there:
+            # exact only when its expression is one.
+            for v in vids:
+                pair, e = self.ctx.symvals.get(v), self.ctx.exprs.get(v)
+                if pair is not None and pair[0] == pair[1] and (e is None or e.constant() is None):
+                    rec._mismatch("a size with the same value at both sizes passed to a torch call")
+                    raise GraphBreak("GB022", "a size that depends on a dynamic dim used as a constant")
             a, k = _subst(args, list(sentinels)), _subst(kwargs, list(sentinels))
             return self._note(rec.call(fn, a, k), fn, a, k)
         rec.sym = {(type(s), s): v for s, v in zip(sentinels, vids)}

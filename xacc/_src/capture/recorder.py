@@ -188,6 +188,7 @@ class Recorder:
         self.shadow: list | None = None
         self.pairs: dict = {}
         self.resolver: Callable[[int, int], int | None] | None = None
+        self.dims: Any = None  # host.State: expressions of result dims (Note [Size expressions])
         self.mismatch = ""  # the op where this run diverged from the shadow run
         # Inside a no_grad region (Ctx.set_grad): metas run under no_grad and
         # operands that require grad are read through one `aten.detach` each.
@@ -351,6 +352,7 @@ class Recorder:
         k = len(self.trace)
         self.trace.append((sig, sizes, dict(attrs)))
         shadow_sizes = None
+        given, resolved = dict(attrs), {}
         if self.shadow is not None:
             if k >= len(self.shadow):
                 raise self._mismatch(sig[0])
@@ -358,7 +360,7 @@ class Recorder:
             if ssig != sig:
                 if ssig[0] != sig[0] or ssig[2] != sig[2] or set(sattrs) != set(attrs):
                     raise self._mismatch(sig[0])
-                self._resolve_sizes(name, schema, parts, attrs, sattrs)
+                resolved = self._resolve_sizes(name, schema, parts, attrs, sattrs)
         operands = [o for p in parts if isinstance(p, list) for o in p]
         types: list[Any] = []
         for j, r in enumerate(outs):
@@ -379,6 +381,8 @@ class Recorder:
             ids = self.b.add_op(gname, operands, attrs, types)
         except ValueError as e:
             raise GraphBreak("GB006", f"{gname}: {e}") from None
+        if self.dims is not None and shadow_sizes is not None and ids and isinstance(outs[0], torch.Tensor):
+            self.dims.note_result(name, given, resolved, operands, ids[0], sizes[0], shadow_sizes[0])
         self.op_counts[gname] = self.op_counts.get(gname, 0) + 1
         for rid, r in zip(ids, outs):
             if isinstance(r, torch.Tensor):
@@ -401,13 +405,16 @@ class Recorder:
             self.mismatch = what
         return dynamic.Mismatch(what)
 
-    def _resolve_sizes(self, name: str, schema: Any, parts: list, attrs: dict, sattrs: dict) -> None:
+    def _resolve_sizes(self, name: str, schema: Any, parts: list, attrs: dict, sattrs: dict) -> dict:
         """Turns the int arguments that differ from the shadow run's into graph
         values (symbolic sizes, Note [Symbolic sizes] in TranslateScalars.cpp):
         an int becomes an `i64` operand, an int list a `list.make` of constants
         and sizes. One element of a view's size nobody computed (`reshape(-1,
-        n)` of a non-viewable tensor hands ATen the product) becomes -1."""
+        n)` of a non-viewable tensor hands ATen the product) becomes -1.
+        Returns per argument made a graph value its value id, or its elements
+        (("c", constant) or ("v", value id))."""
         last = -1
+        resolved: dict[str, Any] = {}
         for i, p in enumerate(parts):
             if not isinstance(p, str) or attrs[p] == sattrs[p]:
                 continue
@@ -415,6 +422,7 @@ class Recorder:
             vid = None
             if type(real) is int and type(shadow) is int and self.resolver is not None:
                 vid = self.resolver(real, shadow)
+                resolved[p] = vid
             elif (isinstance(real, list) and isinstance(shadow, list) and len(real) == len(shadow)
                   and all(type(e) is int for e in real + shadow) and self.resolver is not None):
                 # ("c", constant) or ("v", graph value) per element
@@ -426,6 +434,7 @@ class Recorder:
                 if len(missing) == 1 and name in _INFER_ONE and -1 not in real:
                     elems[missing[0]] = ("c", -1)
                 if None not in elems:
+                    resolved[p] = elems
                     self.b.set_loc(*self.loc)
                     ids = [self.b.add_const(e, "i64") if kind == "c" else e for kind, e in elems]
                     (vid,) = self.b.add_op("list.make", ids, {}, [("list", "i64")])
@@ -442,6 +451,7 @@ class Recorder:
                 if p.default_value is None and p.type.kind() != "OptionalType":
                     raise self._mismatch(f"aten.{name}: argument '{p.name}' has no default")
                 attrs[p.name] = self.encode(p.default_value, name)
+        return resolved
 
     def encode(self, v: Any, op: str) -> Any:
         if v is None or isinstance(v, (bool, int, float, str)):

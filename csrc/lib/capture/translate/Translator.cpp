@@ -229,6 +229,24 @@ VarRef Translator::wrap(PyObject* value, const SourceRef& source) {
   }
   if ((PyLong_CheckExact(value) || PyFloat_CheckExact(value)) && opts_.symbolicScalars && argumentItem(source)) {
     guardType(source, value);
+    if (PyLong_CheckExact(value)) {
+      // An int argument of a resume function or loop body keeps a size history;
+      // once it changed like a dim, a symbolic size of its own (Note [Size arguments]).
+      std::string code, detail;
+      PyObject* args = Py_BuildValue("(iO)", node(source), value);
+      PyRef r = args ? host_.call("size_argument", args, code, detail) : PyRef();
+      Py_XDECREF(args);
+      if (!r) {
+        fail(GB::Internal, "size_argument: " + detail);
+        return nullptr;
+      }
+      if (PyLong_CheckExact(r.get())) return makeConst(r);  // the shadow run: its perturbed value
+      if (r.get() != Py_None) {
+        VarRef v = fromPython(r.get());
+        if (v) v->source = source;
+        return v;
+      }
+    }
     return makeVar(Var::Kind::SymScalar, PyRef::borrow(value), source);
   }
   if (isConstType(value, T)) {
@@ -687,12 +705,16 @@ bool Translator::unpack(const VarRef& v, std::vector<VarRef>& out) {
       // of its own): in a translation with dynamic dims (the plan's, asked
       // first), a dim 0 that depends on one falls back to static shapes, as a
       // size used as a plain number does (Note [Symbolic sizes]).
-      std::string code, detail;
-      PyRef dyn = host_.call("dynamic_shapes", PyRef::steal(PyTuple_New(0)).get(), code, detail);
-      if (!dyn) return fail(GB::Internal, "dynamic_shapes: " + detail);
-      if (PyObject_IsTrue(dyn.get()) && PyObject_Size(v->obj.get()) < 0) {
+      if (dynamicShapes_ < 0) {
+        std::string code, detail;
+        PyRef dyn = host_.call("dynamic_shapes", PyRef::steal(PyTuple_New(0)).get(), code, detail);
+        if (!dyn) return fail(GB::Internal, "dynamic_shapes: " + detail);
+        dynamicShapes_ = PyObject_IsTrue(dyn.get());
+        if (dynamicShapes_ < 0) return failPy(GB::Internal, "dynamic_shapes");
+      }
+      if (dynamicShapes_ && PyObject_Size(v->obj.get()) < 0) {
         PyErr_Clear();  // a 0-d tensor has no items: unbind raises as eager does
-      } else if (PyObject_IsTrue(dyn.get())) {
+      } else if (dynamicShapes_) {
         VarRef n = record(pyTypes()->len, {v}, {});
         if (!n || (concrete(n), failed())) return false;
       }

@@ -526,6 +526,9 @@ private:
   /// `set_requires_grad`), the only ways a graph value can become one that may
   /// not leave the graph; until then `valueOf` asks the host nothing more.
   bool escapeChecks_ = false;
+  /// Whether this translation has dynamic dims (Host.dynamic_shapes): fixed for
+  /// a translation, so asked once, when a tensor is first unpacked (-1: not yet).
+  int dynamicShapes_ = -1;
   const std::vector<VarRef>* markSyms_ = nullptr;  ///< pythonValue: numbers given as markers
   bool numpyArgs_ = false;  ///< pythonValue: building a NumPy call (flagged tensors only)
   std::vector<AttrWrite> attrWrites_;  ///< Note [Replayed attribute writes], in program order

@@ -1,0 +1,228 @@
+"""Exact expressions of symbolic sizes over the dynamic dims of a frame.
+
+Note [Size expressions]
+~~~~~~~~~~~~~~~~~~~~~~~
+Under dynamic shapes (dynamic.py) every symbolic size has a value in the real
+run and one in the shadow run. Two sizes with the same pair of values need not
+be the same size: `b * b` and `12 * b - 32` are 16 and 64 at b = 4 (shadow 8)
+and 25 and 28 at b = 5. So whatever the translator decides for every size (a
+branch on `a == b` taken without a guard, an ATen int argument named by a graph
+value) must rest on what the sizes *are*, not on two values: each size graph
+value carries, when it is known, its `Expr`, a polynomial with integer
+coefficients over the symbols of the dynamic input dims (`s0`, `s1`) and over
+`e // k`, `e % k` of such polynomials. Two sizes with equal expressions are
+equal at every size; a difference that is a constant decides `<`, `==`, ...
+for every size. Expressions come from the dims of graph inputs (a symbol, or
+the guarded constant size), constants, and `arith.*` nodes; the dims of a
+recorded op's result from its size argument (`view`, `new_zeros`, ...) or, for
+an op whose result dims are copies of operand dims (most ops), from the
+operand dim with the same pair of values, never for ops that compute a dim by
+clamping (`slice`, `diagonal`: `x[:16]` has b rows for every b <= 16 only).
+A size with no known expression is only ever named by its own graph value.
+
+An ATen int argument computed out of sight (in a torch function's own Python
+or C++) is named by its pair of values: that is exact only for forms the pair
+identifies, a symbol times a constant plus a constant (two points fix a line)
+or a product of two symbols, and only when exactly one such expression has
+the pair (`identifies`, State.resolve_size in host.py).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+# Atoms: a symbol name, or ("//" | "%", Expr, k) for an expression divided by a constant k > 0.
+Monomial = tuple
+
+
+class Expr:
+    """A polynomial with integer coefficients over atoms, in canonical form
+    (equal polynomials compare and hash equal)."""
+
+    __slots__ = ("terms", "_key")
+
+    def __init__(self, terms: dict[Monomial, int]) -> None:
+        self.terms = {m: c for m, c in terms.items() if c != 0}
+        self._key = tuple(sorted(self.terms.items(), key=repr))
+
+    @staticmethod
+    def const(c: int) -> "Expr":
+        return Expr({(): int(c)})
+
+    @staticmethod
+    def symbol(name: str) -> "Expr":
+        return Expr({(name,): 1})
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Expr) and self._key == other._key
+
+    def __hash__(self) -> int:
+        return hash(self._key)
+
+    def __repr__(self) -> str:
+        if not self.terms:
+            return "0"
+        return " + ".join(f"{c}*{'*'.join(map(_atom_str, m))}" if m else str(c) for m, c in self._key)
+
+    def constant(self) -> int | None:
+        """The value when the expression has no atom, else None."""
+        if not self.terms:
+            return 0
+        if len(self.terms) == 1 and () in self.terms:
+            return self.terms[()]
+        return None
+
+    def __add__(self, o: "Expr") -> "Expr":
+        t = dict(self.terms)
+        for m, c in o.terms.items():
+            t[m] = t.get(m, 0) + c
+        return Expr(t)
+
+    def __neg__(self) -> "Expr":
+        return Expr({m: -c for m, c in self.terms.items()})
+
+    def __sub__(self, o: "Expr") -> "Expr":
+        return self + (-o)
+
+    def __mul__(self, o: "Expr") -> "Expr":
+        t: dict[Monomial, int] = {}
+        for ma, ca in self.terms.items():
+            for mb, cb in o.terms.items():
+                m = tuple(sorted(ma + mb, key=repr))
+                t[m] = t.get(m, 0) + ca * cb
+        return Expr(t)
+
+    def divmod_atom(self, kind: str, k: "Expr") -> "Expr | None":
+        """`self // k` or `self % k` for a constant k > 0 (Python's floor
+        semantics), folded when `self` is a constant; None otherwise."""
+        kc = k.constant()
+        if kc is None or kc <= 0:
+            return None
+        c = self.constant()
+        if c is not None:
+            return Expr.const(c // kc if kind == "//" else c % kc)
+        if kc == 1:
+            return self if kind == "//" else Expr.const(0)
+        return Expr({((kind, self, kc),): 1})
+
+    def exact_div(self, d: "Expr") -> "Expr | None":
+        """`self / d` when `d` is one term (`c * s0 * ...`) dividing every term
+        of `self` exactly, else None."""
+        if len(d.terms) != 1:
+            return None
+        (dm, dc), = d.terms.items()
+        t: dict[Monomial, int] = {}
+        for m, c in self.terms.items():
+            rest = list(m)
+            for a in dm:
+                if a not in rest:
+                    return None
+                rest.remove(a)
+            if c % dc:
+                return None
+            t[tuple(rest)] = c // dc
+        return Expr(t)
+
+    def eval(self, env: dict[str, int]) -> int:
+        total = 0
+        for m, c in self.terms.items():
+            v = c
+            for a in m:
+                v *= _atom_eval(a, env)
+            total += v
+        return total
+
+    def identifies(self) -> bool:
+        """Whether its (real, shadow) pair of values identifies this expression
+        among the forms a size computed out of sight is taken to have: `c*s + d`
+        for one symbol s (two points fix a line), or `c*s*t` for two symbols."""
+        atoms = [m for m in self.terms if m]
+        if len(atoms) != 1 or not all(type(a) is str for a in atoms[0]):
+            return False
+        m = atoms[0]
+        return len(m) == 1 or (len(m) == 2 and m[0] != m[1] and () not in self.terms)
+
+
+def _atom_str(a: Any) -> str:
+    return a if type(a) is str else f"({a[1]!r}){a[0]}{a[2]}"
+
+
+def _atom_eval(a: Any, env: dict[str, int]) -> int:
+    if type(a) is str:
+        return env[a]
+    v = a[1].eval(env)
+    return v // a[2] if a[0] == "//" else v % a[2]
+
+
+# arith op -> the expression of its result from its operands' (None: unknown).
+ARITH: dict[str, Any] = {
+    "arith.add": lambda a, b: a + b,
+    "arith.sub": lambda a, b: a - b,
+    "arith.mul": lambda a, b: a * b,
+    "arith.neg": lambda a: -a,
+    "arith.floordiv": lambda a, b: a.divmod_atom("//", b),
+    "arith.mod": lambda a, b: a.divmod_atom("%", b),
+}
+
+# ATen ops whose result dims are computed from their operands' by clamping or
+# mixing two dims (`slice`: min(end, n) - start; `diagonal`: min(n, m)), so a
+# result dim with the pair of an operand dim need not be a copy of it.
+NOT_COPIES = frozenset({"slice", "slice_scatter", "diagonal", "diag", "diag_embed", "as_strided",
+                        "as_strided_scatter", "narrow", "unfold", "tril_indices", "triu_indices"})
+
+_VIEWS = frozenset({"view", "_unsafe_view", "reshape"})
+
+# ATen ops whose result shape is their int-list argument `size` (-1: the operand's
+# dim for `expand`, inferred from the numel for a view: unknown).
+SIZE_ARG = frozenset({"view", "_unsafe_view", "reshape", "expand", "new_empty", "new_zeros", "new_ones",
+                      "new_full", "empty", "zeros", "ones", "full", "rand", "randn", "empty_strided",
+                      "new_empty_strided"})
+
+_END = 2 ** 62  # a slice end at least this is "to the end" (Python's `x[a:]` hands ATen INT64_MAX)
+
+
+def result_dims(name: str, attrs: dict, arg: Callable[[str], "Expr | None"], operands: list,
+                real: list[int], shadow: list[int], pair_of: Callable[["Expr"], tuple]) -> list:
+    """The expressions of the dims of the first tensor result of ATen op `name`
+    (None where unknown), whose sizes are `real` here and `shadow` in the
+    shadow run. `attrs`: its arguments as recorded before sizes became graph
+    values; `arg(p)`: the expression of int argument `p` (a list: per element);
+    `operands`: the dim expressions of its tensor operands (None: unknown)."""
+    first = operands[0] if operands else None
+    if name in SIZE_ARG and isinstance(attrs.get("size"), list) and len(attrs["size"]) == len(real):
+        es = list(arg("size"))
+        if name == "expand" and first is not None:  # -1 keeps the operand's dim (aligned right)
+            off = len(real) - len(first)
+            es = [first[i - off] if attrs["size"][i] == -1 and i >= off else e for i, e in enumerate(es)]
+        out = [None if a == -1 else e for a, e in zip(attrs["size"], es)]
+        if name in _VIEWS and attrs["size"].count(-1) == 1 and first is not None and \
+                all(e is not None for e in first):
+            # The -1 of a view: the operand's numel over the product of the other sizes.
+            numel, rest = Expr.const(1), Expr.const(1)
+            for e in first:
+                numel = numel * e
+            known = [e for a, e in zip(attrs["size"], out) if a != -1]
+            if all(e is not None for e in known):
+                for e in known:
+                    rest = rest * e
+                out[attrs["size"].index(-1)] = numel.exact_div(rest)
+    elif name == "slice" and first is not None and len(first) == len(real):
+        out = list(first)
+        d = attrs.get("dim", 0) % len(real)
+        end = attrs.get("end")
+        whole = attrs.get("start") in (None, 0) and attrs.get("step", 1) == 1 and (
+            end is None or (type(end) is int and end >= _END and arg("end") == Expr.const(end))
+            or (first[d] is not None and arg("end") == first[d]))
+        if not whole:
+            out[d] = None  # min(end, n) - start: clamped, no copy of the dim
+    elif name in NOT_COPIES:
+        out = [None] * len(real)
+    else:
+        # Most ops' result dims are copies of operand dims: the one operand dim
+        # with the same pair of values (several with different expressions: unknown).
+        out = []
+        for r, s in zip(real, shadow):
+            cands = {e for dims in operands if dims is not None for e in dims
+                     if e is not None and pair_of(e) == (r, s)}
+            out.append(cands.pop() if len(cands) == 1 else None)
+    return [e if e is not None and pair_of(e) == (r, s) else None for e, r, s in zip(out, real, shadow)]
