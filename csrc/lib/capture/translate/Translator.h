@@ -366,8 +366,11 @@ public:
   /// A class factory's call (`collections.namedtuple(...)`) on constants: its class
   /// as a template (Note [Fresh classes]); null, without failing, for other callees.
   VarRef freshClass(const VarRef& fn, std::vector<VarRef>& args, std::vector<std::pair<PyRef, VarRef>>& kwargs);
-  // Sets of constants (TranslateSets.cpp).
+  // Sets of constants and tensors (TranslateSets.cpp).
+  /// A set element for `v`: its constant, or a tensor's meta twin (Note [Sets of tensors]).
   PyRef setKey(const VarRef& v);
+  /// True when set tracker `s`'s order is eager's (it holds no tensor); else fails (GB011) naming `what`.
+  bool setOrderKnown(const VarRef& s, const char* what);
   VarRef makeSet(const std::vector<VarRef>& items, bool frozen);
   bool mutableSet(const VarRef& v);
   VarRef setMethod(const VarRef& s, const std::string& name, std::vector<VarRef>& args);
@@ -700,6 +703,9 @@ inline bool isDictSubclassVar(const VarRef& v) { return v->is(Var::Kind::Dict) &
 std::string dictClassProblem(PyTypeObject* tp);
 /// `rebuild(cls, storage)`: `dict.__new__(cls)` filled with dict's own update (borrowed).
 PyObject* dictSubclassRebuilder();
+
+/// Whether a set tracker's real set holds a tensor's meta twin (Note [Sets of tensors]).
+bool setHoldsTensors(PyObject* set);
 
 /// Name of the `operator` module function for BINARY_OP's argument.
 PyObject* binaryOperator(int arg);
