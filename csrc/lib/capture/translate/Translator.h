@@ -366,6 +366,9 @@ public:
   /// A class factory's call (`collections.namedtuple(...)`) on constants: its class
   /// as a template (Note [Fresh classes]); null, without failing, for other callees.
   VarRef freshClass(const VarRef& fn, std::vector<VarRef>& args, std::vector<std::pair<PyRef, VarRef>>& kwargs);
+  /// `__build_class__(body, name, *bases)` of a class statement (Note [Local classes]):
+  /// the class made now as a template, or null after a break.
+  VarRef buildClass(std::vector<VarRef>& args, std::vector<std::pair<PyRef, VarRef>>& kwargs);
   // Sets of constants and tensors (TranslateSets.cpp).
   /// A set element for `v`: its constant, or a tensor's meta twin (Note [Sets of tensors]).
   PyRef setKey(const VarRef& v);
@@ -517,6 +520,10 @@ private:
   /// Note [Fresh modules]: each template instance -> the tracker of the module eager builds; an
   /// existing module given to a container built in the frame -> its tracker (a child read back).
   std::map<PyObject*, VarRef> freshTemplates_;
+  /// Note [Local classes]: the templates made by class statements (kept for the translation
+  /// only), and each function of their namespaces -> how the frame that made it reads globals.
+  std::vector<PyRef> localClasses_;
+  std::map<PyObject*, std::function<SourceRef(PyObject*, bool)>> localClassMethods_;
   std::vector<InlineEntry> inlineStack_;
   Frame* top_ = nullptr;
   std::unique_ptr<Frame> topFrame_;
@@ -704,6 +711,8 @@ std::string dictClassProblem(PyTypeObject* tp);
 /// `rebuild(cls, storage)`: `dict.__new__(cls)` filled with dict's own update (borrowed).
 PyObject* dictSubclassRebuilder();
 
+/// `builtins.__build_class__` (borrowed), what LOAD_BUILD_CLASS pushes.
+PyObject* buildClassBuiltin();
 /// Whether a set tracker's real set holds a tensor's meta twin (Note [Sets of tensors]).
 bool setHoldsTensors(PyObject* set);
 
