@@ -389,6 +389,8 @@ struct Emitter {
         if (v->obj) asm_.op(Op::CALL_FUNCTION_EX, 1);
         return true;
       case K::Set: {
+        if (setHoldsTensors(v->obj.get()))  // Note [Sets of tensors]
+          return failWith(GB::UnsupportedType, "a set holding tensors cannot be rebuilt");
         if (PyFrozenSet_CheckExact(v->obj.get())) {
           asm_.op(Op::LOAD_CONST, constant(v->obj.get()));
           return true;

@@ -442,6 +442,7 @@ VarRef Translator::callObject(Frame& f, const VarRef& fn, std::vector<VarRef>& a
     return nullptr;
   }
   if (VarRef cls = freshClass(fn, args, kwargs); cls || failed()) return cls;  // Note [Fresh classes]
+  if (o == buildClassBuiltin()) return buildClass(args, kwargs);  // Note [Local classes]
   static PyObject* objectSetattr = PyObject_GetAttrString(reinterpret_cast<PyObject*>(&PyBaseObject_Type), "__setattr__");
   if (o == objectSetattr && args.size() == 3 && kwargs.empty() && args[0]->is(Var::Kind::UserObject) &&
       args[1]->is(Var::Kind::Const) && PyUnicode_CheckExact(args[1]->obj.get())) {  // Note [User objects]

@@ -2,6 +2,8 @@
 // (Note [Fresh classes]): `collections.namedtuple("Pair", ["a", "b"])` in a
 // function body is made at capture time as a template; where it escapes,
 // Codegen rebuilds it by calling the factory again, as eager does at that point.
+// A class statement whose body only fills the namespace is made the same way
+// (Note [Local classes]).
 #include <cstring>
 
 #include "Translator.h"
@@ -140,6 +142,156 @@ VarRef Translator::freshClass(const VarRef& fn, std::vector<VarRef>& args,
     v->kwItems.push_back(kwSnaps[i]);
   }
   return v;
+}
+
+// Note [Local classes]
+// ~~~~~~~~~~~~~~~~~~~~
+// A `class` statement inside traced code (LOAD_BUILD_CLASS, then
+// `__build_class__(body, name, *bases)`) makes a new class on every call in
+// eager. When running its body can do nothing but fill the class namespace,
+// the class is made at capture time by the real `__build_class__`, as a
+// template tracked like a fresh class (Note [Fresh classes]): an Object tracker
+// with no source whose `self` is `__build_class__` and whose items are its
+// arguments. The body may only store constants and functions made from its own
+// code objects (methods; `__class__` cells for super()) and read `__name__`
+// (the module name, guarded); anything else it could run (a decorator, a
+// global read, an annotation, a free variable of the enclosing function) is a
+// GB002 break, as are keywords (metaclass=) and bases whose metaclass is not
+// `type` or that define `__init_subclass__` (user code run by class creation).
+// Instances are user objects of the template (Note [User objects]); its
+// methods, inlined, read globals as the frame that made the class does (they
+// share its globals dict), so no guard holds the template, which lives for the
+// translation only: held by an entry, its functions would keep the frame's
+// globals alive from a code object's co_extra (Note [Generated code holds no
+// globals]). Where the class escapes (a return, a break while it is live) it
+// would have to be rebuilt from the body function, which Codegen does not
+// rebuild: the frame is not split there (GB025 at codegen) and runs in Python.
+PyObject* buildClassBuiltin() {
+  static PyObject* bc = [] {
+    PyObject* m = PyImport_ImportModule("builtins");
+    PyObject* o = m ? PyObject_GetAttrString(m, "__build_class__") : nullptr;  // kept for the process
+    Py_XDECREF(m);
+    if (!o) PyErr_Clear();
+    return o;
+  }();
+  return bc;
+}
+
+namespace {
+
+/// Why running class body `code` could do more than fill its namespace; empty when it cannot.
+std::string classBodyProblem(PyCodeObject* code) {
+  static const char* kAllowed[] = {"MAKE_CELL", "RESUME", "NOP", "CACHE", "EXTENDED_ARG", "LOAD_CONST",
+                                   "STORE_NAME", "MAKE_FUNCTION", "SET_FUNCTION_ATTRIBUTE", "LOAD_CLOSURE",
+                                   "BUILD_TUPLE", "BUILD_CONST_KEY_MAP", "COPY", "RETURN_VALUE",
+                                   "RETURN_CONST", "POP_TOP"};
+  if (code->co_nfreevars != 0)
+    return "a class body that reads variables of the enclosing function";
+  static PyObject* getInstructions = [] {
+    PyObject* m = PyImport_ImportModule("dis");
+    PyObject* f = m ? PyObject_GetAttrString(m, "get_instructions") : nullptr;  // kept for the process
+    Py_XDECREF(m);
+    return f;
+  }();
+  if (!getInstructions) {
+    PyErr_Clear();
+    return "dis.get_instructions";
+  }
+  PyRef ins = PyRef::steal(PyObject_CallOneArg(getInstructions, reinterpret_cast<PyObject*>(code)));
+  PyRef it = ins ? PyRef::steal(PyObject_GetIter(ins.get())) : PyRef();
+  if (!it) {
+    PyErr_Clear();
+    return "dis.get_instructions";
+  }
+  while (PyRef i = PyRef::steal(PyIter_Next(it.get()))) {
+    PyRef opname = PyRef::steal(PyObject_GetAttrString(i.get(), "opname"));
+    PyRef argval = PyRef::steal(PyObject_GetAttrString(i.get(), "argval"));
+    if (!opname || !argval) break;
+    std::string op = PyUnicode_AsUTF8(opname.get());
+    bool ok = false;
+    for (const char* a : kAllowed) ok = ok || op == a;
+    if (op == "LOAD_NAME" && PyUnicode_Check(argval.get()) &&
+        PyUnicode_CompareWithASCIIString(argval.get(), "__name__") == 0)
+      ok = true;
+    if (!ok) return "a class body that runs " + op + (op == "LOAD_NAME" ? " " + pyText(argval.get()) : "");
+  }
+  if (PyErr_Occurred()) {
+    PyErr_Clear();
+    return "dis.get_instructions";
+  }
+  return {};
+}
+
+/// Why class creation with base `b` could run user code; empty when it cannot.
+std::string baseProblem(PyObject* b) {
+  if (!PyType_Check(b)) return "a base that is not a class";
+  if (Py_TYPE(b) != &PyType_Type) return "a base with a metaclass";
+  static PyObject* initSubclass = PyUnicode_InternFromString("__init_subclass__");
+  if (_PyType_Lookup(reinterpret_cast<PyTypeObject*>(b), initSubclass) !=
+      _PyType_Lookup(&PyBaseObject_Type, initSubclass))
+    return "a base that defines __init_subclass__";
+  return {};
+}
+
+}  // namespace
+
+VarRef Translator::buildClass(std::vector<VarRef>& args, std::vector<std::pair<PyRef, VarRef>>& kwargs) {
+  auto refuse = [&](const std::string& why) -> VarRef {
+    fail(GB::UntraceableCall, "class statement: " + why);
+    return nullptr;
+  };
+  if (!kwargs.empty()) return refuse("keywords (metaclass=...)");
+  if (args.size() < 2 || !args[0]->is(Var::Kind::Function) || !args[1]->is(Var::Kind::Const) ||
+      !PyUnicode_CheckExact(args[1]->obj.get()))
+    return refuse("not a class body and a name");
+  const VarRef& body = args[0];
+  if (!body->items.empty() || !body->keys.empty() || !body->cells.empty()) return refuse("a body with a closure");
+  PyCodeObject* code = reinterpret_cast<PyCodeObject*>(body->obj.get());
+  if (std::string why = classBodyProblem(code); !why.empty()) return refuse(why);
+  PyRef call = PyRef::steal(PyTuple_New(static_cast<Py_ssize_t>(args.size())));
+  for (size_t i = 2; i < args.size(); ++i) {
+    const VarRef& b = args[i];
+    if (!b->is(Var::Kind::Object)) return refuse("a base that is not a class");
+    if (std::string why = baseProblem(b->obj.get()); !why.empty()) return refuse(why);
+    PyTuple_SET_ITEM(call.get(), static_cast<Py_ssize_t>(i), Py_NewRef(b->obj.get()));
+  }
+  // The body reads `__name__` from the frame's globals (the class namespace
+  // does not have it yet): its value is guarded as a global read is.
+  PyObject* globals = body->globals.get();
+  PyObject* modName = PyDict_GetItemString(globals, "__name__");  // borrowed
+  if (!modName) return refuse("a module without __name__");
+  if (body->globalSource) {
+    static PyObject* nameKey = PyUnicode_InternFromString("__name__");
+    if (!wrap(modName, body->globalSource(nameKey, false))) return nullptr;
+  }
+  PyRef fn = PyRef::steal(PyFunction_New(reinterpret_cast<PyObject*>(code), globals));
+  if (!fn) {
+    failPy(GB::Internal, "class body function");
+    return nullptr;
+  }
+  PyTuple_SET_ITEM(call.get(), 0, Py_NewRef(fn.get()));
+  PyTuple_SET_ITEM(call.get(), 1, Py_NewRef(args[1]->obj.get()));
+  PyRef cls = PyRef::steal(PyObject_Call(buildClassBuiltin(), call.get(), nullptr));
+  if (!cls) {
+    failPyRaise("class statement");
+    return nullptr;
+  }
+  if (!PyType_Check(cls.get())) return refuse("no class made");
+  // Its functions read globals as this frame does (Note [Local classes]).
+  PyObject* ns = reinterpret_cast<PyTypeObject*>(cls.get())->tp_dict;
+  PyObject *k, *v;
+  Py_ssize_t pos = 0;
+  while (PyDict_Next(ns, &pos, &k, &v)) {
+    PyObject* f = PyFunction_Check(v) ? v : wrappedFunc(v);
+    if (f && PyFunction_Check(f) && PyFunction_GET_GLOBALS(f) == globals)
+      localClassMethods_[f] = body->globalSource;
+  }
+  localClasses_.push_back(cls);
+  VarRef out = makeVar(Var::Kind::Object, cls);
+  out->name = kFreshClass;
+  out->self = makeVar(Var::Kind::Object, PyRef::borrow(buildClassBuiltin()));
+  out->items = args;
+  return out;
 }
 
 }  // namespace xacc::capture::translate

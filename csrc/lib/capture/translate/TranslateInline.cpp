@@ -59,7 +59,9 @@ VarRef Translator::inlineFunction(PyObject* fnObj, std::vector<VarRef> args,
   // while tracing (MAKE_FUNCTION) reads its globals as the frame that made it
   // does (Var::globalSource).
   std::function<SourceRef(PyObject*, bool)> globalSource;
-  if (PyObject* proxy = PyWeakref_NewProxy(fnObj, nullptr)) {
+  if (auto it = localClassMethods_.find(fnObj); it != localClassMethods_.end()) {
+    globalSource = it->second;  // Note [Local classes]: it reads the globals of the frame that made its class
+  } else if (PyObject* proxy = PyWeakref_NewProxy(fnObj, nullptr)) {
     static PyObject* globalsName = PyUnicode_InternFromString("__globals__");
     const int pi = host_.constIndex(proxy);  // the host keeps it (and the same proxy while it lives)
     Py_DECREF(proxy);

@@ -147,6 +147,7 @@ constexpr FamilyRow kFamilies[] = {
     {Op::CALL, &Frame::stepCalls},
     {Op::CALL_FUNCTION_EX, &Frame::stepCalls},
     {Op::MAKE_FUNCTION, &Frame::stepCalls},
+    {Op::LOAD_BUILD_CLASS, &Frame::stepCalls},
     {Op::BEFORE_WITH, &Frame::stepCalls},
     {Op::RAISE_VARARGS, &Frame::stepExceptions},
     {Op::PUSH_EXC_INFO, &Frame::stepExceptions},

@@ -254,6 +254,12 @@ bool Frame::stepCalls(const Instr& ins, bool& done, VarRef& result) {
       push(std::move(r));
       return true;
     }
+    case Op::LOAD_BUILD_CLASS: {  // Note [Local classes] in TranslateFreshClasses.cpp
+      PyObject* bc = PyDict_GetItemString(builtins, "__build_class__");  // borrowed
+      if (!bc || bc != buildClassBuiltin()) return t.fail(GB::UntraceableCall, "a replaced builtins.__build_class__");
+      push(makeVar(Var::Kind::Object, PyRef::borrow(bc)));
+      return true;
+    }
     case Op::MAKE_FUNCTION: {
       if (!need(ins, 1)) return false;
       VarRef codeVar = pop();

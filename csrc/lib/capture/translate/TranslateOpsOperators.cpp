@@ -152,7 +152,7 @@ bool Frame::stepOperators(const Instr& ins, bool& done, VarRef& result) {
       int r = t.objectContains(container, item);  // an object read from outside the frame
       if (r == -1) return false;
       if (r >= 0) return answer(r);
-      PyRef k = t.constOf(item);
+      PyRef k = container->is(Var::Kind::Set) ? t.setKey(item) : t.constOf(item);
       if (!k) return false;
       if (container->is(Var::Kind::Set)) {
         r = PySet_Contains(container->obj.get(), k.get());

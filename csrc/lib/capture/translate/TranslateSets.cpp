@@ -1,15 +1,50 @@
 // Sets of constants. A set tracker owns a real Python set that the program's
 // own operations (BUILD_SET, SET_ADD, add/discard/update/..., |=, ...) are
 // applied to, in the program's order, so membership, length and iteration
-// order are exactly eager's. Elements must be hashable constants (or objects
-// compared by identity); a set that came from outside is guarded by type and
-// equality and never mutated here (a mutation is a break).
+// order are exactly eager's. Elements must be hashable constants, objects
+// compared by identity, or tensors (Note [Sets of tensors]); a set that came
+// from outside is guarded by type and equality and never mutated here (a
+// mutation is a break).
 #include "PyTypes.h"
 #include "Translator.h"
 
 namespace xacc::capture::translate {
 
+// Note [Sets of tensors]
+// ~~~~~~~~~~~~~~~~~~~~~~
+// A tensor is hashable by identity (Tensor.__hash__ is id(self)), and
+// nn.Module._named_members keeps the parameters it has yielded in a set
+// (`if v is None or v in memo: continue` ... `memo.add(v)`). A tensor tracker
+// is put into a set tracker's real set as its meta twin: there is one meta
+// twin per tensor object (IS_OP answers `is` by it), and the twin hashes by
+// its own identity, so membership, add/discard/remove, len(), truth, set
+// algebra and comparisons between such sets answer as eager's do, where a
+// lookup finds a tensor by identity (distinct live objects have distinct id
+// hashes, so Tensor.__eq__ is never called between two of them). What depends
+// on the hash values themselves, which the twins do not share with eager's
+// tensors, is refused with GB011: iteration order (iter, unpacking, list(),
+// pop()), the set as a constant (str(), repr()) and rebuilding it where it
+// escapes (a return, a break). A key of another type whose hash equals a
+// tensor's address-derived hash would be compared with it by Tensor.__eq__ in
+// eager, an outcome that depends on memory addresses; that is not modelled.
+
+bool setHoldsTensors(PyObject* set) {
+  PyObject* tensor = pyTypes()->tensor;
+  Py_ssize_t pos = 0;
+  PyObject* e;
+  Py_hash_t h;
+  while (_PySet_NextEntry(set, &pos, &e, &h))
+    if (PyObject_TypeCheck(e, reinterpret_cast<PyTypeObject*>(tensor))) return true;
+  return false;
+}
+
+bool Translator::setOrderKnown(const VarRef& s, const char* what) {
+  if (!setHoldsTensors(s->obj.get())) return true;
+  return fail(GB::UnsupportedType, std::string(what) + " of a set holding tensors (its order follows their addresses)");
+}
+
 PyRef Translator::setKey(const VarRef& v) {
+  if (v->is(Var::Kind::Tensor) && !v->isNumpy()) return v->obj;  // Note [Sets of tensors]
   PyRef k = constOf(v);
   if (!k) return {};
   if (PyObject_Hash(k.get()) == -1) {
@@ -74,6 +109,7 @@ VarRef Translator::setMethod(const VarRef& s, const std::string& name, std::vect
     fail(GB::RaisesException, "set.remove of a missing element (raises KeyError)");
     return nullptr;
   }
+  if (name == "pop" && !setOrderKnown(s, "pop()")) return nullptr;
   if (name == "pop" && PySet_GET_SIZE(s->obj.get()) == 0) {
     fail(GB::RaisesException, "pop from an empty set (raises KeyError)");
     return nullptr;

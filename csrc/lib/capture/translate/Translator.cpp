@@ -388,6 +388,7 @@ PyRef Translator::constOf(const VarRef& v) {
     case Var::Kind::Object:
       return v->obj;
     case Var::Kind::Set:  // a snapshot: the tracked set may change later
+      if (!setOrderKnown(v, "a constant")) return {};
       return PyRef::steal(PySet_CheckExact(v->obj.get()) ? PySet_New(v->obj.get()) : PyFrozenSet_New(v->obj.get()));
     case Var::Kind::Tuple: {
       PyRef t = PyRef::steal(PyTuple_New(static_cast<Py_ssize_t>(v->items.size())));
@@ -654,6 +655,7 @@ bool Translator::unpack(const VarRef& v, std::vector<VarRef>& out) {
       return it && unpack(it, out);
     }
     case Var::Kind::Set: {
+      if (!setOrderKnown(v, "iteration")) return false;
       PyObject* it = PyObject_GetIter(v->obj.get());
       if (!it) return failPy(GB::UnsupportedType, "iterating a set");
       out.clear();

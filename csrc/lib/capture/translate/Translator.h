@@ -366,8 +366,14 @@ public:
   /// A class factory's call (`collections.namedtuple(...)`) on constants: its class
   /// as a template (Note [Fresh classes]); null, without failing, for other callees.
   VarRef freshClass(const VarRef& fn, std::vector<VarRef>& args, std::vector<std::pair<PyRef, VarRef>>& kwargs);
-  // Sets of constants (TranslateSets.cpp).
+  /// `__build_class__(body, name, *bases)` of a class statement (Note [Local classes]):
+  /// the class made now as a template, or null after a break.
+  VarRef buildClass(std::vector<VarRef>& args, std::vector<std::pair<PyRef, VarRef>>& kwargs);
+  // Sets of constants and tensors (TranslateSets.cpp).
+  /// A set element for `v`: its constant, or a tensor's meta twin (Note [Sets of tensors]).
   PyRef setKey(const VarRef& v);
+  /// True when set tracker `s`'s order is eager's (it holds no tensor); else fails (GB011) naming `what`.
+  bool setOrderKnown(const VarRef& s, const char* what);
   VarRef makeSet(const std::vector<VarRef>& items, bool frozen);
   bool mutableSet(const VarRef& v);
   VarRef setMethod(const VarRef& s, const std::string& name, std::vector<VarRef>& args);
@@ -514,6 +520,10 @@ private:
   /// Note [Fresh modules]: each template instance -> the tracker of the module eager builds; an
   /// existing module given to a container built in the frame -> its tracker (a child read back).
   std::map<PyObject*, VarRef> freshTemplates_;
+  /// Note [Local classes]: the templates made by class statements (kept for the translation
+  /// only), and each function of their namespaces -> how the frame that made it reads globals.
+  std::vector<PyRef> localClasses_;
+  std::map<PyObject*, std::function<SourceRef(PyObject*, bool)>> localClassMethods_;
   std::vector<InlineEntry> inlineStack_;
   Frame* top_ = nullptr;
   std::unique_ptr<Frame> topFrame_;
@@ -703,6 +713,11 @@ inline bool isDictSubclassVar(const VarRef& v) { return v->is(Var::Kind::Dict) &
 std::string dictClassProblem(PyTypeObject* tp);
 /// `rebuild(cls, storage)`: `dict.__new__(cls)` filled with dict's own update (borrowed).
 PyObject* dictSubclassRebuilder();
+
+/// `builtins.__build_class__` (borrowed), what LOAD_BUILD_CLASS pushes.
+PyObject* buildClassBuiltin();
+/// Whether a set tracker's real set holds a tensor's meta twin (Note [Sets of tensors]).
+bool setHoldsTensors(PyObject* set);
 
 /// Name of the `operator` module function for BINARY_OP's argument.
 PyObject* binaryOperator(int arg);
