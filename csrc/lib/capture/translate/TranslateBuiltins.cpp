@@ -288,17 +288,19 @@ VarRef Translator::callBuiltin(PyObject* f, std::vector<VarRef>& args,
   }
   if (f == T->zip) {
     // strict=False is plain zip; strict=True is too when every argument is a
-    // tuple (fixed length) and the lengths agree. Otherwise Python checks.
+    // tuple (fixed length) and the lengths agree. Otherwise the iterator checks
+    // the lengths as Python does, when the first argument runs out (advance).
+    bool checked = false;
     for (const auto& [k, v] : kwargs) {
       PyRef flag = isConst(v) ? constOf(v) : PyRef();
       int strict = flag && PyUnicode_CompareWithASCIIString(k.get(), "strict") == 0 ? PyObject_IsTrue(flag.get()) : -1;
       if (strict < 0) return bad("zip() with keyword arguments other than a constant strict=");
       for (const VarRef& a : args)
-        if (strict && (!a->is(Var::Kind::Tuple) || a->items.size() != args[0]->items.size()))
-          return bad("zip(strict=True) of values whose lengths are not fixed and equal");
+        if (strict && (!a->is(Var::Kind::Tuple) || a->items.size() != args[0]->items.size())) checked = true;
     }
     auto it = makeVar(Var::Kind::Iter);
     it->iter = Var::IterOf::Zip;
+    it->count = checked ? 1 : 0;  // Zip: 1 for zip(strict=True) checked while iterating
     for (const VarRef& a : args) {
       VarRef inner = iterate(a);
       if (!inner) return nullptr;
