@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <cstring>
 #include <stdexcept>
 
 namespace xacc::capture {
@@ -250,6 +251,16 @@ bool GuardTree::runLeaf(const Leaf& l, PyObject* v, PyObject* const* resolved) c
     case Leaf::Kind::Equals: {
       if (v == l.obj) return true;
       if (Py_TYPE(v) != Py_TYPE(l.obj)) return false;
+      if (THPVariable_CheckExact(v) && THPVariable_CheckExact(l.obj)) {
+        // A known tensor value (Note [Known tensor values] in xacc/_src/capture/known.py):
+        // a small integer CPU tensor compared byte for byte, without dispatching.
+        const at::Tensor& a = THPVariable_Unpack(v);
+        const at::Tensor& b = THPVariable_Unpack(l.obj);
+        if (a.defined() && b.defined() && a.is_cpu() && b.is_cpu() && a.scalar_type() == b.scalar_type() &&
+            (c10::isIntegralType(a.scalar_type(), /*includeBool=*/true)) && a.sizes() == b.sizes() &&
+            a.numel() <= 16 && a.is_contiguous() && b.is_contiguous() && !a.is_conj() && !a.is_neg())
+          return a.numel() == 0 || std::memcmp(a.const_data_ptr(), b.const_data_ptr(), a.nbytes()) == 0;
+      }
       int eq = PyObject_RichCompareBool(v, l.obj, Py_EQ);
       if (eq < 0) PyErr_Clear();
       return eq == 1;

@@ -663,7 +663,7 @@ def _shadow_cpp(func: types.FunctionType, args: tuple, opts: Options, plan: "dyn
         return None
     if not plan.symbols:
         return None
-    return dynamic.Shadow(ctx.rec.trace, ctx.reads, r[0], r[6] if r[0] == "break" else -1)
+    return dynamic.Shadow(ctx.rec.trace, ctx.reads, r[0], r[6] if r[0] == "break" else -1, ctx.rec.known.trace)
 
 
 def _gir_device(device: str) -> str:

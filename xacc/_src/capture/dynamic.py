@@ -317,10 +317,13 @@ def shadow_meta(t: torch.Tensor, dims: list[int], plan: Plan) -> torch.Tensor:
 
 class Shadow:
     """What the shadow run recorded: per ATen op (name, attributes, result sizes),
-    and the values Python read from tensor metadata."""
+    the values Python read from tensor metadata, and per op its known results
+    (Note [Known tensor values] in known.py)."""
 
-    def __init__(self, ops: list, reads: list, kind: str = "graph", offset: int = -1) -> None:
+    def __init__(self, ops: list, reads: list, kind: str = "graph", offset: int = -1,
+                 known: list | None = None) -> None:
         self.ops = ops
+        self.known = known
         self.reads = reads
         self.kind = kind  # the translation's outcome ("graph", "code", "break")
         self.offset = offset  # "break": the offset of the break

@@ -56,7 +56,7 @@ class State:
         self.consts: list[Any] = []
         self.inputs: list[int] = []  # guard-tree node per graph input, in parameter order
         self.input_vids: set[int] = set()  # their value ids (kept across ctrl.if arms)
-        self.rec = Recorder(self.builder, device, self.const_tensor)
+        self.rec = Recorder(self.builder, device, self.const_tensor, self.tree.leaf_equals)
         # Symbolic sizes (Note [Symbolic sizes] in translate/TranslateScalars.cpp):
         # graph values computed from dynamic dims, with their (real, shadow) values.
         self.shadow_reads: list | None = None
@@ -77,6 +77,7 @@ class State:
             self.rec.dims = self
             self.env = ({s: a for a, s in plan.symbols.items()},
                         {s: plan.perturb(a) for a, s in plan.symbols.items()})
+            self.rec.known.shadow = shadow.known
 
     def const_index(self, obj: Any) -> int:
         for i, c in enumerate(self.consts):
@@ -331,7 +332,14 @@ class Host:
         vid = ctx.add_tensor_input(t, node, guard, dims)
         meta = dynamic.shadow_meta(t, dims, ctx.plan) if ctx.shadow_run else meta_like(t)
         ctx.rec.bind(meta, vid)
+        if guard:
+            ctx.rec.known.input(meta, t, node, ctx.tree.path(node))
         return meta
+
+    def known_value(self, meta: Any, conv: str) -> Any:
+        """Python's `conv` (bool, int, float, index, item) of tensor `meta` when
+        its value is known (Note [Known tensor values] in known.py), else None."""
+        return self.ctx.rec.known_scalar(meta, conv)
 
     def record(self, fn: Any, args: tuple, kwargs: dict | None, file: str | None, line: int) -> Any:
         rec = self.ctx.rec

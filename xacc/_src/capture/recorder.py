@@ -28,6 +28,7 @@ import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 
 from xacc._src.capture import decompositions, dynamic, meta_run
+from xacc._src.capture.known import Known
 from xacc._src.capture.breaks import GraphBreak
 
 DTYPE_NAMES: dict[torch.dtype, str] = {
@@ -172,7 +173,8 @@ class _Mode(TorchDispatchMode):
 class Recorder:
     """Turns ATen calls on meta tensors into GraphBuilder nodes."""
 
-    def __init__(self, builder: Any, device: str, const_tensor: Callable[[torch.Tensor], int]) -> None:
+    def __init__(self, builder: Any, device: str, const_tensor: Callable[[torch.Tensor], int],
+                 guard_value: Callable[[int, torch.Tensor], None] = lambda node, value: None) -> None:
         meta_kernels_without_dynamo()
         self.b = builder
         self.device = device
@@ -197,6 +199,8 @@ class Recorder:
         # Inside a torch.inference_mode() region (Host.set_inference): metas run
         # under inference mode, so they are inference tensors where eager's are.
         self.inference = False
+        # Small integer tensors whose value the capture knows (Note [Known tensor values] in known.py).
+        self.known = Known(guard_value)
 
     def set_no_grad(self, on: bool) -> None:
         self.no_grad = on
@@ -293,8 +297,34 @@ class Recorder:
             with _Mode(self):
                 return decomp(*args, **kwargs)
         if name in _DATA_DEPENDENT:
+            r = self._known_read(func, name, args, kwargs)
+            if r is not None:
+                return r
             raise GraphBreak("GB005", f"aten.{name} reads tensor data")
         return self._record(func, ns, name, args, kwargs, None)
+
+    def known_scalar(self, meta: Any, conv: str) -> Any:
+        """Python's `conv` (bool, int, float, index, item) of a tensor whose value
+        is known (Note [Known tensor values] in known.py), None otherwise."""
+        r = self.known.scalar(meta, conv)
+        if self.known.tainted_read and not self.mismatch:
+            self.mismatch = self.known.tainted_read
+        return r
+
+    def _known_read(self, func, name: str, args: tuple, kwargs: dict) -> Any:
+        """A data read (`aten._local_scalar_dense`, `is_nonzero`, `item`, `equal`)
+        of known tensors: eager's answer, computed on their values."""
+        if name not in ("_local_scalar_dense", "is_nonzero", "item", "equal") or kwargs:
+            return None
+        vals = [self.known.value(a) for a in args]
+        if self.known.tainted_read and not self.mismatch:
+            self.mismatch = self.known.tainted_read
+        if not args or any(v is None for v in vals):
+            return None
+        try:
+            return func(*vals)
+        except Exception:  # noqa: BLE001 - eager raises here: the break runs it in Python
+            return None
 
     def _record(self, func, ns: str, name: str, args: tuple, kwargs: dict, meta_rule: Callable | None) -> Any:
         """Emits the node of one dispatcher call; its meta result comes from
@@ -321,6 +351,7 @@ class Recorder:
         # Per schema argument, in order: operand ids, an attribute, or absent.
         parts: list[Any] = []
         attrs: dict[str, Any] = {}
+        symbolic = False  # a symbolic number's sentinel is an argument
         for i, a in enumerate(schema.arguments):
             if not a.kwarg_only and i < len(exec_args):
                 v = exec_args[i]
@@ -335,6 +366,7 @@ class Recorder:
                 continue
             if self.sym and type(v) in (int, float) and (type(v), v) in self.sym:
                 parts.append([self.sym[(type(v), v)]])
+                symbolic = True
             elif isinstance(v, torch.Tensor):
                 parts.append([self.operand(v)])
             elif isinstance(v, (list, tuple)) and _is_tensor_list_type(a.type):
@@ -353,11 +385,13 @@ class Recorder:
         self.trace.append((sig, sizes, dict(attrs)))
         shadow_sizes = None
         given, resolved = dict(attrs), {}
+        sizes_differ = False
         if self.shadow is not None:
             if k >= len(self.shadow):
                 raise self._mismatch(sig[0])
             ssig, shadow_sizes, sattrs = self.shadow[k]
             if ssig != sig:
+                sizes_differ = True
                 if ssig[0] != sig[0] or ssig[2] != sig[2] or set(sattrs) != set(attrs):
                     raise self._mismatch(sig[0])
                 resolved = self._resolve_sizes(name, schema, parts, attrs, sattrs)
@@ -398,6 +432,11 @@ class Recorder:
                     kc = self.b.add_const(k, "i64")
                     (eid,) = self.b.add_op("list.get", [rid, kc], {}, [idx_types[k]])
                     self.bind(e, eid)
+        if name in ("lift_fresh", "lift_fresh_copy") and args and isinstance(args[0], torch.Tensor) \
+                and args[0].device.type != "meta" and isinstance(out, torch.Tensor):
+            self.known.fresh(k, out, args[0])
+        else:
+            self.known.record(k, func, exec_args, exec_kwargs, out, sizes_differ, symbolic)
         return out
 
     def _mismatch(self, what: str) -> "dynamic.Mismatch":

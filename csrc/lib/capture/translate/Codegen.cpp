@@ -205,8 +205,20 @@ struct Emitter {
         PyRef count = PyRef::steal(PyLong_FromLongLong(v->count));
         return callConst(T->enumerate, {v->self}, {count.get()});
       }
-      case IterOf::Zip:
-        return callConst(T->zip, v->items);
+      case IterOf::Zip: {
+        if (v->count != 1) return callConst(T->zip, v->items);
+        static PyObject* strictZip = [] {  // functools.partial(zip, strict=True), kept for the process
+          PyRef functools = PyRef::steal(PyImport_ImportModule("functools"));
+          PyRef partial = functools ? PyRef::steal(PyObject_GetAttrString(functools.get(), "partial")) : PyRef();
+          PyRef kw = PyRef::steal(Py_BuildValue("{s:O}", "strict", Py_True));
+          PyRef a = PyRef::steal(PyTuple_Pack(1, pyTypes()->zip));
+          PyObject* r = partial && kw && a ? PyObject_Call(partial.get(), a.get(), kw.get()) : nullptr;
+          if (!r) PyErr_Clear();
+          return r;
+        }();
+        if (!strictZip) return failWith(GB::CannotSplit, "zip(strict=True) cannot be rebuilt");
+        return callConst(strictZip, v->items);
+      }
       case IterOf::Generator:  // See Note [Lazy generators]
         return failWith(GB::CannotSplit, "a generator suspended at a break cannot be rebuilt");
       case IterOf::Items:

@@ -52,6 +52,33 @@ VarRef Translator::tensorIndex(const VarRef& idx) {
   return makeSeq(Var::Kind::Tuple, std::move(items));
 }
 
+// min()/max() with tensors whose values are known (Note [Known tensor values]
+// in xacc/_src/capture/known.py): Python's algorithm, the first item greater
+// (max) or less (min) than the best so far replaces it, so ties keep the
+// earlier item; each comparison is recorded and its known truth decides. The
+// result is the winning tracker itself, as eager returns the object.
+VarRef Translator::knownMinMax(bool isMax, const std::vector<VarRef>& xs) {
+  bool anyTensor = false;
+  for (const VarRef& x : xs) {
+    if (x->is(Var::Kind::Tensor) && !x->isNumpy()) {
+      anyTensor = true;
+      if (!knownValue(x, "bool")) return nullptr;
+    } else if (!x->is(Var::Kind::Const)) {
+      return nullptr;
+    }
+  }
+  if (!anyTensor) return nullptr;
+  VarRef best = xs[0];
+  for (size_t i = 1; i < xs.size(); ++i) {
+    VarRef c = binary(operatorFn(isMax ? "gt" : "lt"), xs[i], best);
+    if (!c) return nullptr;
+    int b = truth(c);
+    if (b < 0) return nullptr;
+    if (b) best = xs[i];
+  }
+  return best;
+}
+
 VarRef Translator::callBuiltin(PyObject* f, std::vector<VarRef>& args,
                                std::vector<std::pair<PyRef, VarRef>>& kwargs, bool& handled) {
   const PyTypes* T = pyTypes();
@@ -261,17 +288,19 @@ VarRef Translator::callBuiltin(PyObject* f, std::vector<VarRef>& args,
   }
   if (f == T->zip) {
     // strict=False is plain zip; strict=True is too when every argument is a
-    // tuple (fixed length) and the lengths agree. Otherwise Python checks.
+    // tuple (fixed length) and the lengths agree. Otherwise the iterator checks
+    // the lengths as Python does, when the first argument runs out (advance).
+    bool checked = false;
     for (const auto& [k, v] : kwargs) {
       PyRef flag = isConst(v) ? constOf(v) : PyRef();
       int strict = flag && PyUnicode_CompareWithASCIIString(k.get(), "strict") == 0 ? PyObject_IsTrue(flag.get()) : -1;
       if (strict < 0) return bad("zip() with keyword arguments other than a constant strict=");
       for (const VarRef& a : args)
-        if (strict && (!a->is(Var::Kind::Tuple) || a->items.size() != args[0]->items.size()))
-          return bad("zip(strict=True) of values whose lengths are not fixed and equal");
+        if (strict && (!a->is(Var::Kind::Tuple) || a->items.size() != args[0]->items.size())) checked = true;
     }
     auto it = makeVar(Var::Kind::Iter);
     it->iter = Var::IterOf::Zip;
+    it->count = checked ? 1 : 0;  // Zip: 1 for zip(strict=True) checked while iterating
     for (const VarRef& a : args) {
       VarRef inner = iterate(a);
       if (!inner) return nullptr;
@@ -384,6 +413,8 @@ VarRef Translator::callBuiltin(PyObject* f, std::vector<VarRef>& args,
     } else if (!items(args[0], xs)) {
       return nullptr;
     }
+    if (VarRef best = knownMinMax(f == T->max, xs)) return best;
+    if (failed()) return nullptr;
     PyRef tuple = PyRef::steal(PyTuple_New(static_cast<Py_ssize_t>(xs.size())));
     for (size_t i = 0; i < xs.size(); ++i) {
       if (!isConst(xs[i])) return bad("min()/max() of non-constants");
@@ -426,6 +457,9 @@ VarRef Translator::callBuiltin(PyObject* f, std::vector<VarRef>& args,
     return fromConst(r);
   }
   if ((f == T->intFn || f == T->floatFn || f == T->boolFn) && !args.empty() && args[0]->is(Var::Kind::Tensor)) {
+    const char* conv = f == T->intFn ? "int" : f == T->floatFn ? "float" : "bool";
+    if (args.size() == 1 && kwargs.empty())
+      if (PyRef k = knownValue(args[0], conv)) return makeConst(std::move(k));
     fail(GB::TensorReadBack, "int()/float()/bool() of a tensor");
     return nullptr;
   }

@@ -397,6 +397,20 @@ bool Translator::branch(Frame& f, const Instr& ins, bool jumpIfTrue, bool& done,
 // compared with an int), which is exact for what Python compares, and the
 // jump becomes a ctrl.if/ctrl.loop on it. Any other use of `.item()` stays a
 // GB005 break.
+PyRef Translator::knownValue(const VarRef& t, const char* conv) {
+  if (!t || !t->is(Var::Kind::Tensor) || t->isNumpy()) return {};
+  PyObject* args = Py_BuildValue("(Os)", t->obj.get(), conv);
+  if (!args) {
+    PyErr_Clear();
+    return {};
+  }
+  std::string code, detail;
+  PyRef r = host_.call("known_value", args, code, detail);
+  Py_DECREF(args);
+  if (!r || r.get() == Py_None) return {};
+  return r;
+}
+
 VarRef Translator::itemForBranch(const VarRef& t) {
   Frame* f = current_;
   if (!f || t->isNumpy()) return nullptr;

@@ -83,12 +83,20 @@ bool Translator::advance(const VarRef& it, VarRef& out) {
     case IterOf::Zip: {
       // zip stops at the first exhausted iterator, having taken one item from
       // each iterator before it.
+      // zip(strict=True) (count 1) raises ValueError unless all run out together.
       if (it->items.empty()) return true;
       std::vector<VarRef> tuple;
-      for (const VarRef& inner : it->items) {
+      for (size_t i = 0; i < it->items.size(); ++i) {
         VarRef x;
-        if (!advance(inner, x)) return false;
+        if (!advance(it->items[i], x)) return false;
         if (!x) {
+          if (it->count == 1 && i > 0)
+            return fail(GB::RaisesException, "zip(strict=True): an argument is shorter (raises ValueError)");
+          for (size_t j = 1; it->count == 1 && j < it->items.size(); ++j) {
+            VarRef y;
+            if (!advance(it->items[j], y)) return false;
+            if (y) return fail(GB::RaisesException, "zip(strict=True): an argument is longer (raises ValueError)");
+          }
           it->items.clear();
           return true;
         }

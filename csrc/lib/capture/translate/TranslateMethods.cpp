@@ -64,6 +64,12 @@ VarRef Translator::tensorMethod(const VarRef& tm, std::vector<VarRef>& args,
     args = std::move(rest);
     kwargs = std::move(kw);
   }
+  static const char* const kKnown[][2] = {
+      {"item", "item"}, {"__bool__", "bool"}, {"__int__", "int"}, {"__float__", "float"}, {"__index__", "index"}};
+  if (args.empty() && kwargs.empty())
+    for (const auto& [method, conv] : kKnown)
+      if (name == method)
+        if (PyRef k = knownValue(t, conv)) return makeConst(std::move(k));  // Note [Known tensor values]
   if (name == "item" && args.empty() && kwargs.empty()) {
     VarRef v = itemForBranch(t);  // `if t.item() > c:` -> a ctrl.if on the tensor
     if (v || failed()) return v;

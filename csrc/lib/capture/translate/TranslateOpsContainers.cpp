@@ -8,6 +8,47 @@
 
 namespace xacc::capture::translate {
 
+// Whether the slice BUILD_SLICE is about to push onto `stack` only indexes a tensor already on the stack: the instructions after it
+// load constants or locals and build slices and tuples until a BINARY_SUBSCR
+// or STORE_SUBSCR whose index holds the slice and whose container is a tensor
+// tracker. Then a tensor bound of known value (Note [Known tensor values] in
+// xacc/_src/capture/known.py) may enter the slice as its number: torch's
+// indexing reads it through __index__, and the slice itself is never seen.
+static bool sliceIndexesTensor(const Bytecode& bc, size_t ip, const std::vector<VarRef>& stack) {
+  const auto& instrs = bc.instrs();
+  const size_t slice = stack.size();
+  size_t h = slice + 1;  // stack height with the slice pushed
+  size_t pos = slice;    // where the value holding the slice is
+  size_t kept = slice;   // stack entries below this one are the frame's, untouched
+  for (size_t i = ip; i < instrs.size() && i < ip + 12; ++i) {
+    const Instr& in = instrs[i];
+    switch (in.op) {
+      case Op::LOAD_CONST:
+      case Op::LOAD_FAST:
+        ++h;
+        break;
+      case Op::BUILD_SLICE:
+      case Op::BUILD_TUPLE: {
+        size_t n = static_cast<size_t>(in.arg);
+        if (n < 1 || n > h) return false;
+        if (pos >= h - n) pos = h - n;  // consumed into the new tuple
+        kept = std::min(kept, h - n);
+        h = h - n + 1;
+        break;
+      }
+      case Op::BINARY_SUBSCR:
+      case Op::STORE_SUBSCR:
+        // The index is TOS (holding the slice), the container below it is a
+        // tensor that was on the stack before the slice.
+        return pos == h - 1 && h >= 2 && h - 2 < kept && stack[h - 2]->is(Var::Kind::Tensor) &&
+               !stack[h - 2]->isNumpy();
+      default:
+        return false;
+    }
+  }
+  return false;
+}
+
 bool Frame::stepContainers(const Instr& ins, bool& done, VarRef& result) {
   switch (ins.op) {
     // -- containers ------------------------------------------------------------------
@@ -79,6 +120,9 @@ bool Frame::stepContainers(const Instr& ins, bool& done, VarRef& result) {
         if (isSizeSym(parts[i])) {
           p[i] = parts[i]->obj;  // See Note [Symbolic sizes]: a slice of a tensor keeps it symbolic
           sym = true;
+        } else if (parts[i]->is(Var::Kind::Tensor) && sliceIndexesTensor(*bc, ip, stack) &&
+                   (p[i] = t.knownValue(parts[i], "index"))) {
+          // a known tensor bound of a tensor's slice: its number (sliceIndexesTensor)
         } else if (!(p[i] = t.constOf(parts[i]))) {
           return false;
         }

@@ -28,7 +28,8 @@ bool Frame::stepControl(const Instr& ins, bool& done, VarRef& result) {
                   ins.op == Op::POP_JUMP_IF_TRUE;
       if (stack.back()->is(Var::Kind::ItemOf)) stack.back() = stack.back()->self;  // its tensor
       if (stack.back()->is(Var::Kind::Tensor) && !stack.back()->isNumpy() &&
-          bc->indexOf(ins.target) > static_cast<int>(ip) && regionsModelled())
+          bc->indexOf(ins.target) > static_cast<int>(ip) && regionsModelled() &&
+          !t.knownValue(stack.back(), "bool"))  // a known value jumps as a constant (truth)
         return t.branch(*this, ins, want, done, result);  // a ctrl.if, or GB004
       int b = t.truth(stack.back());  // fails (GB004) before popping a tensor
       if (b < 0) return false;

@@ -580,6 +580,7 @@ int Translator::truth(const VarRef& v) {
   if (v->is(Var::Kind::SymScalar)) return truth(concrete(v));
   switch (v->kind) {
     case Var::Kind::Tensor:
+      if (PyRef k = knownValue(v, "bool")) return k.get() == Py_True ? 1 : 0;
       fail(GB::DataDependentBranch, "branch on a tensor");
       return -1;
     case Var::Kind::Const: {

@@ -296,6 +296,13 @@ public:
   VarRef itemForBranch(const VarRef& t);
   /// A comparison with an ItemOf operand (the other a constant number).
   VarRef itemCompare(PyObject* op, const VarRef& a, const VarRef& b);
+  /// Python's `conv` ("bool", "int", "float", "index", "item") of a tensor whose
+  /// value the capture knows, with its guards (Note [Known tensor values] in
+  /// xacc/_src/capture/known.py); null (no failure) when it is not known.
+  PyRef knownValue(const VarRef& t, const char* conv);
+  /// min()/max() of constants and known tensors (TranslateBuiltins.cpp); null
+  /// when an item is neither (no failure) or a comparison failed.
+  VarRef knownMinMax(bool isMax, const std::vector<VarRef>& xs);
 
   // Grad-mode regions (see Host::setGrad).
   bool gradEnabled() const { return gradEnabled_; }

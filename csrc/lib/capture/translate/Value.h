@@ -172,7 +172,7 @@ struct Var {
     Generator,  ///< gen: an inlined generator's frame, run to its next yield at each step;
                 ///< pos counts the steps taken (so snapshots see it move)
   } iter = IterOf::Items;
-  int64_t count = 0;  ///< Iter of Enumerate: the next count
+  int64_t count = 0;  ///< Iter of Enumerate: the next count; of Zip: 1 for strict=True checked while iterating
   std::shared_ptr<GenFrame> gen;  ///< Iter of Generator
   /// Tensor: what the user's code sees (see Note [NumPy capture] in TranslateNumpy.cpp).
   enum class Np : uint8_t { Tensor, Array, Scalar } np = Np::Tensor;
