@@ -138,14 +138,25 @@ struct Arg {
   PyObject* obj = nullptr;  // the number (for its attribute)
 };
 
-bool readArg(PyObject* a, PyObject* vids, Arg& out) {
+bool readArg(PyObject* a, PyObject* vids, PyObject* known, Arg& out) {
   if (THPVariable_CheckExact(a)) {
     out.tensor = true;
     out.t = THPVariable_Unpack(a);
     if (!out.t.is_meta() || out.t.is_inference()) return false;
     if (out.t.requires_grad() && at::GradMode::is_enabled()) return false;
     Ref key(PyLong_FromVoidPtr(a));
-    PyObject* v = key.get() ? PyDict_GetItemWithError(vids, key.get()) : nullptr;  // borrowed
+    if (!key.get()) {
+      PyErr_Clear();
+      return false;
+    }
+    // A tensor with a known value (Note [Known tensor values], known.py): the
+    // Python path computes its results' values too, so it keeps such calls.
+    int isKnown = PyDict_Contains(known, key.get());
+    if (isKnown != 0) {
+      PyErr_Clear();
+      return false;
+    }
+    PyObject* v = PyDict_GetItemWithError(vids, key.get());  // borrowed
     if (!v || !PyLong_CheckExact(v)) {
       PyErr_Clear();
       return false;
@@ -272,10 +283,13 @@ PyObject* record(PyObject* host, PyObject* fn, PyObject* args, PyObject* kwargs,
   if (!rec.get() || !plainState(ctx.get(), rec.get())) return nullptr;
   Ref vids(attr(rec.get(), "vids"));
   if (!vids.get() || !PyDict_CheckExact(vids.get())) return nullptr;
+  Ref knownObj(attr(rec.get(), "known"));
+  Ref known(knownObj.get() ? attr(knownObj.get(), "vals") : nullptr);
+  if (!known.get() || !PyDict_CheckExact(known.get())) return nullptr;
 
   Arg a[2];
   for (Py_ssize_t i = 0; i < n; ++i)
-    if (!readArg(PyTuple_GET_ITEM(args, i), vids.get(), a[i])) return nullptr;
+    if (!readArg(PyTuple_GET_ITEM(args, i), vids.get(), known.get(), a[i])) return nullptr;
   if (e.form == Form::Softmax) {  // (tensor, int dim): the dim is recorded as given
     if (!a[0].tensor || a[1].tensor || !PyLong_CheckExact(a[1].obj)) return nullptr;
     torch::jit::Stack stack{a[0].t, a[1].num.toLong(), false};

@@ -342,7 +342,12 @@ class Recorder:
             if i < len(exec_args) and isinstance(exec_args[i], torch.device):
                 exec_args = exec_args[:i] + (torch.device("meta"),) + exec_args[i + 1:]
         if meta_rule is None:
-            out = meta_run.run(func, exec_args, exec_kwargs)
+            run_kwargs = exec_kwargs
+            if "device" not in exec_kwargs and any(x.name == "device" and x.kwarg_only for x in schema.arguments):
+                # A factory without a device (torch.randint(1, 4, ())) would run on the
+                # CPU here, drawing from the user's random stream at capture time.
+                run_kwargs = dict(exec_kwargs, device=torch.device("meta"))
+            out = _as_meta(meta_run.run(func, exec_args, run_kwargs))
         else:
             if torch.is_grad_enabled() and any(isinstance(a, torch.Tensor) and a.requires_grad for a in exec_args):
                 raise GraphBreak("GB026", f"{gname} on a tensor that requires grad (its backward is not modelled)")
@@ -510,6 +515,18 @@ class Recorder:
         if isinstance(v, (list, tuple)) and all(isinstance(e, (bool, int, float)) for e in v):
             return [e for e in v]
         raise GraphBreak("GB018", f"argument of type {type(v).__name__} to aten.{op}")
+
+
+def _as_meta(out: Any) -> Any:
+    """The result of an op run here, with metas for real tensors: an op on Python
+    numbers alone (`torch.div(8, 4)`, `torch.arange(n)` without a device) runs
+    for real on the CPU, and its tracked value must be a meta like every other
+    (an in-place op on it then acts on the bound value, not on a constant copy)."""
+    if isinstance(out, torch.Tensor):
+        return out if out.device.type == "meta" else meta_like(out)
+    if isinstance(out, (list, tuple)) and any(isinstance(e, torch.Tensor) for e in out):
+        return type(out)(_as_meta(e) for e in out)
+    return out
 
 
 def _is_tensor_type(t: Any) -> bool:
