@@ -14,6 +14,7 @@
 #   make clean    remove the build tree and the linked extension
 #
 # Variables: PYTHON (interpreter to install into), XACC_BUILD_DIR (build tree),
+# PY_VERSIONS (further CPythons of venvs/test/test-versions; `PY_VERSIONS=` for none),
 # XACC_JOBS (parallel compile jobs), XACC_CMAKE_ARGS (extra CMake -D options),
 # BIN_DIR (where xacc-opt and camel are linked; default /usr/local/bin).
 
@@ -77,7 +78,7 @@ link-tools: build
 # build/ compiled (same relative paths). GoogleTest runs once, from build/.
 # A version whose install or build fails does not stop the next one; its extension link is
 # removed so that run_tests.py reports that version failed rather than testing a stale build.
-PY_VERSIONS := 3.12 3.13
+PY_VERSIONS ?= 3.12 3.13
 space := $(subst ,, )
 venvs:
 	@status=0; \
