@@ -3,16 +3,18 @@
 #
 #   make install  system + Python deps, CMake build, editable install, tools on PATH
 #   make venvs    build/venv-3.12 (3.13) with the extension built for it in build-py3.12
-#                 (3.13) when that interpreter exists (issue 20; not yet part of install;
-#                 `make test` runs tests/python/capture under each one built)
+#                 (3.13) when that interpreter exists (issue 20)
 #   make build    incremental CMake build in build/ (Ninja, ccache)
-#   make test     every suite (GoogleTest, lit, pytest), one summary line each
+#   make test     every suite (GoogleTest, lit, pytest) under 3.11, then make venvs and the
+#                 capture suite + examples check under 3.12 and 3.13; one summary line each
+#   make test-versions  make venvs, then every pytest directory under 3.12 and 3.13
 #   make test-latest  capture suite + model sweep with the newest releases (build/venv-latest)
 #   make run      the main job (RUN_CMD below)
 #   make bench    benchmarks/*/run.py (BENCH=ir,camel for some)
 #   make clean    remove the build tree and the linked extension
 #
 # Variables: PYTHON (interpreter to install into), XACC_BUILD_DIR (build tree),
+# PY_VERSIONS (further CPythons of venvs/test/test-versions; `PY_VERSIONS=` for none),
 # XACC_JOBS (parallel compile jobs), XACC_CMAKE_ARGS (extra CMake -D options),
 # BIN_DIR (where xacc-opt and camel are linked; default /usr/local/bin).
 
@@ -35,7 +37,7 @@ comma := ,
 # the same model's time under plain python, measured in the same run.
 RUN_CMD := $(PYTHON) benchmarks/xjit_script/demo.py --device cpu
 
-.PHONY: all install deps build package link-tools venvs test test-latest run bench clean
+.PHONY: all install deps build package link-tools venvs test test-versions test-latest run bench clean
 
 all: build
 
@@ -74,17 +76,32 @@ link-tools: build
 # the interpreter or its requirements/lock-cpXY.txt is missing) and xacc._C built for it in
 # build-py3.X, a tree beside build/ so that ccache serves the Python-independent objects
 # build/ compiled (same relative paths). GoogleTest runs once, from build/.
-PY_VERSIONS := 3.12 3.13
+# A version whose install or build fails does not stop the next one; its extension link is
+# removed so that run_tests.py reports that version failed rather than testing a stale build.
+PY_VERSIONS ?= 3.12 3.13
+space := $(subst ,, )
 venvs:
-	@XACC_VENV_VERSIONS="$(PY_VERSIONS)" scripts/install-venvs.sh
-	@for v in $(PY_VERSIONS); do \
+	@status=0; \
+	for v in $(PY_VERSIONS); do \
+	  XACC_VENV_VERSIONS=$$v scripts/install-venvs.sh || { echo "-- make venvs: build/venv-$$v failed"; status=1; continue; }; \
 	  [ -x build/venv-$$v/bin/python ] || continue; \
 	  args=""; [ -f build-py$$v/CMakeCache.txt ] || args="-DXACC_BUILD_TESTS=OFF"; \
-	  XACC_CMAKE_ARGS="$$args" XACC_BUILD_DIR=$(CURDIR)/build-py$$v build/venv-$$v/bin/python scripts/cmake_build.py build; \
-	done
+	  XACC_CMAKE_ARGS="$$args" XACC_BUILD_DIR=$(CURDIR)/build-py$$v build/venv-$$v/bin/python scripts/cmake_build.py build \
+	    || { echo "-- make venvs: build-py$$v failed"; rm -f xacc/_C*.cpython-$${v/./}-*.so; status=1; }; \
+	done; \
+	exit $$status
 
+# The 3.11 suites, then the further versions' (VERSION_SUITES in run_tests.py); a venv or
+# build that failed shows as that version's failed summary line, a missing interpreter as
+# a skipped one.
 test: install
-	@$(PYTHON) scripts/run_tests.py
+	@$(MAKE) --no-print-directory venvs || echo "-- make test: make venvs failed (see above)"
+	@$(PYTHON) scripts/run_tests.py --versions "$(subst $(space),$(comma),$(PY_VERSIONS))"
+
+# Every pytest directory under each further version (not part of `test`: ~20 minutes each).
+test-versions: install
+	@$(MAKE) --no-print-directory venvs || echo "-- make test-versions: make venvs failed (see above)"
+	@$(PYTHON) scripts/run_tests.py --full-versions --versions "$(subst $(space),$(comma),$(PY_VERSIONS))"
 
 # Not part of `test`: the newest releases of requirements/direct.txt (torch stays pinned) in a
 # venv of its own, the capture suite and the model sweep there, and what changed against the

@@ -96,10 +96,14 @@ def build(bdir: Path | None = None, python: str | None = None) -> Path:
 
 
 def find_extension(bdir: Path, name: str = EXTENSION) -> Path | None:
-    """The newest built ``name`` module under the build tree (wherever its CMake puts it)."""
+    """The newest built ``name`` module for this interpreter under the build tree (wherever
+    its CMake puts it). The venvs under build/ (``make venvs``, ``make test-latest``) hold
+    other packages' modules of the same name (torch's ``_C``): nothing under a
+    site-packages directory counts."""
+    want = name + sysconfig.get_config_var("EXT_SUFFIX")
     found = [
         p for p in bdir.rglob(f"{name}*.so")
-        if "CMakeFiles" not in p.parts and p.name.split(".")[0] == name and p.is_file()
+        if "CMakeFiles" not in p.parts and "site-packages" not in p.parts and p.name == want and p.is_file()
     ]
     return max(found, key=lambda p: p.stat().st_mtime) if found else None
 

@@ -7,6 +7,9 @@
 # a message. Idempotent: a venv that already matches its lock is left alone.
 #
 # XACC_VENV_VERSIONS (default "3.12 3.13") selects the versions.
+# `install-venvs.sh --which 3.12` prints the interpreter that would be used (exit 1 when
+# there is none) and installs nothing: scripts/run_tests.py asks it whether a version
+# without a venv is not installed (skipped) or was not set up (failed).
 set -euo pipefail
 
 REPO="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -24,6 +27,11 @@ find_python() {
   done
   return 1
 }
+
+if [ "${1:-}" = "--which" ]; then
+  find_python "${2:?--which needs a version}"
+  exit
+fi
 
 for v in ${XACC_VENV_VERSIONS:-3.12 3.13}; do
   tag="cp${v/./}"

@@ -11,9 +11,12 @@ Suites, in order:
   other ``tests/<dir>/`` holding ``test_*.py`` or ``*_test.py`` files (found, not listed,
   so a new directory cannot be forgotten; ``PYTEST_FIRST`` only fixes the order);
 * ``pytest <dir> (python 3.X)`` -- ``VERSION_SUITES`` again under each further CPython
-  that ``make venvs`` set up (``build/venv-3.X`` with ``xacc._C`` built for it), one
-  summary line per version (issue 20); a version without its venv or extension is
-  not run.
+  (``--versions``, default: every ``build/venv-3.X``) that ``make venvs`` set up
+  (``build/venv-3.X`` with ``xacc._C`` built for it), one summary line per version and
+  suite (issue 20). A version whose interpreter is not installed is skipped with a note,
+  never failed; one whose interpreter exists but whose venv or extension is missing
+  (``make venvs`` failed) is failed. ``--full-versions`` (``make test-versions``) runs
+  every pytest directory under each further version instead, and nothing else.
 
 Each suite's own output streams through; counts come from the machine-readable reports
 (JUnit XML for ctest and pytest, lit's JSON) written under ``<build>/test-results/``.
@@ -51,8 +54,9 @@ SUITE_TIMEOUT = int(os.environ.get("XACC_SUITE_TIMEOUT", "1800"))
 # files runs after them in name order. tests/lit and tests/unit belong to lit and ctest.
 PYTEST_FIRST = ["tests/python"]
 NOT_PYTEST = {"lit", "unit"}
-# What runs once more under each further CPython version (docs/python-versions.md).
-VERSION_SUITES = ["tests/python/capture"]
+# What runs once more under each further CPython version (docs/python-versions.md): the
+# capture suite and the examples check (`python -m xjit` prints what plain python prints).
+VERSION_SUITES = ["tests/python/capture", "tests/python/test_xjit_examples.py"]
 
 # lit result codes (lit's JSON "code" field).
 LIT_PASSED = {"PASS", "XFAIL", "FLAKYPASS"}
@@ -175,25 +179,39 @@ def pytest_dirs() -> list[str]:
     return PYTEST_FIRST + found
 
 
-def extra_pythons() -> list[tuple[str, Path]]:
-    """(version, interpreter) of every build/venv-3.X whose xacc._C is built and
-    linked into xacc/ (`make venvs`), other than the interpreter running this."""
+def extra_pythons(versions: list[str] | None) -> list[tuple[str, Path | None, str]]:
+    """(version, interpreter, why) for each further CPython: ``versions`` (``--versions``)
+    or every build/venv-3.X there is, other than the interpreter running this. The
+    interpreter is build/venv-3.X/bin/python when it and its xacc._C (linked into xacc/ by
+    `make venvs`) exist; else None with why: a version that is not installed is a note
+    (``skipped: ...``), one that is installed but was not set up is a failure."""
+    running = f"{sys.version_info[0]}.{sys.version_info[1]}"
+    if versions is None:
+        versions = sorted(v.name.removeprefix("venv-") for v in (REPO_ROOT / "build").glob("venv-3.*"))
     found = []
-    for venv in sorted((REPO_ROOT / "build").glob("venv-3.*")):
-        version = venv.name.removeprefix("venv-")
-        python = venv / "bin" / "python"
-        tag = "cpython-" + version.replace(".", "")
-        if version == f"{sys.version_info[0]}.{sys.version_info[1]}" or not python.is_file():
+    for version in versions:
+        if version == running:
             continue
-        if any((REPO_ROOT / "xacc").glob(f"_C.{tag}-*.so")):
-            found.append((version, python))
+        python = REPO_ROOT / "build" / f"venv-{version}" / "bin" / "python"
+        tag = "cpython-" + version.replace(".", "")
+        if python.is_file() and any((REPO_ROOT / "xacc").glob(f"_C.{tag}-*.so")):
+            found.append((version, python, ""))
+            continue
+        # The one place that knows where an interpreter is looked for: install-venvs.sh.
+        which = subprocess.run([str(REPO_ROOT / "scripts" / "install-venvs.sh"), "--which", version],
+                               capture_output=True, text=True)
+        if which.returncode != 0:
+            found.append((version, None, f"skipped: python{version} not installed"))
+        else:
+            found.append((version, None, f"python{version} exists ({which.stdout.strip()}) but "
+                          f"build/venv-{version} or its xacc._C does not: run `make venvs`"))
     return found
 
 
 def make_pytest(rel: str, python: Path | None = None, version: str = "") -> Callable[[], Result]:
     def run() -> Result:
-        directory = REPO_ROOT / rel
-        if not directory.is_dir() or not has_pytest_files(directory):
+        path = REPO_ROOT / rel  # a directory, or one test file (VERSION_SUITES)
+        if not path.is_file() and (not path.is_dir() or not has_pytest_files(path)):
             return Result(note="no tests yet")
         suffix = f"-py{version}" if version else ""
         report = fresh_report(f"pytest-{rel.replace('/', '-')}{suffix}.xml")
@@ -219,11 +237,25 @@ def make_pytest(rel: str, python: Path | None = None, version: str = "") -> Call
     return run
 
 
-def all_suites() -> list[Suite]:
-    suites = [Suite("layers", run_layers), Suite("gtest", run_ctest), Suite("lit", run_lit)]
-    suites += [Suite(f"pytest {rel}", make_pytest(rel)) for rel in pytest_dirs()]
-    suites += [Suite(f"pytest {rel} (python {version})", make_pytest(rel, python, version))
-               for version, python in extra_pythons() for rel in VERSION_SUITES]
+def not_set_up(why: str) -> Callable[[], Result]:
+    """A further version's suite that cannot run: a note when its interpreter is not
+    installed, a failure when it is (`make venvs` failed or was not run)."""
+    def run() -> Result:
+        print(f"-- {why}", flush=True)
+        return Result(note=why) if why.startswith("skipped") else Result(failed=1, note=why)
+
+    return run
+
+
+def all_suites(versions: list[str] | None = None, full_versions: bool = False) -> list[Suite]:
+    suites = []
+    if not full_versions:
+        suites = [Suite("layers", run_layers), Suite("gtest", run_ctest), Suite("lit", run_lit)]
+        suites += [Suite(f"pytest {rel}", make_pytest(rel)) for rel in pytest_dirs()]
+    for version, python, why in extra_pythons(versions):
+        for rel in pytest_dirs() if full_versions else VERSION_SUITES:
+            run = make_pytest(rel, python, version) if python else not_set_up(why)
+            suites.append(Suite(f"pytest {rel} (python {version})", run))
     return suites
 
 
@@ -232,9 +264,14 @@ def main() -> int:
     parser.add_argument("--only", action="append", default=[],
                         help="run only suites whose name contains this (repeatable)")
     parser.add_argument("--list", action="store_true", help="list the suites and exit")
+    parser.add_argument("--versions", help="further CPython versions, comma-separated "
+                        "(default: every build/venv-3.X)")
+    parser.add_argument("--full-versions", action="store_true",
+                        help="run every pytest directory under each further version, nothing else")
     args = parser.parse_args()
 
-    suites = all_suites()
+    versions = [v for v in args.versions.split(",") if v] if args.versions is not None else None
+    suites = all_suites(versions, args.full_versions)
     if args.only:
         suites = [s for s in suites if any(o in s.name for o in args.only)]
     if args.list:

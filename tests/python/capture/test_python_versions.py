@@ -263,3 +263,30 @@ def test_break_at_tensor_condition():
     # at the jump: never the whole frame in Python (GB001).
     out = xacc.explain(tensor_branch)(torch.ones(3))
     assert out.graph_count >= 1 and "GB001" not in {b.code for b in out.break_reasons}, str(out)
+
+
+def except_then_break(x, d):
+    y = x.cos()
+    try:
+        k = d["missing"]  # KeyError: the handler runs
+    except KeyError:
+        k = 2.0
+    # 3.13 compiles the handler's end as a JUMP_BACKWARD_NO_INTERRUPT back to here.
+    print("after", k)  # a break after the try: no loop around it
+    return y * k + x.sum(), d
+
+
+def test_break_after_except_handler_is_not_in_a_loop(capsys):
+    """A backward jump from an `except` handler to the code after its `try` is no
+    loop (Note [Loops are cycles] in Bytecode.cpp): the break after it splits the
+    frame (GB003) like on 3.11, where 3.13 took it for a break inside a loop
+    (GB015) and ran the whole frame as plain Python."""
+    x, d = torch.randn(4), {"present": 1}
+    got = xacc.jit(except_then_break)(x, d)
+    assert capsys.readouterr().out == "after 2.0\n"
+    want = except_then_break(x, d)
+    assert capsys.readouterr().out == "after 2.0\n"
+    assert torch.equal(got[0], want[0]) and got[1] is d
+    out = xacc.explain(except_then_break)(x, d)
+    capsys.readouterr()
+    assert out.graph_count >= 1 and [b.code for b in out.break_reasons] == ["GB003"], str(out)

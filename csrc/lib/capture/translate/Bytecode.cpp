@@ -221,7 +221,6 @@ bool Bytecode::decodeRange(const unsigned char* p, int from, int to, const std::
     if (info.flags & kJumpBackward) ins.target = ins.next - 2 * ins.arg;
     ins.line = static_cast<size_t>(off / 2) < lines.size() ? lines[static_cast<size_t>(off / 2)] : -1;
     index_[off / 2] = static_cast<int>(instrs_.size());
-    if (info.flags & kJumpBackward) loopRanges_.emplace_back(ins.target, off);
     instrs_.push_back(ins);
     off = ins.next;
     if (stopAtJump && ins.op == Op::JUMP_FORWARD) break;
@@ -229,20 +228,68 @@ bool Bytecode::decodeRange(const unsigned char* p, int from, int to, const std::
   return true;
 }
 
+// Note [Loops are cycles]
+// A backward jump is a loop's only when the code at its target can come back
+// to it: following fall-through, jumps and the handler of each exception-table
+// range (an exception raised in a `try` inside the loop). 3.12 and 3.13 also
+// jump back from the end of an `except` handler to the code after its `try`
+// (JUMP_BACKWARD, JUMP_BACKWARD_NO_INTERRUPT), and that code never reaches the
+// handler again: taken for a loop, a break there was refused as a break inside
+// a loop (GB015) and the frame ran as plain Python. The walk over-approximates
+// (every instruction of a try range may raise), so a doubt leaves a jump a
+// loop, as before. Found once per decoding, with the exception table (which
+// readExceptionTable reads first).
+namespace {
+
+std::vector<std::pair<int, int>> cycleLoops(const Bytecode& bc) {
+  const std::vector<Instr>& instrs = bc.instrs();
+  std::vector<std::pair<int, int>> loops;
+  std::vector<char> seen;
+  std::vector<int> work;
+  for (const Instr& jump : instrs) {
+    if (!(opcodeInfo(jump.op).flags & kJumpBackward) || jump.target < 0) continue;
+    seen.assign(instrs.size(), 0);
+    work.clear();
+    const int from = bc.indexOf(jump.target), to = bc.indexOf(jump.offset);
+    bool cycle = from < 0;  // a target that is no instruction: keep it a loop
+    auto visit = [&](int i) {
+      if (i >= 0 && !seen[static_cast<size_t>(i)]) seen[static_cast<size_t>(i)] = 1, work.push_back(i);
+    };
+    if (!cycle) visit(from);
+    while (!cycle && !work.empty()) {
+      const int i = work.back();
+      work.pop_back();
+      if (i == to) cycle = true;
+      const Instr& ins = instrs[static_cast<size_t>(i)];
+      if (ins.target >= 0) visit(bc.indexOf(ins.target));
+      if (!endsBlock(ins.op) && static_cast<size_t>(i) + 1 < instrs.size()) visit(i + 1);
+      Bytecode::Handler h;
+      if (bc.handlerAt(ins.offset, h)) visit(bc.indexOf(h.target));
+    }
+    if (cycle) loops.emplace_back(jump.target, jump.offset);
+  }
+  return loops;
+}
+
+}  // namespace
+
+// Then the loops, which need the handlers (Note [Loops are cycles]).
 void Bytecode::readExceptionTable(PyCodeObject* code) {
   PyObject* et = code->co_exceptiontable;
-  if (!et || !PyBytes_Check(et)) return;
-  const auto* q = reinterpret_cast<const unsigned char*>(PyBytes_AS_STRING(et));
-  size_t m = static_cast<size_t>(PyBytes_GET_SIZE(et)), i = 0;
-  while (i < m) {
-    int start = readExceptionVarint(q, m, i);
-    int length = readExceptionVarint(q, m, i);
-    int target = readExceptionVarint(q, m, i);
-    int depthLasti = readExceptionVarint(q, m, i);
-    tryRanges_.emplace_back(2 * start, 2 * (start + length));
-    handlers_.push_back(2 * target);
-    depths_.push_back(depthLasti);
+  if (et && PyBytes_Check(et)) {
+    const auto* q = reinterpret_cast<const unsigned char*>(PyBytes_AS_STRING(et));
+    size_t m = static_cast<size_t>(PyBytes_GET_SIZE(et)), i = 0;
+    while (i < m) {
+      int start = readExceptionVarint(q, m, i);
+      int length = readExceptionVarint(q, m, i);
+      int target = readExceptionVarint(q, m, i);
+      int depthLasti = readExceptionVarint(q, m, i);
+      tryRanges_.emplace_back(2 * start, 2 * (start + length));
+      handlers_.push_back(2 * target);
+      depths_.push_back(depthLasti);
+    }
   }
+  loopRanges_ = cycleLoops(*this);
 }
 
 std::unique_ptr<Bytecode> Bytecode::decode(PyCodeObject* code, std::string& error) {
@@ -309,7 +356,6 @@ std::unique_ptr<Bytecode> Bytecode::derive(PyCodeObject* code, const Bytecode& o
     if (derefShift && ins.arg >= nvars && ins.arg < 256 && argIsSlot(ins.op))
       ins.arg += derefShift;
     bc->index_[static_cast<size_t>(ins.offset / 2)] = static_cast<int>(bc->instrs_.size());
-    if (ins.target >= 0 && ins.target <= ins.offset) bc->loopRanges_.emplace_back(ins.target, ins.offset);
     bc->instrs_.push_back(ins);
   }
   bc->readExceptionTable(code);

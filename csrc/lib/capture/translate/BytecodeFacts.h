@@ -85,4 +85,18 @@ bool regionsModelled();
 /// Python (GB001).
 bool codegenModelled();
 
+/// Whether `op` never falls through to the next instruction: a return, a
+/// raise or an unconditional jump (the one list of the code generators, the
+/// stack-depth walk (Note [Stack depth by construction] in CodegenStack.cpp)
+/// and the decoder's loop finding (Note [Loops are cycles] in Bytecode.cpp)).
+inline bool endsBlock(Op op) {
+  switch (op) {
+    case Op::JUMP_FORWARD: case Op::JUMP_BACKWARD: case Op::JUMP_BACKWARD_NO_INTERRUPT: case Op::RETURN_VALUE:
+    case Op::RETURN_CONST: case Op::RAISE_VARARGS: case Op::RERAISE:
+      return true;
+    default:
+      return false;
+  }
+}
+
 }  // namespace xacc::capture::translate

@@ -59,19 +59,6 @@ inline int cachesOf(uint8_t op) { return opcodeInfo(op).caches; }
 //    would have to move is not copied (shiftDerefs).
 
 
-/// Whether `op` never falls through to the next instruction: a return, a
-/// raise or an unconditional jump (the code generators' and the stack-depth
-/// walk's one list; Note [Stack depth by construction] in CodegenStack.cpp).
-inline bool endsBlock(Op op) {
-  switch (op) {
-    case Op::JUMP_FORWARD: case Op::JUMP_BACKWARD: case Op::JUMP_BACKWARD_NO_INTERRUPT: case Op::RETURN_VALUE:
-    case Op::RETURN_CONST: case Op::RAISE_VARARGS: case Op::RERAISE:
-      return true;
-    default:
-      return false;
-  }
-}
-
 /// What a generated code object is made of; the rest (file, first line, free
 /// variables, flags but for * and ** parameters) is the `base` code's, its
 /// name and qualified name the `orig`inal's (Codegen.h).

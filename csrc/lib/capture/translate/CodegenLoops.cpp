@@ -63,8 +63,11 @@ std::vector<std::pair<Op, int>> localParts(const Instr& ins) {
 /// target and `end` the last backward jump to it; head -1 when none.
 std::pair<int, int> outermostLoop(const Bytecode* bc, int off) {
   std::map<int, int> ends;
+  // A backward jump outside every loop closes no cycle (an except handler's jump
+  // to the code after its try: Note [Loops are cycles] in Bytecode.cpp); one inside
+  // a loop is never the outermost around `off`.
   for (const Instr& ins : bc->instrs())
-    if (opcodeInfo(ins.op).flags & kJumpBackward)
+    if ((opcodeInfo(ins.op).flags & kJumpBackward) && bc->inLoop(ins.offset))
       ends[ins.target] = std::max(ends.count(ins.target) ? ends[ins.target] : -1, ins.offset);
   std::pair<int, int> best{-1, -1};
   for (auto [h, e] : ends)
