@@ -5,8 +5,9 @@
 #   make venvs    build/venv-3.12 (3.13) with the extension built for it in build-py3.12
 #                 (3.13) when that interpreter exists (issue 20)
 #   make build    incremental CMake build in build/ (Ninja, ccache)
-#   make test     every suite (GoogleTest, lit, pytest) under 3.11, then make venvs and the
-#                 capture suite + examples check under 3.12 and 3.13; one summary line each
+#   make test     every suite (GoogleTest, lit, pytest) under 3.11, one summary line each;
+#                 with TEST_PY_VERSIONS="3.12 3.13" also make venvs and the capture suite +
+#                 examples check under each
 #   make test-versions  make venvs, then every pytest directory under 3.12 and 3.13
 #   make test-latest  capture suite + model sweep with the newest releases (build/venv-latest)
 #   make run      the main job (RUN_CMD below)
@@ -94,9 +95,15 @@ venvs:
 # The 3.11 suites, then the further versions' (VERSION_SUITES in run_tests.py); a venv or
 # build that failed shows as that version's failed summary line, a missing interpreter as
 # a skipped one.
+# TEST_PY_VERSIONS is empty by default: the 3.12/3.13 flow (two venvs of ~5 GB downloaded
+# from PyPI, two more builds, ~30 minutes more under load) is not yet measured end to end on
+# a fresh machine, so CI's make test stays 3.11-only until it is; `make test
+# TEST_PY_VERSIONS="3.12 3.13"` runs it (docs/python-versions.md).
+TEST_PY_VERSIONS ?=
 test: install
-	@$(MAKE) --no-print-directory venvs || echo "-- make test: make venvs failed (see above)"
-	@$(PYTHON) scripts/run_tests.py --versions "$(subst $(space),$(comma),$(PY_VERSIONS))"
+	@if [ -n "$(strip $(TEST_PY_VERSIONS))" ]; then \
+	  $(MAKE) --no-print-directory venvs PY_VERSIONS="$(TEST_PY_VERSIONS)" || echo "-- make test: make venvs failed (see above)"; fi
+	@$(PYTHON) scripts/run_tests.py --versions "$(subst $(space),$(comma),$(strip $(TEST_PY_VERSIONS)))"
 
 # Every pytest directory under each further version (not part of `test`: ~20 minutes each).
 test-versions: install
