@@ -385,7 +385,9 @@ class Recorder:
 
         outs = tuple(out) if len(schema.returns) > 1 else (out,)
         sig = (gname, repr(attrs), nops)
-        sizes = [[int(d) for d in r.shape] if isinstance(r, torch.Tensor) else None for r in outs]
+        sizes = [[int(d) for d in r.shape] if isinstance(r, torch.Tensor) else
+                 [[int(d) for d in e.shape] for e in r] if isinstance(r, (list, tuple)) and r and
+                 all(isinstance(e, torch.Tensor) for e in r) else None for r in outs]
         k = len(self.trace)
         self.trace.append((sig, sizes, dict(attrs)))
         shadow_sizes = None
@@ -433,10 +435,16 @@ class Recorder:
                 self.bind(r, rid)
             elif isinstance(r, (list, tuple)):
                 idx_types = [tensor_type(e, self.device) for e in r]
-                for k, e in enumerate(r):
-                    kc = self.b.add_const(k, "i64")
-                    (eid,) = self.b.add_op("list.get", [rid, kc], {}, [idx_types[k]])
+                j = next((q for q, o in enumerate(outs) if o is r), -1)
+                for i, e in enumerate(r):
+                    kc = self.b.add_const(i, "i64")
+                    (eid,) = self.b.add_op("list.get", [rid, kc], {}, [idx_types[i]])
                     self.bind(e, eid)
+                    # The dims of each element (split, unbind, chunk: Note [Size expressions]).
+                    if self.dims is not None and shadow_sizes is not None and j >= 0 and \
+                            isinstance(shadow_sizes[j], list) and len(shadow_sizes[j]) == len(r) and \
+                            isinstance(sizes[j][i], list) and len(shadow_sizes[j][i]) == len(sizes[j][i]):
+                        self.dims.note_result(name, given, resolved, operands, eid, sizes[j][i], shadow_sizes[j][i])
         if name in ("lift_fresh", "lift_fresh_copy") and args and isinstance(args[0], torch.Tensor) \
                 and args[0].device.type != "meta" and isinstance(out, torch.Tensor):
             self.known.fresh(k, out, args[0])

@@ -215,6 +215,12 @@ def result_dims(name: str, attrs: dict, arg: Callable[[str], "Expr | None"], ope
             or (first[d] is not None and arg("end") == first[d]))
         if not whole:
             out[d] = None  # min(end, n) - start: clamped, no copy of the dim
+    elif name == "arange" and len(real) == 1:
+        # arange(end) / arange(0, end) / arange(0, end, 1) of ints: end elements
+        # (an end below 0 raises in eager; a float end rounds up: unknown).
+        start, step, end = attrs.get("start", 0), attrs.get("step", 1), attrs.get("end")
+        exact = type(end) is int and type(start) is int and start == 0 and type(step) is int and step == 1
+        out = [arg("end") if exact else None]
     elif name in NOT_COPIES:
         out = [None] * len(real)
     else:

@@ -1,0 +1,42 @@
+"""Dims of results that Note [Size expressions] (symexpr.py) must know so that
+a size read from them is one dynamic size, not an unknown one with the same
+(real, shadow) pair, which makes the frame compile static and recompile per
+batch size (the recorder cannot tell which of two such sizes an ATen int
+argument came from): the elements of a list result (`split`, `unbind`, as
+GPT-2's attention splits q, k, v) and `arange(n)` (n elements). Values are
+compared with eager at every size. The arange case fails on the previous main
+(a recompile per size); the split and unbind cases pass there too (they guard
+the rule; the ambiguity needs GPT-2's context: GPT2LMHeadModel went from 2 to
+1 recompile over batch 2, 3, 4 with the list rule)."""
+
+import torch
+
+from harness import check
+
+
+def split_then_view(x):
+    q, k = x.split(4, dim=1)
+    b = x.shape[0]
+    return q.view(q.shape[0], 2, 2) + k.view(b, 2, 2)
+
+
+def test_split_elements_keep_the_dynamic_dim():
+    check(split_then_view, lambda i: (torch.randn(i + 2, 8),), calls=4, max_recompiles=1)
+
+
+def unbind_then_view(x):
+    a, c = x.unbind(1)
+    return a.view(a.shape[0], 1) * c.view(x.shape[0], 1)
+
+
+def test_unbind_elements_keep_the_dynamic_dim():
+    check(unbind_then_view, lambda i: (torch.randn(i + 2, 2),), calls=4, max_recompiles=1)
+
+
+def arange_then_view(x):
+    i = torch.arange(x.shape[0])
+    return x + i.view(i.shape[0], 1) + x.new_ones(x.shape[0], 1)
+
+
+def test_arange_has_n_elements():
+    check(arange_then_view, lambda i: (torch.randn(i + 2, 3),), calls=4, max_recompiles=1)
