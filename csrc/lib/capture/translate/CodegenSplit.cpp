@@ -43,6 +43,10 @@ bool notBreakable(Op op) {
     // 3.13 (Note [Codegen versions]): locals, and a function not yet complete.
     case Op::LOAD_FAST_LOAD_FAST: case Op::STORE_FAST_LOAD_FAST: case Op::STORE_FAST_STORE_FAST:
     case Op::SET_FUNCTION_ATTRIBUTE:
+    // 3.11/3.12: a call's names and 3.11's PRECALL belong to the CALL after them
+    // (instructionGroup); a break there (the step budget can stop anywhere) would
+    // copy them alone and resume at the CALL with a short stack.
+    case Op::KW_NAMES: case Op::PRECALL:
       return true;
     default:
       return false;
