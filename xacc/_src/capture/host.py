@@ -367,7 +367,37 @@ class Host:
                     if sym is not None:
                         ctx.reads[i] = s
                         return sym
+                elif self._size_unsure(fn, args, kwargs or {}):
+                    # The same value at both sizes, yet no constant is known for it:
+                    # `x[:16].size(0)` is 16 at batch 20 and at its shadow, 5 at
+                    # batch 5. Taken as the number it is here, it would be a
+                    # constant of the graph that no guard checks (a silently wrong
+                    # size): the frame compiles with static shapes.
+                    ctx.rec._mismatch("a size read with the same value at both sizes but no constant expression")
         return r
+
+    def _size_unsure(self, fn: Any, args: tuple, kwargs: dict) -> bool:
+        """Whether a size read of a traced tensor (`t.shape`, `t.size()`,
+        `t.size(d)`, `len(t)`, `t.numel()`) reads a dim whose expression (Note
+        [Size expressions]) is not a constant."""
+        ctx = self.ctx
+        t = args[0] if args and isinstance(args[0], torch.Tensor) else None
+        if t is None or id(t) not in ctx.rec.vids or t.dim() == 0:
+            return False
+        if (fn is getattr and args[1:] == ("shape",)) or (fn is torch.Tensor.size and len(args) == 1 and not kwargs) \
+                or fn in (torch.Tensor.numel, torch.Tensor.nelement):
+            read = range(t.dim())
+        elif fn is len:
+            read = range(1)
+        elif fn is torch.Tensor.size:
+            d = args[1] if len(args) > 1 else kwargs.get("dim")
+            if type(d) is not int or not -t.dim() <= d < t.dim():
+                return False
+            read = range(d % t.dim(), d % t.dim() + 1)
+        else:
+            return False
+        dims = ctx.dim_exprs.get(ctx.rec.vids[id(t)])
+        return any(dims is None or d >= len(dims) or dims[d] is None or dims[d].constant() is None for d in read)
 
     def _size_read(self, r: Any, s: Any, fn: Any, args: tuple, kwargs: dict) -> Any:
         ctx = self.ctx

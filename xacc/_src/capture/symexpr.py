@@ -213,7 +213,16 @@ def result_dims(name: str, attrs: dict, arg: Callable[[str], "Expr | None"], ope
         whole = attrs.get("start") in (None, 0) and attrs.get("step", 1) == 1 and (
             end is None or (type(end) is int and end >= _END and arg("end") == Expr.const(end))
             or (first[d] is not None and arg("end") == first[d]))
-        if not whole:
+        n = first[d].constant() if first[d] is not None else None
+        start, step = attrs.get("start"), attrs.get("step", 1)
+        if whole:
+            pass
+        elif n is not None and all(type(v) is int or v is None for v in (start, end)) and type(step) is int \
+                and step > 0 and arg("end") in (None, Expr.const(end) if type(end) is int else None) \
+                and arg("start") in (None, Expr.const(start) if type(start) is int else None):
+            # A constant dim sliced by constants: Python's slice arithmetic, exact.
+            out[d] = Expr.const(len(range(*slice(start, end, step).indices(n))))
+        else:
             out[d] = None  # min(end, n) - start: clamped, no copy of the dim
     elif name == "arange" and len(real) == 1:
         # arange(end) / arange(0, end) / arange(0, end, 1) of ints: end elements
