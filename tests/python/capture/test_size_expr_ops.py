@@ -4,10 +4,10 @@ a size read from them is one dynamic size, not an unknown one with the same
 batch size (the recorder cannot tell which of two such sizes an ATen int
 argument came from): the elements of a list result (`split`, `unbind`, as
 GPT-2's attention splits q, k, v) and `arange(n)` (n elements). Values are
-compared with eager at every size. The arange case fails on the previous main
-(a recompile per size); the split and unbind cases pass there too (they guard
-the rule; the ambiguity needs GPT-2's context: GPT2LMHeadModel went from 2 to
-1 recompile over batch 2, 3, 4 with the list rule)."""
+compared with eager at every size. The arange case and GPT-2's attention
+shape code (`gpt2_attention_shapes`: the view sizes come from a split element's
+`shape[:-1]`) fail without the rules (a recompile per size); the plain split
+and unbind cases pass without them too (they guard the rule)."""
 
 import torch
 
@@ -40,3 +40,21 @@ def arange_then_view(x):
 
 def test_arange_has_n_elements():
     check(arange_then_view, lambda i: (torch.randn(i + 2, 3),), calls=4, max_recompiles=1)
+
+
+def gpt2_attention_shapes(x, w):
+    # GPT2Attention's shape code: q, k, v split off one projection, then viewed
+    # by their own leading dims and merged back by the output's.
+    q, k, v = (x @ w).split(4, dim=2)
+    shape_q = (*q.shape[:-1], -1, 2)
+    shape_kv = (*k.shape[:-1], -1, 2)
+    q = q.view(shape_q).transpose(1, 2)
+    k = k.view(shape_kv).transpose(1, 2)
+    v = v.view(shape_kv).transpose(1, 2)
+    a = ((q @ k.transpose(-1, -2)).softmax(-1) @ v).transpose(1, 2).contiguous()
+    return a.reshape(*a.shape[:-2], -1).contiguous()
+
+
+def test_split_element_shapes_as_view_arguments_stay_dynamic():
+    w = torch.randn(8, 12)
+    check(gpt2_attention_shapes, lambda i: (torch.randn(i + 2, 5, 8), w), calls=4, max_recompiles=1)
