@@ -40,3 +40,31 @@ def arange_then_view(x):
 
 def test_arange_has_n_elements():
     check(arange_then_view, lambda i: (torch.randn(i + 2, 3),), calls=4, max_recompiles=1)
+
+
+# stack/cat (encodec's residual vector quantizer: `torch.stack(all_indices)`,
+# then `len(codes)` and a loop over it): the stacked dim is the number of the
+# graph's operands and a cat dim the sum of theirs. Without the rule the read
+# `len(codes)` (2 at every batch size, no expression) compiled the frame static:
+# a recompile per batch size.
+
+def stack_then_len(x):
+    codes = torch.stack([x + 1, x * 2])
+    out = x.new_zeros(x.shape)
+    for i in range(len(codes)):
+        out = out + codes[i]
+    return out, codes.new_ones(codes.size(0), codes.size(1))
+
+
+def test_stack_dim_is_the_operand_count():
+    check(stack_then_len, lambda i: (torch.randn(i + 2, 3),), calls=4, max_recompiles=1)
+
+
+def cat_then_sizes(x):
+    y = torch.cat([x, x[:, :1]], dim=1)
+    z = torch.cat([x, x], dim=0)
+    return y.new_ones(y.size(0), y.size(1)) + y.sum(), z.new_zeros(z.size(0), z.size(1))
+
+
+def test_cat_dim_is_the_sum_of_the_operands():
+    check(cat_then_sizes, lambda i: (torch.randn(i + 2, 3),), calls=4, max_recompiles=1)
