@@ -68,3 +68,17 @@ def cat_then_sizes(x):
 
 def test_cat_dim_is_the_sum_of_the_operands():
     check(cat_then_sizes, lambda i: (torch.randn(i + 2, 3),), calls=4, max_recompiles=1)
+
+
+# unsqueeze (transformers' masking_utils reads `position_ids.shape[0]` of
+# `arange(n).unsqueeze(0)`, mimi_encoder): the new dim is 1 at every size.
+
+def unsqueeze_then_size(x):
+    p = torch.arange(x.shape[1]).unsqueeze(0)
+    if x.shape[0] != p.shape[0]:
+        p = p.expand(x.shape[0], -1)
+    return x + p, p.new_ones(p.shape[0], 1)
+
+
+def test_unsqueeze_dim_is_one():
+    check(unsqueeze_then_size, lambda i: (torch.randn(i + 2, 3),), calls=4, max_recompiles=1)

@@ -18,8 +18,8 @@ recorded op's result from its size argument (`view`, `new_zeros`, ...) or, for
 an op whose result dims are copies of operand dims (most ops), from the
 operand dim with the same pair of values, never for ops that compute a dim by
 clamping (`slice`, `diagonal`: `x[:16]` has b rows for every b <= 16 only);
-`stack`'s new dim is its operand count (fixed by the graph) and `cat`'s dim the
-sum of its operands'.
+`stack`'s new dim is its operand count (fixed by the graph), `cat`'s dim the
+sum of its operands' and `unsqueeze`'s new dim 1.
 A size with no known expression is only ever named by its own graph value.
 
 An ATen int argument computed out of sight (in a torch function's own Python
@@ -238,6 +238,10 @@ def result_dims(name: str, attrs: dict, arg: Callable[[str], "Expr | None"], ope
         start, step, end = attrs.get("start", 0), attrs.get("step", 1), attrs.get("end")
         exact = type(end) is int and type(start) is int and start == 0 and type(step) is int and step == 1
         out = [arg("end") if exact else None]
+    elif name == "unsqueeze" and first is not None and len(first) == len(real) - 1 and type(attrs.get("dim")) is int:
+        # A new dim of 1 at `dim` (-1 counts from the end of the result).
+        d = attrs["dim"] % len(real)
+        out = list(first[:d]) + [Expr.const(1)] + list(first[d:])
     elif name == "stack" and operands and len(real) >= 1:
         # stack of the graph's n operands (equal shapes): a new dim of n at `dim`,
         # the others those of any operand. n is fixed by the graph itself.
