@@ -124,6 +124,7 @@ std::string GuardTree::path(int id) const {
     case Access::Item: return base + "[" + (n.key ? reprOf(n.key) : std::to_string(n.index)) + "]";
     case Access::AsTensor: return base + ".<from_numpy>";
     case Access::DictItem: return "dict.__getitem__(" + base + ", " + reprOf(n.key) + ")";
+    case Access::Deref: return base + "()";
   }
   return base;
 }
@@ -183,6 +184,12 @@ PyObject* GuardTree::fetch(const Node& n, const FrameView& view, PyObject** reso
       if (!parent || !PyDict_Check(parent) || !n.key) return nullptr;
       PyObject* v = PyDict_GetItemWithError(parent, n.key);  // the storage: no __getitem__, no __missing__
       Py_XINCREF(v);
+      return v;
+    }
+    case Access::Deref: {  // ref(): the referent, None once it died (a subclass may override __call__)
+      if (!parent || !PyWeakref_CheckRefExact(parent)) return nullptr;
+      PyObject* v = PyWeakref_GET_OBJECT(parent);
+      Py_INCREF(v);
       return v;
     }
   }

@@ -62,3 +62,20 @@ def env_scaled(x: torch.Tensor) -> torch.Tensor:
     if os.environ.get("XACC_AOT_TEST_SHIFT") is not None:
         return x * scale + 1
     return x * scale
+
+
+class WeightRefs(nn.Module):
+    """Reads its weight through a weakref as torch.nn.RNNBase does (Note [Weakref
+    calls]): the stored guards fetch `ref()` again in the loading process."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        torch.manual_seed(0)
+        self.w = nn.Parameter(torch.randn(8))
+        import weakref
+        self._refs = [weakref.ref(self.w)]
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        if self._refs[0]() is not self.w:
+            return x - 1
+        return x * self.w

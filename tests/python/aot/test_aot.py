@@ -349,3 +349,32 @@ def test_environ_key_guards_survive_the_artifact(tmp_path):
     assert "G['os'].environ._data: has no key b'XACC_AOT_TEST_SHIFT'" in out, out + err
     assert "G['os'].environ._data[b'XACC_AOT_TEST_SCALE']: == b'2'" in out, out + err
     assert "recompiling env_scaled" in err and "has no key b'XACC_AOT_TEST_SHIFT'" in err, err
+
+
+def test_weakref_call_source_survives_the_artifact(tmp_path):
+    """A guard source `ref()` (Access::Deref) is stored and fetched again after
+    loading: the fresh module's weakref gives its own parameter (the stored entry
+    runs, no capture); a replaced parameter is a guard mismatch (eager's branch)."""
+    run_py("""
+        import torch, xacc, models
+        m = models.WeightRefs().eval()
+        with torch.no_grad():
+            xacc.aot(m, (torch.randn(8),), "wr.xacc")
+    """, tmp_path)
+    p = run_py("""
+        import torch, xacc, models
+        from xacc.jit import counters
+        m = models.WeightRefs().eval()
+        run = xacc.load("wr.xacc", m)
+        x = torch.randn(8)
+        with torch.no_grad():
+            print("equal", torch.equal(run(x), x * m.w))
+            print("frames", counters()["frames"])
+            old = m.w
+            m.w = torch.nn.Parameter(torch.randn(8))
+            print("replaced", torch.equal(run(x), x - 1))
+    """, tmp_path, log="aot")
+    out, err = p.stdout, p.stderr
+    assert "equal True" in out and "frames 0" in out, out + err
+    assert "replaced True" in out, out + err
+    assert "1 stored entries installed" in err and "no capture" in err, err

@@ -58,3 +58,45 @@ def gpt2_attention_shapes(x, w):
 def test_split_element_shapes_as_view_arguments_stay_dynamic():
     w = torch.randn(8, 12)
     check(gpt2_attention_shapes, lambda i: (torch.randn(i + 2, 5, 8), w), calls=4, max_recompiles=1)
+
+
+# stack/cat (encodec's residual vector quantizer: `torch.stack(all_indices)`,
+# then `len(codes)` and a loop over it): the stacked dim is the number of the
+# graph's operands and a cat dim the sum of theirs. Without the rule the read
+# `len(codes)` (2 at every batch size, no expression) compiled the frame static:
+# a recompile per batch size.
+
+def stack_then_len(x):
+    codes = torch.stack([x + 1, x * 2])
+    out = x.new_zeros(x.shape)
+    for i in range(len(codes)):
+        out = out + codes[i]
+    return out, codes.new_ones(codes.size(0), codes.size(1))
+
+
+def test_stack_dim_is_the_operand_count():
+    check(stack_then_len, lambda i: (torch.randn(i + 2, 3),), calls=4, max_recompiles=1)
+
+
+def cat_then_sizes(x):
+    y = torch.cat([x, x[:, :1]], dim=1)
+    z = torch.cat([x, x], dim=0)
+    return y.new_ones(y.size(0), y.size(1)) + y.sum(), z.new_zeros(z.size(0), z.size(1))
+
+
+def test_cat_dim_is_the_sum_of_the_operands():
+    check(cat_then_sizes, lambda i: (torch.randn(i + 2, 3),), calls=4, max_recompiles=1)
+
+
+# unsqueeze (transformers' masking_utils reads `position_ids.shape[0]` of
+# `arange(n).unsqueeze(0)`, mimi_encoder): the new dim is 1 at every size.
+
+def unsqueeze_then_size(x):
+    p = torch.arange(x.shape[1]).unsqueeze(0)
+    if x.shape[0] != p.shape[0]:
+        p = p.expand(x.shape[0], -1)
+    return x + p, p.new_ones(p.shape[0], 1)
+
+
+def test_unsqueeze_dim_is_one():
+    check(unsqueeze_then_size, lambda i: (torch.randn(i + 2, 3),), calls=4, max_recompiles=1)

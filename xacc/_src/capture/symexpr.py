@@ -17,7 +17,9 @@ the guarded constant size), constants, and `arith.*` nodes; the dims of a
 recorded op's result from its size argument (`view`, `new_zeros`, ...) or, for
 an op whose result dims are copies of operand dims (most ops), from the
 operand dim with the same pair of values, never for ops that compute a dim by
-clamping (`slice`, `diagonal`: `x[:16]` has b rows for every b <= 16 only).
+clamping (`slice`, `diagonal`: `x[:16]` has b rows for every b <= 16 only);
+`stack`'s new dim is its operand count (fixed by the graph), `cat`'s dim the
+sum of its operands' and `unsqueeze`'s new dim 1.
 A size with no known expression is only ever named by its own graph value.
 
 An ATen int argument computed out of sight (in a torch function's own Python
@@ -181,6 +183,12 @@ SIZE_ARG = frozenset({"view", "_unsafe_view", "reshape", "expand", "new_empty", 
 _END = 2 ** 62  # a slice end at least this is "to the end" (Python's `x[a:]` hands ATen INT64_MAX)
 
 
+def _agreed(col: Any) -> "Expr | None":
+    """The one known expression among `col` (dims that the op requires equal), else None."""
+    known = {e for e in col if e is not None}
+    return known.pop() if len(known) == 1 else None
+
+
 def result_dims(name: str, attrs: dict, arg: Callable[[str], "Expr | None"], operands: list,
                 real: list[int], shadow: list[int], pair_of: Callable[["Expr"], tuple]) -> list:
     """The expressions of the dims of the first tensor result of ATen op `name`
@@ -230,6 +238,31 @@ def result_dims(name: str, attrs: dict, arg: Callable[[str], "Expr | None"], ope
         start, step, end = attrs.get("start", 0), attrs.get("step", 1), attrs.get("end")
         exact = type(end) is int and type(start) is int and start == 0 and type(step) is int and step == 1
         out = [arg("end") if exact else None]
+    elif name == "unsqueeze" and first is not None and len(first) == len(real) - 1 and type(attrs.get("dim")) is int:
+        # A new dim of 1 at `dim` (-1 counts from the end of the result).
+        d = attrs["dim"] % len(real)
+        out = list(first[:d]) + [Expr.const(1)] + list(first[d:])
+    elif name == "stack" and operands and len(real) >= 1:
+        # stack of the graph's n operands (equal shapes): a new dim of n at `dim`,
+        # the others those of any operand. n is fixed by the graph itself.
+        d = attrs.get("dim", 0)
+        d = d % len(real) if type(d) is int else None
+        same = [dims for dims in operands if dims is not None and len(dims) == len(real) - 1]
+        rest = [_agreed(col) for col in zip(*same)] if same else [None] * (len(real) - 1)
+        out = [None] * len(real) if d is None else rest[:d] + [Expr.const(len(operands))] + rest[d:]
+    elif name == "cat" and operands and all(dims is not None and len(dims) == len(real) for dims in operands):
+        # cat along `dim`: the sum of the operands' dims there (every operand
+        # has the result's rank: no legacy 1-d empty operand), any operand's elsewhere.
+        d = attrs.get("dim", 0)
+        d = d % len(real) if type(d) is int else None
+        out = [_agreed([dims[i] for dims in operands]) for i in range(len(real))]
+        if d is not None:
+            total: Expr | None = Expr.const(0)
+            for dims in operands:
+                total = total + dims[d] if total is not None and dims[d] is not None else None
+            out[d] = total
+        else:
+            out = [None] * len(real)
     elif name in NOT_COPIES:
         out = [None] * len(real)
     else:

@@ -54,7 +54,9 @@ struct FrameView {
 /// DictItem: `dict.__getitem__(parent, key)`, the entry in a dict's own storage
 /// (a dict subclass's own __getitem__ is not run; no entry, or a parent that is
 /// no dict: the guard fails).
-enum class Access : uint8_t { Local, Global, Closure, Const, Attr, Item, AsTensor, DictItem };
+/// Deref: `parent()` of a weakref.ref of that exact type (its referent, None
+/// once it died; a parent of any other type fails the guard). Note [Weakref calls].
+enum class Access : uint8_t { Local, Global, Closure, Const, Attr, Item, AsTensor, DictItem, Deref };
 
 /// One leaf check on a node's value.
 ///   Keys:     the value is a dict whose keys, in order, equal the tuple `obj`

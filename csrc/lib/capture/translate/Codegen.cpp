@@ -129,6 +129,13 @@ struct Emitter {
         asm_.call(2);
         return true;
       }
+      case Access::Deref: {  // parent(): the weakref called
+        static PyObject* refCall = PyObject_GetAttrString(reinterpret_cast<PyObject*>(&_PyWeakref_RefType), "__call__");
+        asm_.loadCallable(Op::LOAD_CONST, constant(refCall));
+        if (!source(s->parent)) return false;
+        asm_.call(1);
+        return true;
+      }
     }
     return false;
   }

@@ -595,6 +595,16 @@ VarRef Translator::callObject(Frame& f, const VarRef& fn, std::vector<VarRef>& a
     }
     return makeConst(PyRef::borrow(answer));
   }
+  if (PyWeakref_CheckRefExact(o) && fn->source && args.empty() && kwargs.empty()) {
+    // Note [Weakref calls]: `ref()` of a weakref.ref read from a source is its
+    // referent, or None once the referent died. The result is read again through
+    // its own source, `src()` (Access::Deref), so every call's guards see the
+    // referent of that call: a referent that died or a weakref replaced fails the
+    // guards of whatever the graph assumed about the value (its type, identity
+    // with another input, tensor metadata), exactly as for an attribute read.
+    guardType(fn->source, o);
+    return wrap(PyWeakref_GET_OBJECT(o), Source::deref(fn->source));
+  }
   if (markedConstant(o)) return callOnConstants(o, args, kwargs, /*marked=*/true);
   if (isTorchOp(o)) return record(o, args, kwargs);
   if (PyFunction_Check(o) && isUserFunction(o)) return inlineFunction(o, std::move(args), std::move(kwargs), fn->source);

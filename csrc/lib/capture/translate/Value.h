@@ -80,6 +80,14 @@ struct Source {
     s->parent = parent;
     return s;
   }
+  /// The referent of a weakref.ref (Access::Deref): `parent()`.
+  static SourceRef deref(const SourceRef& parent) {
+    if (!parent) return nullptr;
+    auto s = std::make_shared<Source>();
+    s->access = Access::Deref;
+    s->parent = parent;
+    return s;
+  }
   static SourceRef itemIndex(const SourceRef& parent, int64_t i) {
     if (!parent) return nullptr;
     auto s = std::make_shared<Source>();
