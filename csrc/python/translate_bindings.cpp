@@ -71,6 +71,11 @@ public:
     if (!r) takeError(code, detail);
     return tr::PyRef::steal(r);
   }
+  tr::PyRef tensorInputs(PyObject* items, std::string& code, std::string& detail) override {
+    PyObject* r = PyObject_CallMethod(host_.ptr(), "tensor_inputs", "O", items);
+    if (!r) takeError(code, detail);
+    return tr::PyRef::steal(r);
+  }
   tr::PyRef record(PyObject* fn, PyObject* args, PyObject* kwargs, std::string& code,
                    std::string& detail) override {
     // Note [Records made in C++]: the calls native_record.cpp reproduces exactly
