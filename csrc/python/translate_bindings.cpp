@@ -63,7 +63,7 @@ void takeError(std::string& code, std::string& detail) {
 
 class PyHost final : public tr::Host {
 public:
-  explicit PyHost(py::handle host) : host_(host) {}
+  explicit PyHost(py::handle host) : host_(host), native_(host.ptr()) {}
 
   tr::PyRef tensorInput(PyObject* tensor, int node, bool guard, std::string& code,
                         std::string& detail) override {
@@ -71,12 +71,17 @@ public:
     if (!r) takeError(code, detail);
     return tr::PyRef::steal(r);
   }
+  tr::PyRef tensorInputs(PyObject* items, std::string& code, std::string& detail) override {
+    PyObject* r = PyObject_CallMethod(host_.ptr(), "tensor_inputs", "O", items);
+    if (!r) takeError(code, detail);
+    return tr::PyRef::steal(r);
+  }
   tr::PyRef record(PyObject* fn, PyObject* args, PyObject* kwargs, std::string& code,
                    std::string& detail) override {
     // Note [Records made in C++]: the calls native_record.cpp reproduces exactly
     // never reach the host.
-    if (PyObject* r = xacc::python::nativeRecord(host_.ptr(), fn, args, kwargs, file_, line_))
-      return tr::PyRef::steal(r);
+    if (PyObject* r = native_.call(fn, args, kwargs, file_, line_)) return tr::PyRef::steal(r);
+    native_.invalidate();
     PyObject* r = PyObject_CallMethod(host_.ptr(), "record", "OOOOi", fn, args, kwargs ? kwargs : Py_None,
                                       file_ ? file_ : Py_None, line_);
     if (!r) takeError(code, detail);
@@ -87,7 +92,7 @@ public:
     // table (`Recorder.vids`, id(meta) -> value id) without running Python
     // code; only a miss (a real tensor becoming an entry constant, or a break)
     // calls `Host.value_of`.
-    int bound = boundValue(meta);
+    int bound = native_.bound(meta);
     if (bound >= 0) return bound;
     PyObject* r = PyObject_CallMethod(host_.ptr(), "value_of", "O", meta);
     if (!r) {
@@ -110,6 +115,7 @@ public:
     return static_cast<int>(v);
   }
   bool setGrad(bool enabled, std::string& code, std::string& detail) override {
+    native_.invalidate();  // the recorder's no_grad region
     PyObject* r = PyObject_CallMethod(host_.ptr(), "set_grad", "i", enabled ? 1 : 0);
     if (!r) {
       takeError(code, detail);
@@ -139,6 +145,7 @@ public:
   }
   tr::PyRef recordSym(PyObject* fn, PyObject* args, PyObject* kwargs, PyObject* sentinels,
                       const std::vector<int>& vids, std::string& code, std::string& detail) override {
+    native_.invalidate();
     PyObject* ids = PyList_New(static_cast<Py_ssize_t>(vids.size()));
     for (size_t i = 0; i < vids.size(); ++i) PyList_SET_ITEM(ids, static_cast<Py_ssize_t>(i), PyLong_FromLong(vids[i]));
     PyObject* r = PyObject_CallMethod(host_.ptr(), "record_sym", "OOOOOOi", fn, args, kwargs, sentinels, ids,
@@ -148,6 +155,7 @@ public:
     return tr::PyRef::steal(r);
   }
   tr::PyRef call(const char* method, PyObject* args, std::string& code, std::string& detail) override {
+    native_.invalidate();  // set_inference, restore_binds, ...: Note [Records made in C++]
     PyObject* fn = PyObject_GetAttrString(host_.ptr(), method);
     PyObject* r = fn ? PyObject_CallObject(fn, args) : nullptr;
     Py_XDECREF(fn);
@@ -160,30 +168,6 @@ public:
   }
 
 private:
-  /// The value id `Recorder.vids` binds `meta` to, -1 when none (or when the
-  /// table is not the plain dict of int -> int it is made as).
-  int boundValue(PyObject* meta) {
-    static PyObject* ctxName = PyUnicode_InternFromString("ctx");
-    static PyObject* recName = PyUnicode_InternFromString("rec");
-    static PyObject* vidsName = PyUnicode_InternFromString("vids");
-    int out = -1;
-    // Plain instance attributes of host.py's classes: generic getattr, no Python code runs.
-    PyObject* ctx = PyObject_GetAttr(host_.ptr(), ctxName);
-    PyObject* rec = ctx ? PyObject_GetAttr(ctx, recName) : nullptr;
-    PyObject* vids = rec ? PyObject_GetAttr(rec, vidsName) : nullptr;
-    PyObject* key = vids && PyDict_CheckExact(vids) ? PyLong_FromVoidPtr(meta) : nullptr;
-    PyObject* v = key ? PyDict_GetItemWithError(vids, key) : nullptr;  // borrowed
-    if (v && PyLong_CheckExact(v)) out = static_cast<int>(PyLong_AsLong(v));
-    Py_XDECREF(key);
-    Py_XDECREF(vids);
-    Py_XDECREF(rec);
-    Py_XDECREF(ctx);
-    if (PyErr_Occurred()) {
-      PyErr_Clear();
-      out = -1;
-    }
-    return out;
-  }
   template <typename... A>
   int callInt(const char* method, const char* fmt, A... a) {
     PyObject* r = PyObject_CallMethod(host_.ptr(), method, fmt, a...);
@@ -197,6 +181,7 @@ private:
     return static_cast<int>(v);
   }
   py::handle host_;
+  xacc::python::NativeRecorder native_;  ///< Note [Records made in C++]
   PyObject* file_ = nullptr;  // borrowed from a code object being translated
   int line_ = 0;
 };

@@ -82,6 +82,11 @@ CASES = [
     *[(getattr(A, c).Tensor, lambda: (T(2, 3), T(3, dtype=i64)), {}) for c in ("le", "ge", "lt", "gt", "eq", "ne")],
     *[(getattr(A, c).Scalar, lambda: (T(2, 3, t=True), 0.5), {}) for c in ("le", "ge", "lt", "gt", "eq", "ne")],
     (A.amax.default, lambda: (T(2, 3, 4), [1]), {"keepdim": True}),
+    (A.max.default, lambda: (T(3, 2, t=True),), {}),
+    (A.max.default, lambda: (T(2, 3, dtype=i64),), {}),
+    (A.max.default, lambda: (T(2, 3, dtype=b8),), {}),
+    (A.max.default, lambda: (T(0, 3),), {}),  # raises (declined)
+    (A.max.default, lambda: (T(2, 3).to(torch.complex64),), {}, "declined"),
     (A.argmax.default, lambda: (T(2, 3),), {"dim": -1}),
     (A.argmax.default, lambda: (T(2, 3),), {}),
     (A.sum.dim_IntList, lambda: (T(2, 3, 4), [0, 2]), {}),

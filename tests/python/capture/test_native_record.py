@@ -45,6 +45,26 @@ CASES = {
     "softmax": ("x, y", """
     return torch.softmax(x, -1), x.softmax(0), torch.softmax(y, dim=1), x.half().softmax(1), \
         (x * 2).softmax(-2) + y"""),
+    # Schema binding: dims and keepdim positional or by keyword (keepdim=False is
+    # the default, not passed to the dispatch mode), max of a whole tensor.
+    "reductions_dim": ("x, y", """
+    return x.sum(0), torch.sum(x, 1, True), x.mean(-1), x.mean(0, keepdim=True), torch.mean(y, dim=(0, 1)), \
+        x.sum(dim=[1], keepdim=False), y.mean(1, False), x.max(), torch.max(y), (x > 1).sum(1), (x * 10).to(torch.int64).max()"""),
+    # Views: results alias their input (a view of its meta), with eager's strides.
+    "views": ("x, y", """
+    x, y = x * 2, y + 1  # views of inputs leave the frame as code entries: views of results here
+    a = x.transpose(0, 1)
+    b = torch.transpose(y, 1, 0).contiguous().view(-1)
+    c = x.view(2, 6) + y.view((6, 2)).t()
+    d = a.contiguous().view(12) * 2
+    e = x.contiguous() + torch.t(y).contiguous().t()
+    return a, b, c, d, e, x.t().transpose(-1, -2).sum(0)"""),
+    # linear of matrices: t(weight), then addmm with a bias, mm without.
+    "linear": ("x, y", """
+    x, y = x * 2, y + 1
+    w = y[:, :3].t()
+    return torch.nn.functional.linear(x, y), torch.nn.functional.linear(x, y, y[0]), \
+        torch.nn.functional.linear(x.t(), w, bias=x[:, 0]), torch.nn.functional.linear(x, y, None)"""),
     "broadcast": ("x, y", """
     return x + y[0], x[:, :1] * y, x.sum() - y, torch.tanh(x.sum()) + 1"""),
 }
@@ -114,8 +134,17 @@ def test_plain_calls_never_reach_the_host(record_calls):
     assert dict(record_calls) == {"to": 1}, dict(record_calls)  # .to(int64): the Python path
     record_calls.clear()
     capture("matmul", inputs(), True)
-    # y.t() and .contiguous() (a view, a copy), and x @ vector (mv) keep the Python path.
-    assert dict(record_calls) == {"t": 1, "contiguous": 1, "getitem": 1, "matmul": 1}, dict(record_calls)
+    # y[0] (a getitem) and x @ vector (mv) keep the Python path; y.t() and
+    # .contiguous() (a view, a copy) are recorded in C++.
+    assert dict(record_calls) == {"getitem": 1, "matmul": 1}, dict(record_calls)
+    record_calls.clear()
+    capture("reductions_dim", inputs(), True)
+    assert dict(record_calls) == {"to": 1}, dict(record_calls)
+    record_calls.clear()
+    capture("views", inputs(), True)
+    assert not record_calls, dict(record_calls)
+    capture("linear", inputs(), True)
+    assert dict(record_calls) == {"getitem": 3}, dict(record_calls)
 
 
 def test_inputs_that_require_grad_take_the_python_path(record_calls):
@@ -162,10 +191,20 @@ def test_errors_are_eagers(record_calls):
     def mismatch(x, w):
         return torch.tanh(x) @ w  # mm raises on the metas: eager's error
 
+    def bad_view(x):
+        return torch.tanh(x).t().view(-1)  # a view the strides do not allow: eager's error
+
+    def bad_reduce(x):
+        return x.sum(2), x.mean(0)  # a dim out of range; mean of ints
+
+    compare_call(bad_view, jit(bad_view), (torch.randn(2, 3),))
+    compare_call(bad_reduce, jit(bad_reduce), (torch.randn(2, 3),))
+    compare_call(bad_reduce, jit(bad_reduce), (torch.ones(2, 3, 4, dtype=torch.int64),))
     compare_call(sub_bool, jit(sub_bool), (torch.randn(3),))
     compare_call(shapes, jit(shapes), (torch.randn(3), torch.randn(4)))
     compare_call(mismatch, jit(mismatch), (torch.randn(2, 3), torch.randn(2, 3)))
     assert record_calls["tanh"] == 0, dict(record_calls)
+    assert record_calls["view"] >= 1 and record_calls["sum"] >= 1 and record_calls["mean"] >= 1, dict(record_calls)
     assert record_calls["sub"] >= 1 and record_calls["add"] >= 1 and record_calls["matmul"] >= 1, dict(record_calls)
 
 

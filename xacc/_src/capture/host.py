@@ -336,6 +336,20 @@ class Host:
             ctx.rec.known.input(meta, t, node, ctx.tree.path(node))
         return meta
 
+    def tensor_inputs(self, items: list) -> list:
+        """`tensor_input` for each (tensor, node, guard) of `items`, in order,
+        in one call from C++ (Note [Tensor arguments in one call] in
+        translate/TranslateDriver.cpp): their metas, ending at the first that
+        raised a GraphBreak, with that exception in its place."""
+        out: list = []
+        for t, node, guard in items:
+            try:
+                out.append(self.tensor_input(t, node, guard))
+            except GraphBreak as e:
+                out.append(e)
+                break
+        return out
+
     def known_value(self, meta: Any, conv: str) -> Any:
         """Python's `conv` (bool, int, float, index, item) of tensor `meta` when
         its value is known (Note [Known tensor values] in known.py), else None."""

@@ -175,6 +175,12 @@ const std::unordered_map<std::string, Entry>& rules() {
       {"aten::amax.default", {3, [](Args a, torch::jit::Stack& o) {
          return push(o, at::meta::amax(t(a, 0), a[1].toIntVector(), a[2].toBool()));
        }}},
+      // max(self): the CPU kernel checks numel() > 0 and fills a 0-dim tensor of
+      // self's dtype (max_all); complex (no kernel) is declined.
+      {"aten::max.default", {1, [](Args a, torch::jit::Stack& o) {
+         if (t(a, 0).numel() == 0 || at::isComplexType(t(a, 0).scalar_type())) return false;
+         return push(o, at::empty({}, t(a, 0).options()));
+       }}},
       {"aten::argmax.default", {3, [](Args a, torch::jit::Stack& o) {
          return push(o, at::meta::argmax(t(a, 0), a[1].toOptional<int64_t>(), a[2].toBool()));
        }}},

@@ -47,6 +47,7 @@ VarRef Translator::run(PyObject* func, PyObject* args) {
   if (!g) PyErr_Clear();
   top_ = &f;
   current_ = &f;
+  if (!prefetchTensorArgs(args)) return nullptr;
   for (Py_ssize_t i = 0; i < nargs; ++i) {
     VarRef v = wrap(PyTuple_GET_ITEM(args, i), Source::root(Access::Local, i));
     if (!v) return nullptr;
@@ -86,6 +87,70 @@ VarRef Translator::run(PyObject* func, PyObject* args) {
   VarRef result;
   if (!runTopFrame(f, result)) return nullptr;  // TranslateContext.cpp
   return result;
+}
+
+// Note [Tensor arguments in one call]: the top frame's tensor arguments
+// (each tensor object once, in parameter order) become graph inputs through
+// one Host::tensorInputs call, which runs Host.tensor_input for each in that
+// order, as the argument loop below would, and stops at the first that fails.
+// wrap then takes the meta of each argument (or its failure) where it would
+// have called tensorInput: the guards, graph inputs and recorder bindings are
+// those of one call per tensor, in the same order among the tensors. Node ids
+// of other arguments come after those of the tensor arguments. A tensor that
+// an earlier argument holds too (`f([x], x)`) is read there first: it is the
+// later argument's input, and the item is guarded to be the same object.
+bool Translator::prefetchTensorArgs(PyObject* args) {
+  const PyTypes* T = pyTypes();
+  std::vector<std::pair<PyObject*, SourceRef>> tensors;
+  PyRef items = PyRef::steal(PyList_New(0));
+  if (!items) return failPy(GB::Internal, "tensor arguments");
+  for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(args); ++i) {
+    PyObject* v = PyTuple_GET_ITEM(args, i);
+    if (!PyObject_TypeCheck(v, reinterpret_cast<PyTypeObject*>(T->tensor))) continue;
+    bool dup = false;
+    for (const auto& t : tensors) dup = dup || t.first == v;
+    if (dup) continue;
+    SourceRef src = Source::root(Access::Local, static_cast<int>(i));
+    PyRef item = PyRef::steal(Py_BuildValue("(OiO)", v, node(src), Py_True));
+    if (!item || PyList_Append(items.get(), item.get()) < 0) return failPy(GB::Internal, "tensor arguments");
+    tensors.emplace_back(v, std::move(src));
+  }
+  if (tensors.empty()) return true;
+  std::string code, detail;
+  PyRef metas = host_.tensorInputs(items.get(), code, detail);
+  if (!metas || !PyList_Check(metas.get()) || PyList_GET_SIZE(metas.get()) > static_cast<Py_ssize_t>(tensors.size()))
+    return fail(hostBreak(code, GB::UnsupportedType), metas ? "tensor_inputs: not a list" : detail);
+  for (Py_ssize_t k = 0; k < PyList_GET_SIZE(metas.get()); ++k) {
+    PyObject* m = PyList_GET_ITEM(metas.get(), k);
+    Prefetched p;
+    p.source = tensors[static_cast<size_t>(k)].second;
+    if (PyObject_TypeCheck(m, reinterpret_cast<PyTypeObject*>(T->tensor))) {
+      p.meta = PyRef::borrow(m);
+    } else {  // the exception tensor_input raised (a GraphBreak: its code and detail)
+      PyRef c = PyRef::steal(PyObject_GetAttrString(m, "code"));
+      PyRef d = PyRef::steal(PyObject_GetAttrString(m, "detail"));
+      PyErr_Clear();
+      p.code = c && PyUnicode_Check(c.get()) ? PyUnicode_AsUTF8(c.get()) : "";
+      p.detail = d && PyUnicode_Check(d.get()) ? PyUnicode_AsUTF8(d.get()) : "tensor_input failed";
+    }
+    prefetched_[tensors[static_cast<size_t>(k)].first] = std::move(p);
+  }
+  return true;
+}
+
+// A tensor read first through another source than its argument (an item of
+// an earlier argument) is that argument's input; wrap guards the source it
+// was read through to be the same object.
+bool Translator::takePrefetched(PyObject* value, SourceRef& src, PyRef& meta, std::string& code,
+                                std::string& detail) {
+  auto pre = prefetched_.find(value);
+  if (pre == prefetched_.end()) return false;
+  src = pre->second.source;
+  meta = std::move(pre->second.meta);
+  code = std::move(pre->second.code);
+  detail = std::move(pre->second.detail);
+  prefetched_.erase(pre);
+  return true;
 }
 
 bool Translator::runFrame(Frame& f, VarRef& result) {

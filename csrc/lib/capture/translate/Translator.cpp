@@ -194,16 +194,19 @@ VarRef Translator::wrap(PyObject* value, const SourceRef& source) {
       return seen->second;
     }
     std::string code, detail;
+    SourceRef src = source;
+    PyRef meta;
+    bool made = source && takePrefetched(value, src, meta, code, detail);  // Note [Tensor arguments in one call]
     int n = -1;
-    if (source) n = node(source);
-    PyRef meta = host_.tensorInput(value, n, source != nullptr, code, detail);
+    if (src) n = node(src);
+    if (!made) meta = host_.tensorInput(value, n, src != nullptr, code, detail);
     if (!meta) {
       fail(hostBreak(code, GB::UnsupportedType), detail);
       return nullptr;
     }
-    auto v = makeVar(Var::Kind::Tensor, std::move(meta), source);
-    if (source) {
-      inputMetas_.emplace(v->obj.get(), InputMeta{v->obj, source, PyRef::borrow(reinterpret_cast<PyObject*>(tp))});
+    auto v = makeVar(Var::Kind::Tensor, std::move(meta), src);
+    if (src) {
+      inputMetas_.emplace(v->obj.get(), InputMeta{v->obj, src, PyRef::borrow(reinterpret_cast<PyObject*>(tp))});
       // Once per node: a descriptor may give a new tensor per read of one source.
       bool marked = false;
       for (const Leaf& l : tree_.nodeLeaves(n)) marked = marked || l.kind == Leaf::Kind::Distinct;
@@ -212,6 +215,7 @@ VarRef Translator::wrap(PyObject* value, const SourceRef& source) {
       if (!marked) tree_.addLeaf(n, std::move(l));
       tensorInputs_.emplace(value, v);
       inputRefs_.push_back(PyRef::borrow(value));
+      if (node(source) != n) guardSame(source, src, true);
     }
     // Note [Tensor types]: the meta twin is a plain tensor; `isinstance` and
     // `type()` answer with the input's own type (nn.Parameter), which its

@@ -50,6 +50,11 @@ public:
   /// failure.
   virtual PyRef tensorInput(PyObject* tensor, int node, bool guard, std::string& code,
                             std::string& detail) = 0;
+  /// `tensorInput` for several tensors in one call (Note [Tensor arguments in
+  /// one call]): `items` is a list of (tensor, node, guard) tuples; returns a
+  /// list of their metas in order, ending at the first that failed with the
+  /// exception it raised (its `code` and `detail`). Null + code/detail on error.
+  virtual PyRef tensorInputs(PyObject* items, std::string& code, std::string& detail) = 0;
   /// Runs `fn(*args, **kwargs)` on metas, recording the ATen ops it dispatches.
   virtual PyRef record(PyObject* fn, PyObject* args, PyObject* kwargs, std::string& code,
                        std::string& detail) = 0;
@@ -250,6 +255,12 @@ public:
   void failWhole() { failure_.offset = -1; }
 
   VarRef wrap(PyObject* value, const SourceRef& source);
+  /// Makes the tensor arguments of the top frame graph inputs in one host call
+  /// (Note [Tensor arguments in one call]); false after a failure.
+  bool prefetchTensorArgs(PyObject* args);
+  /// The meta (or failure) prefetchTensorArgs made for tensor `value`, and
+  /// `src`, the argument it was made for; false when none.
+  bool takePrefetched(PyObject* value, SourceRef& src, PyRef& meta, std::string& code, std::string& detail);
   VarRef getattr(const VarRef& obj, PyObject* name);
   VarRef binary(PyObject* op, const VarRef& a, const VarRef& b);
   VarRef unary(PyObject* op, const VarRef& v);
@@ -522,6 +533,14 @@ private:
   std::map<PyObject*, VarRef> containerInputs_;
   std::vector<VarRef> mutatedInputs_;
   std::vector<PyRef> inputRefs_;  ///< keeps tensorInputs_' keys alive
+  /// Note [Tensor arguments in one call]: the metas (or the failure) the host
+  /// made for the top frame's tensor arguments, by tensor, until wrap takes them.
+  struct Prefetched {
+    SourceRef source;  ///< the argument it was made for
+    PyRef meta;        ///< null: the host's failure
+    std::string code, detail;
+  };
+  std::map<PyObject*, Prefetched> prefetched_;
   /// Note [Tensor types]: meta twin -> the input's type, when not torch.Tensor.
   std::map<PyObject*, PyRef> tensorTypes_;
   /// Note [Fresh modules]: each template instance -> the tracker of the module eager builds; an
