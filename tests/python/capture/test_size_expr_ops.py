@@ -40,3 +40,28 @@ def arange_then_view(x):
 
 def test_arange_has_n_elements():
     check(arange_then_view, lambda i: (torch.randn(i + 2, 3),), calls=4, max_recompiles=1)
+
+
+def cat_and_unsqueeze_then_read(x):
+    # Rotary-embedding code: cat((freqs, freqs), -1) and position_ids.unsqueeze(0),
+    # their sizes read back (the same at every batch size, but only an exact
+    # rule knows it: a cat dim is the sum of the operands', an unsqueezed dim is 1).
+    emb = torch.cat((x, x * 2), dim=-1)
+    pos = torch.arange(x.shape[1]).unsqueeze(0)
+    half = emb[..., : emb.shape[-1] // 2]
+    return half * pos.shape[0] + x.new_ones(emb.shape[-1]).sum(), pos.expand(pos.shape[0], -1)
+
+
+def test_cat_and_unsqueeze_dims_have_expressions():
+    check(cat_and_unsqueeze_then_read, lambda i: (torch.randn(i + 2, 8),), calls=4, max_recompiles=1)
+
+
+def topk_indices_then_read(x):
+    # MoE routing: top_k_index.size(-1) is k (topk's second result has the first's dims).
+    vals, idx = torch.topk(x, 2, dim=-1)
+    s, order = torch.sort(x, dim=-1)
+    return x.new_zeros(idx.size(-1), order.shape[-1]) + vals.sum() + s[:, :1].sum()
+
+
+def test_topk_and_sort_results_have_expressions():
+    check(topk_indices_then_read, lambda i: (torch.randn(i + 2, 8),), calls=4, max_recompiles=1)

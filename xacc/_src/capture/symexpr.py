@@ -14,7 +14,9 @@ coefficients over the symbols of the dynamic input dims (`s0`, `s1`) and over
 equal at every size; a difference that is a constant decides `<`, `==`, ...
 for every size. Expressions come from the dims of graph inputs (a symbol, or
 the guarded constant size), constants, and `arith.*` nodes; the dims of a
-recorded op's result from its size argument (`view`, `new_zeros`, ...) or, for
+recorded op's result from its size argument (`view`, `new_zeros`, ...), from
+an exact rule (`cat`: the sum of the operands' dims; `unsqueeze`: a new 1;
+`topk`: k; the indices of `topk`/`sort`/`max.dim`/...: the values' dims) or, for
 an op whose result dims are copies of operand dims (most ops), from the
 operand dim with the same pair of values, never for ops that compute a dim by
 clamping (`slice`, `diagonal`: `x[:16]` has b rows for every b <= 16 only).
@@ -178,6 +180,10 @@ SIZE_ARG = frozenset({"view", "_unsafe_view", "reshape", "expand", "new_empty", 
                       "new_full", "empty", "zeros", "ones", "full", "rand", "randn", "empty_strided",
                       "new_empty_strided"})
 
+# ATen ops whose tensor results (values, indices) all have one shape, the first's.
+SAME_SHAPE_RESULTS = frozenset({"topk", "sort", "kthvalue", "mode", "cummax", "cummin", "max", "min", "median",
+                                "nanmedian"})
+
 _END = 2 ** 62  # a slice end at least this is "to the end" (Python's `x[a:]` hands ATen INT64_MAX)
 
 
@@ -230,6 +236,24 @@ def result_dims(name: str, attrs: dict, arg: Callable[[str], "Expr | None"], ope
         start, step, end = attrs.get("start", 0), attrs.get("step", 1), attrs.get("end")
         exact = type(end) is int and type(start) is int and start == 0 and type(step) is int and step == 1
         out = [arg("end") if exact else None]
+    elif name == "unsqueeze" and first is not None and len(first) + 1 == len(real) and type(attrs.get("dim")) is int:
+        # A new dim of 1 at `dim` (wrapping over ndim + 1); the others are the operand's.
+        out = list(first)
+        out.insert(attrs["dim"] % len(real), Expr.const(1))
+    elif name == "cat" and operands and all(o is not None and len(o) == len(real) for o in operands) \
+            and type(attrs.get("dim", 0)) is int:
+        # The cat dim is the sum of the operands' (every operand is one of the
+        # `tensors` list, each of the result's rank: no legacy empty 1-D operand).
+        d = attrs.get("dim", 0) % len(real)
+        out = list(first)
+        total: Expr | None = Expr.const(0)
+        for o in operands:
+            total = total + o[d] if total is not None and o[d] is not None else None
+        out[d] = total
+    elif name == "topk" and first is not None and len(first) == len(real) and type(attrs.get("dim", -1)) is int:
+        # The operand's dims with k at `dim`.
+        out = list(first)
+        out[attrs.get("dim", -1) % len(real)] = arg("k")
     elif name in NOT_COPIES:
         out = [None] * len(real)
     else:
