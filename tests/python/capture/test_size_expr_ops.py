@@ -65,3 +65,18 @@ def topk_indices_then_read(x):
 
 def test_topk_and_sort_results_have_expressions():
     check(topk_indices_then_read, lambda i: (torch.randn(i + 2, 8),), calls=4, max_recompiles=1)
+
+
+def repeat_and_stack_then_view(x, q):
+    # DETR-style decoders: queries.unsqueeze(0).repeat(batch, 1, 1), then its
+    # shape[:-1] in a view; the batch dim is the operand's 1 times the repeat.
+    b = x.shape[0]
+    qs = q.unsqueeze(0).repeat(b, 1, 1)
+    h = torch.zeros_like(qs)  # no operand with the batch dim: only the repeat rule knows it
+    st = torch.stack((qs, qs * 2), dim=-1)
+    return (h + qs).view((*h.shape[:-1], -1, 2)).transpose(1, 2) + x.sum(), st.view(*st.shape[:-2], -1).sum(-1)
+
+
+def test_repeat_and_stack_dims_have_expressions():
+    check(repeat_and_stack_then_view, lambda i: (torch.randn(i + 2, 8), torch.randn(5, 8)), calls=4,
+          max_recompiles=1)

@@ -16,6 +16,7 @@ for every size. Expressions come from the dims of graph inputs (a symbol, or
 the guarded constant size), constants, and `arith.*` nodes; the dims of a
 recorded op's result from its size argument (`view`, `new_zeros`, ...), from
 an exact rule (`cat`: the sum of the operands' dims; `unsqueeze`: a new 1;
+`repeat`: the operand's dims times the repeats; `stack`: a new dim of n;
 `topk`: k; the indices of `topk`/`sort`/`max.dim`/...: the values' dims) or, for
 an op whose result dims are copies of operand dims (most ops), from the
 operand dim with the same pair of values, never for ops that compute a dim by
@@ -250,6 +251,17 @@ def result_dims(name: str, attrs: dict, arg: Callable[[str], "Expr | None"], ope
         for o in operands:
             total = total + o[d] if total is not None and o[d] is not None else None
         out[d] = total
+    elif name == "repeat" and first is not None and isinstance(attrs.get("repeats"), list) \
+            and len(attrs["repeats"]) == len(real) >= len(first):
+        # The operand's dims (leading 1s added) times the repeats, per dim.
+        reps, off = list(arg("repeats")), len(real) - len(first)
+        out = [r if i < off else (None if r is None or first[i - off] is None else first[i - off] * r)
+               for i, r in enumerate(reps)]
+    elif name == "stack" and operands and all(o is not None and len(o) + 1 == len(real) for o in operands) \
+            and type(attrs.get("dim", 0)) is int:
+        # A new dim of one entry per operand at `dim`; the others are the first operand's.
+        out = list(first)
+        out.insert(attrs.get("dim", 0) % len(real), Expr.const(len(operands)))
     elif name == "topk" and first is not None and len(first) == len(real) and type(attrs.get("dim", -1)) is int:
         # The operand's dims with k at `dim`.
         out = list(first)
