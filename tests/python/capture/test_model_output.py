@@ -111,3 +111,50 @@ def test_model_output_writes_it_does_not_model_break_and_match_eager():
         reset()
         c = check(fn, r(3), min_graphs=0, max_recompiles=3)  # the value is what matters here
         assert c["breaks"] >= 1
+
+
+def test_model_output_first_field_a_sequence():
+    # ModelOutput.__post_init__ with only the first field set and not a tensor:
+    # an iterable whose first item is not a (str, value) pair is that field's
+    # item (mgp-str's `logits=(a, b, c)`, backbones' `feature_maps=(...)`),
+    # as when other fields are set; one graph, eager's object.
+    def tuple_of_tensors(x):
+        o = _Out(logits=(x + 1, x * 2))
+        return o, o.logits[1] + o[0][0], tuple(o.keys()), len(o)
+
+    def list_of_pairs_of_tensors(x):
+        o = _Out([(x, x + 1), (x * 3, x)])
+        return o, o.to_tuple(), o.hidden
+
+    def number_and_string(x):
+        return _Out(3), _Out("ab"), _Out(logits=2.5), x + 1
+
+    from xacc.jit import reset
+    for fn in (tuple_of_tensors, list_of_pairs_of_tensors, number_and_string):
+        reset()
+        check(fn, r(3, 4), graphs=1, breaks=0)
+
+
+def test_model_output_first_field_pairs_or_empty_match_eager():
+    # (str, value) pairs set the named fields; an empty iterable leaves no item
+    # and the attribute None. Not modelled: a break, eager's result.
+    def pairs(x):
+        o = _Out([("hidden", x + 1), ("logits", x)])
+        return o, tuple(o.keys()), o.hidden
+
+    def empty(x):
+        o = _Out(())
+        return tuple(o.keys()), o.logits, x + 1
+
+    def empty_string(x):
+        o = _Out("")
+        return tuple(o.keys()), o.logits, x * 2
+
+    def dict_first(x):
+        o = _Out({"hidden": x})
+        return tuple(o.keys()), o.hidden, o.logits
+
+    from xacc.jit import reset
+    for fn in (pairs, empty, empty_string, dict_first):
+        reset()
+        check(fn, r(3), min_graphs=0, max_recompiles=3)

@@ -100,3 +100,43 @@ def unsqueeze_then_size(x):
 
 def test_unsqueeze_dim_is_one():
     check(unsqueeze_then_size, lambda i: (torch.randn(i + 2, 3),), calls=4, max_recompiles=1)
+
+
+def cat_and_unsqueeze_then_read(x):
+    # Rotary-embedding code: cat((freqs, freqs), -1) and position_ids.unsqueeze(0),
+    # their sizes read back (the same at every batch size, but only an exact
+    # rule knows it: a cat dim is the sum of the operands', an unsqueezed dim is 1).
+    emb = torch.cat((x, x * 2), dim=-1)
+    pos = torch.arange(x.shape[1]).unsqueeze(0)
+    half = emb[..., : emb.shape[-1] // 2]
+    return half * pos.shape[0] + x.new_ones(emb.shape[-1]).sum(), pos.expand(pos.shape[0], -1)
+
+
+def test_cat_and_unsqueeze_dims_have_expressions():
+    check(cat_and_unsqueeze_then_read, lambda i: (torch.randn(i + 2, 8),), calls=4, max_recompiles=1)
+
+
+def topk_indices_then_read(x):
+    # MoE routing: top_k_index.size(-1) is k (topk's second result has the first's dims).
+    vals, idx = torch.topk(x, 2, dim=-1)
+    s, order = torch.sort(x, dim=-1)
+    return x.new_zeros(idx.size(-1), order.shape[-1]) + vals.sum() + s[:, :1].sum()
+
+
+def test_topk_and_sort_results_have_expressions():
+    check(topk_indices_then_read, lambda i: (torch.randn(i + 2, 8),), calls=4, max_recompiles=1)
+
+
+def repeat_and_stack_then_view(x, q):
+    # DETR-style decoders: queries.unsqueeze(0).repeat(batch, 1, 1), then its
+    # shape[:-1] in a view; the batch dim is the operand's 1 times the repeat.
+    b = x.shape[0]
+    qs = q.unsqueeze(0).repeat(b, 1, 1)
+    h = torch.zeros_like(qs)  # no operand with the batch dim: only the repeat rule knows it
+    st = torch.stack((qs, qs * 2), dim=-1)
+    return (h + qs).view((*h.shape[:-1], -1, 2)).transpose(1, 2) + x.sum(), st.view(*st.shape[:-2], -1).sum(-1)
+
+
+def test_repeat_and_stack_dims_have_expressions():
+    check(repeat_and_stack_then_view, lambda i: (torch.randn(i + 2, 8), torch.randn(5, 8)), calls=4,
+          max_recompiles=1)

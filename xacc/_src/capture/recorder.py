@@ -29,6 +29,7 @@ from torch.utils._python_dispatch import TorchDispatchMode
 
 from xacc._src.capture import decompositions, dynamic, meta_run
 from xacc._src.capture.known import Known
+from xacc._src.capture.symexpr import SAME_SHAPE_RESULTS
 from xacc._src.capture.breaks import GraphBreak
 
 DTYPE_NAMES: dict[torch.dtype, str] = {
@@ -424,6 +425,10 @@ class Recorder:
             raise GraphBreak("GB006", f"{gname}: {e}") from None
         if self.dims is not None and shadow_sizes is not None and ids and isinstance(outs[0], torch.Tensor):
             self.dims.note_result(name, given, resolved, operands, ids[0], sizes[0], shadow_sizes[0])
+            if name in SAME_SHAPE_RESULTS:  # values and indices have one shape: the same dims
+                for rid, r, sz, ssz in zip(ids[1:], outs[1:], sizes[1:], shadow_sizes[1:]):
+                    if isinstance(r, torch.Tensor) and sz == sizes[0] and ssz == shadow_sizes[0]:
+                        self.dims.dim_exprs[rid] = self.dims.dim_exprs.get(ids[0])
         self.op_counts[gname] = self.op_counts.get(gname, 0) + 1
         for rid, r in zip(ids, outs):
             if isinstance(r, torch.Tensor):

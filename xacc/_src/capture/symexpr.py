@@ -14,12 +14,15 @@ coefficients over the symbols of the dynamic input dims (`s0`, `s1`) and over
 equal at every size; a difference that is a constant decides `<`, `==`, ...
 for every size. Expressions come from the dims of graph inputs (a symbol, or
 the guarded constant size), constants, and `arith.*` nodes; the dims of a
-recorded op's result from its size argument (`view`, `new_zeros`, ...) or, for
+recorded op's result from its size argument (`view`, `new_zeros`, ...), from
+an exact rule (`cat`: the sum of the operands' dims; `unsqueeze`: a new 1;
+`repeat`: the operand's dims times the repeats; `stack`: a new dim of n;
+`topk`: k; the indices of `topk`/`sort`/`max.dim`/...: the values' dims) or, for
 an op whose result dims are copies of operand dims (most ops), from the
 operand dim with the same pair of values, never for ops that compute a dim by
-clamping (`slice`, `diagonal`: `x[:16]` has b rows for every b <= 16 only);
-`stack`'s new dim is its operand count (fixed by the graph), `cat`'s dim the
-sum of its operands' and `unsqueeze`'s new dim 1.
+clamping (`slice`, `diagonal`: `x[:16]` has b rows for every b <= 16 only).
+`stack`'s new dim is its operand count (fixed by the graph); where an exact
+rule needs dims that operands must share, any operand's known one is taken.
 A size with no known expression is only ever named by its own graph value.
 
 An ATen int argument computed out of sight (in a torch function's own Python
@@ -180,6 +183,10 @@ SIZE_ARG = frozenset({"view", "_unsafe_view", "reshape", "expand", "new_empty", 
                       "new_full", "empty", "zeros", "ones", "full", "rand", "randn", "empty_strided",
                       "new_empty_strided"})
 
+# ATen ops whose tensor results (values, indices) all have one shape, the first's.
+SAME_SHAPE_RESULTS = frozenset({"topk", "sort", "kthvalue", "mode", "cummax", "cummin", "max", "min", "median",
+                                "nanmedian"})
+
 _END = 2 ** 62  # a slice end at least this is "to the end" (Python's `x[a:]` hands ATen INT64_MAX)
 
 
@@ -263,6 +270,16 @@ def result_dims(name: str, attrs: dict, arg: Callable[[str], "Expr | None"], ope
             out[d] = total
         else:
             out = [None] * len(real)
+    elif name == "repeat" and first is not None and isinstance(attrs.get("repeats"), list) \
+            and len(attrs["repeats"]) == len(real) >= len(first):
+        # The operand's dims (leading 1s added) times the repeats, per dim.
+        reps, off = list(arg("repeats")), len(real) - len(first)
+        out = [r if i < off else (None if r is None or first[i - off] is None else first[i - off] * r)
+               for i, r in enumerate(reps)]
+    elif name == "topk" and first is not None and len(first) == len(real) and type(attrs.get("dim", -1)) is int:
+        # The operand's dims with k at `dim`.
+        out = list(first)
+        out[attrs.get("dim", -1) % len(real)] = arg("k")
     elif name in NOT_COPIES:
         out = [None] * len(real)
     else:

@@ -250,6 +250,13 @@ bool isUserFunction(PyObject* fn) {
     // _replace, _asdict) are plain Python code over the tuple: inlined.
     PyObject* q = reinterpret_cast<PyCodeObject*>(PyFunction_GET_CODE(fn))->co_qualname;
     if (q && PyUnicode_Check(q) && startsWith(PyUnicode_AsUTF8(q), "namedtuple.<locals>.")) return true;
+    // UserDict's and UserList's methods are plain Python over the instance's
+    // `data` (a dict or list): inlined, so a subclass of one built in the frame
+    // is a UserObject whose `data` is a tracked container (transformers'
+    // KVSharingDict).
+    if (q && PyUnicode_Check(q) &&
+        (startsWith(PyUnicode_AsUTF8(q), "UserDict.") || startsWith(PyUnicode_AsUTF8(q), "UserList.")))
+      return true;
   }
   // The mixin methods of collections.abc's classes (Sequence.__iter__,
   // __contains__, index, count, __reversed__; Set's operators; MutableMapping's

@@ -18,9 +18,12 @@
 // rebuilt `cls(**dict)` has eager's key order. Anything else stays GB007.
 //
 // Only the dataclass-generated `__init__` with ModelOutput's own
-// `__post_init__` is modelled; its "first field is an iterator of key/value
-// pairs" form, and the methods ModelOutput forbids (pop, update, ...), are
-// graph breaks.
+// `__post_init__` is modelled. With only the first field set and not a tensor,
+// __post_init__ iterates it: a first field whose type and first element are
+// known and that is no source of key/value pairs (a tuple of tensors, a number)
+// is its own item, as in the usual path (firstFieldIsItsOwnItem); key/value
+// pairs, a dict, an empty iterable, and anything less certain, and the methods
+// ModelOutput forbids (pop, update, ...), are graph breaks.
 #include <cstring>
 
 #include "PyTypes.h"
@@ -85,6 +88,53 @@ bool generatedInit(PyObject* cls, bool* wrapped) {
   PyRef in = PyRef::steal(inner);
   *wrapped = isGeneratedFunction(inner);
   return *wrapped;
+}
+
+/// Whether a real constant is a (list, tuple) instance of two items whose first is
+/// a str: the key/value pair ModelOutput.__post_init__ looks for.
+bool isKeyValuePair(PyObject* o) {
+  if (PyTuple_Check(o)) return PyTuple_GET_SIZE(o) == 2 && PyUnicode_Check(PyTuple_GET_ITEM(o, 0));
+  if (PyList_Check(o)) return PyList_GET_SIZE(o) == 2 && PyUnicode_Check(PyList_GET_ITEM(o, 0));
+  return false;
+}
+
+/// ModelOutput.__post_init__ with every field but the first None and a first field
+/// that is not a tensor: a dict, or an iterable whose first element is a (str, value)
+/// pair, sets fields from its pairs; an empty iterable leaves no item (the attribute
+/// None); any other iterable, and a value iter() refuses, becomes the first field's
+/// item, as when other fields are set. True only in that last case, and only where the
+/// translator knows the type and first element exactly: a plain tuple or list tracker,
+/// or an exact int/float/bool/complex/str/bytes/tuple constant. Anything else
+/// (dict, a tuple subclass, an object whose __iter__ it would have to run) is false.
+bool firstFieldIsItsOwnItem(const VarRef& first) {
+  if (first->is(Var::Kind::SymScalar)) return true;  // an int or float: iter() raises TypeError
+  if (first->is(Var::Kind::Const)) {
+    PyObject* o = first->obj.get();
+    if (PyLong_CheckExact(o) || PyFloat_CheckExact(o) || PyBool_Check(o) || PyComplex_CheckExact(o)) return true;
+    if (PyUnicode_CheckExact(o)) return PyUnicode_GET_LENGTH(o) > 0;  // items are 1-char strings
+    if (PyBytes_CheckExact(o)) return PyBytes_GET_SIZE(o) > 0;        // items are ints
+    if (PyTuple_CheckExact(o)) return PyTuple_GET_SIZE(o) > 0 && !isKeyValuePair(PyTuple_GET_ITEM(o, 0));
+    return false;
+  }
+  bool plainTuple = first->is(Var::Kind::Tuple) && !first->fields && !first->obj && !first->self;
+  if (!plainTuple && !first->is(Var::Kind::List)) return false;
+  if (first->items.empty()) return false;
+  const VarRef& e = first->items[0];
+  switch (e->kind) {
+    case Var::Kind::Tensor:
+    case Var::Kind::SymScalar:
+    case Var::Kind::Dict:  // a dict or a ModelOutput: not a list or tuple
+      return true;
+    case Var::Kind::Const:
+      return !isKeyValuePair(e->obj.get());
+    case Var::Kind::Tuple:
+      if (e->fields || e->obj || e->self) return false;  // a subclass: its own __len__ may differ
+      [[fallthrough]];
+    case Var::Kind::List:
+      return !(e->items.size() == 2 && e->items[0]->is(Var::Kind::Const) && PyUnicode_Check(e->items[0]->obj.get()));
+    default:
+      return false;
+  }
 }
 
 }  // namespace
@@ -185,8 +235,9 @@ VarRef Translator::modelOutput(PyObject* cls, std::vector<VarRef>& args,
   bool othersNone = true;
   for (Py_ssize_t i = 1; i < n; ++i) othersNone = othersNone && isNone(values[static_cast<size_t>(i)]);
   const VarRef& first = values[0];
-  if (othersNone && !isNone(first) && !(first->is(Var::Kind::Tensor) && !first->isNumpy())) {
-    // __post_init__ would try to read the first field as key/value pairs.
+  if (othersNone && !isNone(first) && !(first->is(Var::Kind::Tensor) && !first->isNumpy()) &&
+      !firstFieldIsItsOwnItem(first)) {
+    // __post_init__ would read the first field as key/value pairs (or drop an empty one).
     fail(GB::UntraceableCall, std::string(reinterpret_cast<PyTypeObject*>(cls)->tp_name) + " built from one non-tensor value");
     return nullptr;
   }
