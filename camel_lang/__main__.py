@@ -15,6 +15,8 @@ from pathlib import Path
 def find_camel() -> str | None:
     here = Path(__file__).resolve().parent
     candidates = []
+    # Spelled here, not read from xacc's table (Note [Environment names]): this
+    # launcher must not import xacc (and torch) to start a native binary.
     if os.environ.get("XACC_BUILD_DIR"):
         candidates.append(Path(os.environ["XACC_BUILD_DIR"]) / "bin" / "camel")
     candidates.append(here.parent / "build" / "bin" / "camel")

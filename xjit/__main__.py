@@ -262,7 +262,7 @@ def _setup(ns: argparse.Namespace) -> str | None:
     (ns.child, xjit/child.py) also registers its summary for its exit. The
     error message when an option is not usable, else None."""
     from xacc._src.capture import convert, device
-    from xacc._src.config import env
+    from xacc._src.config import E, env
     from xacc._src.export.record import Recorder
     from xacc.errors import BackendError
     from xacc._src.jit import _ensure_installed, check_device
@@ -273,8 +273,8 @@ def _setup(ns: argparse.Namespace) -> str | None:
         return str(e)
     if ns.hot_calls < 1:
         return f"--hot-calls must be at least 1, not {ns.hot_calls}"
-    if ns.export is None and env("XACC_DUMP"):
-        ns.export = env("XACC_DUMP")
+    if ns.export is None and env(E.DUMP):
+        ns.export = env(E.DUMP)
 
     ns.t0 = time.perf_counter()
     device.install(ns.device)

@@ -43,7 +43,9 @@ import os
 import shlex
 import sys
 
-ENV = "XACC_XJIT"
+from xacc._src.config import E
+
+ENV = E.XJIT
 BOOT_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "_boot")
 STARTED = False  # this interpreter runs under xjit since start-up (XACC_XJIT; __main__.start_worker)
 REPORT = None  # () -> the worker's summary text, or None when it has nothing to say (set by start_worker)

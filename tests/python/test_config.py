@@ -12,6 +12,7 @@ option, the value and what is allowed.
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -63,13 +64,17 @@ SYSTEM_ENV = {"HOME", "PATH", "USER", "XDG_CACHE_HOME"}
 
 def test_every_env_var_the_cpp_code_reads_is_declared() -> None:
     """Issue 21: an environment variable read anywhere in csrc/ is a row of the
-    table (so it is validated at import and documented in docs/logging.md)."""
-    import re
+    table (so it is validated at import and documented in docs/logging.md): C++
+    reads ours only by their generated names (Note [Environment names])."""
+    header = Path(ROOT, "csrc/include/xacc/support/EnvNames.h").read_text()
+    generated = dict(re.findall(r'const char (k\w+)\[\] = "(\w+)";', header))
     read: dict[str, str] = {}
     for path in sorted(Path(ROOT, "csrc").rglob("*")):
         if path.suffix in (".cpp", ".h", ".in") and path.is_file():
-            for m in re.finditer(r'getenv\(\s*"([A-Za-z_][A-Za-z0-9_]*)"', path.read_text(errors="replace")):
-                read.setdefault(m.group(1), str(path.relative_to(ROOT)))
+            text = path.read_text(errors="replace")
+            for m in re.finditer(r'getenv\(\s*(?:"([A-Za-z_]\w*)"|(?:xacc::)?env::(k\w+))', text):
+                name = m.group(1) or generated.get(m.group(2), m.group(2))
+                read.setdefault(name, str(path.relative_to(ROOT)))
     assert "XACC_LOG" in read  # the scan sees the C++ readers
     declared = {e.name for e in config.ENV}
     missing = {n: f for n, f in read.items() if n not in declared and n not in SYSTEM_ENV}
@@ -167,3 +172,49 @@ def test_device_none_is_a_config_error() -> None:
     # The issue's case: AttributeError: 'NoneType' object has no attribute 'startswith' before.
     with pytest.raises(xacc.ConfigError, match="device must be"):
         xacc.jit(lambda x: x, device=None)
+
+
+# Note [Environment names]: files that spell a name themselves because they run
+# before xacc may be imported (each name must still be a row of ENV).
+STARTUP_FILES = {"xjit/_boot/sitecustomize.py", "camel_lang/__main__.py"}
+TABLE_FILES = {"xacc/_src/config.py", "csrc/include/xacc/support/EnvNames.h"}
+ENV_LITERAL = re.compile(r"""["']((?:XACC|CAMEL)_[A-Z0-9_]+)["']""")
+
+
+def env_literals(root: Path) -> dict[str, list[str]]:
+    """Quoted XACC_/CAMEL_ names per library source file under `root`, the tables excluded."""
+    found: dict[str, list[str]] = {}
+    for top in ("csrc", "xacc", "xjit", "camel_lang"):
+        for path in sorted(Path(root, top).rglob("*")):
+            if path.suffix not in (".cpp", ".h", ".inc", ".in", ".py") or not path.is_file():
+                continue
+            rel = path.relative_to(root).as_posix()
+            names = ENV_LITERAL.findall(path.read_text(errors="replace"))
+            if names and rel not in TABLE_FILES:
+                found[rel] = names
+    return found
+
+
+def test_env_names_appear_only_in_their_table() -> None:
+    """Issue 21, criterion 4: C++ reads `xacc::env::kName` (EnvNames.h, generated
+    from ENV; test_logging checks it is up to date), Python `config.E.NAME`."""
+    found = env_literals(ROOT)
+    declared = {e.name for e in config.ENV}
+    outside = {f: n for f, n in found.items() if f not in STARTUP_FILES}
+    assert not outside, f"environment names spelled outside xacc/_src/config.py: {outside}"
+    undeclared = {f: [x for x in n if x not in declared] for f, n in found.items()}
+    assert not any(undeclared.values()), undeclared
+
+
+def test_env_literal_scan_finds_a_planted_name(tmp_path: Path) -> None:
+    lib = tmp_path / "csrc" / "lib"
+    lib.mkdir(parents=True)
+    (lib / "Reader.cpp").write_text('const char* v = std::getenv("XACC_CACHE_DIR");\n')
+    (tmp_path / "xacc").mkdir()
+    (tmp_path / "xacc" / "m.py").write_text("import os\nos.environ.get('XACC_LOG')\n# XACC_LOG in a comment\n")
+    assert env_literals(tmp_path) == {"csrc/lib/Reader.cpp": ["XACC_CACHE_DIR"], "xacc/m.py": ["XACC_LOG"]}
+
+
+def test_env_names_namespace_covers_every_row() -> None:
+    assert sorted(vars(config.E).values()) == sorted(e.name for e in config.ENV)
+    assert config.E.CACHE_DIR == "XACC_CACHE_DIR" and config.E.CAMEL_PACKAGES == "CAMEL_PACKAGES"

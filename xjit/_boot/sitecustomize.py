@@ -27,6 +27,8 @@ def _start() -> None:
     import os
     import sys
 
+    # The name is spelled here, not read from xacc's table (Note [Environment
+    # names]): this runs in every child interpreter before xacc may be imported.
     if not os.environ.get("XACC_XJIT"):
         return
     root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))

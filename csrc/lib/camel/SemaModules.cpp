@@ -10,6 +10,7 @@
 #include "SemaResolve.h"
 #include "xacc/camel/Executor.h"
 #include "xacc/camel/Frontend.h"
+#include "xacc/support/EnvNames.h"
 
 namespace xacc::camel::sema {
 
@@ -30,9 +31,9 @@ std::string findModuleFile(const ModulePath& path, const std::string& fromDir,
     dirs.push_back(fromDir);
     if (!opts.mainDir.empty() && opts.mainDir != fromDir) dirs.push_back(opts.mainDir);
     for (const std::string& d : opts.includeDirs) dirs.push_back(d);
-    if (const char* p = std::getenv("CAMEL_PACKAGES")) dirs.push_back(p);
+    if (const char* p = std::getenv(xacc::env::kCamelPackages)) dirs.push_back(p);
     if (!opts.stdlibDir.empty()) dirs.push_back(opts.stdlibDir);
-    else if (const char* p = std::getenv("CAMEL_STD_LIB")) dirs.push_back(p);
+    else if (const char* p = std::getenv(xacc::env::kCamelStdLib)) dirs.push_back(p);
   }
   for (const std::string& d : dirs) {
     for (std::string cand : {rel + stem + ".cml", rel + stem + "/" + stem + ".cml"}) {

@@ -1,6 +1,8 @@
 // XACC_LOG parsing and channel lines; see Log.h for the grammar.
 #include "xacc/support/Log.h"
 
+#include "xacc/support/EnvNames.h"
+
 #include <array>
 #include <cstdio>
 #include <cstdlib>
@@ -50,7 +52,7 @@ LogLevel logLevelIn(std::string_view spec, LogChannel c) {
 LogLevel logLevel(LogChannel c) {
   static const std::array<LogLevel, kChannels> levels = [] {
     std::array<LogLevel, kChannels> out{};
-    const char* v = std::getenv("XACC_LOG");
+    const char* v = std::getenv(xacc::env::kLog);
     for (size_t i = 0; i < kChannels; ++i) out[i] = v ? logLevelIn(v, static_cast<LogChannel>(i)) : LogLevel::Off;
     return out;
   }();

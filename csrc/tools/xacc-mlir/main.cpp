@@ -32,6 +32,7 @@
 #include "xacc/ir/Interpreter.h"
 #include "xacc/ir/Parser.h"
 #include "xacc/ir/Verifier.h"
+#include "xacc/support/EnvNames.h"
 
 using namespace xacc;
 namespace xm = xacc::backend::mlir;
@@ -126,7 +127,7 @@ int scalarMode(const ir::Module& m, const std::string& emit, const std::string& 
     return 1;
   }
   xm::ScalarJitOptions jo;
-  if (const char* d = std::getenv("XACC_CACHE_DIR")) jo.cacheDir = d;
+  if (const char* d = std::getenv(xacc::env::kCacheDir)) jo.cacheDir = d;
   xm::ScalarCompileInfo info;
   std::string error;
   auto mod = xm::compileScalarPlan(plan, jo, info, error);

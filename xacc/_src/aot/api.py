@@ -30,7 +30,7 @@ import torch
 from xacc._C import capture as C
 from xacc._src import jit as _jit
 from xacc._src.aot import artifact, store
-from xacc._src.config import env, log
+from xacc._src.config import E, env, log
 from xacc.errors import ArtifactError
 
 
@@ -62,8 +62,8 @@ def default_kernel_dir() -> str:
     m = _mlir()
     if m is not None and m.capture_cache_dir():
         return m.capture_cache_dir()
-    if env("XACC_CACHE_DIR") and env("XACC_CACHE_DIR") != "off":
-        return env("XACC_CACHE_DIR")
+    if env(E.CACHE_DIR) and env(E.CACHE_DIR) != "off":
+        return env(E.CACHE_DIR)
     base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
     return os.path.join(base, "xacc")
 

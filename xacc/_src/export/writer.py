@@ -22,7 +22,7 @@ from typing import Any
 
 import torch
 
-from xacc._src.config import env, log
+from xacc._src.config import E, env, log
 from xacc._src.export import camel
 from xacc._src.export.pysource import python_like
 from xacc._src.export.record import Recorder
@@ -44,7 +44,7 @@ def find_tool(name: str) -> str | None:
     if p:
         return p
     root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
-    for d in (env("XACC_BUILD_DIR"), os.path.join(root, "build")):
+    for d in (env(E.BUILD_DIR), os.path.join(root, "build")):
         cand = os.path.join(d, "bin", name)
         if d and os.access(cand, os.X_OK):
             return cand

@@ -45,8 +45,8 @@ class Config:
     mode: str = "auto"
 
     def resolved_path(self) -> str:
-        from xacc._src.config import env
-        p = self.path or env("XACC_PGO_PROFILE") or DEFAULT_FILE
+        from xacc._src.config import E, env
+        p = self.path or env(E.PGO_PROFILE) or DEFAULT_FILE
         return os.path.abspath(os.fspath(p))
 
 

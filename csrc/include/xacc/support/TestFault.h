@@ -8,12 +8,13 @@
 
 #include <cstdlib>
 #include <string>
+#include "xacc/support/EnvNames.h"
 
 namespace xacc::support {
 
 /// The op name XACC_TEST_FAULT_OP asks to corrupt, or "" when unset.
 inline std::string testFaultOp() {
-  const char* v = std::getenv("XACC_TEST_FAULT_OP");
+  const char* v = std::getenv(xacc::env::kTestFaultOp);
   return v ? std::string(v) : std::string();
 }
 

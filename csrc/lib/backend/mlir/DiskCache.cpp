@@ -63,6 +63,7 @@
 #include "xacc/support/Sha256.h"
 #include "xacc/backend/mlir/XpuBackend.h"
 #include "xacc/support/Log.h"
+#include "xacc/support/EnvNames.h"
 
 namespace xacc::backend::mlir {
 
@@ -229,7 +230,7 @@ void setDiskCacheHashCheck(bool on) { hashCheck.store(on); }
 
 uint64_t cacheSizeLimit() {
   static const uint64_t limit = [] {
-    const char* v = std::getenv("XACC_CACHE_MAX_MB");
+    const char* v = std::getenv(xacc::env::kCacheMaxMb);
     uint64_t mb = kDefaultMaxMb;
     if (v && *v) {
       // Validated by the Python config table (xacc.ConfigError); a malformed

@@ -41,6 +41,7 @@
 #include "xacc/backend/aten/TensorDatum.h"
 #include "xacc/ir/Printer.h"
 #include "xacc/support/Log.h"
+#include "xacc/support/EnvNames.h"
 
 using xacc::support::coreCode;
 using xacc::support::CoreDiag;
@@ -120,7 +121,7 @@ struct MklOps {
 
 bool packWeightsEnabled() {
   static const bool on = [] {
-    const char* v = std::getenv("XACC_PACK_WEIGHTS");
+    const char* v = std::getenv(xacc::env::kPackWeights);
     return !(v && std::string(v) == "0");
   }();
   return on;
@@ -437,7 +438,7 @@ void keepFreedMemoryOnce() {
 #if defined(__GLIBC__)
   static std::once_flag once;
   std::call_once(once, [] {
-    const char* v = std::getenv("XACC_KEEP_FREED_MEMORY");
+    const char* v = std::getenv(xacc::env::kKeepFreedMemory);
     if (v && std::string(v) == "0") return;
     mallopt(M_MMAP_THRESHOLD, 32 << 20);
     mallopt(M_TRIM_THRESHOLD, 128 << 20);

@@ -78,6 +78,7 @@
 #include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Export.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
+#include "xacc/support/EnvNames.h"
 
 namespace xacc::backend::mlir {
 namespace {
@@ -203,7 +204,7 @@ private:
 /// throughput-bound already and with 8 vectors they spill (the pointwise
 /// benchmark's calibration kernel: 7.1 -> 11.0 instructions per element).
 void requestInterleave(llvm::Function& f, int count) {
-  static const bool fixed = std::getenv("XACC_MLIR_INTERLEAVE") != nullptr;
+  static const bool fixed = std::getenv(xacc::env::kMlirInterleave) != nullptr;
   llvm::DominatorTree dt(f);
   llvm::LoopInfo li(dt);
   for (llvm::Loop* l : li.getLoopsInPreorder()) {

@@ -53,6 +53,7 @@
 #include "DiskCache.h"
 #include "xacc/backend/mlir/ScalarJit.h"
 #include "xacc/support/Log.h"
+#include "xacc/support/EnvNames.h"
 
 extern char** environ;
 
@@ -196,7 +197,7 @@ std::string kernelCacheKey(const std::string& text, const JitOptions& opts) {
   // an object compiled before a change to the pipeline is never loaded by the
   // changed build.
   std::string salt = std::string("build:") + pipelineBuildId() + "|cm-small-pic-so|ic16m32:" +
-                     std::to_string(interleaveCount()) + (std::getenv("XACC_MLIR_INTERLEAVE") ? "f" : "") +
+                     std::to_string(interleaveCount()) + (std::getenv(xacc::env::kMlirInterleave) ? "f" : "") +
                      "|vw" + std::to_string(preferredVectorWidth()) + "|O" + std::to_string(opts.optLevel) +
                      (opts.fastMath ? "|fast" : "|exact") + (opts.scalarOnly ? "|scalar" : "") + "|" +
                      hostIdentity();
@@ -340,7 +341,7 @@ void setKernelCompilerLibrary(const std::string& path) {
 
 int preferredVectorWidth() {
   static const int w = [] {
-    if (const char* v = std::getenv("XACC_MLIR_VECTOR_WIDTH")) return std::atoi(v);
+    if (const char* v = std::getenv(xacc::env::kMlirVectorWidth)) return std::atoi(v);
 #if defined(__x86_64__)
     __builtin_cpu_init();
     if (__builtin_cpu_supports("avx512f")) return 512;
@@ -353,14 +354,14 @@ int preferredVectorWidth() {
 
 int interleaveCount() {
   static const int n = [] {
-    if (const char* v = std::getenv("XACC_MLIR_INTERLEAVE")) return std::max(1, std::atoi(v));
+    if (const char* v = std::getenv(xacc::env::kMlirInterleave)) return std::max(1, std::atoi(v));
     return 4;
   }();
   return n;
 }
 
 std::string defaultCacheDir() {
-  if (const char* d = std::getenv("XACC_CACHE_DIR"); d && *d) return std::string(d) == "off" ? "" : d;
+  if (const char* d = std::getenv(xacc::env::kCacheDir); d && *d) return std::string(d) == "off" ? "" : d;
   if (const char* x = std::getenv("XDG_CACHE_HOME"); x && *x) return (fs::path(x) / "xacc").string();
   if (const char* h = std::getenv("HOME"); h && *h) return (fs::path(h) / ".cache" / "xacc").string();
   return "";

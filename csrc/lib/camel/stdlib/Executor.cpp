@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <map>
 #include <mutex>
+#include "xacc/support/EnvNames.h"
 
 namespace xacc::camel {
 
@@ -118,7 +119,7 @@ ExecutorRegistry& ExecutorRegistry::get() {
 
 std::vector<std::string> ExecutorRegistry::searchPath() const {
   std::vector<std::string> dirs;
-  if (const char* env = std::getenv("XACC_EXECUTOR_PATH")) {
+  if (const char* env = std::getenv(xacc::env::kExecutorPath)) {
     std::string_view s(env);
     while (!s.empty()) {
       size_t colon = s.find(':');
