@@ -30,6 +30,14 @@ CONST_TYPES = (bool, int, float, str, type(None), type(Ellipsis), torch.dtype, t
                torch.memory_format, torch.layout, complex, bytes)
 
 
+def _argument_rooted(path: str) -> bool:
+    """Whether a source path starts at an argument of the frame (`L['x'].w`,
+    `dict.__getitem__(L['out'], 'logits')`, a ModelOutput's item)."""
+    while path.startswith("dict.__getitem__("):
+        path = path[len("dict.__getitem__("):]
+    return path.startswith("L[")
+
+
 class State:
     """One translation attempt of one frame."""
 
@@ -325,7 +333,7 @@ class Host:
         dims: list[int] = []
         if guard and ctx.plan is not None:
             path = ctx.tree.path(node)  # stable across compiles: the key of past sizes
-            if path.startswith("L["):
+            if _argument_rooted(path):
                 dims = ctx.plan.dims_for(t, path)  # also records the sizes seen
             if not ctx.dyn_active:
                 dims = []
@@ -457,7 +465,7 @@ class Host:
         if ctx.plan is None:
             return None
         path = ctx.tree.path(node)
-        if not path.startswith("L[") or not ctx.plan.int_dynamic(value, path) or not ctx.dyn_active:
+        if not _argument_rooted(path) or not ctx.plan.int_dynamic(value, path) or not ctx.dyn_active:
             return None
         if ctx.shadow_run:
             ctx.plan.symbol(value)
