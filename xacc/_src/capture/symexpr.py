@@ -17,7 +17,9 @@ the guarded constant size), constants, and `arith.*` nodes; the dims of a
 recorded op's result from its size argument (`view`, `new_zeros`, ...) or, for
 an op whose result dims are copies of operand dims (most ops), from the
 operand dim with the same pair of values, never for ops that compute a dim by
-clamping (`slice`, `diagonal`: `x[:16]` has b rows for every b <= 16 only).
+clamping (`slice`, `diagonal`: `x[:16]` has b rows for every b <= 16 only);
+`unsqueeze` adds a dim of 1 and `constant_pad_nd` (F.pad) widens a dim by
+its pads, which are rules of their own (a new dim has no operand dim to copy).
 A size with no known expression is only ever named by its own graph value.
 
 An ATen int argument computed out of sight (in a torch function's own Python
@@ -103,6 +105,9 @@ class Expr:
             return Expr.const(c // kc if kind == "//" else c % kc)
         if kc == 1:
             return self if kind == "//" else Expr.const(0)
+        if all(c % kc == 0 for c in self.terms.values()):
+            # k divides every coefficient: `self` is k times an integer polynomial.
+            return Expr({m: c // kc for m, c in self.terms.items()}) if kind == "//" else Expr.const(0)
         return Expr({((kind, self, kc),): 1})
 
     def exact_div(self, d: "Expr") -> "Expr | None":
@@ -230,6 +235,19 @@ def result_dims(name: str, attrs: dict, arg: Callable[[str], "Expr | None"], ope
         start, step, end = attrs.get("start", 0), attrs.get("step", 1), attrs.get("end")
         exact = type(end) is int and type(start) is int and start == 0 and type(step) is int and step == 1
         out = [arg("end") if exact else None]
+    elif name == "unsqueeze" and first is not None and len(first) + 1 == len(real) \
+            and type(attrs.get("dim")) is int and -len(real) <= attrs["dim"] < len(real):
+        d = attrs["dim"] % len(real)
+        out = list(first[:d]) + [Expr.const(1)] + list(first[d:])
+    elif name == "constant_pad_nd" and first is not None and len(first) == len(real) \
+            and isinstance(attrs.get("pad"), list) and len(attrs["pad"]) % 2 == 0 \
+            and len(attrs["pad"]) // 2 <= len(real):
+        # F.pad: pad[2i], pad[2i + 1] widen dim -1 - i (negative pads crop): dim + before + after.
+        out, pads = list(first), list(arg("pad"))
+        for i in range(len(pads) // 2):
+            d = len(real) - 1 - i
+            lo, hi = pads[2 * i], pads[2 * i + 1]
+            out[d] = None if first[d] is None or lo is None or hi is None else first[d] + lo + hi
     elif name in NOT_COPIES:
         out = [None] * len(real)
     else:
