@@ -372,13 +372,11 @@ void bindCapture(py::module_& m) {
         l.strides.assign(x.strides().begin(), x.strides().end());
         for (int d : dynamicDims)
           if (d >= 0 && d < static_cast<int>(l.sizes.size())) l.sizes[d] = -2;
-        // A dynamic dim makes the strides depend on it: require contiguity
-        // instead, unless every dynamic dim is a broadcast one (stride 0, as
-        // `expand` makes), which no other stride depends on.
-        bool broadcastOnly = !dynamicDims.empty() && !x.is_contiguous();
-        for (int d : dynamicDims)
-          broadcastOnly = broadcastOnly && d >= 0 && d < static_cast<int>(l.strides.size()) && l.strides[d] == 0;
-        if (!dynamicDims.empty() && !broadcastOnly) {
+        // A dynamic dim of a contiguous tensor makes the strides depend on it:
+        // require contiguity instead. The dynamic dims of a non-contiguous one
+        // are dims no other stride depends on (Note [Dynamic dims of strided
+        // tensors] in dynamic.py): its strides are guarded exactly.
+        if (!dynamicDims.empty() && x.is_contiguous()) {
           l.contiguous = true;
           l.strides.clear();
         }

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import collections
 import contextlib
+import dataclasses
 import gc
 import io
 import math
@@ -61,6 +62,9 @@ def clone(v: Any, memo: dict | None = None) -> Any:
         c = collections.OrderedDict((k, clone(e, memo)) for k, e in v.items())
     elif type(v) is collections.deque:
         c = collections.deque((clone(e, memo) for e in v), v.maxlen)
+    elif isinstance(v, dict) and dataclasses.is_dataclass(v):
+        # A dataclass dict (transformers' ModelOutput): made again from its fields.
+        c = type(v)(**{f.name: clone(getattr(v, f.name), memo) for f in dataclasses.fields(v)})
     elif isinstance(v, dict):
         c = {k: clone(e, memo) for k, e in v.items()}
     else:

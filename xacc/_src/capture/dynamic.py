@@ -5,7 +5,7 @@ at the frame's arguments) seen by past compiles. When a recompile sees a size
 that changed, those dims become *dynamic*; `dynamic=True` makes every dim
 dynamic from the first compile. Dims of size 0 or 1 never are (broadcasting
 and empty tensors trace differently), nor are dims of non-contiguous tensors
-other than broadcast ones (stride 0, as `expand` makes).
+that another stride depends on (Note [Dynamic dims of strided tensors]).
 
 A frame with dynamic dims is translated twice. The *shadow* run uses meta
 tensors whose dynamic dims are multiplied by a prime per symbol (2, 3, 5, ...); the real run records the graph and
@@ -177,9 +177,10 @@ class Plan:
             cand = set(range(n)) if self.all == "all" else set(range(n - 1)) if self.all == "lead" else {0} & set(range(n))
         self.dims[ident] = cand
         if not value.is_contiguous():
-            # Only broadcast dims (stride 0, from `expand`): no other stride depends on them.
+            # Strides are guarded exactly: only dims no other stride depends on
+            # (Note [Dynamic dims of strided tensors]).
             strides = value.stride()
-            return sorted(i for i in cand if sizes[i] >= 2 and strides[i] == 0)
+            return sorted(i for i in cand if sizes[i] >= 2 and _outer(i, sizes, strides))
         return sorted(i for i in cand if sizes[i] >= 2)
 
     def int_dynamic(self, value: int, ident: Any) -> bool:
@@ -299,6 +300,21 @@ class Plan:
 _PRIMES = (2, 3, 5, 7, 11, 13, 17, 19, 23, 29)
 
 
+def _outer(d: int, sizes: tuple, strides: tuple) -> bool:
+    """Note [Dynamic dims of strided tensors]: a dim of a non-contiguous tensor
+    may be dynamic when no other dim's stride depends on its size: a broadcast
+    dim (stride 0, from `expand`), or the outermost dim of the layout (its
+    stride spans every other dim: `mask[:, 0, 0, :]` of a contiguous
+    (b, 1, n, n) tensor is (b, n) with strides (n * n, 1)). Such a tensor's
+    guard keeps its strides exactly, with the dynamic sizes (leaf_tensor in
+    capture_bindings.cpp), and the shadow run's meta has the same strides
+    (shadow_meta); a layout whose strides do change with the size (a
+    transposed (n, b) buffer) fails that guard and compiles again."""
+    if strides[d] == 0:
+        return True
+    return all(strides[d] >= strides[i] * sizes[i] for i in range(len(sizes)) if i != d and sizes[i] > 1)
+
+
 def _is_state(ident: Any) -> bool:
     """A module's parameter or buffer (`L['self']._parameters['w']`): its dims stay static."""
     return isinstance(ident, str) and ("._parameters[" in ident or "._buffers[" in ident)
@@ -308,7 +324,7 @@ def shadow_meta(t: torch.Tensor, dims: list[int], plan: Plan) -> torch.Tensor:
     sizes = [plan.perturb(int(s)) if i in dims else int(s) for i, s in enumerate(t.shape)]
     if t.is_contiguous():
         m = torch.empty(sizes, dtype=t.dtype, device="meta")
-    else:  # dynamic dims are broadcast ones (Plan.dims_for): the strides stay
+    else:  # dynamic dims no stride depends on (Plan.dims_for): the strides stay
         m = torch.empty_strided(sizes, tuple(t.stride()), dtype=t.dtype, device="meta")
     if t.requires_grad:
         m.requires_grad_(True)

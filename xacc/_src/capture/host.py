@@ -30,6 +30,14 @@ CONST_TYPES = (bool, int, float, str, type(None), type(Ellipsis), torch.dtype, t
                torch.memory_format, torch.layout, complex, bytes)
 
 
+def _argument_rooted(path: str) -> bool:
+    """Whether a source path starts at an argument of the frame (`L['x'].w`,
+    `dict.__getitem__(L['out'], 'logits')`, a ModelOutput's item)."""
+    while path.startswith("dict.__getitem__("):
+        path = path[len("dict.__getitem__("):]
+    return path.startswith("L[")
+
+
 class State:
     """One translation attempt of one frame."""
 
@@ -68,6 +76,7 @@ class State:
         self.dim_exprs: dict[int, list] = {}
         self.sym_dims: dict[str, tuple[int, int, int]] = {}  # symbol -> (input value id, dim, guard node)
         self._size_nodes: dict[tuple, int] = {}
+        self._stride_nodes: dict[tuple, int] = {}
         self.size_relations: set[tuple] = set()  # guards from branches on sizes (Host.size_compare)
         if shadow is not None:
             self.rec.shadow = shadow.ops
@@ -140,6 +149,23 @@ class State:
             dims = self.dim_exprs.get(vid)
             if dims is not None and dims[dim] is not None:
                 self.exprs[n] = dims[dim]
+        return n
+
+    def stride_node(self, vid: int, dim: int, real: int, shadow: int) -> int:
+        """`aten.sym_stride.int` of graph value `vid` (one node per tensor and
+        dim; Note [Symbolic strides] in Host._size_read). A stride is a product
+        of sizes (a monomial c * s^a * t^b of the dynamic dims), and a monomial
+        takes the pair of `c * s` or `c * s * t` only when it is that form: its
+        expression is the one such form with its pair, else it has none (it is
+        then named by its pair only where no form shares it: resolve_size)."""
+        n = self._stride_nodes.get((vid, dim))
+        if n is None:
+            (n,) = self.builder.add_op("aten.sym_stride.int", [vid], {"dim": dim}, ["i64"])
+            self._stride_nodes[(vid, dim)] = n
+            self.symvals[n] = (real, shadow)
+            forms = self._forms(real, shadow, False)
+            if len(forms) == 1:
+                self.exprs[n] = forms[0]
         return n
 
     def note_result(self, name: str, attrs: dict, resolved: dict, operands: list[int], vid: int,
@@ -325,7 +351,7 @@ class Host:
         dims: list[int] = []
         if guard and ctx.plan is not None:
             path = ctx.tree.path(node)  # stable across compiles: the key of past sizes
-            if path.startswith("L["):
+            if _argument_rooted(path):
                 dims = ctx.plan.dims_for(t, path)  # also records the sizes seen
             if not ctx.dyn_active:
                 dims = []
@@ -424,8 +450,23 @@ class Host:
                 (fn is getattr and args[1:] == ("shape",)) or (fn is torch.Tensor.size and len(args) == 1)):
             return SymShape(SymSize(a, ctx.size_node(vid, d, a, b)) if a != b else a
                             for d, (a, b) in enumerate(zip(r, s)))
+        if fn is torch.Tensor.stride and not kwargs and tuple(t.stride()) == (r if len(args) == 1 else ()) \
+                and type(r) is tuple and type(s) is tuple and len(r) == len(s):
+            # Note [Symbolic strides]: a stride of a tensor with a dynamic dim
+            # (`as_strided` strides computed in Python from `t.stride()`, Longformer's
+            # `_chunk`) is an `aten.sym_stride.int` of the graph value, with the
+            # expression its pair identifies (State.stride_node); a stride equal in
+            # both runs does not depend on the dynamic dims (a product of sizes,
+            # increasing in each).
+            return tuple(SymSize(a, ctx.stride_node(vid, d, a, b)) if a != b else a
+                         for d, (a, b) in enumerate(zip(r, s)))
         if type(r) is not int or type(s) is not int:
             return None
+        if fn is torch.Tensor.stride and (len(args) > 1 or "dim" in kwargs):
+            d = args[1] if len(args) > 1 else kwargs.get("dim")
+            if type(d) is not int or not -len(shape) <= d < len(shape) or t.stride(d) != r:
+                return None
+            return SymSize(r, ctx.stride_node(vid, d % len(shape), r, s))
         if fn is len:
             d = 0
         elif fn is torch.Tensor.size:
@@ -471,7 +512,7 @@ class Host:
         if ctx.plan is None:
             return None
         path = ctx.tree.path(node)
-        if not path.startswith("L[") or not ctx.plan.int_dynamic(value, path) or not ctx.dyn_active:
+        if not _argument_rooted(path) or not ctx.plan.int_dynamic(value, path) or not ctx.dyn_active:
             return None
         if ctx.shadow_run:
             ctx.plan.symbol(value)

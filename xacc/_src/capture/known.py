@@ -18,7 +18,12 @@ values depend on no input data, so the capture can know them exactly:
   plain values (no symbolic number's sentinel), that is deterministic and
   writes nothing, is run on the known values (on the CPU, as eager runs it):
   its small results (at most 16 elements) are known, depending on the union of
-  its inputs' guards;
+  its inputs' guards. An op with no tensor argument at all counts too: a
+  number where the op takes a Tensor reaches the dispatch mode as the number
+  (`torch.div(n, 2, rounding_mode="trunc")` is `aten.div.Tensor_mode(n, 2)`),
+  and so do factories (`torch.arange(4)`, `torch.zeros(2)`); its results
+  depend on no guard. Ops whose values are unspecified (`empty` and its kin:
+  uninitialized memory) are never known, nor are seeded random ops;
 * any op that writes a tensor (in place, `out=`) forgets every known value
   (an alias may have been written).
 
@@ -42,11 +47,17 @@ import torch
 # At most this many elements are computed at capture time.
 _MAX_NUMEL = 16
 _BARE_ARGUMENT = re.compile(r"^L\['[^']*'\]$")
+# Ops whose result holds uninitialized memory: its value is no value eager computes.
+_UNSPECIFIED = {"empty", "empty_like", "new_empty", "new_empty_strided", "empty_strided", "empty_permuted"}
 
 
 def _small_int(t: torch.Tensor) -> bool:
     return (type(t) is torch.Tensor and t.device.type == "cpu" and t.dim() == 0 and not t.requires_grad
             and not t.is_floating_point() and not t.is_complex())
+
+
+def _has_tensor(a: Any) -> bool:
+    return isinstance(a, torch.Tensor) or (isinstance(a, (list, tuple)) and any(_has_tensor(e) for e in a))
 
 
 class Known:
@@ -85,7 +96,8 @@ class Known:
             self.vals.clear()  # an alias of a known tensor may have been written
             self._note(k, None)
             return
-        if not self.vals or symbolic or torch.Tag.nondeterministic_seeded in func.tags:
+        if symbolic or torch.Tag.nondeterministic_seeded in func.tags \
+                or schema.name.rpartition("::")[2] in _UNSPECIFIED:
             self._note(k, None)
             return
         guards: list = []
@@ -114,7 +126,7 @@ class Known:
         except LookupError:
             self._note(k, None)
             return
-        if not seen[0]:
+        if not seen[0] and any(_has_tensor(a) for a in (*args, *kwargs.values())):
             self._note(k, None)
             return
         outs = out if isinstance(out, (tuple, list)) else (out,)

@@ -23,6 +23,7 @@ operand dim with the same pair of values, never for ops that compute a dim by
 clamping (`slice`, `diagonal`: `x[:16]` has b rows for every b <= 16 only).
 `stack`'s new dim is its operand count (fixed by the graph); where an exact
 rule needs dims that operands must share, any operand's known one is taken.
+`constant_pad_nd` (F.pad) widens a dim by its pads (negative pads crop).
 A size with no known expression is only ever named by its own graph value.
 
 An ATen int argument computed out of sight (in a torch function's own Python
@@ -108,6 +109,9 @@ class Expr:
             return Expr.const(c // kc if kind == "//" else c % kc)
         if kc == 1:
             return self if kind == "//" else Expr.const(0)
+        if all(c % kc == 0 for c in self.terms.values()):
+            # k divides every coefficient: `self` is k times an integer polynomial.
+            return Expr({m: c // kc for m, c in self.terms.items()}) if kind == "//" else Expr.const(0)
         return Expr({((kind, self, kc),): 1})
 
     def exact_div(self, d: "Expr") -> "Expr | None":
@@ -245,7 +249,8 @@ def result_dims(name: str, attrs: dict, arg: Callable[[str], "Expr | None"], ope
         start, step, end = attrs.get("start", 0), attrs.get("step", 1), attrs.get("end")
         exact = type(end) is int and type(start) is int and start == 0 and type(step) is int and step == 1
         out = [arg("end") if exact else None]
-    elif name == "unsqueeze" and first is not None and len(first) == len(real) - 1 and type(attrs.get("dim")) is int:
+    elif name == "unsqueeze" and first is not None and len(first) == len(real) - 1 \
+            and type(attrs.get("dim")) is int and -len(real) <= attrs["dim"] < len(real):
         # A new dim of 1 at `dim` (-1 counts from the end of the result).
         d = attrs["dim"] % len(real)
         out = list(first[:d]) + [Expr.const(1)] + list(first[d:])
@@ -280,6 +285,15 @@ def result_dims(name: str, attrs: dict, arg: Callable[[str], "Expr | None"], ope
         # The operand's dims with k at `dim`.
         out = list(first)
         out[attrs.get("dim", -1) % len(real)] = arg("k")
+    elif name == "constant_pad_nd" and first is not None and len(first) == len(real) \
+            and isinstance(attrs.get("pad"), list) and len(attrs["pad"]) % 2 == 0 \
+            and len(attrs["pad"]) // 2 <= len(real):
+        # F.pad: pad[2i], pad[2i + 1] widen dim -1 - i (negative pads crop): dim + before + after.
+        out, pads = list(first), list(arg("pad"))
+        for i in range(len(pads) // 2):
+            d = len(real) - 1 - i
+            lo, hi = pads[2 * i], pads[2 * i + 1]
+            out[d] = None if first[d] is None or lo is None or hi is None else first[d] + lo + hi
     elif name in NOT_COPIES:
         out = [None] * len(real)
     else:

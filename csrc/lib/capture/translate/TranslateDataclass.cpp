@@ -24,6 +24,20 @@
 // is its own item, as in the usual path (firstFieldIsItsOwnItem); key/value
 // pairs, a dict, an empty iterable, and anything less certain, and the methods
 // ModelOutput forbids (pop, update, ...), are graph breaks.
+//
+// Note [Model outputs as inputs]: an instance that enters the frame through a
+// source (a local of a resume function after a break, an argument) is the same
+// Dict tracker, read from the object (modelOutputInput): its exact type and
+// its keys in the OrderedDict's own order are guarded, each item is read from
+// the dict storage (`dict.__getitem__`: guards run no method of the class),
+// and each field's attribute is guarded to be its item (a key) or None (no
+// key). The tracker answers attribute reads from its items, which is what the
+// object answers only while the two agree: ModelOutput.__setattr__ keeps them
+// so, except that setting None leaves the item, and `object.__setattr__` or
+// `dict.__setitem__` can set one alone; an object where they disagree, or
+// with a key that is no field, stays a plain object (as before). Writes to
+// it are breaks (mutateInput, modelOutputStoreAttr), and a return or a break
+// hands back the object itself, through its source (Codegen).
 #include <cstring>
 
 #include "PyTypes.h"
@@ -152,6 +166,81 @@ bool isModelOutputClass(PyObject* cls) {
   Py_XDECREF(basePost);
   if (PyErr_Occurred()) PyErr_Clear();
   return ok;
+}
+
+/// The names of the dataclass fields of `cls` (a new tuple), or null with no error set.
+static PyRef fieldNames(PyObject* cls) {
+  PyRef dc = PyRef::steal(PyImport_ImportModule("dataclasses"));
+  PyRef fl = dc ? PyRef::steal(PyObject_CallMethod(dc.get(), "fields", "O", cls)) : PyRef();
+  if (!fl || !PyTuple_Check(fl.get())) {
+    PyErr_Clear();
+    return {};
+  }
+  Py_ssize_t n = PyTuple_GET_SIZE(fl.get());
+  PyRef names = PyRef::steal(PyTuple_New(n));
+  for (Py_ssize_t i = 0; names && i < n; ++i) {
+    PyObject* name = PyObject_GetAttrString(PyTuple_GET_ITEM(fl.get(), i), "name");
+    if (!name || !PyUnicode_CheckExact(name)) {
+      Py_XDECREF(name);
+      PyErr_Clear();
+      return {};
+    }
+    PyTuple_SET_ITEM(names.get(), i, name);
+  }
+  return names;
+}
+
+VarRef Translator::modelOutputInput(PyObject* value, const SourceRef& source) {
+  PyObject* cls = reinterpret_cast<PyObject*>(Py_TYPE(value));
+  if (!source || !PyODict_Check(value) || !isModelOutputClass(cls)) return nullptr;
+  PyRef names = fieldNames(cls);
+  PyRef keys = PyRef::steal(PySequence_List(value));  // the OrderedDict's own order
+  if (!names || !keys || PyTuple_GET_SIZE(names.get()) == 0) {
+    PyErr_Clear();
+    return nullptr;
+  }
+  // Every key a field; every field's attribute its item or None (see the Note).
+  for (Py_ssize_t i = 0; i < PyList_GET_SIZE(keys.get()); ++i) {
+    int in = PySequence_Contains(names.get(), PyList_GET_ITEM(keys.get(), i));
+    if (in != 1) {
+      PyErr_Clear();
+      return nullptr;
+    }
+  }
+  for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(names.get()); ++i) {
+    PyObject* f = PyTuple_GET_ITEM(names.get(), i);
+    PyObject* item = PyDict_GetItemWithError(value, f);  // borrowed
+    PyRef attr = PyRef::steal(PyObject_GetAttr(value, f));
+    if (!attr || PyErr_Occurred() || attr.get() != (item ? item : Py_None)) {
+      PyErr_Clear();
+      return nullptr;
+    }
+  }
+  guardType(source, value);
+  guardKeys(source, value);
+  auto d = makeVar(Var::Kind::Dict, PyRef::borrow(cls), source);
+  d->fields = names;
+  for (Py_ssize_t i = 0; i < PyList_GET_SIZE(keys.get()); ++i) {
+    PyObject* k = PyList_GET_ITEM(keys.get(), i);
+    PyObject* v = PyDict_GetItemWithError(value, k);  // borrowed
+    if (!v) {
+      failPy(GB::Internal, "a ModelOutput item");
+      return nullptr;
+    }
+    VarRef item = wrap(v, Source::dictItem(source, k));
+    if (!item) return nullptr;
+    d->keys.push_back(PyRef::borrow(k));
+    d->items.push_back(std::move(item));
+  }
+  for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(names.get()); ++i) {
+    PyObject* f = PyTuple_GET_ITEM(names.get(), i);
+    SourceRef a = Source::attr(source, f);
+    if (PyDict_GetItemWithError(value, f))
+      guardSame(a, Source::dictItem(source, f), true);
+    else
+      guardId(a, Py_None);
+  }
+  return containerInput(value, d);
 }
 
 VarRef Translator::modelOutput(PyObject* cls, std::vector<VarRef>& args,

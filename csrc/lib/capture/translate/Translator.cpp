@@ -311,6 +311,10 @@ VarRef Translator::wrap(PyObject* value, const SourceRef& source) {
       return makeVar(Var::Kind::Set, own, source);
     }
   }
+  if (source && PyODict_Check(value)) {  // Note [Model outputs as inputs] (TranslateDataclass.cpp)
+    if (VarRef seen = containerSeen(value, source)) return seen;
+    if (VarRef m = modelOutputInput(value, source); m || failed()) return m;
+  }
   if (tp == &PyDict_Type) {
     PyObject *k, *v;
     Py_ssize_t pos = 0;

@@ -325,6 +325,9 @@ public:
   // transformers' ModelOutput dataclasses (TranslateDataclass.cpp).
   VarRef modelOutput(PyObject* cls, std::vector<VarRef>& args, std::vector<std::pair<PyRef, VarRef>>& kwargs);
   VarRef modelOutputAttr(const VarRef& obj, PyObject* name);
+  /// An instance read from `source` (Note [Model outputs as inputs]); null with
+  /// no failure when it is not modelled.
+  VarRef modelOutputInput(PyObject* value, const SourceRef& source);
   /// `out.name = value` on a ModelOutput built in the frame (ModelOutput.__setattr__).
   bool modelOutputStoreAttr(const VarRef& obj, PyObject* name, const VarRef& value);
   // Instances of dict subclasses made while tracing (TranslateDictSubclass.cpp;
