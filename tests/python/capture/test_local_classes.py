@@ -100,3 +100,20 @@ def test_an_escaping_class_is_a_new_class_per_call_as_in_eager():
     o2, c2 = jf(x)
     assert type(o1) is c1 and type(o2) is c2 and c1 is not c2
     assert c1.__qualname__ == "escapes.<locals>.E" and torch.equal(o1.v, x + 1)
+
+
+def test_local_class_collected_between_calls_does_not_recompile():
+    # Nothing guards the template (Note [Local classes]): its namespace reads
+    # are fixed by the class body. Before, `K[0].get` (a weak proxy of the
+    # template) was guarded and failed once the template was collected.
+    import gc
+
+    f = jit(local_class)
+    x = torch.randn(3)
+    before = dict(counters())
+    first = f(x)
+    gc.collect()
+    second = f(x)
+    c = {k: counters()[k] - before.get(k, 0) for k in ("graphs", "recompiles", "breaks")}
+    assert c == {"graphs": 1, "recompiles": 0, "breaks": 0}, c
+    assert torch.equal(first[0], second[0]) and first[1:] == second[1:]

@@ -160,7 +160,8 @@ VarRef Translator::freshClass(const VarRef& fn, std::vector<VarRef>& args,
 // `type` or that define `__init_subclass__` (user code run by class creation).
 // Instances are user objects of the template (Note [User objects]); its
 // methods, inlined, read globals as the frame that made the class does (they
-// share its globals dict), so no guard holds the template, which lives for the
+// share its globals dict), so no guard holds the template (reads of its own
+// namespace are unguarded, Translator::classAttr), which lives for the
 // translation only: held by an entry, its functions would keep the frame's
 // globals alive from a code object's co_extra (Note [Generated code holds no
 // globals]). Where the class escapes (a return, a break while it is live) it

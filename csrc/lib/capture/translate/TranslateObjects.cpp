@@ -285,7 +285,24 @@ VarRef Translator::classAttr(const VarRef& self, const VarRef& clsVar, PyObject*
   // entry constant: the guards read the same class dict (and fail once the
   // class is gone); the class's own identity is fixed by the code that made
   // the object, which is guarded as before.
+  //
+  // A name in the own namespace of a class made by a class statement of this
+  // translation (Note [Local classes]) needs no guard: its body could only
+  // store constants and functions of its own code there, which every call's
+  // class has alike, and a guard on the template (which lives for the
+  // translation only) would fail once it is collected.
+  const bool ownLocal = isLocalClassTemplate(clsVar->obj.get()) &&
+                        PyDict_GetItemWithError(reinterpret_cast<PyTypeObject*>(clsVar->obj.get())->tp_dict, name) == attr;
+  if (PyErr_Occurred()) PyErr_Clear();
   SourceRef clsSrc = clsVar->source;
+  if (ownLocal) {
+    if (PyFunction_Check(attr)) {
+      auto m = makeVar(Var::Kind::BoundMethod, PyRef::borrow(attr));
+      m->self = self;
+      return m;
+    }
+    if (!Py_TYPE(attr)->tp_descr_get) return wrap(attr, nullptr);
+  }
   if (!clsSrc && clsVar->obj && PyType_Check(clsVar->obj.get())) {
     if (PyObject* proxy = PyWeakref_NewProxy(clsVar->obj.get(), nullptr)) {
       clsSrc = Source::root(Access::Const, host_.constIndex(proxy));

@@ -552,6 +552,12 @@ private:
   /// Note [Local classes]: the templates made by class statements (kept for the translation
   /// only), and each function of their namespaces -> how the frame that made it reads globals.
   std::vector<PyRef> localClasses_;
+  /// Whether `cls` is one of localClasses_ (Note [Local classes]).
+  bool isLocalClassTemplate(PyObject* cls) const {
+    for (const PyRef& c : localClasses_)
+      if (c.get() == cls) return cls != nullptr;
+    return false;
+  }
   std::map<PyObject*, std::function<SourceRef(PyObject*, bool)>> localClassMethods_;
   std::vector<InlineEntry> inlineStack_;
   Frame* top_ = nullptr;
