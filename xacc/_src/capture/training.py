@@ -70,14 +70,15 @@ def build(module: Any, inputs: list[Any] | None, device: str, name: str,
         if split is not None:
             return split
     try:
-        tg = C.training_graphs(module, wrt, device)
+        tg = C.training_graphs(module, wrt, device, forward_only=not has_effects)
     except Exception as e:  # noqa: BLE001 - CompileError (no rule), ValueError (device)
         msg = str(e).strip().splitlines()
         return _fallback(name, msg[0] if msg else type(e).__name__)
     if tg is None:
         # No result depends on an input that requires grad (the work ran under
-        # no_grad or on detached values): eager records no history, so the
-        # forward graph alone is exact, and no backward is built or compiled.
+        # no_grad or on detached values) and nothing is written in place: eager
+        # records no history, so the forward graph alone is exact, and no
+        # backward is built or compiled.
         log("training", "%s: no result requires grad; forward graph only", name)
         return None
     fwd, bwd, n_results, n_res, saved, cot, req = tg
@@ -104,7 +105,7 @@ def _build_split(module: Any, n_inputs: int, wrt: list[int], plan: tuple[list[in
         for k, (piece, sources) in enumerate(pieces):
             pw = [j for j, (p, i) in enumerate(sources)
                   if (i in wrt_set if p < 0 else grads[p] is not None and grads[p][i])]
-            tg = C.training_graphs(piece, pw, device) if pw else None
+            tg = C.training_graphs(piece, pw, device, forward_only=True) if pw else None
             if tg is not None:
                 fwd, bwd, n_results, n_res, saved, cot, req = tg
                 run = _make_runner(fwd, bwd, len(sources), pw, n_results, n_res, saved, cot, req,
