@@ -610,10 +610,15 @@ void bindCapture(py::module_& m) {
       py::arg("module"), py::arg("device"), py::arg("plan"));
   // Note [Training graphs]: the compiled forward and backward graphs of the
   // captured graph (a copy: GraphBuilder.module()) differentiated with respect to its inputs `wrt`;
-  // raises xacc.CompileError (E0303, naming the op) when some op has no rule.
+  // raises xacc.CompileError (E0303, naming the op) when some op has no rule. With
+  // forward_only: None when no result depends on `wrt` (passes::dependsOnWrt: nothing to
+  // differentiate; the caller compiles the graph alone, which is exact only without
+  // effects: an in-place write to an input that requires grad must stay on the path that
+  // raises or replays as eager does).
   c.def(
       "training_graphs",
-      [](const xacc::python::PyModule& pm, const std::vector<size_t>& wrt, const std::string& device) {
+      [](const xacc::python::PyModule& pm, const std::vector<size_t>& wrt, const std::string& device,
+         bool forwardOnly) -> py::object {
         xacc::python::ensureBackend(device);
         support::DiagnosticEngine diag;
         const ir::Module* m = pm.module.get();
@@ -629,6 +634,10 @@ void bindCapture(py::module_& m) {
           if (i >= paramOf.size()) throw py::value_error("training_graphs: no input #" + std::to_string(i));
           wrtParams.push_back(paramOf[i]);
         }
+        // No result depends on `wrt` (the frame's tensor work ran under no_grad, or
+        // on detached values): eager records no history, nothing needs a backward.
+        std::vector<bool> dep = xacc::passes::dependsOnWrt(g, wrtParams);
+        if (forwardOnly && std::none_of(dep.begin(), dep.end(), [](bool b) { return b; })) return py::none();
         xacc::passes::TrainingGraphs tg;
         if (!xacc::passes::buildTrainingGraphs(g, wrtParams, tg, diag)) xacc::python::raiseDiagnostics(diag);
         std::vector<size_t> saved;
@@ -657,7 +666,7 @@ void bindCapture(py::module_& m) {
         auto bwd = prepare(std::move(tg.backward));
         return py::make_tuple(fwd, bwd, numResults, tg.numResiduals, saved, cot, req);
       },
-      py::arg("module"), py::arg("wrt"), py::arg("device") = "cpu");
+      py::arg("module"), py::arg("wrt"), py::arg("device") = "cpu", py::arg("forward_only") = false);
   // Note [Bucket split]: the captured graph (a copy: GraphBuilder.module()) cut
   // into pieces at gradient-bucket boundaries, given the bytes of each input
   // that DDP buckets (0: not bucketed) and the bucket caps. Returns (pieces,

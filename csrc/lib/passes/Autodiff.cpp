@@ -342,6 +342,30 @@ bool cleanup(std::unique_ptr<ir::Graph>& g, support::DiagnosticEngine& diag) {
 
 }  // namespace
 
+std::vector<bool> dependsOnWrt(const ir::Graph& fwd, const std::vector<size_t>& wrt) {
+  static const std::unordered_set<std::string> cut = {
+      "detach", "zeros_like", "ones_like", "empty_like", "full_like", "rand_like", "randn_like",
+      "randint_like", "new_zeros", "new_ones", "new_empty", "new_full", "lift_fresh"};
+  std::unordered_set<const Value*> req;
+  for (size_t i : wrt) req.insert(fwd.param(i));
+  for (const Node* n : fwd) {
+    bool any = false;
+    for (Value* v : n->operands())
+      if (v && req.count(v)) any = true;
+    if (!any) continue;
+    std::string key = ruleKey(*n);
+    if (cut.count(key.substr(0, key.find('.')))) continue;
+    for (size_t i = 0; i < n->numResults(); ++i) {
+      Type t = n->result(i)->type();
+      if (isDifferentiableType(t) || (t.kind() == ir::TypeKind::List && isDifferentiableType(t.elementType())))
+        req.insert(n->result(i));
+    }
+  }
+  std::vector<bool> out;
+  for (Value* r : fwd.results()) out.push_back(r && req.count(r));
+  return out;
+}
+
 bool buildTrainingGraphs(const ir::Graph& fwd, const std::vector<size_t>& wrt, TrainingGraphs& out,
                          support::DiagnosticEngine& diag,
                          const std::function<support::SourceLoc(const ir::Node&)>& locOf) {
@@ -362,26 +386,12 @@ bool buildTrainingGraphs(const ir::Graph& fwd, const std::vector<size_t>& wrt, T
   out.cotangent.clear();
   for (Value* r : fwd.results()) out.cotangent.push_back(r && isDifferentiableType(r->type()));
   {
-    static const std::unordered_set<std::string> cut = {
-        "detach", "zeros_like", "ones_like", "empty_like", "full_like", "rand_like", "randn_like",
-        "randint_like", "new_zeros", "new_ones", "new_empty", "new_full", "lift_fresh"};
-    std::unordered_set<const Value*> req;
-    for (size_t i : wrt) req.insert(fwd.param(i));
-    for (const Node* n : fwd) {
-      bool any = false;
-      for (Value* v : n->operands())
-        if (v && req.count(v)) any = true;
-      if (!any) continue;
-      std::string key = ruleKey(*n);
-      if (cut.count(key.substr(0, key.find('.')))) continue;
-      for (size_t i = 0; i < n->numResults(); ++i) {
-        Type t = n->result(i)->type();
-        if (isDifferentiableType(t) || (t.kind() == ir::TypeKind::List && isDifferentiableType(t.elementType())))
-          req.insert(n->result(i));
-      }
-    }
+    std::vector<bool> dep = dependsOnWrt(fwd, wrt);
     out.requiresGrad.clear();
-    for (Value* r : fwd.results()) out.requiresGrad.push_back(r && req.count(r) && r->type().isTensor());
+    for (size_t i = 0; i < m; ++i) {
+      Value* r = fwd.results()[i];
+      out.requiresGrad.push_back(dep[i] && r->type().isTensor());
+    }
   }
   // Backward values: those depending on a cotangent parameter.
   std::unordered_set<const Value*> bw;

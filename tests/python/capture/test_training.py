@@ -136,6 +136,38 @@ def test_no_grad_mode_and_no_requires_grad_compile_no_backward():
     assert counters()["training_graphs"] == 0
 
 
+@pytest.mark.parametrize("device", DEVICES)
+def test_work_under_inner_no_grad_compiles_forward_only(device):
+    # Grad mode is on at the frame's entry and w requires grad, but every result
+    # is computed under no_grad or from detached values: eager records no
+    # history, so no backward is built (before: a joint graph and a compiled
+    # backward of zero gradients were built, running meta kernels that import
+    # torch.fx.experimental.symbolic_shapes: ~0.5 s and ~40 MiB in xjit's
+    # numpy_mlp example). A frame with one result that does depend on w keeps
+    # its compiled backward.
+    def inner(x, w):
+        with torch.no_grad():
+            y = (x @ w).tanh()
+        return y.sum(), y, (x @ w.detach()).relu()
+
+    def mixed(x, w):
+        with torch.no_grad():
+            y = (x @ w).tanh()
+        return y, (x @ w).sum()
+
+    x, w = _r(3, 4), _r(4, 2).requires_grad_()
+    outs = jit(inner, device=device)(x, w)
+    for got, want in zip(outs, inner(x, w)):
+        torch.testing.assert_close(got, want)
+        assert not got.requires_grad and got.grad_fn is None
+    assert counters()["training_graphs"] == 0 and counters()["training_fallbacks"] == 0
+    y, s = jit(mixed, device=device)(x, w)
+    assert not y.requires_grad and s.requires_grad
+    s.backward()
+    torch.testing.assert_close(w.grad, x.sum(0)[:, None].expand(4, 2))
+    assert counters()["training_graphs"] == 1
+
+
 class MLP(nn.Module):
     def __init__(self):
         super().__init__()

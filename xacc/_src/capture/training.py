@@ -70,10 +70,18 @@ def build(module: Any, inputs: list[Any] | None, device: str, name: str,
         if split is not None:
             return split
     try:
-        fwd, bwd, n_results, n_res, saved, cot, req = C.training_graphs(module, wrt, device)
+        tg = C.training_graphs(module, wrt, device, forward_only=not has_effects)
     except Exception as e:  # noqa: BLE001 - CompileError (no rule), ValueError (device)
         msg = str(e).strip().splitlines()
         return _fallback(name, msg[0] if msg else type(e).__name__)
+    if tg is None:
+        # No result depends on an input that requires grad (the work ran under
+        # no_grad or on detached values) and nothing is written in place: eager
+        # records no history, so the forward graph alone is exact, and no
+        # backward is built or compiled.
+        log("training", "%s: no result requires grad; forward graph only", name)
+        return None
+    fwd, bwd, n_results, n_res, saved, cot, req = tg
     runner = _make_runner(fwd, bwd, len(inputs), wrt, n_results, n_res, saved, cot, req, name)
     COUNTERS["training_graphs"] += 1
     log("training", "%s: compiled forward (%d nodes, %d residuals) and backward (%d nodes) for %d of %d inputs on %s",
@@ -97,12 +105,13 @@ def _build_split(module: Any, n_inputs: int, wrt: list[int], plan: tuple[list[in
         for k, (piece, sources) in enumerate(pieces):
             pw = [j for j, (p, i) in enumerate(sources)
                   if (i in wrt_set if p < 0 else grads[p] is not None and grads[p][i])]
-            if pw:
-                fwd, bwd, n_results, n_res, saved, cot, req = C.training_graphs(piece, pw, device)
+            tg = C.training_graphs(piece, pw, device, forward_only=True) if pw else None
+            if tg is not None:
+                fwd, bwd, n_results, n_res, saved, cot, req = tg
                 run = _make_runner(fwd, bwd, len(sources), pw, n_results, n_res, saved, cot, req,
                                    f"{name}#{k}")
                 grads.append([c and r for c, r in zip(cot, req)])
-            else:  # reads no parameter and nothing that requires grad
+            else:  # reads nothing that requires grad, or no result depends on it
                 g = C.compile_module(piece, device=device)
                 run = lambda *a, g=g: tuple(g(*a))  # noqa: E731
                 grads.append(None)

@@ -81,6 +81,13 @@ struct TrainingGraphs {
   std::vector<bool> requiresGrad;
 };
 
+/// Per result of `fwd`: whether it depends on a `wrt` parameter other than
+/// through detach or the `*_like`/`new_*` factories, i.e. whether eager autograd
+/// would record history for it (TrainingGraphs::requiresGrad keeps the tensor
+/// ones). A graph with no such result needs no backward: XJIT compiles its
+/// forward alone (Note [Training graphs]; training.py).
+std::vector<bool> dependsOnWrt(const ir::Graph& fwd, const std::vector<size_t>& wrt);
+
 /// See Note [Training graphs]. False after reporting an error (an op without a
 /// rule, effects, ...).
 bool buildTrainingGraphs(const ir::Graph& fwd, const std::vector<size_t>& wrt, TrainingGraphs& out,
