@@ -33,10 +33,13 @@ def _pad_stopping_at(opname: str) -> int | None:
     return None
 
 
-# Each instruction of the keyword call after its arguments: 3.11's KW_NAMES, PRECALL,
-# CALL; 3.12's KW_NAMES, CALL; 3.13's CALL_KW.
-@pytest.mark.parametrize("opname", ["KW_NAMES", "PRECALL", "CALL", "CALL_KW"])
+# The instruction that takes a keyword call's names, one 200000-step run per
+# version: 3.11's PRECALL (after KW_NAMES), 3.12's CALL (after KW_NAMES: a split
+# there must not lose the names), 3.13's CALL_KW.
+@pytest.mark.parametrize("opname", ["PRECALL", "CALL", "CALL_KW"])
 def test_budget_break_inside_a_call_with_keywords(tmp_path, opname):
+    if opname == "CALL" and sys.version_info < (3, 12):
+        pytest.skip("3.11's CALL follows PRECALL, the PRECALL case")
     pad = _pad_stopping_at(opname)
     if pad is None:
         pytest.skip(f"no {opname} at the budget's end on this version")
