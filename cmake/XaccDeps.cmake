@@ -40,8 +40,16 @@ if(XACC_WITH_TORCH)
     if(TORCH_LIBRARY AND XACC_TORCH_CPU_LIB AND XACC_C10_LIB AND EXISTS ${XACC_TORCH_ROOT}/include/ATen/ATen.h)
       set(Torch_FOUND TRUE)
       set(TORCH_INCLUDE_DIRS ${XACC_TORCH_ROOT}/include ${XACC_TORCH_ROOT}/include/torch/csrc/api/include)
-      set(TORCH_LIBRARIES ${TORCH_LIBRARY} ${XACC_TORCH_CPU_LIB} ${XACC_C10_LIB})
-      add_compile_definitions(_GLIBCXX_USE_CXX11_ABI=1)
+      # Note [One core build]: the ABI definition goes only to the targets that link
+      # torch (through this interface target), never to every object: a global
+      # definition changes the command line of the Python-independent core (ir, passes,
+      # camel, runtime, ...), so ccache could not serve those objects from build/'s
+      # 3.11 tree and each build-py3.X compiled the whole project again (issue 20).
+      add_library(xacc_torch_cpu INTERFACE IMPORTED)
+      set_target_properties(xacc_torch_cpu PROPERTIES
+        INTERFACE_LINK_LIBRARIES "${TORCH_LIBRARY};${XACC_TORCH_CPU_LIB};${XACC_C10_LIB}"
+        INTERFACE_COMPILE_DEFINITIONS _GLIBCXX_USE_CXX11_ABI=1)
+      set(TORCH_LIBRARIES xacc_torch_cpu)
       message(STATUS "torch ${XACC_TORCH_CUDA} (CUDA build): using its CPU libraries from ${XACC_TORCH_ROOT}")
     endif()
   elseif(XACC_TORCH_RC EQUAL 0)

@@ -6,6 +6,21 @@
 
 namespace xacc::capture::translate {
 
+// Note [Type dicts]: from 3.12 a static builtin type (dict, object, int, ...)
+// keeps its __dict__ in the interpreter and its tp_dict field is NULL; read a
+// class's own namespace through typeDict, never tp_dict, or an MRO walk skips
+// every builtin base (3.12: `.items` of a dict subclass was "not found"). The
+// dict lives as long as the type, so a borrowed reference is returned.
+inline PyObject* typeDict(PyTypeObject* tp) {
+#if PY_VERSION_HEX >= 0x030C0000
+  PyObject* d = PyType_GetDict(tp);
+  Py_XDECREF(d);
+  return d;
+#else
+  return tp->tp_dict;
+#endif
+}
+
 struct PyTypes {
   PyObject* tensor = nullptr;     ///< torch.Tensor
   PyObject* parameter = nullptr;  ///< torch.nn.Parameter

@@ -69,7 +69,7 @@ PyObject* lookupOwner(PyTypeObject* tp, PyObject* name, PyTypeObject** owner) {
   *owner = nullptr;
   for (Py_ssize_t i = 0; mro && i < PyTuple_GET_SIZE(mro); ++i) {
     auto* k = reinterpret_cast<PyTypeObject*>(PyTuple_GET_ITEM(mro, i));
-    PyObject* d = k->tp_dict;
+    PyObject* d = typeDict(k);
     if (!d) continue;
     PyObject* v = PyDict_GetItemWithError(d, name);
     if (v) {
@@ -120,7 +120,7 @@ std::string dictClassProblem(PyTypeObject* tp) {
     if (!(k->tp_flags & Py_TPFLAGS_HEAPTYPE)) return std::string("a subclass of ") + k->tp_name;
     PyObject *key, *value;
     Py_ssize_t pos = 0;
-    while (PyDict_Next(k->tp_dict, &pos, &key, &value)) {
+    while (PyDict_Next(typeDict(k), &pos, &key, &value)) {
       if (!PyUnicode_Check(key) || named(key, kClassBookkeeping) || named(key, kDictOverridable)) continue;
       if (named(key, kDictUnmodelled)) return std::string(k->tp_name) + " defines " + PyUnicode_AsUTF8(key);
       int onDict = PyObject_HasAttr(dictType, key);

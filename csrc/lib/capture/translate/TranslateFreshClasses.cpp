@@ -7,6 +7,7 @@
 #include <cstring>
 
 #include "Translator.h"
+#include "PyTypes.h"
 
 namespace xacc::capture::translate {
 
@@ -279,7 +280,7 @@ VarRef Translator::buildClass(std::vector<VarRef>& args, std::vector<std::pair<P
   }
   if (!PyType_Check(cls.get())) return refuse("no class made");
   // Its functions read globals as this frame does (Note [Local classes]).
-  PyObject* ns = reinterpret_cast<PyTypeObject*>(cls.get())->tp_dict;
+  PyObject* ns = typeDict(reinterpret_cast<PyTypeObject*>(cls.get()));
   PyObject *k, *v;
   Py_ssize_t pos = 0;
   while (PyDict_Next(ns, &pos, &k, &v)) {

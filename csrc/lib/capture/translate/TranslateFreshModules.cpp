@@ -76,7 +76,7 @@ bool freshModuleValue(PyObject* v) { return immutableConst(v); }
 namespace {
 
 bool fromTorchNn(PyTypeObject* k) {
-  PyObject* mod = k->tp_dict ? PyDict_GetItemString(k->tp_dict, "__module__") : nullptr;  // borrowed
+  PyObject* mod = typeDict(k) ? PyDict_GetItemString(typeDict(k), "__module__") : nullptr;  // borrowed
   return mod && PyUnicode_Check(mod) &&
          PyUnicode_Tailmatch(mod, PyRef::steal(PyUnicode_FromString("torch.nn.modules.")).get(), 0, PY_SSIZE_T_MAX,
                              -1) == 1;
@@ -92,12 +92,12 @@ std::string constructorProblem(PyTypeObject* tp) {
   for (Py_ssize_t i = 0; mro && i < PyTuple_GET_SIZE(mro); ++i) {
     auto* k = reinterpret_cast<PyTypeObject*>(PyTuple_GET_ITEM(mro, i));
     if (k == &PyBaseObject_Type || fromTorchNn(k)) continue;
-    if (!(k->tp_flags & Py_TPFLAGS_HEAPTYPE) || !k->tp_dict) return "a subclass of " + tpName(k);
+    if (!(k->tp_flags & Py_TPFLAGS_HEAPTYPE) || !typeDict(k)) return "a subclass of " + tpName(k);
     for (const char* n : kConstruction)
-      if (PyDict_GetItemString(k->tp_dict, n)) return tpName(k) + " defines " + n;
+      if (PyDict_GetItemString(typeDict(k), n)) return tpName(k) + " defines " + n;
     PyObject *name, *val;
     Py_ssize_t pos = 0;
-    while (PyDict_Next(k->tp_dict, &pos, &name, &val)) {
+    while (PyDict_Next(typeDict(k), &pos, &name, &val)) {
       if (!Py_TYPE(val)->tp_descr_set || PyUnicode_CompareWithASCIIString(name, "__dict__") == 0 ||
           PyUnicode_CompareWithASCIIString(name, "__weakref__") == 0)
         continue;

@@ -402,7 +402,7 @@ PyObject* ownClassAttr(PyTypeObject* k, PyObject* name) {
   PyObject* d = PyType_GetDict(k);  // new reference; the type keeps the dict alive
   Py_XDECREF(d);
 #else
-  PyObject* d = k->tp_dict;
+  PyObject* d = typeDict(k);
 #endif
   PyObject* attr = d ? PyDict_GetItemWithError(d, name) : nullptr;
   if (!attr && PyErr_Occurred()) PyErr_Clear();

@@ -52,8 +52,8 @@ PyObject* mroLookup(PyTypeObject* tp, PyObject* name, PyTypeObject** owner = nul
   if (!mro) return nullptr;
   for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(mro); ++i) {
     auto* k = reinterpret_cast<PyTypeObject*>(PyTuple_GET_ITEM(mro, i));
-    if (!k->tp_dict) continue;
-    PyObject* v = PyDict_GetItemWithError(k->tp_dict, name);
+    if (!typeDict(k)) continue;
+    PyObject* v = PyDict_GetItemWithError(typeDict(k), name);
     if (v) {
       if (owner) *owner = k;
       return v;
@@ -112,10 +112,10 @@ std::string userClassProblem(PyTypeObject* tp) {
     if (k == &PyBaseObject_Type || (isTuple && k == &PyTuple_Type)) continue;
     if (!(k->tp_flags & Py_TPFLAGS_HEAPTYPE)) return "a subclass of " + tpName(k);
     for (const char* n : kUnmodelled)
-      if (PyDict_GetItemString(k->tp_dict, n)) return tpName(k) + " defines " + n;
+      if (PyDict_GetItemString(typeDict(k), n)) return tpName(k) + " defines " + n;
     if (isTuple)
       for (const char* n : kTupleUnmodelled)
-        if (PyDict_GetItemString(k->tp_dict, n)) return "a tuple subclass defining " + std::string(n);
+        if (PyDict_GetItemString(typeDict(k), n)) return "a tuple subclass defining " + std::string(n);
   }
   return "";
 }
@@ -218,7 +218,7 @@ VarRef Translator::enumMember(const VarRef& cls, std::vector<VarRef>& args,
     PyObject* e = m ? PyObject_GetAttrString(m, "Enum") : nullptr;
     Py_XDECREF(m);
     // A made class holds the function itself (EnumType puts Enum.__new__ there).
-    PyObject* sm = e ? PyDict_GetItemString(reinterpret_cast<PyTypeObject*>(e)->tp_dict, "__new__") : nullptr;
+    PyObject* sm = e ? PyDict_GetItemString(typeDict(reinterpret_cast<PyTypeObject*>(e)), "__new__") : nullptr;
     PyObject* n = sm ? PyObject_GetAttrString(sm, "__func__") : nullptr;
     Py_XDECREF(e);
     if (!n) PyErr_Clear();
@@ -356,7 +356,7 @@ VarRef Translator::classAttr(const VarRef& self, const VarRef& clsVar, PyObject*
     SourceRef raw;
     for (Py_ssize_t i = 0; !raw && tp->tp_mro && i < PyTuple_GET_SIZE(tp->tp_mro); ++i) {
       auto* k = reinterpret_cast<PyTypeObject*>(PyTuple_GET_ITEM(tp->tp_mro, i));
-      if (k->tp_dict && PyDict_GetItemWithError(k->tp_dict, name) == attr)
+      if (typeDict(k) && PyDict_GetItemWithError(typeDict(k), name) == attr)
         raw = Source::item(Source::attr(Source::itemIndex(Source::attr(clsSrc, mroName), i), dictName), name);
     }
     if (!raw) {

@@ -29,12 +29,21 @@ namespace xacc::capture::translate {
 // eager, an outcome that depends on memory addresses; that is not modelled.
 
 bool setHoldsTensors(PyObject* set) {
-  PyObject* tensor = pyTypes()->tensor;
-  Py_ssize_t pos = 0;
-  PyObject* e;
-  Py_hash_t h;
-  while (_PySet_NextEntry(set, &pos, &e, &h))
-    if (PyObject_TypeCheck(e, reinterpret_cast<PyTypeObject*>(tensor))) return true;
+  // set's own iterator walks the table without running Python code (a subclass's
+  // __iter__ is not called); 3.13 made _PySet_NextEntry internal.
+  if (!PyAnySet_Check(set)) return true;
+  auto* tensor = reinterpret_cast<PyTypeObject*>(pyTypes()->tensor);
+  PyRef it = PyRef::steal(PySet_Type.tp_iter(set));
+  if (!it) {
+    PyErr_Clear();
+    return true;  // cannot look: treat the order as unknown
+  }
+  while (PyObject* e = Py_TYPE(it.get())->tp_iternext(it.get())) {
+    bool isTensor = PyObject_TypeCheck(e, tensor);
+    Py_DECREF(e);
+    if (isTensor) return true;
+  }
+  PyErr_Clear();
   return false;
 }
 

@@ -21,7 +21,7 @@ PyObject* staticLookup(PyTypeObject* tp, PyObject* name) {
   PyObject* mro = tp->tp_mro;
   if (!mro) return nullptr;
   for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(mro); ++i) {
-    PyObject* d = reinterpret_cast<PyTypeObject*>(PyTuple_GET_ITEM(mro, i))->tp_dict;
+    PyObject* d = typeDict(reinterpret_cast<PyTypeObject*>(PyTuple_GET_ITEM(mro, i)));
     if (!d) continue;
     PyObject* v = PyDict_GetItemWithError(d, name);
     if (v) return v;
@@ -161,7 +161,7 @@ VarRef Translator::getattr(const VarRef& obj, PyObject* name) {
       PyTypeObject* tp = Py_TYPE(o);
       if (const AttrWrite* w = attrWritten(obj, name)) return w->value;
       if (isA(o, T->module)) {
-        PyObject* own = tp->tp_dict ? PyDict_GetItemWithError(tp->tp_dict, name) : nullptr;
+        PyObject* own = typeDict(tp) ? PyDict_GetItemWithError(typeDict(tp), name) : nullptr;
         if (!own) {
           if (PyErr_Occurred()) PyErr_Clear();
           bool found = false;

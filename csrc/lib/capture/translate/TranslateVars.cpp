@@ -43,7 +43,7 @@ VarRef Translator::instanceDict(const VarRef& obj) {
   PyObject* mro = tp->tp_mro;
   for (Py_ssize_t i = 0; mro && i < PyTuple_GET_SIZE(mro); ++i) {
     auto* k = reinterpret_cast<PyTypeObject*>(PyTuple_GET_ITEM(mro, i));
-    if (k->tp_dict && PyDict_GetItemWithError(k->tp_dict, slotsName)) {
+    if (typeDict(k) && PyDict_GetItemWithError(typeDict(k), slotsName)) {
       fail(GB::UnmodeledAttribute, what + " (a class with __slots__)");
       return nullptr;
     }
