@@ -63,39 +63,6 @@ def test_constructors_are_left_alone_for_good():
     assert len(rec) == 1 and rec[0].reason == hotness.CONSTRUCTOR and rec[0].permanent
 
 
-def _half(t):
-    return t * 0.5
-
-
-class Three(nn.Module):
-    def __init__(self, x):
-        super().__init__()
-        self.a = nn.Parameter(_half(x))  # an initialisation helper, called once per parameter
-        self.b = nn.Parameter(_half(x + 1))
-        self.c = nn.Parameter(_half(x + 2))
-
-
-def test_frames_called_while_constructing_are_left_alone():
-    # _half reaches its second call inside Three.__init__: building the object is
-    # set-up code, so it runs as plain Python (before: translated there, a graph
-    # that never ran again; transformers' normal_/_init_weights in BertModel's
-    # construction). Its first call after construction is translated.
-    def build(x):
-        m = Three(x)
-        return m.a + m.b + m.c
-
-    def use(x):
-        return _half(x) + 1
-
-    x = torch.randn(3)
-    assert torch.equal(xacc.jit(build, hot_calls=2)(x), x * 0.5 + (x + 1) * 0.5 + (x + 2) * 0.5)
-    assert _events("_half") == []
-    rec = [c for c in hotness.LEFT_ALONE.values() if c.function == "_half"]
-    assert len(rec) == 1 and rec[0].reason == hotness.IN_CONSTRUCTOR and not rec[0].permanent
-    assert torch.equal(xacc.jit(use, hot_calls=2)(x), x * 0.5 + 1)
-    assert [(ev.outcome, ev.calls) for ev in _events("_half")] == [("graph", 4)]
-
-
 def test_frames_without_tensors_are_left_alone():
     def outer(x):
         return x + setup(3)

@@ -246,9 +246,6 @@ def _callback(func: types.FunctionType, args: tuple, failures: list[str]) -> Any
         calls = hotness.note_call(code, opts.hot_calls)
         if calls is None:
             return None  # not hot yet: this call runs as plain Python
-        if hotness.in_constructor(sys._getframe(1)):
-            hotness.note_constructing(code, calls)
-            return None  # building an object: set-up code (Note [Hot frames])
     with _lock, _Interrupts():
         COUNTERS["frames"] += 1
         if failures:

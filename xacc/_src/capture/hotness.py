@@ -11,12 +11,6 @@ left alone for good (the hook then skips them at no cost):
     attributes on a new object once; translating it gives breaks, no graph;
   * a frame whose arguments carry no tensor and no module (script mains,
     argument parsing, data-loading glue): nothing in it can be a graph input.
-A frame that reaches its N-th call while a constructor is running (one of the
-frames up the stack is an `__init__`/`__new__`/...: weight-initialisation
-helpers such as transformers' `normal_`/`_init_weights`, called once per
-parameter from a model's `__init__`) is left alone for that call too: it is
-part of building an object, which runs once per object. It is not marked skip:
-its first call after construction is translated (it counts as hot already).
 A frame whose translation gave no graph is marked skip by convert._skip and is
 not translated again; with `xjit --cache` that negative result is stored and
 later processes skip the frame too (aot/store.py, note_skip).
@@ -44,7 +38,6 @@ import torch
 FIRST_CALLS = "ran fewer times than the hot-call threshold"
 CONSTRUCTOR = "constructor: set-up code that runs once per object"
 NO_TENSORS = "no tensor or module among its arguments"
-IN_CONSTRUCTOR = "called while an object was being constructed (set-up code)"
 
 _CONSTRUCTORS = frozenset({"__init__", "__new__", "__post_init__", "__init_subclass__", "__set_name__"})
 
@@ -85,21 +78,6 @@ def permanent_reason(code: types.CodeType, args: tuple, has_tensors: bool) -> st
     if not has_tensors:
         return NO_TENSORS
     return None
-
-
-def in_constructor(frame: types.FrameType | None) -> bool:
-    """Whether `frame` or one of its callers is a constructor's frame."""
-    while frame is not None:
-        if frame.f_code.co_name in _CONSTRUCTORS:
-            return True
-        frame = frame.f_back
-    return False
-
-
-def note_constructing(code: types.CodeType, calls: int) -> None:
-    """Records that `code`, hot at call `calls`, ran as plain Python because a
-    constructor was running (not permanent: a later call is translated)."""
-    LEFT_ALONE[_key(code)] = ColdFrame(code.co_qualname, code.co_filename, code.co_firstlineno, IN_CONSTRUCTOR, calls)
 
 
 def note_call(code: types.CodeType, hot_calls: int) -> int | None:
