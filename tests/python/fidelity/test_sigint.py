@@ -14,11 +14,15 @@ import pytest
 sys.path.insert(0, str(Path(__file__).parent))
 from fidelity_proc import devices, env, write  # noqa: E402
 
-# A long straight-line function: capturing and compiling it takes seconds. Its ops
-# take the recorder's Python path (a keyword argument; Note [Records made in C++]):
-# 6000 lines of `x * 1.0001 + i`, recorded in C++, are captured in 0.3 s, before the
-# signal comes (measured; the test then saw 32 calls return normally).
-LINES = 12000
+# A long straight-line function whose first call (capture and compile) takes
+# about a second here, idle (20000 lines of `torch.add(x, i, alpha=...)`: 1.0 s
+# on cpu, measured; under the step budget, GB016 at 200000 instructions: about 9
+# instructions a line). The signal is sent 0.4 s after the child says it starts
+# that call, so it lands inside it however fast the recorder becomes, as long
+# as the call takes longer than that (12000 lines and a 1.5 s wait failed in a
+# fresh-clone run: that first call takes 0.55-0.7 s).
+LINES = 20000
+SIGNAL_AFTER_S = 0.4
 BODY = '''\
 import sys
 import time
@@ -48,7 +52,7 @@ def _interrupted(script: Path, device: str) -> tuple:
     p = subprocess.Popen([sys.executable, str(script)], cwd=script.parent, env=env(device),
                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     assert p.stdout.readline() == "start\n"
-    time.sleep(1.5)  # into the first call's capture when jitted
+    time.sleep(SIGNAL_AFTER_S)  # into the first call's capture when jitted
     p.send_signal(signal.SIGINT)
     out, err = p.communicate(timeout=300)
     return p.returncode, out, err
