@@ -33,16 +33,27 @@ def run(args: list[str], timeout: int = TIMEOUT, env: dict | None = None) -> sub
              MASTER_ADDR="127.0.0.1", MASTER_PORT=str(free_port()), OMP_NUM_THREADS="1")
     e.pop("XACC_XJIT", None)
     e.update(env or {})
-    p = subprocess.Popen([sys.executable, *args], cwd=ROOT, env=e, stdout=subprocess.PIPE,
-                         stderr=subprocess.PIPE, text=True, start_new_session=True)
-    try:
-        out, err = p.communicate(timeout=timeout)
-    except subprocess.TimeoutExpired:
-        os.killpg(p.pid, signal.SIGKILL)
-        out, err = p.communicate()
-        raise AssertionError(f"python {' '.join(args)} ran past {timeout} s:\n{err[-3000:]}") from None
+    for attempt in (1, 2):
+        p = subprocess.Popen([sys.executable, *args], cwd=ROOT, env=e, stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE, text=True, start_new_session=True)
+        try:
+            out, err = p.communicate(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            os.killpg(p.pid, signal.SIGKILL)
+            out, err = p.communicate()
+            raise AssertionError(f"python {' '.join(args)} ran past {timeout} s:\n{err[-3000:]}") from None
+        # A gloo rank of plain PyTorch, with no xacc in the process, aborts now and then
+        # as its process group goes away (5 in 30 runs of scripts/ddp_cpu.py here before
+        # the scripts' barrier, 0 in 30 after): such a launch is made once more, and a
+        # second abort fails the test like any other exit status.
+        if p.returncode == 0 or attempt == 2 or GLOO_EXIT_ABORT not in err:
+            break
+        e["MASTER_PORT"] = str(free_port())
     assert p.returncode == 0, f"python {' '.join(args)} exited with {p.returncode}:\n{err[-4000:]}"
     return subprocess.CompletedProcess(p.args, p.returncode, out, err)
+
+
+GLOO_EXIT_ABORT = "terminate called without an active exception"
 
 
 def torchrun(script: str, *args: str) -> list[str]:
