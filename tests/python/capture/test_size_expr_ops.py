@@ -7,7 +7,12 @@ GPT-2's attention splits q, k, v) and `arange(n)` (n elements). Values are
 compared with eager at every size. The arange case and GPT-2's attention
 shape code (`gpt2_attention_shapes`: the view sizes come from a split element's
 `shape[:-1]`) fail without the rules (a recompile per size); the plain split
-and unbind cases pass without them too (they guard the rule)."""
+and unbind cases pass without them too (they guard the rule). Later rules,
+each with a case that fails without it: the pieces of `split` and
+`split_with_sizes`, reductions' kept and dropped dims, the lengths a conv or a
+pool computes from a constant dim, results of ops whose operands all have
+constant shapes (Note [Shapes of constant shapes] in host.py), and expand's
+-1."""
 
 import torch
 
@@ -140,3 +145,83 @@ def repeat_and_stack_then_view(x, q):
 def test_repeat_and_stack_dims_have_expressions():
     check(repeat_and_stack_then_view, lambda i: (torch.randn(i + 2, 8), torch.randn(5, 8)), calls=4,
           max_recompiles=1)
+
+
+def split_heads_by_last_dim(x, w):
+    # The pieces of a split along a constant dim, then one piece's length read
+    # as a Python number (OpenAI GPT's split_heads: x.size(-1) // n_head).
+    q, k, v = (x @ w).split(4, dim=2)
+    shape = q.size()[:-1] + (2, q.size(-1) // 2)
+    return q.view(*shape) + k.view(*shape) * v.view(*shape)
+
+
+def test_split_pieces_have_the_split_length():
+    w = torch.randn(8, 12)
+    check(split_heads_by_last_dim, lambda i: (torch.randn(i + 2, 5, 8), w), calls=4, max_recompiles=1)
+
+
+def uneven_pieces_then_read(x):
+    # split(k) leaves the rest for the last piece; split_with_sizes takes each
+    # piece's length from its list (here sizes that differ from every other dim).
+    a, b = x.split(5, dim=1)
+    c, d = x.split_with_sizes([3, 4], dim=1)
+    return a.sum(1) * b.size(1) + c.view(-1, c.size(1)).sum(1) * d.size(1)
+
+
+def test_uneven_split_pieces_have_their_lengths():
+    check(uneven_pieces_then_read, lambda i: (torch.randn(i + 2, 7),), calls=4, max_recompiles=1)
+
+
+def reduce_keepdim_then_read(x):
+    # A reduction's kept dim is 1 (MoE routing: scores.max(-1, keepdim=True)
+    # then an index's size(-1) read as a number); a dropped one is gone.
+    m, i = x.max(dim=-1, keepdim=True)
+    s = x.sum(dim=(0, 2), keepdim=True)
+    k = torch.cat((i, i), dim=-1)
+    return x[..., : k.size(-1)] * m + s.size(0) + x.mean(1).size(-1)
+
+
+def test_reduction_dims_have_expressions():
+    check(reduce_keepdim_then_read, lambda i: (torch.randn(i + 2, 3, 4),), calls=4, max_recompiles=1)
+
+
+def conv_pool_then_trim(x, w):
+    # An audio encoder's length bookkeeping: the output lengths of a conv and a
+    # pool over a constant time dim, both read to trim to the shorter one
+    # (SEW's min(position_embeddings.size(-1), pooled.size(-1))). The batch dim
+    # is the dynamic one.
+    a = torch.nn.functional.conv1d(x, w, padding=2)
+    p = torch.nn.functional.avg_pool1d(x, 2)
+    n = min(a.size(-1), p.size(-1))
+    return a[..., :n] + p[..., :n].sum(1, keepdim=True)
+
+
+def test_conv_and_pool_lengths_over_a_constant_dim_are_constants():
+    w = torch.randn(3, 2, 4)
+    check(conv_pool_then_trim, lambda i: (torch.randn(i + 2, 2, 11), w), calls=4, max_recompiles=1)
+
+
+def constant_operands_then_read(x, w):
+    # An op whose operands all have constant shapes gives a constant shape,
+    # here windows of a weight (unfold: no copy rule) read as a number while
+    # the batch is dynamic.
+    win = w.unfold(1, 2, 1)
+    return x[:, : win.size(1)] * win.size(2)
+
+
+def test_results_of_constant_shapes_are_constants():
+    w = torch.randn(3, 5)
+    check(constant_operands_then_read, lambda i: (torch.randn(i + 2, 6), w), calls=4, max_recompiles=1)
+
+
+def expand_keeps_then_cat(x, cls):
+    # expand's -1 keeps the operand's dim (ViT-style class token before the
+    # patches), then the concatenated length is read as a number.
+    c = cls.expand(x.size(0), -1, -1)
+    e = torch.cat((c, x), dim=1)
+    return e[:, : e.size(1) - 1] + e.size(1)
+
+
+def test_expand_minus_one_keeps_the_operand_dim():
+    cls = torch.randn(1, 1, 4)
+    check(expand_keeps_then_cat, lambda i: (torch.randn(i + 2, 5, 4), cls), calls=4, max_recompiles=1)

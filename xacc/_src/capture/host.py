@@ -169,9 +169,13 @@ class State:
         return n
 
     def note_result(self, name: str, attrs: dict, resolved: dict, operands: list[int], vid: int,
-                    real: list[int], shadow: list[int]) -> None:
+                    real: list[int], shadow: list[int], index: int | None = None,
+                    same_args: bool = False) -> None:
         """Records the dim expressions of tensor value `vid`, the first result
-        of ATen op `name` (symexpr.result_dims; `resolved`: Recorder._resolve_sizes)."""
+        of ATen op `name`, or element `index` of its list result
+        (symexpr.result_dims; `resolved`: Recorder._resolve_sizes).
+        `same_args`: every non-tensor argument was the same in the shadow run
+        and none is a symbolic number (Note [Shapes of constant shapes])."""
         def arg(p: str) -> Any:
             r, v = resolved.get(p), attrs.get(p)
             if isinstance(r, list):
@@ -182,7 +186,18 @@ class State:
                 return [Expr.const(e) if type(e) is int else None for e in v]
             return Expr.const(v) if type(v) is int else None
         ops = [self.dim_exprs.get(o) for o in operands]
-        self.dim_exprs[vid] = result_dims(name, attrs, arg, ops, real, shadow, self.pair_of)
+        dims = result_dims(name, attrs, arg, ops, real, shadow, self.pair_of, index, same_args)
+        if same_args and not resolved and all(
+                d is not None and all(e is not None and e.constant() is not None for e in d) for d in ops):
+            # Note [Shapes of constant shapes]: the recorder computes every result
+            # shape with the op's meta kernel, a function of its operands'
+            # metadata and its other arguments alone (ops whose shape depends
+            # on tensor data cannot run on meta tensors: GB005). With all of
+            # those constant, every result dim is a constant (a conv's or a
+            # pool's output length from a constant input length, a piece of a
+            # constant dim), whatever the dynamic sizes elsewhere in the frame.
+            dims = [Expr.const(r) if e is None and r == s_ else e for e, r, s_ in zip(dims, real, shadow)]
+        self.dim_exprs[vid] = dims
 
     def pair_of(self, e: Expr) -> tuple[int, int]:
         """The values of expression `e` in the real and the shadow run."""

@@ -424,7 +424,8 @@ class Recorder:
         except ValueError as e:
             raise GraphBreak("GB006", f"{gname}: {e}") from None
         if self.dims is not None and shadow_sizes is not None and ids and isinstance(outs[0], torch.Tensor):
-            self.dims.note_result(name, given, resolved, operands, ids[0], sizes[0], shadow_sizes[0])
+            self.dims.note_result(name, given, resolved, operands, ids[0], sizes[0], shadow_sizes[0],
+                                  same_args=not sizes_differ and not symbolic)
             if name in SAME_SHAPE_RESULTS:  # values and indices have one shape: the same dims
                 for rid, r, sz, ssz in zip(ids[1:], outs[1:], sizes[1:], shadow_sizes[1:]):
                     if isinstance(r, torch.Tensor) and sz == sizes[0] and ssz == shadow_sizes[0]:
@@ -449,7 +450,8 @@ class Recorder:
                     if self.dims is not None and shadow_sizes is not None and j >= 0 and \
                             isinstance(shadow_sizes[j], list) and len(shadow_sizes[j]) == len(r) and \
                             isinstance(sizes[j][i], list) and len(shadow_sizes[j][i]) == len(sizes[j][i]):
-                        self.dims.note_result(name, given, resolved, operands, eid, sizes[j][i], shadow_sizes[j][i])
+                        self.dims.note_result(name, given, resolved, operands, eid, sizes[j][i],
+                                              shadow_sizes[j][i], i, same_args=not sizes_differ and not symbolic)
         if name in ("lift_fresh", "lift_fresh_copy") and args and isinstance(args[0], torch.Tensor) \
                 and args[0].device.type != "meta" and isinstance(out, torch.Tensor):
             self.known.fresh(k, out, args[0])
@@ -459,7 +461,8 @@ class Recorder:
 
     def _mismatch(self, what: str) -> "dynamic.Mismatch":
         if not self.mismatch:
-            self.mismatch = what
+            file, line = self.loc
+            self.mismatch = f"{what} (at {os.path.basename(file)}:{line})" if line else what
         return dynamic.Mismatch(what)
 
     def _resolve_sizes(self, name: str, schema: Any, parts: list, attrs: dict, sattrs: dict) -> dict:

@@ -200,20 +200,109 @@ def _agreed(col: Any) -> "Expr | None":
     return known.pop() if len(known) == 1 else None
 
 
+# ATen reductions over `dim` (an int, a list, or None: every dim) with `keepdim`
+# (absent: False): the reduced dims become 1 or are dropped, the others are the
+# operand's. (quantile's `q` adds a dim: not here.)
+REDUCTIONS = frozenset({"sum", "mean", "nansum", "nanmean", "prod", "amax", "amin", "max", "min", "argmax",
+                        "argmin", "aminmax", "var", "std", "var_mean", "std_mean", "logsumexp", "any", "all",
+                        "norm", "linalg_vector_norm", "median", "nanmedian", "mode", "kthvalue",
+                        "count_nonzero"})
+
+# ATen ops over batches (N, C, *spatial) or unbatched inputs whose result dims
+# after the first never depend on the first operand's dim 0: a convolution's
+# channels come from its weight, a pool's, upsample's or pad's from dim 1, and
+# every output length from that spatial dim's input length and the op's own
+# arguments (Note [Shapes of constant shapes] in host.py).
+DIM0_FREE = frozenset({"convolution", "_convolution", "avg_pool2d", "avg_pool3d", "max_pool2d_with_indices",
+                       "max_pool3d_with_indices", "_adaptive_avg_pool2d", "_adaptive_avg_pool3d",
+                       "adaptive_max_pool2d", "adaptive_max_pool3d", "upsample_nearest1d", "upsample_nearest2d",
+                       "upsample_nearest3d", "upsample_linear1d", "upsample_bilinear2d", "upsample_bicubic2d",
+                       "upsample_trilinear3d", "reflection_pad1d", "reflection_pad2d", "reflection_pad3d",
+                       "replication_pad1d", "replication_pad2d", "replication_pad3d"})
+
+
+def _constant_dims(dims: "list | None") -> bool:
+    return dims is not None and all(e is not None and e.constant() is not None for e in dims)
+
+
+# Reductions whose `dim`, when absent, is the last dim (others: every dim).
+_DIM_DEFAULT = {"kthvalue": -1, "mode": -1}
+
+
+def _reduced(name: str, attrs: dict, first: list, rank: int) -> "list | None":
+    """The dims of a reduction's result (REDUCTIONS), None when the arguments
+    do not say which dims it reduces or the result's rank does not fit."""
+    dim, keep = attrs.get("dim", _DIM_DEFAULT.get(name)), attrs.get("keepdim", False)
+    n = len(first)
+    if dim is None or dim == []:
+        dims = set(range(n))
+    elif type(dim) is int:
+        dims = {dim}
+    elif isinstance(dim, list) and all(type(d) is int for d in dim):
+        dims = set(dim)
+    else:
+        return None
+    if type(keep) is not bool or any(not -max(n, 1) <= d < max(n, 1) for d in dims):
+        return None
+    dims = {d % max(n, 1) for d in dims}
+    out = [Expr.const(1) if i in dims else e for i, e in enumerate(first)] if keep else \
+        [e for i, e in enumerate(first) if i not in dims]
+    return out if len(out) == rank else None
+
+
+# ATen ops returning a list of pieces of their operand cut along `dim`.
+SPLITS = frozenset({"split", "unsafe_split", "split_with_sizes", "unsafe_split_with_sizes"})
+
+
+def _split_piece(name: str, attrs: dict, arg: Callable[[str], "Expr | None"], first: list,
+                 index: int) -> list:
+    """The dims of piece `index` of a split of an operand with dims `first`:
+    the operand's, but along `dim` the piece's own length. `split_with_sizes`:
+    that element of `split_sizes`. `split(k)`: k, or what is left for the
+    last piece, which Python's arithmetic gives exactly only when the operand's
+    dim is a constant (a dynamic dim cut into constant pieces: unknown)."""
+    d = attrs.get("dim", 0)
+    if type(d) is not int or not -len(first) <= d < len(first):
+        return [None] * len(first)
+    d %= len(first)
+    out = list(first)
+    if name.endswith("with_sizes"):
+        sizes = arg("split_sizes")
+        out[d] = sizes[index] if isinstance(sizes, list) and index < len(sizes) else None
+        return out
+    k, n = attrs.get("split_size"), first[d].constant() if first[d] is not None else None
+    exact = type(k) is int and k > 0 and n is not None and arg("split_size") == Expr.const(k)
+    out[d] = Expr.const(max(0, min(k, n - index * k))) if exact else None
+    return out
+
+
 def result_dims(name: str, attrs: dict, arg: Callable[[str], "Expr | None"], operands: list,
-                real: list[int], shadow: list[int], pair_of: Callable[["Expr"], tuple]) -> list:
+                real: list[int], shadow: list[int], pair_of: Callable[["Expr"], tuple],
+                index: int | None = None, same_args: bool = False) -> list:
     """The expressions of the dims of the first tensor result of ATen op `name`
     (None where unknown), whose sizes are `real` here and `shadow` in the
-    shadow run. `attrs`: its arguments as recorded before sizes became graph
+    shadow run; of element `index` when the result is a list of tensors.
+    `attrs`: its arguments as recorded before sizes became graph
     values; `arg(p)`: the expression of int argument `p` (a list: per element);
-    `operands`: the dim expressions of its tensor operands (None: unknown)."""
+    `operands`: the dim expressions of its tensor operands (None: unknown);
+    `same_args`: its non-tensor arguments were the same in the shadow run."""
     first = operands[0] if operands else None
-    if name in SIZE_ARG and isinstance(attrs.get("size"), list) and len(attrs["size"]) == len(real):
+    reduced = _reduced(name, attrs, first, len(real)) if name in REDUCTIONS and first is not None else None
+    if reduced is not None:
+        out = reduced
+    elif name in DIM0_FREE and same_args and first is not None and len(first) == len(real) >= 2 \
+            and _constant_dims(first[1:]) and all(_constant_dims(d) for d in operands[1:]):
+        # The first dim follows the copy rule; every other is the constant it is.
+        cands = {e for e in first if e is not None and pair_of(e) == (real[0], shadow[0])}
+        out = [cands.pop() if len(cands) == 1 else None] + [Expr.const(r) for r in real[1:]]
+    elif name in SPLITS and index is not None and first is not None and len(first) == len(real):
+        out = _split_piece(name, attrs, arg, first, index)
+    elif name in SIZE_ARG and isinstance(attrs.get("size"), list) and len(attrs["size"]) == len(real):
         es = list(arg("size"))
         if name == "expand" and first is not None:  # -1 keeps the operand's dim (aligned right)
             off = len(real) - len(first)
             es = [first[i - off] if attrs["size"][i] == -1 and i >= off else e for i, e in enumerate(es)]
-        out = [None if a == -1 else e for a, e in zip(attrs["size"], es)]
+        out = [None if a == -1 and name != "expand" else e for a, e in zip(attrs["size"], es)]
         if name in _VIEWS and attrs["size"].count(-1) == 1 and first is not None and \
                 all(e is not None for e in first):
             # The -1 of a view: the operand's numel over the product of the other sizes.
