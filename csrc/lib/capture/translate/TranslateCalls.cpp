@@ -54,6 +54,69 @@ bool blocked(const std::string& full) {
   return false;
 }
 
+// Note [Legacy tensor constructors]: `torch.IntTensor(data)`, `torch.FloatTensor`,
+// ... (instances of torch's `tensortype`) called with one list or tuple of
+// Python numbers build what `torch.tensor(data, dtype=cls.dtype, device="cpu")`
+// builds: the same dtype, values (floats truncated toward zero, bools as 0/1),
+// shape and errors (overflow, ragged lists); a CPU type ignores the default
+// device and dtype, as these explicit arguments do. It is recorded as that
+// call, so its aten.lift_fresh makes a known value (Note [Known tensor values]
+// in known.py): `torch.IntTensor([n])[0]` used as a slice bound is eager's
+// number. Every other form keeps its break: sizes (`IntTensor(2, 3)`,
+// `IntTensor(3)`, a torch.Size: uninitialized memory), a tensor, an ndarray
+// or storage, `device=`, a CUDA or sparse type, data that is not constants.
+bool legacyConst(PyObject* o, int depth) {
+  if (PyLong_CheckExact(o) || PyFloat_CheckExact(o) || PyBool_Check(o)) return depth > 0;
+  if (!PyTuple_CheckExact(o) || depth > 8) return false;  // a torch.Size is no exact tuple
+  for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(o); ++i)
+    if (!legacyConst(PyTuple_GET_ITEM(o, i), depth + 1)) return false;
+  return true;
+}
+
+/// `v` is data for a legacy constructor: a list or tuple (nested) of Python
+/// ints, floats and bools; a number on its own (`IntTensor(3)`) is a size.
+bool legacyData(const VarRef& v, int depth) {
+  if (depth > 8) return false;
+  if (v->is(Var::Kind::Const)) return legacyConst(v->obj.get(), depth);
+  bool seq = v->is(Var::Kind::List) || (v->is(Var::Kind::Tuple) && !v->obj && !v->torchSize);
+  if (!seq) return false;
+  for (const VarRef& e : v->items)
+    if (!legacyData(e, depth + 1)) return false;
+  return true;
+}
+
+bool attrIsFalse(PyObject* o, const char* name) {
+  PyObject* a = PyObject_GetAttrString(o, name);
+  if (!a) {
+    PyErr_Clear();
+    return false;
+  }
+  bool f = a == Py_False;
+  Py_DECREF(a);
+  return f;
+}
+
+/// The dtype (a new reference) when `cls(args)` is a CPU legacy constructor
+/// called on data, else null.
+PyObject* legacyTensorDtype(PyObject* cls, const std::vector<VarRef>& args,
+                            const std::vector<std::pair<PyRef, VarRef>>& kwargs) {
+  static PyTypeObject* legacyType = [] {
+    PyObject* ft = moduleAttr("torch", "FloatTensor");
+    PyTypeObject* tp = ft ? Py_TYPE(ft) : nullptr;  // torch's tensortype, alive for the process
+    Py_XDECREF(ft);
+    if (PyErr_Occurred()) PyErr_Clear();
+    return tp;
+  }();
+  if (!legacyType || Py_TYPE(cls) != legacyType || args.size() != 1 || !kwargs.empty() ||
+      !legacyData(args[0], 0) || !attrIsFalse(cls, "is_cuda") || !attrIsFalse(cls, "is_sparse"))
+    return nullptr;
+  PyObject* dtype = PyObject_GetAttrString(cls, "dtype");
+  if (dtype && isA(dtype, pyTypes()->dtype)) return dtype;
+  Py_XDECREF(dtype);
+  PyErr_Clear();
+  return nullptr;
+}
+
 bool isTorchOp(PyObject* fn) {
   const PyTypes* T = pyTypes();
   if (isA(fn, T->opOverload) || isA(fn, T->opOverloadPacket)) return true;
@@ -613,6 +676,12 @@ VarRef Translator::callObject(Frame& f, const VarRef& fn, std::vector<VarRef>& a
     return wrap(PyWeakref_GET_OBJECT(o), Source::deref(fn->source));
   }
   if (markedConstant(o)) return callOnConstants(o, args, kwargs, /*marked=*/true);
+  if (PyObject* dtype = legacyTensorDtype(o, args, kwargs)) {  // Note [Legacy tensor constructors]
+    std::vector<std::pair<PyRef, VarRef>> kw;
+    kw.emplace_back(PyRef::steal(PyUnicode_FromString("dtype")), makeConst(PyRef::steal(dtype)));
+    kw.emplace_back(PyRef::steal(PyUnicode_FromString("device")), makeConst(PyRef::steal(PyUnicode_FromString("cpu"))));
+    return record(T->torchTensor, {args[0]}, kw);
+  }
   if (isTorchOp(o)) return record(o, args, kwargs);
   if (PyFunction_Check(o) && isUserFunction(o)) return inlineFunction(o, std::move(args), std::move(kwargs), fn->source);
   if (immutableBuiltinMethod(o)) return callOnConstants(o, args, kwargs, /*marked=*/false);

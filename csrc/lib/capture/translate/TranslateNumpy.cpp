@@ -16,6 +16,7 @@
 // (same memory), `torch.tensor` copies; a flagged value reaching any other
 // torch call, or a torch tensor reaching a NumPy call, is a break (eager mode
 // would convert or fail, and the two differ).
+#include <algorithm>
 #include <cstring>
 
 #include "PyTypes.h"
@@ -291,7 +292,30 @@ VarRef Translator::numpyOnConstants(PyObject* fn, const std::vector<VarRef>& arg
       pure = pure || (same.get() == fn && PyUnicode_CompareWithASCIIString(name.get(), n) == 0);
   }
   if (!pure) return nullptr;
+  // A Python number that is a graph input (a float argument such as a default
+  // `min_derivative` of a frame of its own) specializes, as for a builtin: the
+  // result is the NumPy scalar eager computes, not an array in the graph.
+  // Sizes, loop indices and loop-carried numbers stay symbolic (numpy_ops).
+  auto plainNumber = [](const VarRef& v) {
+    auto special = [](const VarRef& x) { return x->name == "loop index" || x->name == "loop carried"; };
+    return v->is(Var::Kind::SymScalar) && !isSizeSym(v) && !special(v) &&
+           std::none_of(v->items.begin(), v->items.end(), special) &&
+           std::none_of(v->items.begin(), v->items.end(), [](const VarRef& x) { return isSizeSym(x); });
+  };
+  std::function<bool(const VarRef&)> foldable = [&](const VarRef& v) {
+    if (isConst(v) || plainNumber(v)) return true;
+    if (!v->is(Var::Kind::List)) return false;
+    return std::all_of(v->items.begin(), v->items.end(), foldable);
+  };
+  for (const VarRef& a : args)
+    if (!foldable(a)) return nullptr;
+  for (const auto& kv : kwargs)
+    if (!foldable(kv.second)) return nullptr;
   std::function<PyRef(const VarRef&)> value = [&](const VarRef& v) -> PyRef {
+    if (plainNumber(v)) {
+      VarRef c = concrete(v);
+      return c && !failed() ? constOf(c) : PyRef();
+    }
     if (isConst(v)) return constOf(v);
     if (!v->is(Var::Kind::List)) return {};
     PyRef l = PyRef::steal(PyList_New(static_cast<Py_ssize_t>(v->items.size())));  // a fresh copy
@@ -351,6 +375,7 @@ VarRef Translator::numpyCall(PyObject* fn, std::vector<VarRef>& args,
       return makeConst(PyRef::steal(r));
     }
     if (VarRef c = numpyOnConstants(fn, args, kwargs)) return c;
+    if (failed()) return nullptr;
     return numpyRun("fn", fn, args, kwargs);
   }
   bool anyNp = false;
