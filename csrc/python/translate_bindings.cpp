@@ -236,8 +236,7 @@ py::object splitResult(tr::Translator& t, const tr::Instr& ins, py::handle func,
     // A break again, at the loop's header: the caller translates once more.
     tr::Failure f = brk;
     f.offset = fallback.offset;
-    f.detail += " (inside the loop at line " + std::to_string(fallback.line) +
-                ": the loop runs in Python, its body is captured per iteration)";
+    f.detail += " (inside the loop at line " + std::to_string(fallback.line) + ": " + fallback.detail + ")";
     return breakResult(f);
   }
   if (!fn) {
@@ -474,6 +473,7 @@ size_t sweepResumeRegistry() {
           }
           if (bodies) {
             auto* body = reinterpret_cast<PyCodeObject*>(it->second);
+            reg.pythonBodies.erase(body);
             if (reg.bodies.erase(body)) release.push_back(reinterpret_cast<PyObject*>(body));
           }
           release.push_back(it->second);
@@ -519,6 +519,9 @@ void bindTranslate(py::module_& c) {
   });
   c.def("is_loop_body", [](py::handle code) {
     return PyCode_Check(code.ptr()) && tr::isLoopBody(reinterpret_cast<PyCodeObject*>(code.ptr()));
+  });
+  c.def("loop_body_runs_as_python", [](py::handle code) {
+    return PyCode_Check(code.ptr()) && tr::loopBodyRunsAsPython(reinterpret_cast<PyCodeObject*>(code.ptr()));
   });
   c.def("resume_info", [](py::handle code) -> py::object {
     // (original code, prologue bytes) of a resume code object, else None.

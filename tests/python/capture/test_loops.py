@@ -52,7 +52,10 @@ def test_prints_interleave_with_the_body_like_eager(capsys):
     expected = capsys.readouterr().out
     jit(f)(x)
     assert capsys.readouterr().out == expected
-    assert counters()["graphs"] >= 1
+    # float(x.sum()) reads a value back from a tensor: the loop runs in Python,
+    # its body too, for one break (Note [Loops left to Python] in CodegenLoops.cpp).
+    c = counters()
+    assert c["breaks"] == 1 and c["internal_errors"] == 0, c
 
 
 def break_and_else(x, xs):

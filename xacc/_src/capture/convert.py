@@ -591,6 +591,9 @@ def _compile_frame(func: types.FunctionType, args: tuple, opts: Options, ev: Com
     made = [c for c in fn.__code__.co_consts if isinstance(c, types.CodeType)]  # resume and loop-body code
     ev.resumes = [c for c in made if C.is_resume(c)]
     dynamic.register_fragments(code, [c for c in made if C.is_resume(c) or C.is_loop_body(c)])
+    for c in made:
+        if C.loop_body_runs_as_python(c):  # Note [Loops left to Python] in translate/CodegenLoops.cpp
+            C.mark_skip(c)
     ev.outcome = "code"
     ev.guards = ctx.tree.describe()
     log("bytecode", "break function for %s:\n%s", code.co_qualname, _dis(fn.__code__))

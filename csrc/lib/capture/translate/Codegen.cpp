@@ -572,7 +572,9 @@ PyRef emitBreak(Translator& t, Frame& top, const Instr& ins, PyObject* func, Bre
   if (orig != code && off < resumePrologueEnd(top.bc)) return bail(GB::CannotSplit, "break inside a resume prologue");
   if (top.bc->inTry(off)) return bail(GB::BreakInTry, "break inside a try/with block");
   // A break inside a loop: split at the outermost loop's header (Note [Loop bodies]).
+  // A value read back from a tensor leaves the loop to Python (Note [Loops left to Python]).
   LoopPlan loop;
+  const bool loopAsPython = t.failure().code == gbCode(GB::TensorReadBack);
   if (top.bc->inLoop(off)) {
     std::string error;
     const Bytecode* obc = orig == code ? top.bc : Bytecode::of(orig, error);
@@ -586,6 +588,8 @@ PyRef emitBreak(Translator& t, Frame& top, const Instr& ins, PyObject* func, Bre
     if (off - shift != head) {
       // Translate again, stopping before the loop's first iteration.
       fallback.code = "LOOP";
+      fallback.detail = loopAsPython ? "the loop runs in Python, its body too"
+                                     : "the loop runs in Python, its body is captured per iteration";
       fallback.offset = head + shift;
       fallback.line = obc->instrs()[static_cast<size_t>(obc->indexOf(head))].line;
       return {};
@@ -735,7 +739,7 @@ PyRef emitBreak(Translator& t, Frame& top, const Instr& ins, PyObject* func, Bre
     }
     std::string why, error;
     const Bytecode* obc = orig == code ? top.bc : Bytecode::of(orig, error);
-    PyRef body = obc ? loopBody(orig, obc, loop, params, why) : PyRef();
+    PyRef body = obc ? loopBody(orig, obc, loop, params, loopAsPython, why) : PyRef();
     if (!body) return bail(GB::BreakInLoop, "loop body function: " + (obc ? why : error));
     // The body function, made once per run of the loop from this frame's
     // globals and cells (Note [Generated code holds no globals]).

@@ -58,6 +58,9 @@ int resumeLine(PyCodeObject* code);
 /// Whether `code` is a loop body function made at a break inside a loop
 /// (Note [Loop bodies] in Codegen.cpp).
 bool isLoopBody(PyCodeObject* code);
+/// Whether loop body `code` is one the hook runs as plain Python, never
+/// captured (Note [Loops left to Python] in CodegenLoops.cpp).
+bool loopBodyRunsAsPython(PyCodeObject* code);
 /// The decoding of resume code `code`, copied from its original's cached one
 /// past the prologue (Bytecode::derive), else decoded.
 std::unique_ptr<Bytecode> decodeResume(PyCodeObject* code, std::string& error);

@@ -313,8 +313,9 @@ struct ResumeRegistry {
   /// (orig, target, layout, unbound) -> resume code (strong; orig strong too)
   std::map<std::tuple<PyCodeObject*, int, std::vector<bool>, std::vector<int>>, PyObject*> fns;
   std::set<PyCodeObject*> bodies;  // loop body code objects (strong refs)
-  /// (orig, loop head, params) -> loop-body code (strong; orig strong too)
-  std::map<std::tuple<PyCodeObject*, int, std::vector<int>>, PyObject*> bodyFns;
+  std::set<PyCodeObject*> pythonBodies;  // those that run as plain Python (a subset of `bodies`)
+  /// (orig, loop head, params, runs as Python) -> loop-body code (strong; orig strong too)
+  std::map<std::tuple<PyCodeObject*, int, std::vector<int>, bool>, PyObject*> bodyFns;
 };
 
 ResumeRegistry& registry();
@@ -390,8 +391,9 @@ std::pair<int, int> outermostLoop(const Bytecode* bc, int off);
 bool planLoop(PyCodeObject* orig, const Bytecode* bc, int head, int end, int stackSize, LoopPlan& p,
               std::string& why);
 /// The code of the loop body of `p`, a function of (params..., value) ->
-/// (flag, payload) (Note [Loop bodies]); cached per loop and parameter list.
+/// (flag, payload) (Note [Loop bodies]); cached per loop, parameter list and
+/// `asPython` (a body the hook runs as plain Python: Note [Loops left to Python]).
 PyRef loopBody(PyCodeObject* orig, const Bytecode* bc, const LoopPlan& p, const std::vector<int>& params,
-               std::string& why);
+               bool asPython, std::string& why);
 
 }  // namespace xacc::capture::translate::codegen

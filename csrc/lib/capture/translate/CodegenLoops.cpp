@@ -35,6 +35,22 @@ namespace xacc::capture::translate::codegen {
 // `while` loop is split the same way at the first instruction of its body
 // (after the first test of its condition, which the prefix runs); its body
 // function ends with the test and has no iterator and no value.
+//
+// Note [Loops left to Python]
+// When the break inside the loop is a value read back from a tensor (GB005:
+// `.item()`, `int(t)`, `bool(t)`, an op whose output size depends on the
+// data, in the body or in a function it calls), the body is not captured:
+// its function is made as above (a code object of its own, registered by
+// loopBodyRunsAsPython) and the capture callback marks it skip, so the hook
+// runs every iteration as plain Python. The frame still keeps its graphs
+// before the loop and after it (the resume function at the loop's exit), and
+// functions the body calls are captured by themselves. The value read back
+// differs from iteration to iteration in general (it is data), and the
+// fragments after it would specialise on it: a body captured per iteration
+// paid a break of its own on top of the loop's, and a recompile of its resume
+// function for every new value or data-dependent size (a size that slices a
+// static tensor cannot become dynamic), up to the recompile limit. Left to
+// Python, the loop costs the frame one break and no recompile.
 namespace {
 
 /// The forward form of jump `op` on the build's version (Note [Codegen versions]).
@@ -225,9 +241,9 @@ bool planLoop(PyCodeObject* orig, const Bytecode* bc, int head, int end, int sta
 /// The code of the loop body of `p`, a function of (params..., value) ->
 /// (flag, payload) (Note [Loop bodies]); cached per loop and parameter list.
 PyRef loopBody(PyCodeObject* orig, const Bytecode* bc, const LoopPlan& p, const std::vector<int>& params,
-               std::string& why) {
+               bool asPython, std::string& why) {
   auto& reg = registry();
-  auto key = std::make_tuple(orig, p.head, params);
+  auto key = std::make_tuple(orig, p.head, params, asPython);
   if (PyRef known = registeredCode(reg.bodyFns, key)) return known;
   const int nlocals = orig->co_nlocals;
   // New local numbering: the parameters, the loop value, the other locals the body uses.
@@ -342,6 +358,7 @@ PyRef loopBody(PyCodeObject* orig, const Bytecode* bc, const LoopPlan& p, const 
   PyRef f = registerCode(reg.bodyFns, key, code.get(), orig);
   std::lock_guard<std::mutex> lock(reg.mu);
   if (reg.bodies.insert(reinterpret_cast<PyCodeObject*>(code.get())).second) Py_INCREF(code.get());
+  if (asPython) reg.pythonBodies.insert(reinterpret_cast<PyCodeObject*>(code.get()));
   return f;
 }
 

@@ -250,6 +250,12 @@ bool isLoopBody(PyCodeObject* code) {
   return reg.bodies.count(code) > 0;
 }
 
+bool loopBodyRunsAsPython(PyCodeObject* code) {
+  auto& reg = registry();
+  std::lock_guard<std::mutex> lock(reg.mu);
+  return reg.pythonBodies.count(code) > 0;
+}
+
 void registerResume(PyCodeObject* code, PyCodeObject* orig, int prologue) {
   auto& reg = registry();
   std::lock_guard<std::mutex> lock(reg.mu);
