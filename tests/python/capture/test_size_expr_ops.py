@@ -140,3 +140,58 @@ def repeat_and_stack_then_view(x, q):
 def test_repeat_and_stack_dims_have_expressions():
     check(repeat_and_stack_then_view, lambda i: (torch.randn(i + 2, 8), torch.randn(5, 8)), calls=4,
           max_recompiles=1)
+
+
+# Convolution, pooling and resampling (SEW's `min(pos_conv.size(-1),
+# pool.size(-1))`, TimeSformer's patch embedding read back by `.size(1)`): the
+# batch dim is the operand's, the other dims are computed from constants only.
+# Without the rule the read (the same at every batch size, no expression)
+# compiled the frame static: a recompile per batch size.
+
+def conv_pool_then_read(x, w, w2):
+    h = torch.nn.functional.conv1d(x, w, padding=1)
+    p = torch.nn.functional.avg_pool1d(h, 2)
+    n = min(h.size(-1), p.size(-1))
+    img = torch.nn.functional.conv2d(x.unsqueeze(1), w2, stride=2)
+    m = torch.nn.functional.max_pool2d(img, 2)
+    u = torch.nn.functional.interpolate(m, scale_factor=2.0)
+    t = torch.nn.functional.conv_transpose1d(h, w.transpose(0, 1))
+    return (h[..., :n] + p[..., :n], img.new_zeros(img.size(1), img.shape[-1]) + u.shape[-2],
+            t.view(t.size(0), t.size(1) * t.size(2)))
+
+
+def test_windowed_op_dims_have_expressions():
+    w, w2 = torch.randn(4, 3, 3), torch.randn(2, 1, 2, 2)
+    c = check(conv_pool_then_read, lambda i: (torch.randn(i + 2, 3, 10), w, w2), calls=4, max_recompiles=1)
+    assert c["dynamic_followups"] == 0, c
+
+
+def conv_along_changing_length(x, w):
+    # The length changes, not the batch: the result's length depends on a
+    # dynamic dim, so the rule must not call it a constant (values checked
+    # against eager at every length; an unbatched input too).
+    h = torch.nn.functional.conv1d(x, w, stride=2)
+    u = torch.nn.functional.conv1d(x[0], w)
+    return h.new_ones(h.size(0), h.size(-1)) * h.sum(), u.new_zeros(u.shape[-1]) + u.size(0)
+
+
+def test_windowed_op_on_a_dynamic_length_is_exact():
+    w = torch.randn(4, 3, 3)
+    check(conv_along_changing_length, lambda i: (torch.randn(2, 3, 9 + 4 * i), w), calls=4, max_recompiles=8)
+
+
+# expand's -1 keeps the operand's dim (TimeSformer/ViT: a class token expanded
+# to the batch, concatenated, then `embeddings.size(1)` compared with the
+# position table's). The -1 dims had no expression: a recompile per batch size.
+
+def expand_cls_then_cat(x, cls):
+    c = cls.expand(x.size(0), -1, -1)
+    e = torch.cat((c, x), dim=1)
+    if e.size(1) != x.size(1) + 1:
+        return e
+    return e + e.new_ones(e.size(1), e.size(2))
+
+
+def test_expand_minus_one_keeps_the_operand_dim():
+    cls = torch.randn(1, 1, 4)
+    check(expand_cls_then_cat, lambda i: (torch.randn(i + 2, 3, 4), cls), calls=4, max_recompiles=1)

@@ -24,6 +24,9 @@ clamping (`slice`, `diagonal`: `x[:16]` has b rows for every b <= 16 only).
 `stack`'s new dim is its operand count (fixed by the graph); where an exact
 rule needs dims that operands must share, any operand's known one is taken.
 `constant_pad_nd` (F.pad) widens a dim by its pads (negative pads crop).
+A convolution, pooling or resampling op (WINDOWED) keeps its operand's leading
+dim; its other dims are constants when everything they are computed from is
+(the operand's other dims, the weight's, the int arguments).
 A size with no known expression is only ever named by its own graph value.
 
 An ATen int argument computed out of sight (in a torch function's own Python
@@ -191,6 +194,21 @@ SIZE_ARG = frozenset({"view", "_unsafe_view", "reshape", "expand", "new_empty", 
 SAME_SHAPE_RESULTS = frozenset({"topk", "sort", "kthvalue", "mode", "cummax", "cummin", "max", "min", "median",
                                 "nanmedian"})
 
+# ATen ops that slide a window over the trailing dims of their first operand
+# (convolution, pooling, resampling): the result keeps the operand's leading dim
+# (the batch; a convolution only when its input is batched: rank of the weight),
+# and every other result dim is a function of the operand's other dims, the
+# other tensor operands' dims and the op's constant arguments.
+WINDOWED = frozenset({"convolution", "_convolution", "avg_pool1d", "avg_pool2d", "avg_pool3d", "max_pool1d",
+                      "max_pool2d", "max_pool3d", "max_pool2d_with_indices", "max_pool3d_with_indices",
+                      "adaptive_avg_pool1d", "adaptive_avg_pool2d", "adaptive_avg_pool3d",
+                      "_adaptive_avg_pool2d", "_adaptive_avg_pool3d", "adaptive_max_pool1d",
+                      "adaptive_max_pool2d", "adaptive_max_pool3d", "upsample_nearest1d", "upsample_nearest2d",
+                      "upsample_nearest3d", "_upsample_nearest_exact1d", "_upsample_nearest_exact2d",
+                      "_upsample_nearest_exact3d", "upsample_linear1d", "upsample_bilinear2d",
+                      "upsample_bicubic2d", "upsample_trilinear3d", "pixel_shuffle", "pixel_unshuffle"})
+_CONVOLUTIONS = frozenset({"convolution", "_convolution"})
+
 _END = 2 ** 62  # a slice end at least this is "to the end" (Python's `x[a:]` hands ATen INT64_MAX)
 
 
@@ -210,10 +228,10 @@ def result_dims(name: str, attrs: dict, arg: Callable[[str], "Expr | None"], ope
     first = operands[0] if operands else None
     if name in SIZE_ARG and isinstance(attrs.get("size"), list) and len(attrs["size"]) == len(real):
         es = list(arg("size"))
+        out = [None if a == -1 else e for a, e in zip(attrs["size"], es)]
         if name == "expand" and first is not None:  # -1 keeps the operand's dim (aligned right)
             off = len(real) - len(first)
-            es = [first[i - off] if attrs["size"][i] == -1 and i >= off else e for i, e in enumerate(es)]
-        out = [None if a == -1 else e for a, e in zip(attrs["size"], es)]
+            out = [first[i - off] if attrs["size"][i] == -1 and i >= off else e for i, e in enumerate(out)]
         if name in _VIEWS and attrs["size"].count(-1) == 1 and first is not None and \
                 all(e is not None for e in first):
             # The -1 of a view: the operand's numel over the product of the other sizes.
@@ -294,6 +312,11 @@ def result_dims(name: str, attrs: dict, arg: Callable[[str], "Expr | None"], ope
             d = len(real) - 1 - i
             lo, hi = pads[2 * i], pads[2 * i + 1]
             out[d] = None if first[d] is None or lo is None or hi is None else first[d] + lo + hi
+    elif name in WINDOWED and first is not None and len(first) == len(real) and _windowed_exact(
+            name, attrs, arg, operands):
+        # Every dim but the leading one is computed from constants only: the
+        # size it has (the same in the shadow run, checked below).
+        out = [first[0]] + [Expr.const(n) for n in real[1:]]
     elif name in NOT_COPIES:
         out = [None] * len(real)
     else:
@@ -305,3 +328,26 @@ def result_dims(name: str, attrs: dict, arg: Callable[[str], "Expr | None"], ope
                      if e is not None and pair_of(e) == (r, s)}
             out.append(cands.pop() if len(cands) == 1 else None)
     return [e if e is not None and pair_of(e) == (r, s) else None for e, r, s in zip(out, real, shadow)]
+
+
+def _windowed_exact(name: str, attrs: dict, arg: Callable[[str], Any], operands: list) -> bool:
+    """Whether a WINDOWED op's result dims past the leading one are constants:
+    its first operand's other dims, every other tensor operand's dims and its
+    int arguments have constant expressions (a convolution: its input batched)."""
+    first, rest = operands[0], operands[1:]
+    if name in _CONVOLUTIONS and (not rest or rest[0] is None or len(rest[0]) != len(first)):
+        return False  # an unbatched input: the leading result dim is the weight's
+    if not all(dims is not None and all(_is_const(e) for e in dims) for dims in rest):
+        return False
+    if not all(_is_const(e) for e in first[1:]):
+        return False
+    for p, v in attrs.items():
+        if type(v) is int or (isinstance(v, list) and v and all(type(e) is int for e in v)):
+            a = arg(p)
+            if not all(_is_const(e) for e in (a if isinstance(a, list) else [a])):
+                return False
+    return True
+
+
+def _is_const(e: "Expr | None") -> bool:
+    return e is not None and e.constant() is not None
