@@ -95,3 +95,21 @@ def test_membership_guarded_where_the_size_decides():
     # True at batch 5 only: the dynamic entry of batch 3 holds a guard `s0 != 5`,
     # so batch 5 compiles again and takes the other path (values checked).
     check(five_in_shape, lambda i: (torch.randn(i + 2, 4),), calls=4, max_recompiles=2)
+
+
+# A size expression whose sign is fixed at every size the guards admit
+# (transformers' DynamicLayer.get_seq_length: `self.keys.numel() == 0` of a
+# cache tensor grown by cat): 512 * s0 is never 0 for s0 >= 2. It used to make
+# the size a plain number (GB022): static shapes, a recompile per batch size.
+
+def numel_is_zero(x, w):
+    keys = torch.cat([x, x @ w], dim=-1)
+    if keys.numel() == 0 or keys.numel() < 2 * x.size(-1) or x.size(0) * x.size(1) - 1 <= 0:
+        return keys
+    n = keys.shape[-1] if keys.numel() > 8 else 0
+    return keys.sum(-1) + n
+
+
+def test_size_sign_fixed_for_every_size():
+    w = torch.randn(4, 4)
+    check(numel_is_zero, lambda i: (torch.randn(i + 2, 3, 4), w), calls=4, max_recompiles=1)

@@ -195,3 +195,49 @@ def expand_cls_then_cat(x, cls):
 def test_expand_minus_one_keeps_the_operand_dim():
     cls = torch.randn(1, 1, 4)
     check(expand_cls_then_cat, lambda i: (torch.randn(i + 2, 3, 4), cls), calls=4, max_recompiles=1)
+
+
+# The pieces of a split along a constant dim (OpenAI GPT's split_heads reads
+# `x.size(-1) // n_head` of a piece of `c_attn(x).split(64, dim=2)`) and
+# arange(start, end) (ProphetNet: `arange(1, n).repeat(...)`, then `.size(-1)`):
+# known sizes. Both were reads without an expression: a recompile per batch size.
+
+def split_piece_then_heads(x, w):
+    q, k, v = (x @ w).split(4, dim=2)
+    a, b = x.chunk(2, dim=-1)
+    shape = q.size()[:-1] + (2, q.size(-1) // 2)
+    pos = torch.arange(1, x.size(1) + 1).repeat(x.size(0), 1)
+    return q.view(*shape) + k.view(*shape) * v.view(*shape), a.new_ones(a.size(-1)) + b.size(-1), \
+        pos.new_zeros(pos.size(-1)) + pos.size(0)
+
+
+def test_split_pieces_and_arange_have_expressions():
+    w = torch.randn(6, 12)
+    check(split_piece_then_heads, lambda i: (torch.randn(i + 2, 3, 6), w), calls=4, max_recompiles=1)
+
+
+def split_along_a_dynamic_dim(x):
+    # The split dim is the one that changes: the last piece's size depends on
+    # it, so no constant may stand for it (values checked against eager).
+    parts = x.split(2, dim=0)
+    return [p.new_ones(p.size(0)) * p.sum() for p in parts[:1]], parts[-1].new_zeros(parts[-1].size(0))
+
+
+def test_split_along_a_dynamic_dim_is_exact():
+    check(split_along_a_dynamic_dim, lambda i: (torch.randn(i + 3, 2),), calls=4, max_recompiles=8)
+
+
+# Reductions with keepdim=True (PhiMoE's router: `max(dim=-1, keepdim=True)`,
+# gather by its indices, cat of two such columns, then `.size(-1)` read by the
+# experts' code): the reduced dims are 1. They had no expression: a recompile
+# per batch size.
+
+def keepdim_reductions_then_read(x):
+    v, i = x.max(dim=-1, keepdim=True)
+    g = x.gather(-1, i)
+    both = torch.cat((g, x.sum(-1, keepdim=True), x.amax(dim=(1, 2), keepdim=True).expand(-1, 3, -1)), dim=-1)
+    return both.new_zeros(both.size(-1), both.size(1)) + v.sum() + x.mean(dim=None, keepdim=True).size(0)
+
+
+def test_keepdim_reductions_have_expressions():
+    check(keepdim_reductions_then_read, lambda i: (torch.randn(i + 2, 3, 5),), calls=4, max_recompiles=1)

@@ -535,8 +535,9 @@ class Host:
     def size_compare(self, op: str, va: int, ca: int, vb: int, cb: int) -> bool | None:
         """`a op b` on symbolic sizes (value id, capture-time value; id -1 for an
         int constant). Sides whose expressions differ by a constant (`attn.size(0)`
-        and `bsz * heads`: equal; Note [Size expressions] in symexpr.py) are
-        decided for every size, without a guard. Otherwise, when the outcome is
+        and `bsz * heads`: equal; Note [Size expressions] in symexpr.py), or
+        whose difference has one sign at every size >= 2 (`k.numel() == 0`:
+        Expr.compare_zero), are decided for every size, without a guard. Otherwise, when the outcome is
         the same in the shadow run and both sides can be named for a guard (a
         dynamic input dim, by its symbol, or a number), returns it with a guard
         on the relation that held (Note [Size relations] in
@@ -551,6 +552,9 @@ class Host:
             d = (ea - eb).constant()
             if d is not None:
                 return bool(fn(d, 0))  # a op b exactly when a - b op 0: for every size
+            held = (ea - eb).compare_zero(op)
+            if held is not None and held == bool(fn(ca, cb)):
+                return held  # the same for every size the guards admit (`keys.numel() == 0`)
         sides = []
         for vid, c, e in ((va, ca, ea), (vb, cb, eb)):
             if vid < 0:

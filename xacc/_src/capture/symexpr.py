@@ -17,7 +17,9 @@ the guarded constant size), constants, and `arith.*` nodes; the dims of a
 recorded op's result from its size argument (`view`, `new_zeros`, ...), from
 an exact rule (`cat`: the sum of the operands' dims; `unsqueeze`: a new 1;
 `repeat`: the operand's dims times the repeats; `stack`: a new dim of n;
-`topk`: k; the indices of `topk`/`sort`/`max.dim`/...: the values' dims) or, for
+`topk`: k; the indices of `topk`/`sort`/`max.dim`/...: the values' dims;
+`arange(a, b)`: b - a; a piece of a split of a constant dim: its size; a
+reduction with `keepdim=True`: 1 in its reduced dims) or, for
 an op whose result dims are copies of operand dims (most ops), from the
 operand dim with the same pair of values, never for ops that compute a dim by
 clamping (`slice`, `diagonal`: `x[:16]` has b rows for every b <= 16 only).
@@ -144,6 +146,28 @@ class Expr:
             total += v
         return total
 
+    def compare_zero(self, op: str) -> bool | None:
+        """`self op 0` when it is the same for every value >= 2 of its symbols
+        (a dynamic dim, and a size argument, is guarded >= 2), else None. A
+        polynomial over symbols whose non-constant terms have one sign is
+        monotone in every symbol: its bound is its value with every symbol 2
+        (`512 * s0 == 0` is False for every s0 >= 2). Atoms `e // k`, `e % k`: None."""
+        terms = [(m, c) for m, c in self.terms.items() if m]
+        if not terms or not all(type(a) is str for m, _ in terms for a in m):
+            return None
+        at2 = sum(c * 2 ** len(m) for m, c in self.terms.items())
+        if all(c > 0 for _, c in terms):
+            lo, hi = at2, None
+        elif all(c < 0 for _, c in terms):
+            lo, hi = None, at2
+        else:
+            return None
+        if lo is not None and (lo > 0 or (lo == 0 and op in (">=", "<"))):
+            return {">": lo > 0, ">=": True, "!=": True, "==": False, "<": False, "<=": False}[op]
+        if hi is not None and (hi < 0 or (hi == 0 and op in ("<=", ">"))):
+            return {"<": hi < 0, "<=": True, "!=": True, "==": False, ">": False, ">=": False}[op]
+        return None
+
     def identifies(self) -> bool:
         """Whether its (real, shadow) pair of values identifies this expression
         among the forms a size computed out of sight is taken to have: `c*s + d`
@@ -209,6 +233,10 @@ WINDOWED = frozenset({"convolution", "_convolution", "avg_pool1d", "avg_pool2d",
                       "upsample_bicubic2d", "upsample_trilinear3d", "pixel_shuffle", "pixel_unshuffle"})
 _CONVOLUTIONS = frozenset({"convolution", "_convolution"})
 
+# ATen ops whose results are pieces of their operand along int argument `dim`.
+SPLITS = frozenset({"split", "split_with_sizes", "unsafe_split", "unsafe_split_with_sizes", "chunk",
+                    "unsafe_chunk", "tensor_split"})
+
 _END = 2 ** 62  # a slice end at least this is "to the end" (Python's `x[a:]` hands ATen INT64_MAX)
 
 
@@ -262,11 +290,26 @@ def result_dims(name: str, attrs: dict, arg: Callable[[str], "Expr | None"], ope
         else:
             out[d] = None  # min(end, n) - start: clamped, no copy of the dim
     elif name == "arange" and len(real) == 1:
-        # arange(end) / arange(0, end) / arange(0, end, 1) of ints: end elements
-        # (an end below 0 raises in eager; a float end rounds up: unknown).
+        # arange(start, end, step) of ints: end - start elements for step 1 (an
+        # end below the start raises in eager), the number it has when every
+        # bound is a constant (a float bound rounds up: unknown).
         start, step, end = attrs.get("start", 0), attrs.get("step", 1), attrs.get("end")
-        exact = type(end) is int and type(start) is int and start == 0 and type(step) is int and step == 1
-        out = [arg("end") if exact else None]
+        es = arg("start") if "start" in attrs else Expr.const(0)
+        ee = arg("end")
+        et = arg("step") if "step" in attrs else Expr.const(1)
+        out = [None]
+        if all(type(v) is int for v in (start, step, end)) and es is not None and ee is not None:
+            if et == Expr.const(1):
+                out = [ee - es]
+            elif all(_is_const(e) for e in (es, ee, et)):
+                out = [Expr.const(real[0])]
+    elif name in SPLITS and len(operands) == 1 and first is not None and len(first) == len(real) \
+            and type(attrs.get("dim", 0)) is int and _const_int_args(attrs, arg):
+        # A piece of a split: the operand's dims, but along `dim` a part of it,
+        # known when the operand's dim and the split's arguments are constants.
+        d = attrs.get("dim", 0) % len(real)
+        out = list(first)
+        out[d] = Expr.const(real[d]) if _is_const(first[d]) else None
     elif name == "unsqueeze" and first is not None and len(first) == len(real) - 1 \
             and type(attrs.get("dim")) is int and -len(real) <= attrs["dim"] < len(real):
         # A new dim of 1 at `dim` (-1 counts from the end of the result).
@@ -317,6 +360,14 @@ def result_dims(name: str, attrs: dict, arg: Callable[[str], "Expr | None"], ope
         # Every dim but the leading one is computed from constants only: the
         # size it has (the same in the shadow run, checked below).
         out = [first[0]] + [Expr.const(n) for n in real[1:]]
+    elif attrs.get("keepdim") is True and "dim" in attrs and first is not None and len(first) == len(real) \
+            and _const_int_args({"dim": attrs["dim"]}, arg):
+        # A reduction keeping its reduced dims (`max(dim=-1, keepdim=True)`): 1
+        # there (no dim, or an empty list: every dim), the operand's elsewhere.
+        dims = attrs["dim"]
+        dims = [dims] if type(dims) is int else list(range(len(real))) if not dims else dims
+        red = {d % len(real) for d in dims if type(d) is int and -len(real) <= d < len(real)}
+        out = [Expr.const(1) if i in red else e for i, e in enumerate(first)]
     elif name in NOT_COPIES:
         out = [None] * len(real)
     else:
@@ -341,6 +392,11 @@ def _windowed_exact(name: str, attrs: dict, arg: Callable[[str], Any], operands:
         return False
     if not all(_is_const(e) for e in first[1:]):
         return False
+    return _const_int_args(attrs, arg)
+
+
+def _const_int_args(attrs: dict, arg: Callable[[str], Any]) -> bool:
+    """Whether every int and int-list argument has a constant expression."""
     for p, v in attrs.items():
         if type(v) is int or (isinstance(v, list) and v and all(type(e) is int for e in v)):
             a = arg(p)
