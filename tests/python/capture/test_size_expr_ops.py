@@ -214,14 +214,103 @@ def test_results_of_constant_shapes_are_constants():
     check(constant_operands_then_read, lambda i: (torch.randn(i + 2, 6), w), calls=4, max_recompiles=1)
 
 
-def expand_keeps_then_cat(x, cls):
-    # expand's -1 keeps the operand's dim (ViT-style class token before the
-    # patches), then the concatenated length is read as a number.
+
+# Convolution, pooling and resampling (SEW's `min(pos_conv.size(-1),
+# pool.size(-1))`, TimeSformer's patch embedding read back by `.size(1)`): the
+# batch dim is the operand's, the other dims are computed from constants only.
+# Without the rule the read (the same at every batch size, no expression)
+# compiled the frame static: a recompile per batch size.
+
+def conv_pool_then_read(x, w, w2):
+    h = torch.nn.functional.conv1d(x, w, padding=1)
+    p = torch.nn.functional.avg_pool1d(h, 2)
+    n = min(h.size(-1), p.size(-1))
+    img = torch.nn.functional.conv2d(x.unsqueeze(1), w2, stride=2)
+    m = torch.nn.functional.max_pool2d(img, 2)
+    u = torch.nn.functional.interpolate(m, scale_factor=2.0)
+    t = torch.nn.functional.conv_transpose1d(h, w.transpose(0, 1))
+    return (h[..., :n] + p[..., :n], img.new_zeros(img.size(1), img.shape[-1]) + u.shape[-2],
+            t.view(t.size(0), t.size(1) * t.size(2)))
+
+
+def test_windowed_op_dims_have_expressions():
+    w, w2 = torch.randn(4, 3, 3), torch.randn(2, 1, 2, 2)
+    c = check(conv_pool_then_read, lambda i: (torch.randn(i + 2, 3, 10), w, w2), calls=4, max_recompiles=1)
+    assert c["dynamic_followups"] == 0, c
+
+
+def conv_along_changing_length(x, w):
+    # The length changes, not the batch: the result's length depends on a
+    # dynamic dim, so the rule must not call it a constant (values checked
+    # against eager at every length; an unbatched input too).
+    h = torch.nn.functional.conv1d(x, w, stride=2)
+    u = torch.nn.functional.conv1d(x[0], w)
+    return h.new_ones(h.size(0), h.size(-1)) * h.sum(), u.new_zeros(u.shape[-1]) + u.size(0)
+
+
+def test_windowed_op_on_a_dynamic_length_is_exact():
+    w = torch.randn(4, 3, 3)
+    check(conv_along_changing_length, lambda i: (torch.randn(2, 3, 9 + 4 * i), w), calls=4, max_recompiles=8)
+
+
+# expand's -1 keeps the operand's dim (TimeSformer/ViT: a class token expanded
+# to the batch, concatenated, then `embeddings.size(1)` compared with the
+# position table's). The -1 dims had no expression: a recompile per batch size.
+
+def expand_cls_then_cat(x, cls):
     c = cls.expand(x.size(0), -1, -1)
     e = torch.cat((c, x), dim=1)
-    return e[:, : e.size(1) - 1] + e.size(1)
+    if e.size(1) != x.size(1) + 1:
+        return e
+    return e + e.new_ones(e.size(1), e.size(2))
 
 
 def test_expand_minus_one_keeps_the_operand_dim():
     cls = torch.randn(1, 1, 4)
-    check(expand_keeps_then_cat, lambda i: (torch.randn(i + 2, 5, 4), cls), calls=4, max_recompiles=1)
+    check(expand_cls_then_cat, lambda i: (torch.randn(i + 2, 3, 4), cls), calls=4, max_recompiles=1)
+
+
+# The pieces of a split along a constant dim (OpenAI GPT's split_heads reads
+# `x.size(-1) // n_head` of a piece of `c_attn(x).split(64, dim=2)`) and
+# arange(start, end) (ProphetNet: `arange(1, n).repeat(...)`, then `.size(-1)`):
+# known sizes. Both were reads without an expression: a recompile per batch size.
+
+def split_piece_then_heads(x, w):
+    q, k, v = (x @ w).split(4, dim=2)
+    a, b = x.chunk(2, dim=-1)
+    shape = q.size()[:-1] + (2, q.size(-1) // 2)
+    pos = torch.arange(1, x.size(1) + 1).repeat(x.size(0), 1)
+    return q.view(*shape) + k.view(*shape) * v.view(*shape), a.new_ones(a.size(-1)) + b.size(-1), \
+        pos.new_zeros(pos.size(-1)) + pos.size(0)
+
+
+def test_split_pieces_and_arange_have_expressions():
+    w = torch.randn(6, 12)
+    check(split_piece_then_heads, lambda i: (torch.randn(i + 2, 3, 6), w), calls=4, max_recompiles=1)
+
+
+def split_along_a_dynamic_dim(x):
+    # The split dim is the one that changes: the last piece's size depends on
+    # it, so no constant may stand for it (values checked against eager).
+    parts = x.split(2, dim=0)
+    return [p.new_ones(p.size(0)) * p.sum() for p in parts[:1]], parts[-1].new_zeros(parts[-1].size(0))
+
+
+def test_split_along_a_dynamic_dim_is_exact():
+    check(split_along_a_dynamic_dim, lambda i: (torch.randn(i + 3, 2),), calls=4, max_recompiles=8)
+
+
+# Reductions with keepdim=True (PhiMoE's router: `max(dim=-1, keepdim=True)`,
+# gather by its indices, cat of two such columns, then `.size(-1)` read by the
+# experts' code): the reduced dims are 1. They had no expression: a recompile
+# per batch size.
+
+def keepdim_reductions_then_read(x):
+    v, i = x.max(dim=-1, keepdim=True)
+    g = x.gather(-1, i)
+    both = torch.cat((g, x.sum(-1, keepdim=True), x.amax(dim=(1, 2), keepdim=True).expand(-1, 3, -1)), dim=-1)
+    return both.new_zeros(both.size(-1), both.size(1)) + v.sum() + x.mean(dim=None, keepdim=True).size(0)
+
+
+def test_keepdim_reductions_have_expressions():
+    check(keepdim_reductions_then_read, lambda i: (torch.randn(i + 2, 3, 5),), calls=4, max_recompiles=1)

@@ -169,10 +169,9 @@ class State:
         return n
 
     def note_result(self, name: str, attrs: dict, resolved: dict, operands: list[int], vid: int,
-                    real: list[int], shadow: list[int], index: int | None = None,
-                    same_args: bool = False) -> None:
+                    real: list[int], shadow: list[int], same_args: bool = False) -> None:
         """Records the dim expressions of tensor value `vid`, the first result
-        of ATen op `name`, or element `index` of its list result
+        of ATen op `name` or an element of its list result
         (symexpr.result_dims; `resolved`: Recorder._resolve_sizes).
         `same_args`: every non-tensor argument was the same in the shadow run
         and none is a symbolic number (Note [Shapes of constant shapes])."""
@@ -186,7 +185,7 @@ class State:
                 return [Expr.const(e) if type(e) is int else None for e in v]
             return Expr.const(v) if type(v) is int else None
         ops = [self.dim_exprs.get(o) for o in operands]
-        dims = result_dims(name, attrs, arg, ops, real, shadow, self.pair_of, index, same_args)
+        dims = result_dims(name, attrs, arg, ops, real, shadow, self.pair_of)
         if same_args and not resolved and all(
                 d is not None and all(e is not None and e.constant() is not None for e in d) for d in ops):
             # Note [Shapes of constant shapes]: the recorder computes every result
@@ -194,8 +193,8 @@ class State:
             # metadata and its other arguments alone (ops whose shape depends
             # on tensor data cannot run on meta tensors: GB005). With all of
             # those constant, every result dim is a constant (a conv's or a
-            # pool's output length from a constant input length, a piece of a
-            # constant dim), whatever the dynamic sizes elsewhere in the frame.
+            # pool's output length from a constant input length, windows of a
+            # weight), whatever the dynamic sizes elsewhere in the frame.
             dims = [Expr.const(r) if e is None and r == s_ else e for e, r, s_ in zip(dims, real, shadow)]
         self.dim_exprs[vid] = dims
 
@@ -550,8 +549,9 @@ class Host:
     def size_compare(self, op: str, va: int, ca: int, vb: int, cb: int) -> bool | None:
         """`a op b` on symbolic sizes (value id, capture-time value; id -1 for an
         int constant). Sides whose expressions differ by a constant (`attn.size(0)`
-        and `bsz * heads`: equal; Note [Size expressions] in symexpr.py) are
-        decided for every size, without a guard. Otherwise, when the outcome is
+        and `bsz * heads`: equal; Note [Size expressions] in symexpr.py), or
+        whose difference has one sign at every size >= 2 (`k.numel() == 0`:
+        Expr.compare_zero), are decided for every size, without a guard. Otherwise, when the outcome is
         the same in the shadow run and both sides can be named for a guard (a
         dynamic input dim, by its symbol, or a number), returns it with a guard
         on the relation that held (Note [Size relations] in
@@ -566,6 +566,9 @@ class Host:
             d = (ea - eb).constant()
             if d is not None:
                 return bool(fn(d, 0))  # a op b exactly when a - b op 0: for every size
+            held = (ea - eb).compare_zero(op)
+            if held is not None and held == bool(fn(ca, cb)):
+                return held  # the same for every size the guards admit (`keys.numel() == 0`)
         sides = []
         for vid, c, e in ((va, ca, ea), (vb, cb, eb)):
             if vid < 0:

@@ -451,7 +451,7 @@ class Recorder:
                             isinstance(shadow_sizes[j], list) and len(shadow_sizes[j]) == len(r) and \
                             isinstance(sizes[j][i], list) and len(shadow_sizes[j][i]) == len(sizes[j][i]):
                         self.dims.note_result(name, given, resolved, operands, eid, sizes[j][i],
-                                              shadow_sizes[j][i], i, same_args=not sizes_differ and not symbolic)
+                                              shadow_sizes[j][i], same_args=not sizes_differ and not symbolic)
         if name in ("lift_fresh", "lift_fresh_copy") and args and isinstance(args[0], torch.Tensor) \
                 and args[0].device.type != "meta" and isinstance(out, torch.Tensor):
             self.known.fresh(k, out, args[0])

@@ -17,13 +17,18 @@ the guarded constant size), constants, and `arith.*` nodes; the dims of a
 recorded op's result from its size argument (`view`, `new_zeros`, ...), from
 an exact rule (`cat`: the sum of the operands' dims; `unsqueeze`: a new 1;
 `repeat`: the operand's dims times the repeats; `stack`: a new dim of n;
-`topk`: k; the indices of `topk`/`sort`/`max.dim`/...: the values' dims) or, for
+`topk`: k; the indices of `topk`/`sort`/`max.dim`/...: the values' dims;
+`arange(a, b)`: b - a; a piece of a split of a constant dim: its size; a
+reduction with `keepdim=True`: 1 in its reduced dims) or, for
 an op whose result dims are copies of operand dims (most ops), from the
 operand dim with the same pair of values, never for ops that compute a dim by
 clamping (`slice`, `diagonal`: `x[:16]` has b rows for every b <= 16 only).
 `stack`'s new dim is its operand count (fixed by the graph); where an exact
 rule needs dims that operands must share, any operand's known one is taken.
 `constant_pad_nd` (F.pad) widens a dim by its pads (negative pads crop).
+A convolution, pooling or resampling op (WINDOWED) keeps its operand's leading
+dim; its other dims are constants when everything they are computed from is
+(the operand's other dims, the weight's, the int arguments).
 A size with no known expression is only ever named by its own graph value.
 
 An ATen int argument computed out of sight (in a torch function's own Python
@@ -141,6 +146,28 @@ class Expr:
             total += v
         return total
 
+    def compare_zero(self, op: str) -> bool | None:
+        """`self op 0` when it is the same for every value >= 2 of its symbols
+        (a dynamic dim, and a size argument, is guarded >= 2), else None. A
+        polynomial over symbols whose non-constant terms have one sign is
+        monotone in every symbol: its bound is its value with every symbol 2
+        (`512 * s0 == 0` is False for every s0 >= 2). Atoms `e // k`, `e % k`: None."""
+        terms = [(m, c) for m, c in self.terms.items() if m]
+        if not terms or not all(type(a) is str for m, _ in terms for a in m):
+            return None
+        at2 = sum(c * 2 ** len(m) for m, c in self.terms.items())
+        if all(c > 0 for _, c in terms):
+            lo, hi = at2, None
+        elif all(c < 0 for _, c in terms):
+            lo, hi = None, at2
+        else:
+            return None
+        if lo is not None and (lo > 0 or (lo == 0 and op in (">=", "<"))):
+            return {">": lo > 0, ">=": True, "!=": True, "==": False, "<": False, "<=": False}[op]
+        if hi is not None and (hi < 0 or (hi == 0 and op in ("<=", ">"))):
+            return {"<": hi < 0, "<=": True, "!=": True, "==": False, ">": False, ">=": False}[op]
+        return None
+
     def identifies(self) -> bool:
         """Whether its (real, shadow) pair of values identifies this expression
         among the forms a size computed out of sight is taken to have: `c*s + d`
@@ -191,6 +218,25 @@ SIZE_ARG = frozenset({"view", "_unsafe_view", "reshape", "expand", "new_empty", 
 SAME_SHAPE_RESULTS = frozenset({"topk", "sort", "kthvalue", "mode", "cummax", "cummin", "max", "min", "median",
                                 "nanmedian"})
 
+# ATen ops that slide a window over the trailing dims of their first operand
+# (convolution, pooling, resampling): the result keeps the operand's leading dim
+# (the batch; a convolution only when its input is batched: rank of the weight),
+# and every other result dim is a function of the operand's other dims, the
+# other tensor operands' dims and the op's constant arguments.
+WINDOWED = frozenset({"convolution", "_convolution", "avg_pool1d", "avg_pool2d", "avg_pool3d", "max_pool1d",
+                      "max_pool2d", "max_pool3d", "max_pool2d_with_indices", "max_pool3d_with_indices",
+                      "adaptive_avg_pool1d", "adaptive_avg_pool2d", "adaptive_avg_pool3d",
+                      "_adaptive_avg_pool2d", "_adaptive_avg_pool3d", "adaptive_max_pool1d",
+                      "adaptive_max_pool2d", "adaptive_max_pool3d", "upsample_nearest1d", "upsample_nearest2d",
+                      "upsample_nearest3d", "_upsample_nearest_exact1d", "_upsample_nearest_exact2d",
+                      "_upsample_nearest_exact3d", "upsample_linear1d", "upsample_bilinear2d",
+                      "upsample_bicubic2d", "upsample_trilinear3d", "pixel_shuffle", "pixel_unshuffle"})
+_CONVOLUTIONS = frozenset({"convolution", "_convolution"})
+
+# ATen ops whose results are pieces of their operand along int argument `dim`.
+SPLITS = frozenset({"split", "split_with_sizes", "unsafe_split", "unsafe_split_with_sizes", "chunk",
+                    "unsafe_chunk", "tensor_split"})
+
 _END = 2 ** 62  # a slice end at least this is "to the end" (Python's `x[a:]` hands ATen INT64_MAX)
 
 
@@ -200,109 +246,20 @@ def _agreed(col: Any) -> "Expr | None":
     return known.pop() if len(known) == 1 else None
 
 
-# ATen reductions over `dim` (an int, a list, or None: every dim) with `keepdim`
-# (absent: False): the reduced dims become 1 or are dropped, the others are the
-# operand's. (quantile's `q` adds a dim: not here.)
-REDUCTIONS = frozenset({"sum", "mean", "nansum", "nanmean", "prod", "amax", "amin", "max", "min", "argmax",
-                        "argmin", "aminmax", "var", "std", "var_mean", "std_mean", "logsumexp", "any", "all",
-                        "norm", "linalg_vector_norm", "median", "nanmedian", "mode", "kthvalue",
-                        "count_nonzero"})
-
-# ATen ops over batches (N, C, *spatial) or unbatched inputs whose result dims
-# after the first never depend on the first operand's dim 0: a convolution's
-# channels come from its weight, a pool's, upsample's or pad's from dim 1, and
-# every output length from that spatial dim's input length and the op's own
-# arguments (Note [Shapes of constant shapes] in host.py).
-DIM0_FREE = frozenset({"convolution", "_convolution", "avg_pool2d", "avg_pool3d", "max_pool2d_with_indices",
-                       "max_pool3d_with_indices", "_adaptive_avg_pool2d", "_adaptive_avg_pool3d",
-                       "adaptive_max_pool2d", "adaptive_max_pool3d", "upsample_nearest1d", "upsample_nearest2d",
-                       "upsample_nearest3d", "upsample_linear1d", "upsample_bilinear2d", "upsample_bicubic2d",
-                       "upsample_trilinear3d", "reflection_pad1d", "reflection_pad2d", "reflection_pad3d",
-                       "replication_pad1d", "replication_pad2d", "replication_pad3d"})
-
-
-def _constant_dims(dims: "list | None") -> bool:
-    return dims is not None and all(e is not None and e.constant() is not None for e in dims)
-
-
-# Reductions whose `dim`, when absent, is the last dim (others: every dim).
-_DIM_DEFAULT = {"kthvalue": -1, "mode": -1}
-
-
-def _reduced(name: str, attrs: dict, first: list, rank: int) -> "list | None":
-    """The dims of a reduction's result (REDUCTIONS), None when the arguments
-    do not say which dims it reduces or the result's rank does not fit."""
-    dim, keep = attrs.get("dim", _DIM_DEFAULT.get(name)), attrs.get("keepdim", False)
-    n = len(first)
-    if dim is None or dim == []:
-        dims = set(range(n))
-    elif type(dim) is int:
-        dims = {dim}
-    elif isinstance(dim, list) and all(type(d) is int for d in dim):
-        dims = set(dim)
-    else:
-        return None
-    if type(keep) is not bool or any(not -max(n, 1) <= d < max(n, 1) for d in dims):
-        return None
-    dims = {d % max(n, 1) for d in dims}
-    out = [Expr.const(1) if i in dims else e for i, e in enumerate(first)] if keep else \
-        [e for i, e in enumerate(first) if i not in dims]
-    return out if len(out) == rank else None
-
-
-# ATen ops returning a list of pieces of their operand cut along `dim`.
-SPLITS = frozenset({"split", "unsafe_split", "split_with_sizes", "unsafe_split_with_sizes"})
-
-
-def _split_piece(name: str, attrs: dict, arg: Callable[[str], "Expr | None"], first: list,
-                 index: int) -> list:
-    """The dims of piece `index` of a split of an operand with dims `first`:
-    the operand's, but along `dim` the piece's own length. `split_with_sizes`:
-    that element of `split_sizes`. `split(k)`: k, or what is left for the
-    last piece, which Python's arithmetic gives exactly only when the operand's
-    dim is a constant (a dynamic dim cut into constant pieces: unknown)."""
-    d = attrs.get("dim", 0)
-    if type(d) is not int or not -len(first) <= d < len(first):
-        return [None] * len(first)
-    d %= len(first)
-    out = list(first)
-    if name.endswith("with_sizes"):
-        sizes = arg("split_sizes")
-        out[d] = sizes[index] if isinstance(sizes, list) and index < len(sizes) else None
-        return out
-    k, n = attrs.get("split_size"), first[d].constant() if first[d] is not None else None
-    exact = type(k) is int and k > 0 and n is not None and arg("split_size") == Expr.const(k)
-    out[d] = Expr.const(max(0, min(k, n - index * k))) if exact else None
-    return out
-
-
 def result_dims(name: str, attrs: dict, arg: Callable[[str], "Expr | None"], operands: list,
-                real: list[int], shadow: list[int], pair_of: Callable[["Expr"], tuple],
-                index: int | None = None, same_args: bool = False) -> list:
+                real: list[int], shadow: list[int], pair_of: Callable[["Expr"], tuple]) -> list:
     """The expressions of the dims of the first tensor result of ATen op `name`
     (None where unknown), whose sizes are `real` here and `shadow` in the
-    shadow run; of element `index` when the result is a list of tensors.
-    `attrs`: its arguments as recorded before sizes became graph
+    shadow run. `attrs`: its arguments as recorded before sizes became graph
     values; `arg(p)`: the expression of int argument `p` (a list: per element);
-    `operands`: the dim expressions of its tensor operands (None: unknown);
-    `same_args`: its non-tensor arguments were the same in the shadow run."""
+    `operands`: the dim expressions of its tensor operands (None: unknown)."""
     first = operands[0] if operands else None
-    reduced = _reduced(name, attrs, first, len(real)) if name in REDUCTIONS and first is not None else None
-    if reduced is not None:
-        out = reduced
-    elif name in DIM0_FREE and same_args and first is not None and len(first) == len(real) >= 2 \
-            and _constant_dims(first[1:]) and all(_constant_dims(d) for d in operands[1:]):
-        # The first dim follows the copy rule; every other is the constant it is.
-        cands = {e for e in first if e is not None and pair_of(e) == (real[0], shadow[0])}
-        out = [cands.pop() if len(cands) == 1 else None] + [Expr.const(r) for r in real[1:]]
-    elif name in SPLITS and index is not None and first is not None and len(first) == len(real):
-        out = _split_piece(name, attrs, arg, first, index)
-    elif name in SIZE_ARG and isinstance(attrs.get("size"), list) and len(attrs["size"]) == len(real):
+    if name in SIZE_ARG and isinstance(attrs.get("size"), list) and len(attrs["size"]) == len(real):
         es = list(arg("size"))
+        out = [None if a == -1 else e for a, e in zip(attrs["size"], es)]
         if name == "expand" and first is not None:  # -1 keeps the operand's dim (aligned right)
             off = len(real) - len(first)
-            es = [first[i - off] if attrs["size"][i] == -1 and i >= off else e for i, e in enumerate(es)]
-        out = [None if a == -1 and name != "expand" else e for a, e in zip(attrs["size"], es)]
+            out = [first[i - off] if attrs["size"][i] == -1 and i >= off else e for i, e in enumerate(out)]
         if name in _VIEWS and attrs["size"].count(-1) == 1 and first is not None and \
                 all(e is not None for e in first):
             # The -1 of a view: the operand's numel over the product of the other sizes.
@@ -333,11 +290,26 @@ def result_dims(name: str, attrs: dict, arg: Callable[[str], "Expr | None"], ope
         else:
             out[d] = None  # min(end, n) - start: clamped, no copy of the dim
     elif name == "arange" and len(real) == 1:
-        # arange(end) / arange(0, end) / arange(0, end, 1) of ints: end elements
-        # (an end below 0 raises in eager; a float end rounds up: unknown).
+        # arange(start, end, step) of ints: end - start elements for step 1 (an
+        # end below the start raises in eager), the number it has when every
+        # bound is a constant (a float bound rounds up: unknown).
         start, step, end = attrs.get("start", 0), attrs.get("step", 1), attrs.get("end")
-        exact = type(end) is int and type(start) is int and start == 0 and type(step) is int and step == 1
-        out = [arg("end") if exact else None]
+        es = arg("start") if "start" in attrs else Expr.const(0)
+        ee = arg("end")
+        et = arg("step") if "step" in attrs else Expr.const(1)
+        out = [None]
+        if all(type(v) is int for v in (start, step, end)) and es is not None and ee is not None:
+            if et == Expr.const(1):
+                out = [ee - es]
+            elif all(_is_const(e) for e in (es, ee, et)):
+                out = [Expr.const(real[0])]
+    elif name in SPLITS and len(operands) == 1 and first is not None and len(first) == len(real) \
+            and type(attrs.get("dim", 0)) is int and _const_int_args(attrs, arg):
+        # A piece of a split: the operand's dims, but along `dim` a part of it,
+        # known when the operand's dim and the split's arguments are constants.
+        d = attrs.get("dim", 0) % len(real)
+        out = list(first)
+        out[d] = Expr.const(real[d]) if _is_const(first[d]) else None
     elif name == "unsqueeze" and first is not None and len(first) == len(real) - 1 \
             and type(attrs.get("dim")) is int and -len(real) <= attrs["dim"] < len(real):
         # A new dim of 1 at `dim` (-1 counts from the end of the result).
@@ -383,6 +355,19 @@ def result_dims(name: str, attrs: dict, arg: Callable[[str], "Expr | None"], ope
             d = len(real) - 1 - i
             lo, hi = pads[2 * i], pads[2 * i + 1]
             out[d] = None if first[d] is None or lo is None or hi is None else first[d] + lo + hi
+    elif name in WINDOWED and first is not None and len(first) == len(real) and _windowed_exact(
+            name, attrs, arg, operands):
+        # Every dim but the leading one is computed from constants only: the
+        # size it has (the same in the shadow run, checked below).
+        out = [first[0]] + [Expr.const(n) for n in real[1:]]
+    elif attrs.get("keepdim") is True and "dim" in attrs and first is not None and len(first) == len(real) \
+            and _const_int_args({"dim": attrs["dim"]}, arg):
+        # A reduction keeping its reduced dims (`max(dim=-1, keepdim=True)`): 1
+        # there (no dim, or an empty list: every dim), the operand's elsewhere.
+        dims = attrs["dim"]
+        dims = [dims] if type(dims) is int else list(range(len(real))) if not dims else dims
+        red = {d % len(real) for d in dims if type(d) is int and -len(real) <= d < len(real)}
+        out = [Expr.const(1) if i in red else e for i, e in enumerate(first)]
     elif name in NOT_COPIES:
         out = [None] * len(real)
     else:
@@ -394,3 +379,31 @@ def result_dims(name: str, attrs: dict, arg: Callable[[str], "Expr | None"], ope
                      if e is not None and pair_of(e) == (r, s)}
             out.append(cands.pop() if len(cands) == 1 else None)
     return [e if e is not None and pair_of(e) == (r, s) else None for e, r, s in zip(out, real, shadow)]
+
+
+def _windowed_exact(name: str, attrs: dict, arg: Callable[[str], Any], operands: list) -> bool:
+    """Whether a WINDOWED op's result dims past the leading one are constants:
+    its first operand's other dims, every other tensor operand's dims and its
+    int arguments have constant expressions (a convolution: its input batched)."""
+    first, rest = operands[0], operands[1:]
+    if name in _CONVOLUTIONS and (not rest or rest[0] is None or len(rest[0]) != len(first)):
+        return False  # an unbatched input: the leading result dim is the weight's
+    if not all(dims is not None and all(_is_const(e) for e in dims) for dims in rest):
+        return False
+    if not all(_is_const(e) for e in first[1:]):
+        return False
+    return _const_int_args(attrs, arg)
+
+
+def _const_int_args(attrs: dict, arg: Callable[[str], Any]) -> bool:
+    """Whether every int and int-list argument has a constant expression."""
+    for p, v in attrs.items():
+        if type(v) is int or (isinstance(v, list) and v and all(type(e) is int for e in v)):
+            a = arg(p)
+            if not all(_is_const(e) for e in (a if isinstance(a, list) else [a])):
+                return False
+    return True
+
+
+def _is_const(e: "Expr | None") -> bool:
+    return e is not None and e.constant() is not None

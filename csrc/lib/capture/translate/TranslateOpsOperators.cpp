@@ -152,6 +152,25 @@ bool Frame::stepOperators(const Instr& ins, bool& done, VarRef& result) {
       int r = t.objectContains(container, item);  // an object read from outside the frame
       if (r == -1) return false;
       if (r >= 0) return answer(r);
+      auto intLike = [&](const VarRef& v) {
+        return (v->is(Var::Kind::SymScalar) || t.isConst(v)) && v->obj && PyLong_CheckExact(v->obj.get());
+      };
+      if ((container->is(Var::Kind::List) || container->is(Var::Kind::Tuple)) && intLike(item) &&
+          std::all_of(container->items.begin(), container->items.end(), intLike) &&
+          std::any_of(container->items.begin(), container->items.end(),
+                      [](const VarRef& i) { return i->is(Var::Kind::SymScalar); })) {
+        // `0 in x.shape[:d] + (n, k)` with symbolic sizes: Python's `==` per
+        // item, left to right (between ints identity decides nothing more), so a
+        // size compares as a relation (Note [Size relations]) and stays symbolic.
+        for (const VarRef& i : container->items) {
+          VarRef eq = t.binary(operatorFn("eq"), i, item);
+          if (!eq) return false;
+          int b = t.truth(eq);
+          if (b < 0) return false;
+          if (b) return answer(1);
+        }
+        return answer(0);
+      }
       PyRef k = container->is(Var::Kind::Set) ? t.setKey(item) : t.constOf(item);
       if (!k) return false;
       if (container->is(Var::Kind::Set)) {

@@ -585,7 +585,13 @@ PyRef Translator::pythonValue(const VarRef& v) {
 
 int Translator::truth(const VarRef& v) {
   const PyTypes* T = pyTypes();
-  if (v->is(Var::Kind::SymScalar)) return truth(concrete(v));
+  if (v->is(Var::Kind::SymScalar)) {
+    // An int size's truth is `size != 0` (`all(x.shape)`): a relation of sizes
+    // (Note [Size relations]), which a dynamic dim's `>= 2` guard decides.
+    if (isSizeSym(v) && PyLong_CheckExact(v->obj.get()))
+      if (VarRef c = sizeCompare(operatorFn("ne"), v, makeConst(PyRef::steal(PyLong_FromLong(0))))) return truth(c);
+    return truth(concrete(v));
+  }
   switch (v->kind) {
     case Var::Kind::Tensor:
       if (PyRef k = knownValue(v, "bool")) return k.get() == Py_True ? 1 : 0;
