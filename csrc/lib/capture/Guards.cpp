@@ -261,21 +261,11 @@ bool GuardTree::runLeaf(const Leaf& l, PyObject* v, PyObject* const* resolved) c
       if (THPVariable_CheckExact(v) && THPVariable_CheckExact(l.obj)) {
         // A known tensor value (Note [Known tensor values] in xacc/_src/capture/known.py):
         // a small integer CPU tensor compared byte for byte, without dispatching.
-        // Only tensors whose values are their memory (See Note [Tensors read
-        // as memory] in backend/mlir/ExecutableImpl.h): a buffer batched by
-        // torch.vmap has no storage (its data pointer throws, here under the
-        // eval-frame hook: an abort), a negative view reads negated.
-        static const c10::DispatchKeySet kPlainCpu({c10::DispatchKey::CPU, c10::DispatchKey::ADInplaceOrView,
-                                                    c10::DispatchKey::AutogradCPU, c10::DispatchKey::AutocastCPU});
-        auto plain = [](const at::Tensor& t) {
-          return t.defined() && t.layout() == c10::kStrided && t.is_cpu() && t.has_storage() &&
-                 (t.key_set() - kPlainCpu).empty();
-        };
         const at::Tensor& a = THPVariable_Unpack(v);
         const at::Tensor& b = THPVariable_Unpack(l.obj);
-        if (plain(a) && plain(b) && a.scalar_type() == b.scalar_type() &&
+        if (a.defined() && b.defined() && a.is_cpu() && b.is_cpu() && a.scalar_type() == b.scalar_type() &&
             (c10::isIntegralType(a.scalar_type(), /*includeBool=*/true)) && a.sizes() == b.sizes() &&
-            a.numel() <= 16 && a.is_contiguous() && b.is_contiguous())
+            a.numel() <= 16 && a.is_contiguous() && b.is_contiguous() && !a.is_conj() && !a.is_neg())
           return a.numel() == 0 || std::memcmp(a.const_data_ptr(), b.const_data_ptr(), a.nbytes()) == 0;
       }
       int eq = PyObject_RichCompareBool(v, l.obj, Py_EQ);

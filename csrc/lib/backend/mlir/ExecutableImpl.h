@@ -47,7 +47,6 @@ void logLine(const std::string& s);
 // conjugate and negative view bits (`z.conj().imag` reads as -Im(z); a kernel
 // reading its memory got +Im(z), a silently wrong result), ZeroTensor,
 // quantized, sparse and meta tensors. Such inputs run through ATen.
-// capture's known-value guard (Guards.cpp) compares memory under the same rule.
 
 /// Whether `t`'s values are its storage's bytes at its sizes and strides, so
 /// native code may read them (Note [Tensors read as memory]).
