@@ -6,8 +6,10 @@
 #include <torch/csrc/Exceptions.h>
 #include <torch/csrc/autograd/python_variable.h>
 
+#include <exception>
 #include <map>
 #include <mutex>
+#include <new>
 
 #include "xacc/capture/EvalFrame.h"
 #include "xacc/ir/Printer.h"
@@ -173,6 +175,40 @@ PyObject* ivalueToPython(const c10::IValue& v) {
   return nullptr;
 }
 
+namespace {
+/// Sets the Python error for exception `e`, which escaped the `device`
+/// backend's run (Note [Backend interface]: failures are reported as false
+/// plus an error, so this is a backend bug or an allocation that failed).
+/// Running out of memory raises what eager raises for it; anything else
+/// xacc.BackendError with the exception's message. Call with the GIL held.
+void raiseEscaped(const std::exception_ptr& e, const std::string& device) {
+  std::string what = "an exception that is not a std::exception";
+  try {
+    std::rethrow_exception(e);
+  } catch (const c10::OutOfMemoryError&) {
+    torch::translate_exception_to_python(e);
+    return;
+  } catch (const std::bad_alloc&) {
+    PyErr_NoMemory();
+    return;
+  } catch (const c10::Error& ce) {
+    what = ce.what_without_backtrace();
+  } catch (const std::exception& se) {
+    what = se.what();
+  } catch (...) {
+  }
+  std::string msg = "xacc: the '" + device + "' backend failed while running a captured graph (an xacc bug): " + what;
+  PyObject* cls = nullptr;
+  if (PyObject* mod = PyImport_ImportModule("xacc.errors")) {
+    cls = PyObject_GetAttrString(mod, "BackendError");
+    Py_DECREF(mod);
+  }
+  if (!cls) PyErr_Clear();
+  PyErr_SetString(cls ? cls : PyExc_RuntimeError, msg.c_str());
+  Py_XDECREF(cls);
+}
+}  // namespace
+
 std::shared_ptr<CompiledGraph> CompiledGraph::create(std::unique_ptr<ir::Module> module,
                                                      ir::Graph* graph, std::string& error,
                                                      const std::string& device, const BackendOptions& options) {
@@ -242,10 +278,23 @@ bool CompiledGraph::run(PyObject* const* inputs, size_t n, std::vector<c10::IVal
     Py_DECREF(in);
   }
   std::vector<c10::IValue> all;
-  bool ok;
+  bool ok = false;
+  std::exception_ptr escaped;
+  // This runs under the eval-frame hook, which CPython calls from C: an
+  // exception that left here would reach std::terminate (it aborted the
+  // process when an xpu region read a vmap BatchedTensor's memory), and it
+  // would skip re-taking the GIL. So every exception stops here.
   Py_BEGIN_ALLOW_THREADS
-  ok = exe_->run(args, all, error);
+  try {
+    ok = exe_->run(args, all, error);
+  } catch (...) {
+    escaped = std::current_exception();
+  }
   Py_END_ALLOW_THREADS
+  if (escaped) {
+    raiseEscaped(escaped, device_);
+    return false;
+  }
   if (!ok) return false;
   outs.clear();
   for (size_t i = 0; i < all.size(); ++i)
@@ -271,7 +320,7 @@ PyObject* CompiledGraph::call(PyObject* const* inputs, size_t n) const {
   std::vector<c10::IValue> outs;
   std::string error;
   if (!run(inputs, n, outs, error)) {
-    PyErr_SetString(PyExc_RuntimeError, error.c_str());
+    if (!PyErr_Occurred()) PyErr_SetString(PyExc_RuntimeError, error.c_str());
     return nullptr;
   }
   PyObject* t = PyTuple_New(outs.size());
@@ -411,7 +460,7 @@ PyObject* CacheEntry::runGraph(PyObject** resolved) const {
     return ret.build(outs);
   }
   if (!graph->run(inputs, inputNodes.size(), outs, error)) {
-    PyErr_SetString(PyExc_RuntimeError, error.c_str());
+    if (!PyErr_Occurred()) PyErr_SetString(PyExc_RuntimeError, error.c_str());
     return nullptr;
   }
   return ret.build(outs);

@@ -54,6 +54,8 @@ public:
   /// a Python exception set. Releases the GIL while ATen runs.
   PyObject* call(PyObject* const* inputs, size_t n) const;
   /// The same, leaving the results as IValues (for entries that rebuild a value).
+  /// False with `error` set, or with a Python exception set when an exception
+  /// escaped the backend (it never propagates).
   bool run(PyObject* const* inputs, size_t n, std::vector<c10::IValue>& outs, std::string& error) const;
 
   const ir::Graph& graph() const { return *graph_; }

@@ -355,15 +355,26 @@ bool XpuExecutable::runNodes(ir::Interpreter& interp, const std::vector<const ir
 }
 
 bool XpuExecutable::runPackedGemm(Step& s, std::vector<Datum>& slots) {
+  // As runRegion: what the packed path throws leaves the node to ATen, which
+  // gives eager's values or raises eager's error; its output slot is written last.
+  try {
+    return packedGemm(s, slots);
+  } catch (const std::exception& e) {
+    logLine(s.node->opName() + ": packed GEMM not run (" + aten::exceptionMessage(e) + "); it runs through ATen");
+    return false;
+  }
+}
+
+bool XpuExecutable::packedGemm(Step& s, std::vector<Datum>& slots) {
   size_t base = s.gemm->hasBias ? 1 : 0;
   const Datum& dx = slots[s.inSlots[base]];
   const Datum& dw = slots[s.inSlots[base + 1]];
   if (dx.kind() != ir::DKind::Tensor || dw.kind() != ir::DKind::Tensor) return false;
   const at::Tensor& x = aten::tensorOf(dx);
   const at::Tensor& w = aten::tensorOf(dw);
+  // The weight's samples are read from its memory (Note [Tensors read as memory]).
   auto plainF32 = [](const at::Tensor& t, int64_t dim) {
-    return t.defined() && t.device().is_cpu() && t.layout() == c10::kStrided &&
-           t.scalar_type() == at::kFloat && t.dim() == dim && !t.is_inference();
+    return readableAsMemory(t) && t.scalar_type() == at::kFloat && t.dim() == dim && !t.is_inference();
   };
   if (!plainF32(x, 2) || !plainF32(w, 2) || !w.requires_grad() || c10::GradMode::is_enabled()) return false;
   int64_t m = x.size(0), k = w.size(0), n = w.size(1);

@@ -33,6 +33,30 @@ using ir::DType;
 /// Writes `s` to stderr when XACC_LOG names `mlir` (or `all`).
 void logLine(const std::string& s);
 
+// Note [Tensors read as memory]: native code that reads a tensor through
+// data_ptr, sizes and strides (region kernels, the packed GEMM's weight
+// samples) sees exactly the values eager computes only for a plain dense CPU
+// tensor: strided, with storage, and no dispatch key beyond the CPU kernel's,
+// autograd's and autocast's (an inference tensor has a subset of these). Every
+// other tensor's values exist only through the dispatcher: torch.vmap's
+// BatchedTensor (a frame functorch calls under vmap, such as transformers'
+// mask functions, is captured like any other; its logical sizes are not its
+// storage's and reading its memory threw "Cannot access data pointer of Tensor
+// that doesn't have storage", which aborted the process), functorch's grad
+// wrappers, functionalization, a subclass with __torch_dispatch__, the
+// conjugate and negative view bits (`z.conj().imag` reads as -Im(z); a kernel
+// reading its memory got +Im(z), a silently wrong result), ZeroTensor,
+// quantized, sparse and meta tensors. Such inputs run through ATen.
+
+/// Whether `t`'s values are its storage's bytes at its sizes and strides, so
+/// native code may read them (Note [Tensors read as memory]).
+inline bool readableAsMemory(const at::Tensor& t) {
+  static const c10::DispatchKeySet kPlainCpu({c10::DispatchKey::CPU, c10::DispatchKey::ADInplaceOrView,
+                                              c10::DispatchKey::AutogradCPU, c10::DispatchKey::AutocastCPU});
+  return t.defined() && t.layout() == c10::kStrided && t.device().is_cpu() && t.has_storage() &&
+         (t.key_set() - kPlainCpu).empty();
+}
+
 /// Process-wide kernels by (options, text), held weakly: the executables that
 /// use a kernel own it, so a kernel (its JIT session and code, about 130 KB)
 /// and its key (the kernel's text) go with the last executable of a deleted
@@ -237,6 +261,8 @@ private:
 
   /// Note [Packed GEMM weights]. False: run the node through ATen as usual.
   bool runPackedGemm(Step& s, std::vector<Datum>& slots);
+  /// runPackedGemm's work; may throw.
+  bool packedGemm(Step& s, std::vector<Datum>& slots);
 
   std::shared_ptr<Variant> variantFor(RegionState& r, const std::vector<InputDesc>& in);
 
@@ -261,7 +287,10 @@ private:
 
   void noteFailure(RegionState& r, const std::string& why);
 
+  /// Runs region `r` as its kernel; false (nothing thrown): run its nodes instead.
   bool runRegion(RegionState& r, std::vector<Datum>& slots);
+  /// runRegion's work; may throw.
+  bool launchRegion(RegionState& r, std::vector<Datum>& slots);
   /// The strides eager gives each output of `r` for these inputs, computed
   /// once per input geometry on meta tensors (Note [Eager strides of kernel outputs]).
   const std::vector<std::vector<int64_t>>& eagerStridesFor(RegionState& r, const std::vector<Datum>& slots,

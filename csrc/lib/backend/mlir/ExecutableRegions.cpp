@@ -314,6 +314,20 @@ const std::vector<std::vector<int64_t>>& XpuExecutable::eagerStridesFor(RegionSt
 }
 
 bool XpuExecutable::runRegion(RegionState& r, std::vector<Datum>& slots) {
+  // Nothing a kernel run throws (a tensor op while preparing the launch, an
+  // allocation) escapes: the region's nodes then run through ATen, which gives
+  // eager's values or raises eager's error. A kernel writes only the fresh
+  // outputs, so a failed launch leaves nothing half-done.
+  try {
+    return launchRegion(r, slots);
+  } catch (const std::exception& e) {
+    logLine("region " + std::to_string(r.index) + ": kernel not run (" + aten::exceptionMessage(e) +
+            "); its nodes run through ATen");
+    return false;
+  }
+}
+
+bool XpuExecutable::launchRegion(RegionState& r, std::vector<Datum>& slots) {
   // Kernels do not record autograd history: a region that must (grad mode
   // on and an input requiring grad) runs node by node through ATen instead.
   bool needGrad = c10::GradMode::is_enabled();
@@ -325,9 +339,9 @@ bool XpuExecutable::runRegion(RegionState& r, std::vector<Datum>& slots) {
     switch (d.kind()) {
       case ir::DKind::Tensor: {
         const at::Tensor& t = aten::tensorOf(d);
-        if (!t.defined() || t.device().type() != c10::DeviceType::CPU ||
-            t.layout() != c10::kStrided || !aten::fromScalarType(t.scalar_type(), desc.dtype))
-          return false;
+        // A BatchedTensor under torch.vmap, a negative view, ...: values
+        // only the dispatcher knows (Note [Tensors read as memory]).
+        if (!readableAsMemory(t) || !aten::fromScalarType(t.scalar_type(), desc.dtype)) return false;
         if (needGrad && t.requires_grad()) return false;
         desc.shape.assign(t.sizes().begin(), t.sizes().end());
         desc.contiguous = t.is_contiguous();
