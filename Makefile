@@ -9,6 +9,8 @@
 #                 with TEST_PY_VERSIONS="3.12 3.13" also make venvs and the capture suite +
 #                 examples check under each
 #   make test-versions  make venvs, then every pytest directory under 3.12 and 3.13
+#   make wheel    one wheel per available version into dist/ (cp311 from build/, cp312/cp313
+#                 from build-py3.X after make venvs; Note [Wheel layout] in setup.py)
 #   make test-latest  capture suite + model sweep with the newest releases (build/venv-latest)
 #   make run      the main job (RUN_CMD below)
 #   make bench    benchmarks/*/run.py (BENCH=ir,camel for some)
@@ -38,7 +40,7 @@ comma := ,
 # the same model's time under plain python, measured in the same run.
 RUN_CMD := $(PYTHON) benchmarks/xjit_script/demo.py --device cpu
 
-.PHONY: all install deps build package link-tools venvs test test-versions test-latest run bench clean
+.PHONY: all install deps build package link-tools venvs wheel test test-versions test-latest run bench clean
 
 all: build
 
@@ -81,6 +83,7 @@ link-tools: build
 # removed so that run_tests.py reports that version failed rather than testing a stale build.
 PY_VERSIONS ?= 3.12 3.13
 space := $(subst ,, )
+
 venvs:
 	@status=0; \
 	for v in $(PY_VERSIONS); do \
@@ -89,6 +92,20 @@ venvs:
 	  args=""; [ -f build-py$$v/CMakeCache.txt ] || args="-DXACC_BUILD_TESTS=OFF"; \
 	  XACC_CMAKE_ARGS="$$args" XACC_BUILD_DIR=$(CURDIR)/build-py$$v build/venv-$$v/bin/python scripts/cmake_build.py build \
 	    || { echo "-- make venvs: build-py$$v failed"; rm -f xacc/_C*.cpython-$${v/./}-*.so; status=1; }; \
+	done; \
+	exit $$status
+
+# One wheel per available version (Note [Wheel layout] in setup.py): 3.11's from build/ with
+# $(PYTHON), each further version's from build-py3.X with build/venv-3.X's interpreter (the
+# torch it builds against). A version without a venv is named and left out;
+# tests/python/test_wheel.py installs the 3.12 and 3.13 wheels into a fresh venv and runs it.
+PIP_WHEEL := -m pip wheel --disable-pip-version-check --no-build-isolation --no-deps -w dist .
+wheel: build
+	@$(PYTHON) $(PIP_WHEEL)
+	@status=0; \
+	for v in $(PY_VERSIONS); do \
+	  if [ ! -x build/venv-$$v/bin/python ]; then echo "-- make wheel: no build/venv-$$v (make venvs), no cp$${v/./} wheel"; continue; fi; \
+	  XACC_BUILD_DIR=$(CURDIR)/build-py$$v build/venv-$$v/bin/python $(PIP_WHEEL) || status=1; \
 	done; \
 	exit $$status
 

@@ -7,6 +7,14 @@ configures `build/` once (Ninja, Release, this interpreter) and builds increment
 Always install with `pip install --no-build-isolation -e .` (what `make install` does):
 the build needs the torch 2.13.0 CPU wheel that is already installed, and an isolated
 build environment would fetch another torch.
+
+Note [Wheel layout]: a wheel (`make wheel`: `pip wheel --no-build-isolation` under each
+version's interpreter, XACC_BUILD_DIR naming that version's tree) holds the modules in the
+xacc package and, as data of the install prefix, the tree's `camel` executable in `bin/`
+and its executor plugins in `lib/xacc/executors/`: where the executable looks for plugins
+(<its directory>/../lib/xacc/executors, Executor.cpp) and where `python -m camel_lang`
+looks for it (<sys.prefix>/bin). An editable install carries neither: `make link-tools`
+links the build's tools instead.
 """
 
 import os
@@ -14,6 +22,7 @@ import shutil
 import sys
 
 from setuptools import Extension, setup
+from setuptools.command.bdist_wheel import bdist_wheel
 from setuptools.command.build_ext import build_ext
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "scripts"))
@@ -50,8 +59,23 @@ class CMakeBuild(build_ext):
         cmake_build.link_extension()
 
 
+class BdistWheel(bdist_wheel):
+    """See Note [Wheel layout]."""
+
+    def run(self) -> None:
+        bdir = cmake_build.build()  # incremental; build_ext finds it built
+        camel = bdir / "bin" / "camel"
+        if not camel.is_file():
+            raise RuntimeError(f"no camel executable under {bdir / 'bin'}: the wheel would lack it")
+        plugins = sorted((bdir / "lib" / "xacc" / "executors").glob("libxacc_exec_*.so"))
+        self.distribution.data_files = [("bin", [str(camel)])]
+        if plugins:
+            self.distribution.data_files.append(("lib/xacc/executors", [str(p) for p in plugins]))
+        super().run()
+
+
 setup(
     ext_modules=[CMakeExtension("xacc._C")]
     + [CMakeExtension("xacc." + name) for name in cmake_build.OPTIONAL_EXTENSIONS],
-    cmdclass={"build_ext": CMakeBuild},
+    cmdclass={"build_ext": CMakeBuild, "bdist_wheel": BdistWheel},
 )
