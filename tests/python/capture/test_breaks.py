@@ -507,3 +507,33 @@ def test_hasattr_result_is_guarded():
     torch.testing.assert_close(f(c, x), x * 2)
     del c.flag
     torch.testing.assert_close(f(c, x), x - 1)
+
+
+def make_window(size: int, *, causal: bool = True):
+    def inner(q: int, kv: int, *, scale: int = 1) -> bool:
+        return (q - kv < size) if causal else (q > kv * scale)
+
+    def grow():
+        nonlocal size
+        size += 1
+
+    return inner, grow
+
+
+def grow_then_read(x, inner, grow):
+    grow()
+    return x + inner(2, 0)
+
+
+def test_nonlocal_write_into_a_closure_made_before_the_call():
+    # grow() writes the cell it shares with inner: inlined, the write reached
+    # neither the real cell nor inner's read (main returned x + 0 and left the
+    # cell at 2). Such a write breaks now; the result and the cell are eager's.
+    for _ in range(2):
+        inner, grow = make_window(2)
+        expected = grow_then_read(torch.zeros(2), inner, grow)
+        assert inner.__closure__[1].cell_contents == 3
+        inner, grow = make_window(2)
+        got = jit(grow_then_read)(torch.zeros(2), inner, grow)
+        assert torch.equal(got, expected), (got, expected)
+        assert inner.__closure__[1].cell_contents == 3

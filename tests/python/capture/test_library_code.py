@@ -220,3 +220,75 @@ def test_in_on_an_object_from_outside_follows_its_state(f, add, remove, breaks):
         assert counters()["breaks"] == breaks, counters()
     finally:
         remove()
+
+
+class Layers:
+    """A library object with its own __len__ written in Python (transformers' caches)."""
+
+    def __init__(self):
+        self.layers = [1, 2]
+
+    def __len__(self):
+        return len(self.layers)
+
+
+class BadLength:
+    def __init__(self):
+        self.n = -1
+
+    def __len__(self):
+        return self.n
+
+
+LAYERS = Layers()
+BAD_LENGTH = BadLength()
+
+
+def count_layers(x):
+    return x * len(LAYERS)
+
+
+def length_of(x, obj):
+    return x + len(obj)
+
+
+def test_len_of_an_object_from_outside_follows_its_state():
+    # len(obj) of a global whose class defines __len__ in Python: inlined, so
+    # the next call's answer follows the object's state (was a GB011 break).
+    LAYERS.layers = [1, 2]
+    j, x = jit(count_layers), torch.randn(3)
+    for change in (None, lambda: LAYERS.layers.append(3), lambda: LAYERS.layers.clear()):
+        if change:
+            change()
+        compare_call(count_layers, j, (x,))
+    c = counters()
+    assert c["breaks"] == 0 and c["internal_errors"] == 0, c
+
+
+def test_len_follows_a_len_replaced_on_the_class():
+    obj = Layers()
+    j, x = jit(length_of), torch.randn(3)
+    compare_call(length_of, j, (x, obj))
+    old = Layers.__len__
+    Layers.__len__ = lambda self: 7
+    try:
+        assert torch.equal(j(x, obj), x + 7)
+    finally:
+        Layers.__len__ = old
+    assert torch.equal(j(x, obj), x + 2)
+
+
+@pytest.mark.parametrize("n,exc", [(-1, ValueError), ("2", TypeError), (2.0, TypeError)])
+def test_len_with_a_bad_result_raises_as_in_python(n, exc):
+    BAD_LENGTH.n = n
+    j = jit(length_of)
+    with pytest.raises(exc):
+        length_of(torch.ones(2), BAD_LENGTH)
+    with pytest.raises(exc):
+        j(torch.ones(2), BAD_LENGTH)
+
+
+def test_len_of_an_object_with_a_c_len_is_a_break():
+    j, x = jit(length_of), torch.randn(3)
+    compare_call(length_of, j, (x, collections.deque([1, 2, 3])))
+    assert counters()["breaks"] == 1, counters()

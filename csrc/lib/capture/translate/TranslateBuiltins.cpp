@@ -141,6 +141,7 @@ VarRef Translator::callBuiltin(PyObject* f, std::vector<VarRef>& args,
       }
       return constant(PyLong_FromSsize_t(n));
     }
+    if (v->is(Var::Kind::Object)) return objectLen(v);  // Note [len of outside objects]
     return bad("len() of an unsupported value");
   }
   if (f == T->isinstance) {

@@ -743,6 +743,40 @@ VarRef Translator::userLen(const VarRef& obj) {
   return makeConst(PyRef::steal(PyLong_FromSsize_t(n)));
 }
 
+// Note [len of outside objects]
+// ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+// len(obj) of an object read from outside the frame (an input, a global, an
+// attribute: a Var of kind Object with a source) runs type(obj).__len__, the
+// slot CPython calls; an instance attribute named __len__ is never consulted.
+// When the class defines it in Python it is inlined, so its reads of the
+// object's state are guarded like any inlined method's, and the function
+// itself is guarded by identity through `obj.__class__.__len__` (a __len__
+// replaced on the class later recompiles). Its result must be an int >= 0, as
+// len() requires (a negative or non-int result raises in Python: a break). A
+// __len__ in C, or an object without a source, stays a GB011 break.
+VarRef Translator::objectLen(const VarRef& obj) {
+  static PyObject* lenName = interned("__len__");
+  static PyObject* className = interned("__class__");
+  PyTypeObject* tp = Py_TYPE(obj->obj.get());
+  PyObject* fn = _PyType_Lookup(tp, lenName);  // borrowed
+  if (!fn || !PyFunction_Check(fn) || !isUserFunction(fn) || !obj->source) {
+    fail(GB::UnsupportedType, "len() of an unsupported value");
+    return nullptr;
+  }
+  PyRef keep = PyRef::borrow(fn);
+  guardId(Source::attr(Source::attr(obj->source, className), lenName), fn);
+  VarRef r = inlineFunction(fn, {obj}, {}, nullptr);
+  if (!r || failed()) return nullptr;
+  r = concrete(r);
+  if (failed()) return nullptr;
+  Py_ssize_t n = lenResult(r);
+  if (n < 0) {
+    fail(GB::UnsupportedType, tpName(tp) + ".__len__ returned no int >= 0");
+    return nullptr;
+  }
+  return makeConst(PyRef::steal(PyLong_FromSsize_t(n)));
+}
+
 VarRef Translator::userSubscr(const VarRef& obj, const VarRef& idx) {
   static PyObject* getName = interned("__getitem__");
   bool handled = false;

@@ -25,6 +25,7 @@ namespace {
 VarRef cellOf(VarRef content) {
   auto c = makeVar(Var::Kind::Cell);
   c->self = std::move(content);
+  c->pos = 1;  // made by MAKE_CELL while tracing: STORE_DEREF may write it (see there)
   return c;
 }
 
@@ -361,6 +362,12 @@ bool Frame::stepLocals(const Instr& ins, bool& done, VarRef& result) {
       bool free = ins.arg >= code->co_nlocalsplus - code->co_nfreevars;
       if (!c || !c->is(Var::Kind::Cell) || (!parent && free))
         return t.fail(GB::GlobalWrite, "nonlocal " + localName(ins.arg));
+      // A cell of a function made before the call (its closure, read through
+      // inlineFunction) is a tracker per inlined call: a write to it would reach
+      // neither the real cell nor the other functions that share it. Only
+      // cells made by MAKE_CELL while tracing (pos 1) are written.
+      if (c->pos != 1)
+        return t.fail(GB::GlobalWrite, "nonlocal " + localName(ins.arg) + " of a function made before the call");
       if (!need(ins, 1)) return false;
       c->self = pop();
       return true;

@@ -379,6 +379,8 @@ public:
   VarRef userUnary(PyObject* op, const VarRef& v);
   /// len(), obj[i] and obj[i] = v on a user object (Note [Operator protocols]).
   VarRef userLen(const VarRef& obj);
+  /// len() of an object from outside the frame whose class defines __len__ in Python (Note [len of outside objects]).
+  VarRef objectLen(const VarRef& obj);
   VarRef userSubscr(const VarRef& obj, const VarRef& idx);
   bool userStoreSubscr(const VarRef& obj, const VarRef& idx, const VarRef& val);
   /// `nn.X(...)` of a module class whose construction runs only torch.nn's code (Note [Fresh modules]).
