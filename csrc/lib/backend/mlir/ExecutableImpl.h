@@ -54,7 +54,7 @@ inline bool readableAsMemory(const at::Tensor& t) {
   static const c10::DispatchKeySet kPlainCpu({c10::DispatchKey::CPU, c10::DispatchKey::ADInplaceOrView,
                                               c10::DispatchKey::AutogradCPU, c10::DispatchKey::AutocastCPU});
   return t.defined() && t.layout() == c10::kStrided && t.device().is_cpu() && t.has_storage() &&
-         (t.key_set() - kPlainCpu).empty();
+         kPlainCpu.isSupersetOf(t.key_set());  // `-` keeps backend bits: never empty
 }
 
 /// Process-wide kernels by (options, text), held weakly: the executables that
