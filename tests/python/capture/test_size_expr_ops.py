@@ -314,3 +314,16 @@ def keepdim_reductions_then_read(x):
 
 def test_keepdim_reductions_have_expressions():
     check(keepdim_reductions_then_read, lambda i: (torch.randn(i + 2, 3, 5),), calls=4, max_recompiles=1)
+
+
+def dynamic_tuple_plus_constant_shape(x, mask):
+    # A tuple holding a dynamic size plus the torch.Size of a tensor with
+    # constant dims (ProphetNet's `(batch_size, heads) + causal_mask.shape`).
+    shape = (x.size(0), 1) + mask.shape
+    full = mask[None, None].expand(shape)
+    return x[:, None] + full, type(shape).__name__, list(mask.shape) + [x.size(0)]
+
+
+def test_tuple_plus_constant_torch_size_stays_dynamic():
+    mask = torch.randn(3, 4)
+    check(dynamic_tuple_plus_constant_shape, lambda i: (torch.randn(i + 2, 3, 4), mask), calls=4, max_recompiles=1)

@@ -423,6 +423,23 @@ VarRef Translator::binary(PyObject* op, const VarRef& a, const VarRef& b) {
   PyObject* iadd = operatorFn("iadd");
   bool seqA = a->is(Var::Kind::Tuple) || a->is(Var::Kind::List);
   bool seqB = b->is(Var::Kind::Tuple) || b->is(Var::Kind::List);
+  if ((op == add || op == iadd) && seqA != seqB && isConst(seqA ? b : a)) {
+    // A sequence tracker and a constant tuple, list or torch.Size (`(n, h) +
+    // mask.shape` with n symbolic, the shape a constant): the constant's items
+    // as trackers, then the rules below (Python's TypeError for tuple + list
+    // stays a break there).
+    PyRef c = constOf(seqA ? b : a);
+    PyTypeObject* tp = c ? Py_TYPE(c.get()) : nullptr;
+    bool size = tp == reinterpret_cast<PyTypeObject*>(pyTypes()->size);
+    if (tp == &PyTuple_Type || tp == &PyList_Type || size) {
+      std::vector<VarRef> items;
+      for (Py_ssize_t i = 0; i < PySequence_Fast_GET_SIZE(c.get()); ++i)
+        items.push_back(makeConst(PyRef::borrow(PySequence_Fast_GET_ITEM(c.get(), i))));
+      VarRef seq = makeSeq(tp == &PyList_Type ? Var::Kind::List : Var::Kind::Tuple, std::move(items));
+      seq->torchSize = size;
+      return seqA ? binary(op, a, seq) : binary(op, seq, b);
+    }
+  }
   if (seqA && seqB && (op == add || op == iadd) && a->kind == b->kind) {
     if (op == iadd && a->is(Var::Kind::List)) {
       if (!mutateInput(a, "list passed in from outside")) return nullptr;
