@@ -598,8 +598,14 @@ int Translator::objectContains(const VarRef& obj, const VarRef& key) {
   // An object read from outside the frame may hold other keys at the next
   // call: its answer comes from code that reads (and guards) its state.
   static PyObject* containsName = PyUnicode_InternFromString("__contains__");
+  static PyObject* className = PyUnicode_InternFromString("__class__");
   PyObject* c = _PyType_Lookup(Py_TYPE(obj->obj.get()), containsName);  // borrowed
   const PyTypes* T = pyTypes();
+  // Note [Dunders of outside objects]: the method the class gives is guarded
+  // by identity through `obj.__class__.<name>` (as len() does, Note [len of
+  // outside objects]): a __contains__ or __getitem__ replaced on the class
+  // after the first call recompiles instead of running the old one's graph.
+  if (c && PyFunction_Check(c)) guardId(Source::attr(Source::attr(obj->source, className), containsName), c);
   if (c && T && c == T->mappingContains) {
     // Mapping.__contains__ is `try: self[key] except KeyError: return False`.
     Failure before = failure_;
@@ -755,9 +761,11 @@ VarRef Translator::subscr(const VarRef& obj, const VarRef& idx) {
     // An object whose class defines __getitem__ in Python (a library's
     // registry or mapping class): its __getitem__ is inlined like any call.
     static PyObject* getitemName = PyUnicode_InternFromString("__getitem__");
+    static PyObject* className = PyUnicode_InternFromString("__class__");
     PyObject* gi = _PyType_Lookup(Py_TYPE(obj->obj.get()), getitemName);  // borrowed
-    if (gi && PyFunction_Check(gi) && isUserFunction(gi)) {
+    if (gi && PyFunction_Check(gi) && isUserFunction(gi) && obj->source) {
       PyRef keep = PyRef::borrow(gi);
+      guardId(Source::attr(Source::attr(obj->source, className), getitemName), gi);  // Note [Dunders of outside objects]
       return inlineFunction(gi, {obj, idx}, {}, nullptr);
     }
   }
