@@ -21,7 +21,7 @@ import torch
 
 from xacc._C import capture as C
 from xacc._src.capture import dynamic, scalars
-from xacc._src.capture.symexpr import ARITH as _ARITH_EXPR, Expr, result_dims
+from xacc._src.capture.symexpr import ARITH as _ARITH_EXPR, Expr, constant_dims, result_dims
 from xacc._src.capture.breaks import GraphBreak
 from xacc._src.capture.recorder import Recorder, meta_like, tensor_type
 
@@ -186,8 +186,7 @@ class State:
             return Expr.const(v) if type(v) is int else None
         ops = [self.dim_exprs.get(o) for o in operands]
         dims = result_dims(name, attrs, arg, ops, real, shadow, self.pair_of)
-        if same_args and not resolved and all(
-                d is not None and all(e is not None and e.constant() is not None for e in d) for d in ops):
+        if same_args and all(constant_dims(d) for d in ops):
             # Note [Shapes of constant shapes]: the recorder computes every result
             # shape with the op's meta kernel, a function of its operands'
             # metadata and its other arguments alone (ops whose shape depends

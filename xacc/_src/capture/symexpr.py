@@ -388,7 +388,7 @@ def _windowed_exact(name: str, attrs: dict, arg: Callable[[str], Any], operands:
     first, rest = operands[0], operands[1:]
     if name in _CONVOLUTIONS and (not rest or rest[0] is None or len(rest[0]) != len(first)):
         return False  # an unbatched input: the leading result dim is the weight's
-    if not all(dims is not None and all(_is_const(e) for e in dims) for dims in rest):
+    if not all(constant_dims(dims) for dims in rest):
         return False
     if not all(_is_const(e) for e in first[1:]):
         return False
@@ -407,3 +407,8 @@ def _const_int_args(attrs: dict, arg: Callable[[str], Any]) -> bool:
 
 def _is_const(e: "Expr | None") -> bool:
     return e is not None and e.constant() is not None
+
+
+def constant_dims(dims: "list | None") -> bool:
+    """Whether every dim of a tensor is known and a constant expression."""
+    return dims is not None and all(_is_const(e) for e in dims)
