@@ -6,6 +6,9 @@ and xacc on cpu and xpu0, one CSV row per (architecture, mode).
         [--only llama,bert] [--limit N] [--jobs N] [--timeout S] [--perf N] [--train]
     PYTHONPATH=. python benchmarks/models/sweep.py --summary PATH     # counts of a (partial) run
     PYTHONPATH=. python benchmarks/models/sweep.py --diff OLD NEW     # per-model changes
+    PYTHONPATH=. python benchmarks/models/sweep.py --modes xacc_xpu0,inductor --perf 5 --warm \
+        --threads 1 --only ... --csv perf-t1.csv                      # issue 24's measurement
+    PYTHONPATH=. python benchmarks/models/sweep.py --perf-report perf-t1.csv [perf-t2.csv]
 
 Each architecture runs in its own child process (a crash or hang costs that
 architecture only: --timeout per architecture). The child builds the model
@@ -36,8 +39,18 @@ each from a clean cache (xacc.jit.reset / torch._dynamo.reset):
                    amplifies eager's own float32 rounding past 1e-4, so no
                    implementation that does not repeat eager's summation order
                    bit for bit could pass the fixed tolerance;
-  compile_s        first call minus one eager call (cold);
+  compile_s        first call minus one eager call (cold: empty disk caches);
+  warm_s           with --warm: the same, in a second child process that
+                   finds the first one's disk caches (xacc's kernel cache,
+                   Inductor's FX graph and code caches), the "warm start";
   ms, eager_ms     median of --perf warm calls at batch 2, interleaved with eager.
+
+Modes: xacc_cpu and xacc_xpu0 (xacc.jit on the ATen executor and on the MLIR
+backend), dynamo (torch.compile with a counting backend that runs Dynamo's FX
+graph as is: backend="eager"), inductor (torch.compile's default backend,
+Inductor, behind the same counting: the code Inductor generates is what runs).
+By default the three capture modes run; inductor, which compiles C++ for every
+graph, is for the latency runs of issue 24 (--perf-report).
 
 xacc modes run before dynamo in the child. --train adds one training step per
 compiled mode (forward, mean of squares of the float outputs, backward, SGD
@@ -65,12 +78,13 @@ HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[1]
 sys.path.insert(0, str(HERE))
 
-MODES = ("eager", "xacc_cpu", "xacc_xpu0", "dynamo")
+MODES = ("eager", "xacc_cpu", "xacc_xpu0", "dynamo", "inductor")
 COMPILED = MODES[1:]
+DEFAULT_MODES = "xacc_cpu,xacc_xpu0,dynamo"
 BATCHES = (2, 3, 4)
 RTOL, ATOL = 1e-3, 1e-4
 FIELDS = ["model", "task", "class", "level", "params", "mode", "status", "eager_equal", "max_diff", "graphs",
-          "breaks", "break_codes", "recompiles", "compile_s", "ms", "eager_ms", "internal_errors", "train_ok",
+          "breaks", "break_codes", "recompiles", "compile_s", "warm_s", "ms", "eager_ms", "internal_errors", "train_ok",
           "reason"]
 
 
@@ -200,11 +214,17 @@ class _Xacc:
 
 
 class _Dynamo:
-    """torch.compile(backend="eager") as a counting backend, with Dynamo's counters."""
+    """torch.compile as a counting backend, with Dynamo's counters: each FX
+    graph runs as is (backend="eager") or as Inductor compiles it."""
 
-    def __init__(self) -> None:
+    def __init__(self, inductor: bool = False) -> None:
         import torch._dynamo
         from torch._dynamo.utils import counters
+        if inductor:  # imported here, not in the first call's compile time (xacc is imported before too)
+            from torch._inductor.compile_fx import compile_fx
+            self.inner = compile_fx
+        else:
+            self.inner = lambda gm, example_inputs: gm.forward  # what backend="eager" runs
         torch._dynamo.reset()
         counters.clear()
         self.counters, self.compiles = counters, 0
@@ -214,7 +234,7 @@ class _Dynamo:
 
         def backend(gm, example_inputs):
             self.compiles += 1
-            return gm.forward  # what backend="eager" runs
+            return self.inner(gm, example_inputs)
         return torch.compile(fn, backend=backend)
 
     def stats(self) -> dict:
@@ -227,9 +247,15 @@ def _codes_text(codes: dict) -> str:
     return " | ".join(f"{k}:{v}" for k, v in sorted(codes.items(), key=lambda kv: -kv[1]))
 
 
+def _tool(mode: str):
+    if mode in ("dynamo", "inductor"):
+        return _Dynamo(inductor=mode == "inductor")
+    return _Xacc("cpu" if mode == "xacc_cpu" else "xpu0")
+
+
 def run_mode(mode: str, built, inputs, refs, eager_one: float, perf: int, train: bool) -> dict:
     import torch
-    tool = _Dynamo() if mode == "dynamo" else _Xacc("cpu" if mode == "xacc_cpu" else "xpu0")
+    tool = _tool(mode)
     model = built.model
     row: dict = {}
     with torch.no_grad():
@@ -245,7 +271,7 @@ def run_mode(mode: str, built, inputs, refs, eager_one: float, perf: int, train:
         s2 = tool.stats()
         row.update(recompiles=s2["recompiles"] - s1["recompiles"], internal_errors=s2["internal_errors"],
                    eager_equal=ok, max_diff=worst, reason=why)
-        if mode == "dynamo":  # its "graphs" counter is compiles: batch 3 and 4 added to it
+        if isinstance(tool, _Dynamo):  # its "graphs" counter is compiles: batch 3 and 4 added to it
             row["recompiles"] = s2["graphs"] - s1["graphs"]
         times: dict = {"eager": [], "mode": []}
         for _ in range(perf):
@@ -281,6 +307,22 @@ def _train(built, tool, inp) -> bool:
                for a, b in zip(ref.parameters(), mine.parameters()))
 
 
+def warm_main(built, modes: list[str], emit) -> None:
+    """The --warm child: per mode, the first call's time minus one eager call,
+    with the cold child's disk caches in place (same cache directories)."""
+    import torch
+    inp = built.make_inputs(BATCHES[0])
+    with torch.no_grad():
+        _call(built.model, inp)  # eager's own first-call costs are not the mode's
+        eager_one = statistics.median(_timed(built.model, inp)[1] for _ in range(3))
+        for mode in modes:
+            try:
+                cm = _tool(mode).compile(built.model)
+                emit({"mode": mode, "warm_s": round(max(_timed(cm, inp)[1] - eager_one, 0.0), 4)})
+            except Exception as e:  # noqa: BLE001 - this mode's failure
+                emit({"mode": mode, "warm_error": f"{type(e).__name__}: {e}"[:300]})
+
+
 def child_main(a) -> None:
     import torch
     from hf_archs import Skip, build, discover
@@ -291,6 +333,9 @@ def child_main(a) -> None:
         built = build(arch)
     except Skip as e:
         emit({"mode": "eager", "status": "skip", "reason": str(e)[:1000]})
+        return
+    if a.warm_pass:
+        warm_main(built, [m for m in COMPILED if m in a.modes.split(",")], emit)
         return
     base = {"task": built.task, "class": built.class_name, "level": built.level, "params": built.params}
     inputs = [built.make_inputs(b) for b in BATCHES]
@@ -321,20 +366,42 @@ def run_child(model: str, a) -> list[dict]:
                    PYTHONPATH=str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""))
         cmd = [sys.executable, __file__, "--child", model, "--modes", a.modes, "--threads", str(a.threads),
                "--perf", str(a.perf)] + (["--train"] if a.train else [])
-        status, tail = "crash", ""
-        try:
-            p = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=a.timeout)
-            out, tail = p.stdout, f"exit {p.returncode}: {p.stderr.strip()[-300:]}"
-        except subprocess.TimeoutExpired as e:
-            out = e.stdout.decode() if isinstance(e.stdout, bytes) else (e.stdout or "")
-            status, tail = "timeout", f"no result within {a.timeout} s"
-    rows = [json.loads(ln[4:]) for ln in out.splitlines() if ln.startswith("ROW ")]
+        rows, status, tail = _child_rows(cmd, env, a.timeout)
+        if a.warm and any(r.get("status") == "ok" and r["mode"] != "eager" for r in rows):
+            _merge_warm(rows, *_child_rows(cmd + ["--warm-pass"], env, a.timeout))
     got = {r["mode"] for r in rows}
     if not (rows and rows[0].get("status") == "skip"):
         rows += [{"mode": m, "status": status, "reason": tail} for m in modes if m not in got]
     for r in rows:
         r["model"] = model
     return rows
+
+
+def _merge_warm(rows: list[dict], warm: list[dict], status: str, tail: str) -> None:
+    """The warm child's first-call times into the cold child's rows; a mode it
+    did not time keeps warm_s empty, with the reason appended."""
+    got = {w["mode"]: w for w in warm}
+    for r in rows:
+        if r["mode"] == "eager" or r.get("status") != "ok":
+            continue
+        w = got.get(r["mode"], {})
+        if "warm_s" in w:
+            r["warm_s"] = w["warm_s"]
+        else:
+            why = w.get("warm_error") or f"warm child {status}: {tail}"
+            r["reason"] = "; ".join(x for x in (r.get("reason"), f"warm: {why}"[:300]) if x)
+
+
+def _child_rows(cmd: list[str], env: dict, timeout: int) -> tuple[list[dict], str, str]:
+    """The ROW lines of one child, and (status, why) for the modes it did not report."""
+    status, tail = "crash", ""
+    try:
+        p = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=timeout)
+        out, tail = p.stdout, f"exit {p.returncode}: {p.stderr.strip()[-300:]}"
+    except subprocess.TimeoutExpired as e:
+        out = e.stdout.decode() if isinstance(e.stdout, bytes) else (e.stdout or "")
+        status, tail = "timeout", f"no result within {timeout} s"
+    return [json.loads(ln[4:]) for ln in out.splitlines() if ln.startswith("ROW ")], status, tail
 
 
 def read_rows(path: str) -> tuple[list[dict], dict]:
@@ -365,7 +432,8 @@ def default_csv() -> str:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--csv", help="rows go here, appended (default build/sweep/sweep-transformers-<v>.csv)")
-    ap.add_argument("--modes", default=",".join(COMPILED), help="compiled modes (eager always runs)")
+    ap.add_argument("--modes", default=DEFAULT_MODES,
+                    help=f"compiled modes (eager always runs; default {DEFAULT_MODES}; known {','.join(COMPILED)})")
     ap.add_argument("--only", help="comma-separated model types")
     ap.add_argument("--missing-ok", action="store_true", help="--only names not discovered are left out")
     ap.add_argument("--limit", type=int, help="the first N discovered model types (after --only)")
@@ -375,10 +443,15 @@ def main() -> None:
     ap.add_argument("--threads", type=int, default=1, help="torch threads in every child")
     ap.add_argument("--perf", type=int, default=3, help="timed warm calls per mode (0: no latency)")
     ap.add_argument("--train", action="store_true", help="one training step per compiled mode")
+    ap.add_argument("--warm", action="store_true",
+                    help="a second child per architecture times each mode's first call with the disk caches warm")
+    ap.add_argument("--perf-report", nargs="+", metavar="CSV",
+                    help="issue 24's latency and compile-time figures of --perf runs (one CSV per thread count)")
     ap.add_argument("--list", action="store_true", help="print the discovered architectures and exit")
     ap.add_argument("--summary", metavar="CSV", help="print the summary of a sweep CSV and exit")
     ap.add_argument("--diff", nargs=2, metavar=("OLD", "NEW"), help="per-model changes between two CSVs")
     ap.add_argument("--child", help=argparse.SUPPRESS)
+    ap.add_argument("--warm-pass", action="store_true", help=argparse.SUPPRESS)
     a = ap.parse_args()
     bad = [m for m in a.modes.split(",") if m and m not in COMPILED]
     if bad:
@@ -386,7 +459,10 @@ def main() -> None:
     if a.child:
         child_main(a)
         return
-    from sweep_report import diff, summary
+    from sweep_report import diff, perf_report, summary
+    if a.perf_report:
+        print(perf_report([read_rows(p) for p in a.perf_report]))
+        return
     if a.summary:
         print(summary(*read_rows(a.summary)))
         return
@@ -420,7 +496,7 @@ def main() -> None:
         w = csv.DictWriter(f, FIELDS, extrasaction="ignore")
         if fresh:
             f.write(f"# sweep {_versions()} discovered={len(archs)} modes={a.modes} perf={a.perf} "
-                    f"train={int(a.train)} started={time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime())}\n")
+                    f"threads={a.threads} warm={int(a.warm)} train={int(a.train)} started={time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime())}\n")
             w.writeheader()
         with ThreadPoolExecutor(max(1, a.jobs)) as pool:
             for i, rows in enumerate(pool.map(lambda m: run_child(m, a), todo), 1):

@@ -162,3 +162,78 @@ def diff(old: list[dict], new: list[dict]) -> str:
         if za or zb or ea or eb:
             head.append(f"{mode}: zero-break {za} -> {zb}, eager-equal {ea} -> {eb} (models in both)")
     return "\n".join(head + lines)
+
+
+def _float(v) -> float | None:
+    try:
+        return float(v)
+    except (TypeError, ValueError):
+        return None
+
+
+def _geomean(xs: list[float]) -> float:
+    import math
+    return math.exp(sum(math.log(x) for x in xs) / len(xs)) if xs else float("nan")
+
+
+def perf_report(runs: list[tuple[list[dict], dict]], mine: str = "xacc_xpu0", anchor: str = "inductor") -> str:
+    """Issue 24's figures from `sweep.py --perf N --warm` runs, one per thread
+    count: on the architectures `mine` captures whole (1 graph, 0 breaks,
+    eager-equal) where both modes were timed, the geomean speedup over eager
+    (each mode against the eager calls interleaved with its own), the geomean
+    cold compile time of each and the warm start's share of a cold one, and
+    the models `mine` runs more than 5% slower than eager."""
+    lines, crit = [], {0: [], 1: [], 2: [], 3: [], 4: []}
+    floor = 1e-3  # compile_s is clamped at 0 (first call minus one eager call): a 1 ms floor for the geomean
+    for rows, facts in runs:
+        by = _by_model(rows)
+        threads = facts.get("threads", "?")
+        whole = [m for m, d in by.items() if d.get(mine, {}).get("status") == "ok"
+                 and _int(d[mine].get("graphs")) == 1 and _int(d[mine].get("breaks")) == 0]
+        timed = [m for m in whole if all(_float(by[m].get(k, {}).get(f)) for k in (mine, anchor)
+                                         for f in ("ms", "eager_ms"))]
+        lines.append(f"threads={threads}: {len(whole)} architectures {mine} captures whole; "
+                     f"{len(timed)} timed under both {mine} and {anchor}")
+        crit[0].append(len(timed) >= 30)
+        if not timed:
+            continue
+        speed = {k: _geomean([_float(by[m][k]["eager_ms"]) / _float(by[m][k]["ms"]) for m in timed])
+                 for k in (mine, anchor)}
+        lines.append(f"  geomean speedup over eager: {mine} {speed[mine]:.3f}x, {anchor} {speed[anchor]:.3f}x")
+        crit[1].append(speed[mine] >= speed[anchor])
+        cold = {k: _geomean([max(_float(by[m][k].get("compile_s")) or 0.0, floor) for m in timed])
+                for k in (mine, anchor)}
+        lines.append(f"  geomean cold compile: {mine} {cold[mine]:.3f} s, {anchor} {cold[anchor]:.3f} s "
+                     f"({cold[anchor] / cold[mine]:.1f}x shorter)")
+        warm_ms = [m for m in timed if _float(by[m][mine].get("warm_s")) is not None]
+        if warm_ms:
+            share = _geomean([max(_float(by[m][mine]["warm_s"]), floor) for m in warm_ms]) / _geomean(
+                [max(_float(by[m][mine]["compile_s"]), floor) for m in warm_ms])
+            lines.append(f"  {mine} warm start / cold compile (geomean, {len(warm_ms)} models): {share:.2f}")
+            crit[2].append(cold[anchor] >= 10 * cold[mine] and share <= 0.25)
+        else:
+            lines.append(f"  no warm_s in this run (sweep.py --warm)")
+            crit[2].append(False)
+        slow = sorted((_float(by[m][mine]["ms"]) / _float(by[m][mine]["eager_ms"]), m) for m in timed)
+        over = [(r, m) for r, m in slow if r > 1.05]
+        lines.append(f"  {mine} more than 5% slower than eager: {len(over)}"
+                     + (": " + ", ".join(f"{m} {r:.2f}x" for r, m in over[::-1][:12]) if over else ""))
+        crit[3].append(not over)
+        neq = [m for m in timed if by[m][mine].get("eager_equal") != "True"]
+        crit[4].append(not neq)
+        lines.append("  per model (eager ms; speedup " + mine + " / " + anchor + "; cold s " + mine + " / "
+                     + anchor + "; warm s " + mine + "):")
+        for m in timed:
+            x, y = by[m][mine], by[m][anchor]
+            lines.append(f"    {m:<32} {_float(x['eager_ms']):>9.2f}  {_float(x['eager_ms']) / _float(x['ms']):5.2f}"
+                         f" / {_float(y['eager_ms']) / _float(y['ms']):5.2f}   {x.get('compile_s')} / "
+                         f"{y.get('compile_s')}   {x.get('warm_s') or '-'}")
+    names = {0: ">= 30 architectures timed", 1: "geomean speedup >= Inductor's at every thread count", 2: "cold compile >= 10x shorter, warm <= 25%",
+             3: "no model > 5% slower than eager", 4: "every timed model eager-equal"}
+    threads = {f.get("threads") for _, f in runs}
+    lines.append("issue 24 on these runs (thread counts " + ", ".join(sorted(t or "?" for t in threads)) + "; "
+                 "criterion 1 needs 1 and 2):")
+    for k, name in names.items():
+        ok = bool(crit[k]) and all(crit[k]) and (k != 1 or {"1", "2"} <= threads)
+        lines.append(f"  {k}. {name}: {'PASS' if ok else 'FAIL'}")
+    return "\n".join(lines)

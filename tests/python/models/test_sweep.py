@@ -137,3 +137,44 @@ def test_summary_and_diff_count_what_the_csv_says(tmp_path):
     changes = diff(read_rows(str(tmp_path / "old.csv"))[0], read_rows(str(tmp_path / "new.csv"))[0])
     assert "a [xacc_cpu]: breaks 3 -> 0" in changes and "xacc_cpu: zero-break 1 -> 2" in changes
     assert "c [" not in changes  # unchanged rows are not listed
+
+
+def _perf_rows(threads: int):
+    """Two whole-captured models timed under xacc_xpu0 and inductor, one model
+    xacc breaks on (left out of the figures)."""
+    def row(m, mode, ms, eager_ms, cold, warm="", graphs=1, breaks=0):
+        return dict(model=m, mode=mode, status="ok", eager_equal=True, graphs=graphs, breaks=breaks, recompiles=1,
+                    ms=ms, eager_ms=eager_ms, compile_s=cold, warm_s=warm)
+    return [dict(model="a", mode="eager", status="ok"), row("a", "xacc_xpu0", 5.0, 10.0, 0.5, 0.05),
+            row("a", "inductor", 4.0, 10.0, 20.0),
+            dict(model="b", mode="eager", status="ok"), row("b", "xacc_xpu0", 22.0, 20.0, 2.0, 0.2),
+            row("b", "inductor", 20.0, 20.0, 80.0),
+            dict(model="c", mode="eager", status="ok"), row("c", "xacc_xpu0", 1.0, 10.0, 0.1, 0.01, graphs=3, breaks=2),
+            row("c", "inductor", 9.0, 10.0, 10.0)]
+
+
+def test_perf_report_computes_issue_24_figures(tmp_path):
+    from sweep_report import perf_report
+    runs = []
+    for t in (1, 2):
+        path = tmp_path / f"t{t}.csv"
+        _write(path, _perf_rows(t))
+        rows, facts = read_rows(str(path))
+        facts["threads"] = str(t)
+        runs.append((rows, facts))
+    text = perf_report(runs)
+    # geomeans over a and b only (c breaks): xpu0 sqrt(2 * 20/22) = 1.348, inductor sqrt(2.5 * 1) = 1.581
+    assert "2 timed under both" in text
+    assert "xacc_xpu0 1.348x, inductor 1.581x" in text
+    # cold: xpu0 sqrt(0.5 * 2) = 1.0 s, inductor sqrt(20 * 80) = 40 s; warm share 0.1
+    assert "xacc_xpu0 1.000 s, inductor 40.000 s (40.0x shorter)" in text and "(geomean, 2 models): 0.10" in text
+    assert "more than 5% slower than eager: 1: b 1.10x" in text
+    assert "1. geomean speedup >= Inductor's at every thread count: FAIL" in text
+    assert "2. cold compile >= 10x shorter, warm <= 25%: PASS" in text
+    assert "3. no model > 5% slower than eager: FAIL" in text and "0. >= 30 architectures timed: FAIL" in text
+
+
+def test_inductor_mode_is_known_but_not_run_by_default():
+    from sweep import COMPILED, DEFAULT_MODES
+    assert "inductor" in COMPILED and "inductor" not in DEFAULT_MODES.split(",")
+    assert set(DEFAULT_MODES.split(",")) == {"xacc_cpu", "xacc_xpu0", "dynamo"}
