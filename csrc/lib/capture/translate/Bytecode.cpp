@@ -6,6 +6,7 @@
 #include <limits>
 #include <stdexcept>
 
+#include "xacc/capture/CodeExtra.h"
 
 namespace xacc::capture::translate {
 
@@ -169,9 +170,9 @@ Py_ssize_t gDecodedIndex = -1;
 void freeDecoded(void* p) { delete static_cast<Bytecode*>(p); }
 
 Bytecode* decoded(PyCodeObject* code) {
-  if (gDecodedIndex < 0) gDecodedIndex = _PyEval_RequestCodeExtraIndex(freeDecoded);
+  if (gDecodedIndex < 0) gDecodedIndex = requestCodeExtraIndex(freeDecoded);
   void* p = nullptr;
-  if (gDecodedIndex < 0 || _PyCode_GetExtra(reinterpret_cast<PyObject*>(code), gDecodedIndex, &p) < 0) {
+  if (gDecodedIndex < 0 || getCodeExtra(code, gDecodedIndex, &p) < 0) {
     PyErr_Clear();
     return nullptr;
   }
@@ -187,7 +188,7 @@ const Bytecode* Bytecode::of(PyCodeObject* code, std::string& error) {
   // Decoding may have run Python (an allocation can collect): another thread
   // may have stored this code's decoding meanwhile.
   if (const Bytecode* known = decoded(code)) return known;
-  if (gDecodedIndex < 0 || _PyCode_SetExtra(reinterpret_cast<PyObject*>(code), gDecodedIndex, bc.get()) < 0) {
+  if (gDecodedIndex < 0 || setCodeExtra(code, gDecodedIndex, bc.get()) < 0) {
     PyErr_Clear();
     error = "cannot attach the decoded bytecode to its code object";
     return nullptr;

@@ -181,6 +181,18 @@ PyObject* buildClassBuiltin() {
 
 namespace {
 
+/// Whether `name` is one of `code`'s cell variables (co_cellvars).
+bool isCellVar(PyCodeObject* code, PyObject* name) {
+  PyRef cells = PyRef::steal(PyObject_GetAttrString(reinterpret_cast<PyObject*>(code), "co_cellvars"));
+  if (!cells || !PyTuple_Check(cells.get())) {
+    PyErr_Clear();
+    return false;
+  }
+  int found = PySequence_Contains(cells.get(), name);
+  if (found < 0) PyErr_Clear();
+  return found == 1;
+}
+
 /// Why running class body `code` could do more than fill its namespace; empty when it cannot.
 std::string classBodyProblem(PyCodeObject* code) {
   static const char* kAllowed[] = {"MAKE_CELL", "RESUME", "NOP", "CACHE", "EXTENDED_ARG", "LOAD_CONST",
@@ -215,6 +227,9 @@ std::string classBodyProblem(PyCodeObject* code) {
     if (op == "LOAD_NAME" && PyUnicode_Check(argval.get()) &&
         PyUnicode_CompareWithASCIIString(argval.get(), "__name__") == 0)
       ok = true;
+    // A cell variable's slot holds its cell (MAKE_CELL): reading it is
+    // LOAD_CLOSURE, which 3.13 spells LOAD_FAST (a pseudo-instruction there).
+    if (op == "LOAD_FAST" && isCellVar(code, argval.get())) ok = true;
     if (!ok) return "a class body that runs " + op + (op == "LOAD_NAME" ? " " + pyText(argval.get()) : "");
   }
   if (PyErr_Occurred()) {
