@@ -72,11 +72,22 @@ bool Translator::moduleAttrWritable(const VarRef& obj, PyObject* name, const Var
       _PyType_Lookup(reinterpret_cast<PyTypeObject*>(T->module), setattrName))
     return fail(GB::AttributeWrite, what);
   if (value->is(Var::Kind::Tensor)) {
-    std::string why = bufferStoreRefusal(obj, name, value, T);
-    if (!why.empty()) return fail(GB::AttributeWrite, what + " (a tensor " + why + ")");
-    return guardNoRegistrationHooks();
+    // Note [Computed tensors stored on modules]: a tensor the graph computes is
+    // a plain torch.Tensor (never a Parameter, never marked `_is_buffer`, which
+    // nn.Buffer's isinstance asks), so nn.Module.__setattr__ sends it, under a
+    // name that is no parameter, buffer or child, to object.__setattr__, as it
+    // does a number (RecurrentGemma's `self.recurrent_states = states`). A
+    // tensor read from outside may be either: only the buffer stored back is
+    // modelled for those.
+    bool computed = !value->isNumpy() && !inputSource(value) && typeOf(value) == T->tensor;
+    if (!computed) {
+      std::string why = bufferStoreRefusal(obj, name, value, T);
+      if (!why.empty()) return fail(GB::AttributeWrite, what + " (a tensor " + why + ")");
+      return guardNoRegistrationHooks();
+    }
+  } else if (!value->is(Var::Kind::Const)) {
+    return fail(GB::AttributeWrite, what);
   }
-  if (!value->is(Var::Kind::Const)) return fail(GB::AttributeWrite, what);
   PyObject* dict = PyObject_GenericGetDict(o, nullptr);
   if (!dict) {
     PyErr_Clear();
