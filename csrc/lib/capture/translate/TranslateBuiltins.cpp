@@ -230,6 +230,19 @@ VarRef Translator::callBuiltin(PyObject* f, std::vector<VarRef>& args,
       PyObject* tp = typeOf(v);
       if (tp) return makeConst(PyRef::borrow(PyObject_HasAttr(tp, name.get()) ? Py_True : Py_False));
     }
+    if (v->is(Var::Kind::Tuple) && v->obj && PyType_Check(v->obj.get()) && PyUnicode_Check(name.get())) {
+      // An instance of a tuple subclass made here (a named tuple): with no
+      // instance dict, its attributes are its class's. A field's getter
+      // (_tuplegetter) or a function always answers; another descriptor of the
+      // class might raise AttributeError, and is not modelled.
+      auto* tp = reinterpret_cast<PyTypeObject*>(v->obj.get());
+      static PyObject* tupleGetter = moduleAttr("_collections", "_tuplegetter");
+      PyObject* attr = _PyType_Lookup(tp, name.get());  // borrowed
+      const bool plain = !attr || !Py_TYPE(attr)->tp_descr_get || PyFunction_Check(attr) ||
+                         (tupleGetter && Py_TYPE(attr) == reinterpret_cast<PyTypeObject*>(tupleGetter));
+      if (!v->source && tp->tp_dictoffset == 0 && tp->tp_getattro == PyObject_GenericGetAttr && plain)
+        return makeConst(PyRef::borrow(attr ? Py_True : Py_False));
+    }
     if (isModelOutputVar(v) && PyUnicode_Check(name.get())) {
       // transformers' ModelOutput (TranslateDataclass.cpp). One that came in
       // through a source is asked, and the answer guarded. One made here has
