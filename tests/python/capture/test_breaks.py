@@ -540,3 +540,26 @@ def test_nonlocal_write_into_a_closure_made_before_the_call():
         got = jit(grow_then_read)(torch.zeros(2), inner, grow)
         assert torch.equal(got, expected), (got, expected)
         assert inner.__closure__[1].cell_contents == 3
+
+
+import collections as _collections
+
+_AttnOut = _collections.namedtuple("_AttnOut", ["hidden_states", "attention_probs"])
+
+
+def hasattr_on_named_tuple(x):
+    out = _AttnOut(hidden_states=x * 2, attention_probs=None)
+    n = 0
+    if hasattr(out, "buckets"):  # reformer: no such field
+        n += 1
+    if hasattr(out, "hidden_states"):
+        n += 2
+    if hasattr(out, "_asdict"):
+        n += 4
+    return out.hidden_states + n
+
+
+def test_hasattr_on_a_named_tuple_made_in_the_frame():
+    # It was GB011 'hasattr() on a container' (reformer's attention outputs).
+    c = check(hasattr_on_named_tuple, r(3), calls=2, graphs=1, breaks=0)
+    assert c["recompiles"] == 0, c

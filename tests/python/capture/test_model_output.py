@@ -158,3 +158,46 @@ def test_model_output_first_field_pairs_or_empty_match_eager():
     for fn in (pairs, empty, empty_string, dict_first):
         reset()
         check(fn, r(3), min_graphs=0, max_recompiles=3)
+
+
+def hasattr_on_outputs(x):
+    o = _Out(logits=x * 2)
+    n = 0
+    if hasattr(o, "hidden"):  # a field, None: still an attribute
+        n += 1
+    if hasattr(o, "vision_hidden_states"):  # no field, not on the class
+        n += 2
+    if hasattr(o, "to_tuple"):  # a method of the class
+        n += 4
+    return o.logits + n, o
+
+
+def hasattr_after_break(x):
+    _, o = hasattr_on_outputs(x)
+    print("break")  # `o` reaches the rest of the frame through a source
+    n = 0
+    if hasattr(o, "logits"):
+        n += 1
+    if hasattr(o, "vision_hidden_states"):
+        n += 2
+    return o.logits + n
+
+
+def test_hasattr_on_a_model_output_is_answered():
+    # transformers' capture_outputs asks hasattr(outputs, "vision_hidden_states");
+    # it was GB011 'hasattr() on a container'.
+    check(hasattr_on_outputs, r(3), graphs=1, breaks=0)
+    check(hasattr_after_break, r(3), min_graphs=2)
+    from xacc.explain import explain
+    assert "GB011" not in [b.code for b in explain(hasattr_after_break)(torch.randn(3)).break_reasons]
+    o = _Out(logits=torch.ones(2))
+    o.vision_hidden_states = 1  # an instance attribute of an outside object: guarded, so answered anew
+    from xacc.jit import jit
+
+    def g(o, x):
+        return x + (1 if hasattr(o, "vision_hidden_states") else 0)
+
+    jg = jit(g)
+    x = torch.zeros(2)
+    torch.testing.assert_close(jg(o, x), x + 1)
+    torch.testing.assert_close(jg(_Out(logits=torch.ones(2)), x), x)

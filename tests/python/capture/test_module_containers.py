@@ -195,3 +195,37 @@ def test_append_under_xjit_matches_python(tmp_path):
                           timeout=300)
     assert plain.returncode == 0 and xjit.returncode == 0, plain.stderr[-2000:] + xjit.stderr[-2000:]
     assert xjit.stdout == plain.stdout, f"python:\n{plain.stdout}\nxjit:\n{xjit.stdout}"
+
+
+class _Weights(nn.Module):
+    """reformer's AxialPositionEmbeddings: a ParameterList iterated in a comprehension."""
+
+    def __init__(self):
+        super().__init__()
+        self.weights = nn.ParameterList([nn.Parameter(torch.randn(1, 3)) for _ in range(2)])
+
+    def forward(self, x):
+        b = x.shape[0]
+        expanded = [w.expand((b,) + w.shape[-1:]) for w in self.weights]
+        out = x
+        for w in expanded:
+            out = out + w
+        return out
+
+
+def test_parameter_list_iteration_is_captured():
+    from harness import check
+
+    # Iterating a ParameterList was GB011 'unpacking an unsupported value'.
+    m = _Weights()
+    check(m, lambda i: (torch.randn(4, 3),), calls=2, graphs=1, breaks=0)
+    # Its length and items are read through guarded attributes: an appended
+    # parameter is seen on the next call.
+    jm = jit(m)
+    x = torch.randn(4, 3)
+    _same(m(x), jm(x))
+    m.weights.append(nn.Parameter(torch.ones(1, 3)))
+    _same(m(x), jm(x))
+    with torch.no_grad():
+        m.weights[0].add_(1.0)
+    _same(m(x), jm(x))

@@ -311,8 +311,8 @@ std::unique_ptr<Bytecode> Bytecode::decode(PyCodeObject* code, std::string& erro
   return bc;
 }
 
-std::unique_ptr<Bytecode> Bytecode::derive(PyCodeObject* code, const Bytecode& orig, int shift, int nvars,
-                                           int derefShift, std::string& error) {
+std::unique_ptr<Bytecode> Bytecode::derive(PyCodeObject* code, const Bytecode& orig, int shift,
+                                           const std::vector<int>& slotMap, std::string& error) {
   // Only the prologue is read, up to its one JUMP_FORWARD (its instructions
   // have no location), from the code as it runs: unspecialized unless the
   // code has run often enough to be quickened, when the deoptimized copy is
@@ -353,9 +353,9 @@ std::unique_ptr<Bytecode> Bytecode::derive(PyCodeObject* code, const Bytecode& o
     ins.offset += shift;
     ins.next += shift;
     if (ins.target >= 0) ins.target += shift;
-    // As shiftDerefs moved them (Codegen): closure slots past the original's locals.
-    if (derefShift && ins.arg >= nvars && ins.arg < 256 && argIsSlot(ins.op))
-      ins.arg += derefShift;
+    // As remapSlots moved them (Codegen): closure slots past the resume code's locals.
+    if (argIsSlot(ins.op) && ins.arg >= 0 && static_cast<size_t>(ins.arg) < slotMap.size())
+      ins.arg = slotMap[static_cast<size_t>(ins.arg)];
     bc->index_[static_cast<size_t>(ins.offset / 2)] = static_cast<int>(bc->instrs_.size());
     bc->instrs_.push_back(ins);
   }

@@ -92,11 +92,11 @@ public:
 
   /// Decodes resume code `code` that continues `orig` (Note [Resume code]):
   /// its prologue is decoded, the rest, `orig`'s code moved by `shift` bytes
-  /// with closure opargs of at least `nvars` moved by `derefShift`, copied from
+  /// with each slot oparg j (argIsSlot) replaced by slotMap[j], copied from
   /// `orig`'s instructions. Costs the prologue plus a copy of the instructions,
   /// not a decoding of the whole code.
-  static std::unique_ptr<Bytecode> derive(PyCodeObject* code, const Bytecode& orig, int shift, int nvars,
-                                          int derefShift, std::string& error);
+  static std::unique_ptr<Bytecode> derive(PyCodeObject* code, const Bytecode& orig, int shift,
+                                          const std::vector<int>& slotMap, std::string& error);
 
   const std::vector<Instr>& instrs() const { return instrs_; }
   /// Index of the instruction at `offset`, or -1.

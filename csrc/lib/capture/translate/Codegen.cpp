@@ -57,6 +57,14 @@ struct Emitter {
   /// object, so a list on the stack and in a local stay the same list.
   std::map<const Var*, int> built;
   std::set<const Var*> converting;  ///< modelled library objects being rebuilt (rebuildUser)
+  /// Note [Cells across a break]: the frame's cells and free variables, by
+  /// tracker: how to push the cell object (Asm::cellAt's argument).
+  std::map<const Var*, int> cellLoads;
+  /// Cells of the frame whose content the break function stores, in order
+  /// (each once): all of them before a resume, those a rebuilt function
+  /// holds at a return.
+  std::vector<const Var*> cellsToStore;
+  PyObject* globals = nullptr;  ///< the frame's (a rebuilt function's must be these)
 
   Emitter(Translator& tr, BreakHost& h, PyCodeObject* c, int line)
       : t(tr), host(h), code(c), asm_(line, c->co_firstlineno) {
@@ -154,6 +162,7 @@ struct Emitter {
     using K = Var::Kind;
     // Mutable values made in the frame are built once and shared by every reference.
     bool shared = !v->source && (v->is(K::List) || v->is(K::Dict) || v->is(K::Iter) || v->is(K::UserObject) ||
+                                 v->is(K::Function) ||
                                  isFreshObject(v) ||
                                  (v->is(K::Tuple) && v->obj) || (v->is(K::Set) && PySet_CheckExact(v->obj.get())));
     if (converting.count(v.get()))
@@ -334,6 +343,55 @@ struct Emitter {
     return true;
   }
 
+  /// A function the traced code made (MAKE_FUNCTION): made again from its
+  /// code over the frame's own cells (Note [Cells across a break]), with its
+  /// defaults and annotations. Its globals must be the frame's.
+  bool rebuildFunction(const VarRef& v) {
+    if (v->globals.get() != globals) return failWith(GB::CannotSplit, "a function made by an inlined call");
+    if (v->pos == 1) return failWith(GB::CannotSplit, "a function whose annotations are not constants");
+    std::vector<int> cells;
+    for (const VarRef& c : v->cells) {
+      auto it = cellLoads.find(c.get());
+      if (it == cellLoads.end()) return failWith(GB::CannotSplit, "a closure over cells of an inlined call");
+      cells.push_back(it->second);
+      if (it->second >= 0 && std::find(cellsToStore.begin(), cellsToStore.end(), c.get()) == cellsToStore.end())
+        cellsToStore.push_back(c.get());
+    }
+    int flags = 0;
+    if (!v->items.empty()) {
+      flags |= 0x01;
+      for (const VarRef& d : v->items)
+        if (!rebuild(d)) return false;
+      asm_.op(Op::BUILD_TUPLE, static_cast<int>(v->items.size()));
+    }
+    if (!v->keys.empty()) {
+      flags |= 0x02;
+      for (size_t i = 0; i < v->keys.size(); ++i) {
+        asm_.op(Op::LOAD_CONST, constant(v->keys[i].get()));
+        if (!rebuild(v->kwItems[i])) return false;
+      }
+      asm_.op(Op::BUILD_MAP, static_cast<int>(v->keys.size()));
+    }
+    if (v->fields) {
+      flags |= 0x04;
+      asm_.op(Op::LOAD_CONST, constant(v->fields.get()));
+    }
+    if (!cells.empty()) {
+      flags |= 0x08;
+      for (int c : cells) asm_.cellAt(c);
+      asm_.op(Op::BUILD_TUPLE, static_cast<int>(cells.size()));
+    }
+    asm_.op(Op::LOAD_CONST, constant(v->obj.get()));
+    if (opcodeByte(Op::SET_FUNCTION_ATTRIBUTE) < 0) {
+      asm_.op(Op::MAKE_FUNCTION, flags);
+      return true;
+    }
+    asm_.op(Op::MAKE_FUNCTION, 0);  // 3.13: each attribute set on the function, the last pushed first
+    for (int f : {0x08, 0x04, 0x02, 0x01})
+      if (flags & f) asm_.op(Op::SET_FUNCTION_ATTRIBUTE, f);
+    return true;
+  }
+
   bool rebuildOnce(const VarRef& v) {
     using K = Var::Kind;
     switch (v->kind) {
@@ -473,6 +531,8 @@ struct Emitter {
       }
       case K::Iter:
         return rebuildIter(v);
+      case K::Function:
+        return rebuildFunction(v);
       case K::InstanceDict: {  // the rebuilt object's own __dict__
         if (!rebuild(v->self)) return false;
         static PyObject* dictName = PyUnicode_InternFromString("__dict__");
@@ -526,7 +586,13 @@ void collectOutputs(Translator& t, const VarRef& v, std::set<const Var*>& seen, 
     case K::BoundMethod:
     case K::ContainerMethod:
     case K::DictView:
+    case K::Cell:
       collectOutputs(t, v->self, seen, outs, bad);
+      break;
+    case K::Function:  // rebuilt with its defaults and over its cells (rebuildFunction)
+      for (const VarRef& i : v->items) collectOutputs(t, i, seen, outs, bad);
+      for (const VarRef& i : v->kwItems) collectOutputs(t, i, seen, outs, bad);
+      for (const VarRef& c : v->cells) collectOutputs(t, c, seen, outs, bad);
       break;
     default:
       break;
@@ -568,7 +634,10 @@ PyRef emitBreak(Translator& t, Frame& top, const Instr& ins, PyObject* func, Bre
   // A split at RETURN_VALUE (a return value or attribute writes rebuilt by
   // bytecode) needs no resume function and no locals: closure cells are fine.
   const bool atReturn = ins.op == Op::RETURN_VALUE || ins.op == Op::RETURN_CONST;
-  if (code->co_ncellvars && !atReturn) return bail(GB::ClosureCells, "frame defines closure cells");
+  // Note [Cells across a break]: the frame's cells (only an original code has
+  // cells) are made in the break function and shared with what continues it.
+  const ClosureSlots cells = closureSlots(code);
+  const ClosureSlots origCells = orig == code ? cells : closureSlots(orig);
   if (orig != code && off < resumePrologueEnd(top.bc)) return bail(GB::CannotSplit, "break inside a resume prologue");
   if (top.bc->inTry(off)) return bail(GB::BreakInTry, "break inside a try/with block");
   // A break inside a loop: split at the outermost loop's header (Note [Loop bodies]).
@@ -609,8 +678,10 @@ PyRef emitBreak(Translator& t, Frame& top, const Instr& ins, PyObject* func, Bre
   std::set<const Var*> seen;
   bool bad = false;
   for (const VarRef& v : top.stack) collectOutputs(t, v, seen, outs, bad);
-  if (!atReturn)
+  if (!atReturn) {
     for (int i = 0; i < nlocals; ++i) collectOutputs(t, top.slots[static_cast<size_t>(i)], seen, outs, bad);
+    for (int r = 0; r < cells.ncells; ++r) collectOutputs(t, top.slots[static_cast<size_t>(cells.slots[r])], seen, outs, bad);
+  }
   for (const auto& w : t.attrWrites()) collectOutputs(t, w.value, seen, outs, bad);
   for (const VarRef& c : t.mutatedInputs())
     for (const VarRef& i : c->items) collectOutputs(t, i, seen, outs, bad);
@@ -626,11 +697,36 @@ PyRef emitBreak(Translator& t, Frame& top, const Instr& ins, PyObject* func, Bre
 
   Emitter em(t, host, code, top.line);
   em.fallback = &fallback;
+  em.globals = fn->func_globals;
   em.outLocal = em.local("__xacc_out");
   for (size_t k = 0; k < outs.size(); ++k) em.outIndex[outs[k]] = static_cast<int>(k);
   Asm& a = em.asm_;
   if (code->co_nfreevars) a.op(Op::COPY_FREE_VARS, code->co_nfreevars);
   a.op(Op::RESUME, 0);
+  // The frame's cells, each in a hidden local (an argument's value copied in
+  // first: its own slot keeps the plain value, which sources load), then
+  // its free variables: the closure of every function made here.
+  std::vector<int> hidden, closure;
+  for (int r = 0; r < cells.ncells; ++r) {
+    const int j = cells.slots[static_cast<size_t>(r)];
+    hidden.push_back(em.local(("__xacc_cell" + std::to_string(r)).c_str()));
+    if (j < code->co_nlocals) {
+      a.op(Op::LOAD_FAST, j);
+      a.op(Op::STORE_FAST, hidden.back());
+    }
+    a.op(Op::MAKE_CELL, hidden.back());
+    closure.push_back(hidden.back());
+  }
+  for (int k = 0; k < code->co_nfreevars; ++k) closure.push_back(-1 - k);
+  for (int r = 0; r < cells.size(); ++r) {
+    const VarRef& c = top.slots[static_cast<size_t>(cells.slots[static_cast<size_t>(r)])];
+    if (c && c->is(Var::Kind::Cell)) em.cellLoads[c.get()] = closure[static_cast<size_t>(r)];
+  }
+  if (!atReturn)
+    for (int r = 0; r < cells.ncells; ++r) {
+      const VarRef& c = top.slots[static_cast<size_t>(cells.slots[static_cast<size_t>(r)])];
+      if (c && c->is(Var::Kind::Cell)) em.cellsToStore.push_back(c.get());
+    }
   if (hasGraph) {
     a.loadCallable(Op::LOAD_CONST, em.constant(graphFn.get()));
     for (int i = 0; i < nargs; ++i) a.op(Op::LOAD_FAST, i);
@@ -653,7 +749,17 @@ PyRef emitBreak(Translator& t, Frame& top, const Instr& ins, PyObject* func, Bre
   }
   for (int i : bound)
     if (!em.rebuild(top.slots[static_cast<size_t>(i)])) return {};
+  // The cells' contents (a function rebuilt here may add its cells to the list).
+  std::vector<int> cellStores;
+  for (size_t k = 0; k < em.cellsToStore.size(); ++k) {
+    const Var* c = em.cellsToStore[k];
+    const int slot = em.cellLoads.at(c);
+    if (!c->self || slot < 0) continue;  // empty, or a free variable (never written: GB008)
+    if (!em.rebuild(c->self)) return {};
+    cellStores.push_back(slot);
+  }
   if (!em.replayMutations()) return {};
+  for (auto it = cellStores.rbegin(); it != cellStores.rend(); ++it) a.op(Op::STORE_DEREF, *it);
   for (auto it = bound.rbegin(); it != bound.rend(); ++it) a.op(Op::STORE_FAST, *it);
   // What the rest runs natively sees the user's locals only (f_locals): not the
   // graph's outputs and rebuilt containers, and no argument slot the frame had
@@ -709,7 +815,7 @@ PyRef emitBreak(Translator& t, Frame& top, const Instr& ins, PyObject* func, Bre
     // trampoline] in EvalFrame311.cpp): `return (resume, locals..., stack...)`.
     // The resume function is made here, of this frame's globals and cells
     // (Note [Generated code holds no globals] in CodegenImpl.h).
-    emitMakeFunction(a, em.constant(resumeCode.get()), code->co_nfreevars);
+    emitMakeFunction(a, em.constant(resumeCode.get()), closure);
     for (int i = 0; i < origLocals; ++i) {
       if (std::find(unbound.begin(), unbound.end(), i) != unbound.end()) {
         a.op(Op::LOAD_CONST, em.constant(Py_None));
@@ -744,7 +850,7 @@ PyRef emitBreak(Translator& t, Frame& top, const Instr& ins, PyObject* func, Bre
     // The body function, made once per run of the loop from this frame's
     // globals and cells (Note [Generated code holds no globals]).
     const int bodyLocal = em.local("__xacc_loop_body");
-    emitMakeFunction(a, em.constant(body.get()), code->co_nfreevars);
+    emitMakeFunction(a, em.constant(body.get()), closure);
     a.op(Op::STORE_FAST, bodyLocal);
     for (int i : maybe) {
       a.op(Op::LOAD_CONST, em.constant(unboundSentinel()));
@@ -834,9 +940,17 @@ PyRef emitBreak(Translator& t, Frame& top, const Instr& ins, PyObject* func, Bre
     // The temps callResume stores into exist before the copy is made, so the
     // copy's closure opargs can be moved past every added local now.
     for (size_t i = 0; i < after.size(); ++i) em.local(("__xacc_tmp" + std::to_string(i)).c_str());
+    // The copy's slots: a cell of this frame is its hidden local; a free
+    // variable of the break function (a cell or free variable of the
+    // original, Note [Cells across a break]) follows every local.
     int nvarFinal = static_cast<int>(PyList_GET_SIZE(em.varnames.get()));
-    if (!shiftDerefs(raw, orig->co_nlocals, nvarFinal - orig->co_nlocals))
-      return bail(GB::CannotSplit, "closure index needs EXTENDED_ARG");
+    auto slotOf = [&](int j) {
+      const int r = origCells.rank(j);
+      if (r < 0) return j;
+      if (orig != code) return nvarFinal + r;
+      return r < cells.ncells ? hidden[static_cast<size_t>(r)] : nvarFinal + (r - cells.ncells);
+    };
+    if (!remapSlots(raw, slotOf)) return bail(GB::CannotSplit, "closure index needs EXTENDED_ARG");
     a.raw(raw);
     if (!callResume(end, after)) return {};
   }
@@ -849,7 +963,9 @@ PyRef emitBreak(Translator& t, Frame& top, const Instr& ins, PyObject* func, Bre
     PyRef marker = PyRef::steal(Py_BuildValue("(si)", kLoopDriverMarker, a.opOffset(kBodyCallLabel)));
     PyList_Append(em.consts.get(), marker.get());
   }
-  CodeParts parts{std::move(bytes), std::move(lt), "", em.consts.get(), em.names.get(), em.varnames.get(), nargs};
+  PyRef noCells = PyRef::steal(PyTuple_New(0));
+  CodeParts parts{std::move(bytes), std::move(lt), "", em.consts.get(), em.names.get(), em.varnames.get(), nargs,
+                  noCells.get()};
   std::string why;
   PyRef newCode = makeCode(code, orig, parts, why);
   if (!newCode) return bail(GB::Internal, "break function: " + why);

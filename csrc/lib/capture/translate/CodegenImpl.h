@@ -3,6 +3,7 @@
 #pragma once
 
 #include <algorithm>
+#include <functional>
 #include <map>
 #include <mutex>
 #include <set>
@@ -68,6 +69,10 @@ struct CodeParts {
   PyObject* names = nullptr;     ///< list, or null: base's
   PyObject* varnames = nullptr;  ///< list; all locals (co_nlocals)
   int argcount = 0;
+  /// Tuples, or null: base's. Generated code has no cell variables
+  /// (Note [Cells across a break] in CodegenCells.cpp).
+  PyObject* cellvars = nullptr;
+  PyObject* freevars = nullptr;
 };
 /// The code object of `parts`, its co_stacksize the deepest stack any path
 /// through it reaches (Note [Stack depth by construction] in
@@ -160,6 +165,9 @@ public:
   /// Pushes closure slot `j` (a cell) for a closure tuple: LOAD_CLOSURE, or
   /// 3.13's LOAD_FAST of the slot; patched by patchDerefs.
   void loadCell(int j) { op(cellLoadOp(), -1 - j); }
+  /// Pushes the cell held in slot `arg` (>= 0: that slot; < 0: closure slot
+  /// -1 - arg, as loadCell) for a closure tuple.
+  void cellAt(int arg) { op(cellLoadOp(), arg); }
   /// Patches every LOAD_DEREF and cell load (loadCell) with a negative arg (a
   /// closure slot) to nvar + slot.
   void patchDerefs(int nvar) {
@@ -283,10 +291,37 @@ PyRef makeResume(PyCodeObject* orig, int target, const std::vector<bool>& layout
                  std::string& error);
 /// Where the prologue of resume code decoded as `bc` ends (byte offset).
 int resumePrologueEnd(const Bytecode* bc);
-/// Adds `shift` to the opargs in `raw` that name a closure slot (index past
-/// `nvars` locals; argIsSlot); false when one would need EXTENDED_ARG or is a
-/// nibble of a kFusedLocals instruction.
-bool shiftDerefs(std::string& raw, int nvars, int shift);
+/// Replaces each oparg in `raw` that names a slot (argIsSlot) by `to(slot)`;
+/// false when a moved one would need EXTENDED_ARG or is a nibble of a
+/// kFusedLocals instruction.
+bool remapSlots(std::string& raw, const std::function<int(int)>& to);
+
+/// The closure slots of a code object (Note [Cells across a break] in
+/// CodegenCells.cpp): its cell variables, argument cells included, in
+/// localsplus order, then its free variables.
+struct ClosureSlots {
+  std::vector<int> slots;  ///< localsplus index of each, in closure order
+  int ncells = 0;          ///< the first `ncells` of `slots` are cells
+  int nlocals = 0;         ///< the code's co_nlocals
+  /// Position of localsplus slot `j` in closure order, or -1 (a plain local).
+  int rank(int j) const {
+    auto it = std::find(slots.begin(), slots.end(), j);
+    return it == slots.end() ? -1 : static_cast<int>(it - slots.begin());
+  }
+  int size() const { return static_cast<int>(slots.size()); }
+  /// Slot `j` of the code in a code derived from it with `nvar` locals and no
+  /// cells (a resume or loop-body code): closure slots follow the locals.
+  int derived(int j, int nvar) const {
+    const int r = rank(j);
+    return r < 0 ? j : nvar + r;
+  }
+};
+ClosureSlots closureSlots(PyCodeObject* code);
+/// A derived code's co_freevars: the names of `code`'s closure slots in order.
+PyRef derivedFreevars(PyCodeObject* code);
+/// `code`'s co_varnames as a list, an argument that is a cell renamed (in a
+/// derived code it is a free variable of that name; its local stays unbound).
+PyRef derivedVarnames(PyCodeObject* code);
 /// `code`'s co_code (bytes); null, error cleared, on failure.
 PyRef codeBytes(PyCodeObject* code);
 /// The value a loop's driver gives locals that only the loop body binds
@@ -345,19 +380,26 @@ PyRef registerCode(Map& fns, const Key& key, PyObject* code, PyCodeObject* orig)
   return PyRef::borrow(code);
 }
 
-/// Emits, in a function whose code has `nfree` free variables and no cell
-/// variables, the making of a function of code constant `constIndex` with
-/// this frame's globals and closure cells: `(cells...) code MAKE_FUNCTION`.
-/// Closure slots are patched by Asm::patchDerefs. Pushes one value; needs
-/// nfree + 1 stack slots. (Note [Codegen versions]: 3.13 sets the closure
-/// with SET_FUNCTION_ATTRIBUTE.)
-inline void emitMakeFunction(Asm& a, int constIndex, int nfree) {
-  for (int j = 0; j < nfree; ++j) a.loadCell(j);
-  if (nfree) a.op(Op::BUILD_TUPLE, nfree);
+/// Emits the making of a function of code constant `constIndex` with this
+/// frame's globals and the closure `cells` (each as Asm::cellAt takes it):
+/// `(cells...) code MAKE_FUNCTION`. Negative (closure) slots are patched by
+/// Asm::patchDerefs. Pushes one value; needs cells + 1 stack slots. (Note
+/// [Codegen versions]: 3.13 sets the closure with SET_FUNCTION_ATTRIBUTE.)
+/// The `nfree` form: a function whose code has `nfree` free variables and no
+/// cell variables passes its own closure.
+inline void emitMakeFunction(Asm& a, int constIndex, const std::vector<int>& cells) {
+  for (int c : cells) a.cellAt(c);
+  const int n = static_cast<int>(cells.size());
+  if (n) a.op(Op::BUILD_TUPLE, n);
   a.op(Op::LOAD_CONST, constIndex);
   const bool setAttr = opcodeByte(Op::SET_FUNCTION_ATTRIBUTE) >= 0;
-  a.op(Op::MAKE_FUNCTION, nfree && !setAttr ? 0x08 : 0);
-  if (nfree && setAttr) a.op(Op::SET_FUNCTION_ATTRIBUTE, 0x08);
+  a.op(Op::MAKE_FUNCTION, n && !setAttr ? 0x08 : 0);
+  if (n && setAttr) a.op(Op::SET_FUNCTION_ATTRIBUTE, 0x08);
+}
+inline void emitMakeFunction(Asm& a, int constIndex, int nfree) {
+  std::vector<int> cells;
+  for (int j = 0; j < nfree; ++j) cells.push_back(-1 - j);
+  emitMakeFunction(a, constIndex, cells);
 }
 
 // Split points (CodegenSplit.cpp).

@@ -142,6 +142,7 @@ bool planLoop(PyCodeObject* orig, const Bytecode* bc, int head, int end, int sta
     p.unpacked = true;
   }
   const int nlocals = orig->co_nlocals;
+  const ClosureSlots closure = closureSlots(orig);
   auto inBody = [&](int off) { return off > head && off <= end; };
   for (int k = 0; k < static_cast<int>(instrs.size()); ++k) {
     const Instr& ins = instrs[k];
@@ -159,6 +160,8 @@ bool planLoop(PyCodeObject* orig, const Bytecode* bc, int head, int end, int sta
       default:
         for (auto [op, i] : localParts(ins)) {
           if (i >= nlocals) return (why = "internal: local index"), false;
+          // 3.13 loads an argument's cell with LOAD_FAST for a closure.
+          if (closure.rank(i) >= 0) return (why = "a cell read as a local inside the loop"), false;
           p.referenced.insert(i);
           if (op == Op::STORE_FAST || op == Op::LOAD_FAST_AND_CLEAR) p.stored.insert(i);
         }
@@ -245,7 +248,6 @@ PyRef loopBody(PyCodeObject* orig, const Bytecode* bc, const LoopPlan& p, const 
   auto& reg = registry();
   auto key = std::make_tuple(orig, p.head, params, asPython);
   if (PyRef known = registeredCode(reg.bodyFns, key)) return known;
-  const int nlocals = orig->co_nlocals;
   // New local numbering: the parameters, the loop value, the other locals the body uses.
   std::map<int, int> slot;
   for (int i : params) slot[i] = static_cast<int>(slot.size());
@@ -273,7 +275,10 @@ PyRef loopBody(PyCodeObject* orig, const Bytecode* bc, const LoopPlan& p, const 
   const auto& instrs = bc->instrs();
   const int hi = bc->indexOf(p.head), ei = bc->indexOf(p.end);
   Asm a(instrs[static_cast<size_t>(hi)].line, orig->co_firstlineno);
-  if (orig->co_nfreevars) a.op(Op::COPY_FREE_VARS, orig->co_nfreevars);
+  // Note [Cells across a break]: the original's cells and free variables are
+  // the body's free variables, after its locals.
+  const ClosureSlots closure = closureSlots(orig);
+  if (closure.size()) a.op(Op::COPY_FREE_VARS, closure.size());
   a.op(Op::RESUME, 0);
   for (int k = 0; k < p.below + (p.isFor ? 1 : 0); ++k) a.op(Op::LOAD_CONST, constant(Py_None));  // the iterators
   for (int k = 0; k < p.values; ++k) a.op(Op::LOAD_FAST, valueSlot + k);
@@ -304,7 +309,8 @@ PyRef loopBody(PyCodeObject* orig, const Bytecode* bc, const LoopPlan& p, const 
     } else if (isLocalOp(ins.op)) {
       for (auto [op, i] : localParts(ins)) a.op(op, slot.at(i));
     } else if (flags & kArgFree) {
-      a.op(ins.op, ins.arg - nlocals + nvar);
+      if (closure.rank(ins.arg) < 0) return (why = "internal: closure slot"), PyRef();
+      a.op(ins.op, closure.derived(ins.arg, nvar));
     } else if (ins.target >= 0) {
       bool inside = ins.target > p.head && ins.target <= p.end;
       if (inside) {
@@ -352,7 +358,11 @@ PyRef loopBody(PyCodeObject* orig, const Bytecode* bc, const LoopPlan& p, const 
   a.op(Op::RETURN_VALUE);
   std::string bytes, lt;
   a.assemble(bytes, lt);
-  CodeParts parts{std::move(bytes), std::move(lt), "", consts.get(), nullptr, names.get(), valueSlot + p.values};
+  PyRef freevars = derivedFreevars(orig);
+  PyRef noCells = PyRef::steal(PyTuple_New(0));
+  if (!freevars || !noCells) return (why = "closure names"), PyRef();
+  CodeParts parts{std::move(bytes), std::move(lt), "", consts.get(), nullptr, names.get(), valueSlot + p.values,
+                  noCells.get(), freevars.get()};
   PyRef code = makeCode(orig, orig, parts, why);
   if (!code) return (why = "building the loop body's code: " + why), PyRef();
   PyRef f = registerCode(reg.bodyFns, key, code.get(), orig);

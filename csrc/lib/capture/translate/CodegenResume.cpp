@@ -95,22 +95,6 @@ std::string suffixLineTable(PyCodeObject* code, const Bytecode* bc, int start) {
 
 }  // namespace
 
-bool shiftDerefs(std::string& raw, int nvars, int shift) {
-  if (shift == 0) return true;
-  for (size_t i = 0; i + 1 < raw.size(); i += 2) {
-    auto op = static_cast<uint8_t>(raw[i]);
-    auto arg = static_cast<uint8_t>(raw[i + 1]);
-    const Op o = opcodeInfo(op).op;
-    if (o == Op::kNumOps) continue;
-    if (fusedLocals(o) && ((arg >> 4) >= nvars || (arg & 15) >= nvars)) return false;  // a nibble cannot move
-    if (argIsSlot(o) && arg >= nvars && (i == 0 || static_cast<uint8_t>(raw[i - 2]) != opByte(Op::EXTENDED_ARG))) {
-      if (arg + shift > 255) return false;
-      raw[i + 1] = static_cast<char>(arg + shift);
-    }
-  }
-  return true;
-}
-
 PyRef codeBytes(PyCodeObject* code) {
   // 3.11 keeps the bytes it makes here on the code object (_co_code): no copy after the first.
   PyRef b = PyRef::steal(PyCode_GetCode(code));
@@ -139,7 +123,10 @@ PyRef makeResume(PyCodeObject* orig, int target, const std::vector<bool>& layout
   int nvals = 0;
   for (bool b : layout) nvals += b;
   Asm asm_(-1, orig->co_firstlineno);
-  if (orig->co_nfreevars) asm_.op(Op::COPY_FREE_VARS, orig->co_nfreevars);
+  // Note [Cells across a break]: the original's cells and free variables are
+  // this code's free variables, after its locals and the stack arguments.
+  const ClosureSlots closure = closureSlots(orig);
+  if (closure.size()) asm_.op(Op::COPY_FREE_VARS, closure.size());
   asm_.op(Op::RESUME, 0);
   int k = 0;
   for (bool b : layout) {
@@ -173,7 +160,7 @@ PyRef makeResume(PyCodeObject* orig, int target, const std::vector<bool>& layout
   PyRef raw = codeBytes(orig);
   if (!raw) return (error = "cannot read co_code"), PyRef();
   std::string body(PyBytes_AS_STRING(raw.get()) + start, static_cast<size_t>(PyBytes_GET_SIZE(raw.get()) - start));
-  if (orig->co_nfreevars && !shiftDerefs(body, nvar, nvals)) {
+  if (closure.size() && !remapSlots(body, [&](int j) { return closure.derived(j, nvar + nvals); })) {
     error = "closure index needs EXTENDED_ARG";
     return {};
   }
@@ -182,11 +169,10 @@ PyRef makeResume(PyCodeObject* orig, int target, const std::vector<bool>& layout
     error = "an exception handler before the resumed code";
     return {};
   }
-  PyObject* varnames = PyObject_GetAttrString(reinterpret_cast<PyObject*>(orig), "co_varnames");
-  if (!varnames) return {};
-  PyRef names = PyRef::steal(PyList_New(0));
-  for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(varnames); ++i) PyList_Append(names.get(), PyTuple_GET_ITEM(varnames, i));
-  Py_DECREF(varnames);
+  PyRef names = derivedVarnames(orig);
+  PyRef freevars = derivedFreevars(orig);
+  PyRef noCells = PyRef::steal(PyTuple_New(0));
+  if (!names || !freevars || !noCells) return {};
   for (int i = 0; i < nvals; ++i) {
     PyRef n = PyRef::steal(PyUnicode_FromFormat("__xacc_stack%d", i));
     PyList_Append(names.get(), n.get());
@@ -200,7 +186,7 @@ PyRef makeResume(PyCodeObject* orig, int target, const std::vector<bool>& layout
   PyRef where = PyRef::steal(PyUnicode_FromFormat("<resume at %d>", target));
   PyList_Append(consts.get(), where.get());
   CodeParts parts{prologue + body, lt + suffixLineTable(orig, bc, start), exc, consts.get(), nullptr, names.get(),
-                  static_cast<int>(PyList_GET_SIZE(names.get()))};
+                  static_cast<int>(PyList_GET_SIZE(names.get())), noCells.get(), freevars.get()};
   PyRef out = makeCode(orig, orig, parts, error);
   if (!out) return {};
   auto& reg = registry();
@@ -270,10 +256,13 @@ std::unique_ptr<Bytecode> decodeResume(PyCodeObject* code, std::string& error) {
   PyCodeObject* orig = resumeOrigin(code, &shift);
   const Bytecode* obc = orig ? Bytecode::of(orig, error) : nullptr;
   if (obc) {
-    // makeResume's shiftDerefs: closure slots move past the stack arguments.
-    const int derefShift = orig->co_nfreevars ? code->co_nlocals - orig->co_nlocals : 0;
+    // makeResume's remapSlots: closure slots move past the stack arguments
+    // (Note [Cells across a break]).
+    const codegen::ClosureSlots closure = codegen::closureSlots(orig);
+    std::vector<int> slotMap;
+    for (int j = 0; j < orig->co_nlocalsplus; ++j) slotMap.push_back(closure.derived(j, code->co_nlocals));
     std::string why;
-    if (auto bc = Bytecode::derive(code, *obc, shift, orig->co_nlocals, derefShift, why)) return bc;
+    if (auto bc = Bytecode::derive(code, *obc, shift, slotMap, why)) return bc;
   }
   return Bytecode::decode(code, error);
 }

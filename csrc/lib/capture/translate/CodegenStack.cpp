@@ -152,6 +152,8 @@ PyRef makeCode(PyCodeObject* base, PyCodeObject* orig, const CodeParts& p, std::
   setItem(kw.get(), "co_posonlyargcount", PyLong_FromLong(0));
   setItem(kw.get(), "co_kwonlyargcount", PyLong_FromLong(0));
   setItem(kw.get(), "co_flags", PyLong_FromLong(base->co_flags & ~(CO_VARARGS | CO_VARKEYWORDS)));
+  if (p.cellvars) setItem(kw.get(), "co_cellvars", Py_NewRef(p.cellvars));
+  if (p.freevars) setItem(kw.get(), "co_freevars", Py_NewRef(p.freevars));
   // The user's names: a traceback, sys._getframe and inspect see the user's
   // function (the registry tells generated code apart).
   setItem(kw.get(), "co_name", Py_NewRef(orig->co_name));

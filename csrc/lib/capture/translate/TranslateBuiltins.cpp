@@ -230,6 +230,45 @@ VarRef Translator::callBuiltin(PyObject* f, std::vector<VarRef>& args,
       PyObject* tp = typeOf(v);
       if (tp) return makeConst(PyRef::borrow(PyObject_HasAttr(tp, name.get()) ? Py_True : Py_False));
     }
+    if (v->is(Var::Kind::Tuple) && v->obj && PyType_Check(v->obj.get()) && PyUnicode_Check(name.get())) {
+      // An instance of a tuple subclass made here (a named tuple): with no
+      // instance dict, its attributes are its class's. A field's getter
+      // (_tuplegetter) or a function always answers; another descriptor of the
+      // class might raise AttributeError, and is not modelled.
+      auto* tp = reinterpret_cast<PyTypeObject*>(v->obj.get());
+      static PyObject* tupleGetter = moduleAttr("_collections", "_tuplegetter");
+      PyObject* attr = _PyType_Lookup(tp, name.get());  // borrowed
+      const bool plain = !attr || !Py_TYPE(attr)->tp_descr_get || PyFunction_Check(attr) ||
+                         (tupleGetter && Py_TYPE(attr) == reinterpret_cast<PyTypeObject*>(tupleGetter));
+      if (!v->source && tp->tp_dictoffset == 0 && tp->tp_getattro == PyObject_GenericGetAttr && plain)
+        return makeConst(PyRef::borrow(attr ? Py_True : Py_False));
+    }
+    if (isModelOutputVar(v) && PyUnicode_Check(name.get())) {
+      // transformers' ModelOutput (TranslateDataclass.cpp). One that came in
+      // through a source is asked, and the answer guarded. One made here has
+      // every field as an attribute (its __init__ sets them all), and no other
+      // instance attribute (writing one is a break): a name that is no field
+      // is found on the class or not at all, unless a __getattr__ or a
+      // descriptor of the class could answer otherwise.
+      if (v->source) {
+        for (const auto& [obj, tracker] : containerInputs_) {
+          if (tracker.get() != v.get()) continue;
+          const int has = PyObject_HasAttr(obj, name.get());
+          guardHas(v->source, Leaf::Kind::HasAttr, name.get(), has != 0);
+          return makeConst(PyRef::borrow(has ? Py_True : Py_False));
+        }
+      } else {
+        auto* tp = reinterpret_cast<PyTypeObject*>(v->obj.get());
+        const int field = PySequence_Contains(v->fields.get(), name.get());
+        if (field < 0) PyErr_Clear();
+        if (field == 1) return makeConst(PyRef::borrow(Py_True));
+        PyObject* attr = _PyType_Lookup(tp, name.get());  // borrowed
+        const bool plain = !attr || !Py_TYPE(attr)->tp_descr_get || PyFunction_Check(attr);
+        if (field == 0 && tp->tp_getattro == PyObject_GenericGetAttr && plain)
+          return makeConst(PyRef::borrow(attr ? Py_True : Py_False));
+      }
+      return bad("hasattr() on a ModelOutput whose class answers attribute reads itself");
+    }
     if (v->is(Var::Kind::UserObject)) {
       int has = userHasattr(v, name.get());
       if (has == -1) return nullptr;

@@ -90,7 +90,8 @@ bool Frame::stepFused(const Instr& ins, bool& done, VarRef& result) {
           fn->keys = value->keys;
           fn->kwItems = value->items;
           break;
-        case 0x04:  // annotations: dropped, as MAKE_FUNCTION's handler does
+        case 0x04:  // annotations: kept, as MAKE_FUNCTION's handler does
+          setFunctionAnnotations(*fn, value);
           break;
         case 0x08:  // the closure: 3.13 loads a cell with LOAD_FAST (3.12's LOAD_CLOSURE)
           fn->cells.clear();

@@ -9,6 +9,24 @@
 
 namespace xacc::capture::translate {
 
+void setFunctionAnnotations(Var& fn, const VarRef& ann) {
+  // A tuple of names and values (MAKE_FUNCTION's 0x04), kept as one constant:
+  // its values are constants or objects the frame read (and guarded).
+  fn.fields = PyRef();
+  fn.pos = 1;  // not rebuildable unless every item is an object
+  if (!ann || !ann->is(Var::Kind::Tuple) || ann->obj) return;
+  PyRef t = PyRef::steal(PyTuple_New(static_cast<Py_ssize_t>(ann->items.size())));
+  if (!t) return PyErr_Clear();
+  for (size_t i = 0; i < ann->items.size(); ++i) {
+    const VarRef& v = ann->items[i];
+    if (!v || !(v->is(Var::Kind::Const) || v->is(Var::Kind::Object)) || !v->obj) return;
+    Py_INCREF(v->obj.get());
+    PyTuple_SET_ITEM(t.get(), static_cast<Py_ssize_t>(i), v->obj.get());
+  }
+  fn.fields = std::move(t);
+  fn.pos = 0;
+}
+
 bool Frame::stepControl(const Instr& ins, bool& done, VarRef& result) {
   switch (ins.op) {
     // -- control flow ------------------------------------------------------------------
@@ -276,9 +294,9 @@ bool Frame::stepCalls(const Instr& ins, bool& done, VarRef& result) {
           fn->cells.push_back(c->self);
         }
       }
-      // Annotations are dropped: the tracker has no attributes to read them
-      // through, and calling the function does not look at them.
-      if (ins.arg & 0x04) pop();
+      // Annotations are kept for a break to make the function again with them
+      // (rebuildFunction in Codegen.cpp); calling the function does not read them.
+      if (ins.arg & 0x04) setFunctionAnnotations(*fn, pop());
       if (ins.arg & 0x02) {
         VarRef kd = pop();
         fn->keys = kd->keys;

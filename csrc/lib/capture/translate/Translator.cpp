@@ -759,6 +759,36 @@ bool Translator::unpack(const VarRef& v, std::vector<VarRef>& out) {
         Py_DECREF(mods);
         return ok;
       }
+      // nn.ParameterList: its __iter__ yields self[i] for i in range(len(self)),
+      // which is getattr(self, str(i)) below self._size; read as the frame
+      // would read them (guarded module attributes). A subclass that changes
+      // how the items are reached is not modelled.
+      static PyObject* parameterList = moduleAttr("torch.nn", "ParameterList");
+      if (parameterList && PyObject_TypeCheck(o, reinterpret_cast<PyTypeObject*>(parameterList))) {
+        bool same = true;
+        for (const char* m : {"__iter__", "__getitem__", "__len__", "__getattr__", "__getattribute__"}) {
+          PyRef n = PyRef::steal(PyUnicode_InternFromString(m));
+          same = same && _PyType_Lookup(Py_TYPE(o), n.get()) ==
+                             _PyType_Lookup(reinterpret_cast<PyTypeObject*>(parameterList), n.get());
+        }
+        if (same) {
+          PyRef sizeName = PyRef::steal(PyUnicode_InternFromString("_size"));
+          VarRef n = getattr(v, sizeName.get());
+          if (!n) return false;
+          if (!n->is(Var::Kind::Const) || !PyLong_CheckExact(n->obj.get()))
+            return fail(GB::UnsupportedType, "a ParameterList whose length is not a number");
+          const long size = PyLong_AsLong(n->obj.get());
+          std::vector<VarRef> items;
+          for (long i = 0; i < size; ++i) {
+            PyRef key = PyRef::steal(PyUnicode_FromFormat("%ld", i));
+            VarRef item = getattr(v, key.get());
+            if (!item) return false;
+            items.push_back(std::move(item));
+          }
+          out = std::move(items);
+          return true;
+        }
+      }
       break;
     }
     default:

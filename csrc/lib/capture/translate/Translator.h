@@ -762,5 +762,9 @@ PyObject* binaryOperator(int arg);
 PyObject* compareOperator(int arg);
 /// `operator.<name>` (borrowed; the module stays imported).
 PyObject* operatorFn(const char* name);
+/// Keeps MAKE_FUNCTION's annotations tuple `ann` on function tracker `fn`
+/// (fields: the tuple; pos 1 when an item is not an object and the function
+/// cannot be made again at a break).
+void setFunctionAnnotations(Var& fn, const VarRef& ann);
 
 }  // namespace xacc::capture::translate

@@ -115,7 +115,7 @@ struct Var {
     Dict,          ///< keys (constants) and items, in insertion order
     Object,        ///< obj: any other Python object
     Function,      ///< a function made while tracing: obj = code, globals, items = defaults,
-                   ///< cells, keys/kwItems = kw defaults
+                   ///< cells, keys/kwItems = kw defaults, fields = annotations (pos 1: lost)
     BoundMethod,   ///< obj: a Python function, self: the bound tracker
     TensorMethod,  ///< self: the tensor, name: the method
     ContainerMethod,  ///< self: a list/tuple/dict tracker, name: the method
