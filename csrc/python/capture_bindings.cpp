@@ -456,7 +456,13 @@ void bindCapture(py::module_& m) {
         py::list dims;
         for (const auto& d : t.dimGuards())
           dims.append(py::make_tuple(d.a, d.dimA, d.op, d.b, d.dimB, d.value, d.what));
-        return py::make_tuple(t.localNames(), t.gradMode(), nodes, dims, t.autocast(), t.inferenceMode());
+        py::object modes = py::none();
+        if (t.modesGuarded()) {
+          py::list types;
+          for (PyObject* ty : t.fnModeTypes()) types.append(py::reinterpret_borrow<py::object>(ty));
+          modes = py::make_tuple(py::tuple(types), t.dispatchModes());
+        }
+        return py::make_tuple(t.localNames(), t.gradMode(), nodes, dims, t.autocast(), t.inferenceMode(), modes);
       })
       .def("dims_equal", &cap::GuardTree::addDimEquality, py::arg("a"), py::arg("dim_a"), py::arg("b"),
            py::arg("dim_b"), py::arg("symbol"))
@@ -465,6 +471,13 @@ void bindCapture(py::module_& m) {
       .def("set_grad_mode", &cap::GuardTree::setGradMode)
       .def("set_autocast", &cap::GuardTree::setAutocast)
       .def("set_inference_mode", &cap::GuardTree::setInferenceMode)
+      .def("set_modes",
+           [](cap::GuardTree& t, py::tuple fnModeTypes, int64_t dispatchModes) {
+             std::vector<PyObject*> types;
+             for (py::handle ty : fnModeTypes) types.push_back(ty.ptr());
+             t.setModes(types, dispatchModes);
+           },
+           py::arg("fn_mode_types"), py::arg("dispatch_modes"))
       .def("set_local_names", &cap::GuardTree::setLocalNames)
       .def("path", &cap::GuardTree::path)
       .def("describe", &cap::GuardTree::describe)
@@ -706,6 +719,12 @@ void bindCapture(py::module_& m) {
       },
       py::arg("module"), py::arg("input_bytes"), py::arg("caps"));
   c.def("autocast_state", &cap::GuardTree::autocastState);
+  // (TorchFunctionMode types bottom first, TorchDispatchMode count): Note [Mode stacks].
+  c.def("mode_state", []() {
+    py::list types;
+    for (PyObject* ty : cap::GuardTree::currentFnModeTypes()) types.append(py::reinterpret_steal<py::object>(ty));
+    return py::make_tuple(py::tuple(types), cap::GuardTree::currentDispatchModes());
+  });
   c.def("install", &cap::installHook);
   c.def("uninstall", &cap::uninstallHook);
   c.def("installed", &cap::hookInstalled);

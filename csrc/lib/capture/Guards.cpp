@@ -2,7 +2,10 @@
 #include "xacc/capture/Guards.h"
 
 #include <torch/csrc/autograd/python_variable.h>
+#include <ATen/PythonTorchFunctionTLS.h>
 #include <ATen/autocast_mode.h>
+#include <c10/core/impl/TorchDispatchModeTLS.h>
+#include <torch/csrc/PyInterpreter.h>
 #include <c10/core/GradMode.h>
 #include <c10/core/InferenceMode.h>
 #include <torch/csrc/utils/tensor_numpy.h>
@@ -21,7 +24,55 @@ GuardTree::~GuardTree() {
     Py_XDECREF(n.key);
     for (Leaf& l : n.leaves) Py_XDECREF(l.obj);
   }
+  for (PyObject* t : fnModeTypes_) Py_DECREF(t);
   PyGILState_Release(g);
+}
+
+// Note [Mode stacks]
+// ~~~~~~~~~~~~~~~~~~
+// A TorchFunctionMode sees every torch call the program makes and may change
+// its result; a TorchDispatchMode sees every ATen op. A graph runs its ops
+// below both (the ATen executor, or compiled kernels that never dispatch), so
+// a graph is only valid for the mode stacks it was captured under. Every entry
+// is guarded on them: the function-mode stack holds modes of the same types,
+// bottom first, and the dispatch-mode stack as many modes as at capture.
+// convert.callback captures only under no mode but xjit's own EraseDevice
+// (whose rewrites the recorder makes itself: device.py), whose every instance
+// behaves alike, so types suffice; under any other mode the frame runs in
+// Python (an entry guarded on that stack, which Python runs exactly).
+// Before this guard, a frame captured outside a mode that negates Tensor.add
+// returned the unnegated sum when called under it, and a frame first captured
+// under it kept negating after the mode was left (tests/python/capture/test_mode_stacks.py).
+void GuardTree::setModes(const std::vector<PyObject*>& fnModeTypes, int64_t dispatchModes) {
+  for (PyObject* t : fnModeTypes_) Py_DECREF(t);
+  fnModeTypes_ = fnModeTypes;
+  for (PyObject* t : fnModeTypes_) Py_INCREF(t);
+  dispatchModes_ = dispatchModes;
+  modesGuarded_ = true;
+}
+
+std::vector<PyObject*> GuardTree::currentFnModeTypes() {
+  std::vector<PyObject*> out;
+  int64_t n = at::impl::PythonTorchFunctionTLS::stack_len();
+  for (int64_t i = 0; i < n; ++i) {
+    PyObject* mode = at::impl::PythonTorchFunctionTLS::get_stack_at(i)->ptr(getPyInterpreter());
+    PyObject* t = reinterpret_cast<PyObject*>(Py_TYPE(mode));
+    Py_INCREF(t);
+    out.push_back(t);
+  }
+  return out;
+}
+
+int64_t GuardTree::currentDispatchModes() { return c10::impl::TorchDispatchModeTLS::stack_len(); }
+
+bool GuardTree::modesMatch() const {
+  int64_t n = at::impl::PythonTorchFunctionTLS::stack_len();
+  if (n != static_cast<int64_t>(fnModeTypes_.size())) return false;
+  for (int64_t i = 0; i < n; ++i) {
+    PyObject* mode = at::impl::PythonTorchFunctionTLS::get_stack_at(i)->ptr(getPyInterpreter());
+    if (reinterpret_cast<PyObject*>(Py_TYPE(mode)) != fnModeTypes_[i]) return false;
+  }
+  return c10::impl::TorchDispatchModeTLS::stack_len() == dispatchModes_;
 }
 
 /// `torch.from_numpy(array)` for a writable ndarray (the graph may write
@@ -90,7 +141,8 @@ void GuardTree::addLeaf(int id, Leaf leaf) {
 }
 
 size_t GuardTree::numLeaves() const {
-  size_t n = (gradMode_ >= 0 ? 1 : 0) + (autocast_ >= 0 ? 1 : 0) + (inferenceMode_ >= 0 ? 1 : 0);
+  size_t n = (gradMode_ >= 0 ? 1 : 0) + (autocast_ >= 0 ? 1 : 0) + (inferenceMode_ >= 0 ? 1 : 0) +
+             (modesGuarded_ ? 1 : 0);
   for (const Node& node : nodes_) n += node.leaves.size();
   n += dimEqs_.size();
   return n;
@@ -384,6 +436,10 @@ bool GuardTree::check(const FrameView& view, PyObject** resolved, std::string* w
     if (why) *why = autocast_ == 0 ? "autocast is disabled" : "autocast state is the one seen at capture";
     return false;
   }
+  if (modesGuarded_ && !modesMatch()) {
+    if (why) *why = "the torch function and dispatch mode stacks are the ones seen at capture";
+    return false;
+  }
   PyObject* smallDistinct[16];
   std::vector<PyObject*> bigDistinct;
   size_t numDistinct = 0;
@@ -506,6 +562,11 @@ std::vector<std::string> GuardTree::describe() const {
   if (gradMode_ >= 0) out.push_back(std::string("grad mode ") + (gradMode_ ? "enabled" : "disabled"));
   if (inferenceMode_ >= 0) out.push_back(std::string("inference mode ") + (inferenceMode_ ? "enabled" : "disabled"));
   if (autocast_ >= 0) out.push_back(autocast_ == 0 ? "autocast disabled" : "autocast state " + std::to_string(autocast_));
+  if (modesGuarded_) {
+    std::string fn;
+    for (PyObject* t : fnModeTypes_) fn += (fn.empty() ? "" : ", ") + std::string(reinterpret_cast<PyTypeObject*>(t)->tp_name);
+    out.push_back("torch function modes [" + fn + "], " + std::to_string(dispatchModes_) + " dispatch modes");
+  }
   for (size_t i = 0; i < nodes_.size(); ++i)
     for (const Leaf& l : nodes_[i].leaves) out.push_back(path(static_cast<int>(i)) + ": " + leafText(l));
   for (const DimEq& e : dimEqs_) out.push_back(dimEqText(e));

@@ -251,4 +251,8 @@ def test_inference_mode_guard_is_dumped_and_rebuilt_for_aot():
     tree.set_inference_mode(False)
     dump = tree.dump()
     assert "inference mode disabled" in codec.rebuild_tree(dump).describe()
-    assert "inference mode disabled" not in codec.rebuild_tree(dump[:5]).describe()  # older stores
+    # Stores written before the mode-stack guard (Note [Mode stacks]) are refused: captured again.
+    with pytest.raises(codec.Unresolvable, match="mode-stack guard"):
+        codec.rebuild_tree(dump[:6])
+    tree.set_modes((), 0)
+    assert "torch function modes [], 0 dispatch modes" in codec.rebuild_tree(tree.dump()).describe()

@@ -183,6 +183,9 @@ def rebuild_tree(dump: tuple) -> Any:
 
     local_names, grad_mode, nodes, dims, autocast = dump[:5]
     inference_mode = dump[5] if len(dump) > 5 else -1  # stores written before the inference-mode guard
+    if len(dump) < 7:  # written before mode stacks were guarded: valid under no mode it would not say
+        raise Unresolvable("stored without its mode-stack guard (Note [Mode stacks]); captured again")
+    modes = dump[6]
     tree = C.GuardTree()
     tree.set_local_names(list(local_names))
     if grad_mode >= 0:
@@ -190,6 +193,8 @@ def rebuild_tree(dump: tuple) -> Any:
     tree.set_autocast(autocast)
     if inference_mode >= 0:
         tree.set_inference_mode(bool(inference_mode))
+    if modes is not None:
+        tree.set_modes(tuple(modes[0]), modes[1])
     for i, (parent, kind, index, key, leaves) in enumerate(nodes):
         n = tree.node(parent, kind, index, key)
         if n != i:

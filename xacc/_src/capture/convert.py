@@ -43,6 +43,7 @@ from xacc._src.capture import dynamic, hotness, training
 from xacc._src.capture.breaks import BreakInfo, GraphBreak
 from xacc._src.capture.events import EVENTS, CompileEvent
 from xacc._src.capture.config import RECOMPILE_LIMIT, debug, enabled, log
+from xacc._src.capture.device import EraseDevice
 from xacc._src.capture.host import Host, State
 from xacc._src.capture.views import view_of  # noqa: F401 - the translator reads convert.view_of
 from xacc._src.amp import MODE as _MODE, guard_precision
@@ -221,6 +222,17 @@ def _callback(func: types.FunctionType, args: tuple, failures: list[str]) -> Any
         tree.set_autocast(autocast)
         C.add_entry(code, C.default_entry(tree, (), _label(code)))
         log("capture", "%s runs in Python under torch.autocast", code.co_qualname)
+        return None
+    fn_modes, dispatch_modes = C.mode_state()
+    if dispatch_modes or any(t is not EraseDevice for t in fn_modes):
+        # A user's TorchFunctionMode or TorchDispatchMode sees every call or op
+        # and may change its result; graphs run below both, so the frame runs in
+        # Python, guarded on that stack (Note [Mode stacks] in Guards.cpp).
+        tree = C.GuardTree()
+        tree.set_modes(fn_modes, dispatch_modes)
+        C.add_entry(code, C.default_entry(tree, (), _label(code)))
+        log("capture", "%s runs in Python under torch function/dispatch modes %s (%d dispatch)",
+            code.co_qualname, [t.__qualname__ for t in fn_modes], dispatch_modes)
         return None
     if not resume and opts.hot_calls > 1:
         # Whole-script mode: translate only frames that pay (Note [Hot frames]).

@@ -59,6 +59,9 @@ class State:
         # Autocast is off (convert.callback runs frames under it in Python); an
         # entry is valid only while it stays off.
         self.tree.set_autocast(C.autocast_state())
+        # Captured only under no mode but xjit's own (convert.callback); valid
+        # only while the stacks stay so (Note [Mode stacks] in Guards.cpp).
+        self.tree.set_modes(*C.mode_state())
         self.inference_used = False  # an inference_mode region was modelled (set_inference)
         self.made_leaves: dict[int, torch.Tensor] = {}  # Note [Tensors made leaves]
         self.consts: list[Any] = []

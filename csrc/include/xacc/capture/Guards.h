@@ -126,6 +126,19 @@ public:
   void setInferenceMode(bool enabled) { inferenceMode_ = enabled ? 1 : 0; }
   /// -1: inference mode not guarded; 0/1: required disabled/enabled.
   int inferenceMode() const { return inferenceMode_; }
+  /// Requires torch's mode stacks to be the ones seen at capture (Note [Mode
+  /// stacks]): the TorchFunctionMode stack holds modes of exactly the types in
+  /// `fnModeTypes` (bottom first; new references taken), and the
+  /// TorchDispatchMode stack `dispatchModes` modes.
+  void setModes(const std::vector<PyObject*>& fnModeTypes, int64_t dispatchModes);
+  /// Whether setModes was called, and its arguments (borrowed), for serialization.
+  bool modesGuarded() const { return modesGuarded_; }
+  const std::vector<PyObject*>& fnModeTypes() const { return fnModeTypes_; }
+  int64_t dispatchModes() const { return dispatchModes_; }
+  /// The thread's TorchFunctionMode types, bottom first (new references), and
+  /// its TorchDispatchMode count.
+  static std::vector<PyObject*> currentFnModeTypes();
+  static int64_t currentDispatchModes();
   /// The thread's autocast state: for each device type torch autocasts (cpu,
   /// cuda, xpu, ...), whether it is enabled and its dtype, plus the cache flag;
   /// 0 when autocast is off everywhere.
@@ -211,6 +224,10 @@ private:
   int gradMode_ = -1;  ///< -1: not guarded
   int64_t autocast_ = -1;  ///< -1: not guarded
   int inferenceMode_ = -1;  ///< -1: not guarded
+  bool modesGuarded_ = false;
+  std::vector<PyObject*> fnModeTypes_;  ///< owned references
+  int64_t dispatchModes_ = 0;
+  bool modesMatch() const;
 };
 
 }  // namespace xacc::capture
