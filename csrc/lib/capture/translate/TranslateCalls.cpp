@@ -530,6 +530,12 @@ VarRef Translator::callObject(Frame& f, const VarRef& fn, std::vector<VarRef>& a
   static PyObject* builtinVars = PyDict_GetItemString(PyEval_GetBuiltins(), "vars");  // borrowed, lives forever
   if (o == builtinVars && args.size() == 1 && kwargs.empty() && args[0]->is(Var::Kind::UserObject))
     return instanceDict(args[0]);  // vars(obj) is obj.__dict__ (Note [Instance dicts])
+  if (o == builtinVars && args.size() == 1 && kwargs.empty() && args[0]->is(Var::Kind::Object) &&
+      args[0]->source && !PyModule_Check(args[0]->obj.get()) && !PyType_Check(args[0]->obj.get()) &&
+      _PyObject_GetDictPtr(args[0]->obj.get())) {
+    static PyObject* dictName = PyUnicode_InternFromString("__dict__");
+    return getattr(args[0], dictName);  // Note [Instance dicts of outside objects]
+  }
   if (T->partial && Py_TYPE(o) == reinterpret_cast<PyTypeObject*>(T->partial) && fn->source) {
     // functools.partial read from a source (transformers' GELUTanh keeps
     // `partial(F.gelu, approximate="tanh")`): its func, args and keywords are

@@ -160,6 +160,24 @@ VarRef Translator::getattr(const VarRef& obj, PyObject* name) {
       PyObject* o = obj->obj.get();
       PyTypeObject* tp = Py_TYPE(o);
       if (const AttrWrite* w = attrWritten(obj, name)) return w->value;
+      if (PyUnicode_CompareWithASCIIString(name, "__dict__") == 0) {
+        // Note [Instance dicts of outside objects]
+        // ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+        // `o.__dict__` (and `vars(o)`) of an object from outside the frame is
+        // its real dict, read at trace time, while the frame's attribute writes
+        // to it are replayed only after the graph (Note [Replayed attribute
+        // writes]): a read through the dict would miss them, before or after
+        // the dict was fetched. So the dict of an object with a replayed write
+        // is a break, and so is a write to an object whose dict the frame read.
+        // (`self.flag = 7; self.__dict__.get("flag")` gave None, eager 7.)
+        for (const AttrWrite& w : attrWrites_)
+          if (w.obj->obj.get() == o) {
+            fail(GB::AttributeWrite, std::string(".__dict__ of a ") + tp->tp_name +
+                                         " whose attribute write is replayed after the graph");
+            return nullptr;
+          }
+        dictsRead_.insert(o);
+      }
       if (isA(o, T->module)) {
         PyObject* own = typeDict(tp) ? PyDict_GetItemWithError(typeDict(tp), name) : nullptr;
         if (!own) {
@@ -338,6 +356,8 @@ bool Translator::storeAttr(const VarRef& obj, PyObject* name, const VarRef& valu
   PyObject* cls = staticLookup(tp, name);
   if (cls && Py_TYPE(cls)->tp_descr_set) return fail(GB::AttributeWrite, what + " (a descriptor on the class)");
   if (branchDepth_ > 0) return fail(GB::AttributeWrite, what + " inside a tensor branch");
+  if (dictsRead_.count(o))  // Note [Instance dicts of outside objects]
+    return fail(GB::AttributeWrite, what + " on an object whose __dict__ the frame read");
   if (!replayable(value)) return fail(GB::AttributeWrite, what + " (a value that cannot be rebuilt after the graph)");
   if (const AttrWrite* w = attrWritten(obj, name)) attrWrites_.erase(attrWrites_.begin() + (w - attrWrites_.data()));
   attrWrites_.push_back({obj, PyRef::borrow(name), value});

@@ -579,6 +579,9 @@ private:
   const std::vector<VarRef>* markSyms_ = nullptr;  ///< pythonValue: numbers given as markers
   bool numpyArgs_ = false;  ///< pythonValue: building a NumPy call (flagged tensors only)
   std::vector<AttrWrite> attrWrites_;  ///< Note [Replayed attribute writes], in program order
+  /// Objects from outside whose real `__dict__` the frame read (Note [Instance
+  /// dicts of outside objects], TranslateValues.cpp): no write of theirs is replayed.
+  std::set<PyObject*> dictsRead_;
   struct InputMeta {
     PyRef meta;
     SourceRef source;
