@@ -670,6 +670,12 @@ PyRef emitBreak(Translator& t, Frame& top, const Instr& ins, PyObject* func, Bre
   if (!isLoop && (notBreakable(ins.op) || (isJump && cond == Op::NOP)))
     return bail(GB::CannotSplit, std::string("cannot split the frame at ") + ins.name());
   const int origOff = off - shift;
+  if (!atReturn && origCells.ncells > 0) {  // Note [Cells across a break]
+    std::string error;
+    const Bytecode* obc = orig == code ? top.bc : Bytecode::of(orig, error);
+    const std::string cell = obc ? cellStoredFrom(orig, obc, isLoop ? loop.head : origOff) : "?";
+    if (!cell.empty()) return bail(GB::ClosureCells, "the frame stores its closure cell '" + cell + "' after the break");
+  }
   const int nargs = code->co_argcount + code->co_kwonlyargcount + ((code->co_flags & CO_VARARGS) ? 1 : 0) +
                     ((code->co_flags & CO_VARKEYWORDS) ? 1 : 0);
   const int nlocals = code->co_nlocals;

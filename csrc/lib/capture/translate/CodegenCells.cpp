@@ -26,7 +26,11 @@ namespace xacc::capture::translate::codegen {
 //    stays unbound (derivedVarnames).
 // The translator sees a derived frame's cells as free variables: their
 // contents are read through the closure (guarded), and a write to one is a
-// write to a cell others may hold (GB008, as for any free variable).
+// write to a cell others may hold (GB008, as for any free variable). A frame
+// that stores into one of its cells after the split point would break again at
+// every such store, so it runs in Python instead (GB017, emitBreak; vilt's
+// visual_embed stores three cells after its first break: 3 breaks and 7
+// recompiles as one Python frame, 11 and 25 split).
 
 ClosureSlots closureSlots(PyCodeObject* code) {
   // Localsplus kinds (CPython's internal pycore_code.h, 3.11-3.13).
@@ -43,6 +47,20 @@ ClosureSlots closureSlots(PyCodeObject* code) {
   for (int j = 0; j < n; ++j)
     if (k[j] & kFree) c.slots.push_back(j);
   return c;
+}
+
+std::string cellStoredFrom(PyCodeObject* code, const Bytecode* bc, int from) {
+  const ClosureSlots c = closureSlots(code);
+  if (c.ncells == 0) return "";
+  for (const Instr& ins : bc->instrs()) {
+    if (ins.offset < from || (ins.op != Op::STORE_DEREF && ins.op != Op::DELETE_DEREF)) continue;
+    const int r = c.rank(ins.arg);
+    if (r >= 0 && r < c.ncells) {
+      PyObject* n = PyTuple_GET_ITEM(code->co_localsplusnames, ins.arg);
+      return PyUnicode_AsUTF8(n) ? PyUnicode_AsUTF8(n) : "?";
+    }
+  }
+  return "";
 }
 
 PyRef derivedFreevars(PyCodeObject* code) {

@@ -317,6 +317,10 @@ struct ClosureSlots {
   }
 };
 ClosureSlots closureSlots(PyCodeObject* code);
+/// The name of a cell of `code` (not a free variable) that an instruction of
+/// `bc` at offset >= `from` stores or deletes; "" when none (Note [Cells across
+/// a break]: the code continuing a split frame cannot write its cells).
+std::string cellStoredFrom(PyCodeObject* code, const Bytecode* bc, int from);
 /// A derived code's co_freevars: the names of `code`'s closure slots in order.
 PyRef derivedFreevars(PyCodeObject* code);
 /// `code`'s co_varnames as a list, an argument that is a cell renamed (in a
