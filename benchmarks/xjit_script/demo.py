@@ -33,17 +33,18 @@ def main() -> int:
     p = subprocess.Popen(cmd, cwd=ROOT, env=env)  # output straight to the terminal
     _, status, usage = os.wait4(p.pid, 0)
     xjit_wall, xjit_mem = time.perf_counter() - t0, usage.ru_maxrss / 1024
+    xjit_cpu = usage.ru_utime + usage.ru_stime
     rc = os.waitstatus_to_exitcode(status)
     if rc != 0:
         return rc
-    wall, mem, _, rc = run_once([sys.executable, "examples/tiny_gpt.py"], ROOT)
+    wall, cpu, mem, _, rc = run_once([sys.executable, "examples/tiny_gpt.py"], ROOT)
     if rc != 0:
         print(f"plain python examples/tiny_gpt.py failed (exit status {rc})", file=sys.stderr)
         return rc
     print("\n== plain python, same model, measured in this run ==", file=sys.stderr)
-    print(f"python examples/tiny_gpt.py: {wall:.2f} s, peak memory {mem:.0f} MiB", file=sys.stderr)
+    print(f"python examples/tiny_gpt.py: {wall:.2f} s (CPU {cpu:.2f} s), peak memory {mem:.0f} MiB", file=sys.stderr)
     print(f"python -m xjit --device {ns.device} examples/tiny_gpt_cuda.py: {xjit_wall:.2f} s "
-          f"({xjit_wall / wall:.2f}x), peak memory {xjit_mem:.0f} MiB ({xjit_mem / mem:.2f}x)", file=sys.stderr)
+          f"({xjit_wall / wall:.2f}x; CPU {xjit_cpu:.2f} s, {xjit_cpu / cpu:.2f}x), peak memory {xjit_mem:.0f} MiB ({xjit_mem / mem:.2f}x)", file=sys.stderr)
     return 0
 
 

@@ -80,3 +80,18 @@ def test_demo_translates_only_hot_frames_without_breaks(device):
         assert once in left, f"{once} not listed as left alone\n{err}"
         assert once not in {fn for fn, *_ in translated}, err
     assert left["generate"][0] == 1 and left["Block.__init__"][1].startswith("constructor"), left
+
+
+def test_make_run_demo_compares_with_plain_python():
+    """`make run` (benchmarks/xjit_script/demo.py): the demo's tokens and
+    capture summary, then plain python's run of the same model measured in the
+    same run, and exit status 0. (It crashed with a ValueError for three
+    sessions after run_once grew a CPU-time field; nothing ran it.)"""
+    eager = _run([str(ROOT / "examples" / "tiny_gpt.py")]).stdout
+    got = _run([str(ROOT / "benchmarks" / "xjit_script" / "demo.py"), "--device", "cpu"])
+    assert got.stdout == eager, got.stdout
+    assert "== xjit summary ==" in got.stderr, got.stderr
+    m = re.search(r"python examples/tiny_gpt\.py: ([\d.]+) s \(CPU ([\d.]+) s\), peak memory (\d+) MiB\n"
+                  r"python -m xjit --device cpu examples/tiny_gpt_cuda\.py: ([\d.]+) s \(([\d.]+)x", got.stderr)
+    assert m, got.stderr[-2000:]
+    assert float(m[1]) > 0 and float(m[4]) > 0
