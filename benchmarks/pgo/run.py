@@ -74,7 +74,7 @@ def make(name: str):
 
 def run_once(fn, device: str, session) -> tuple[float, float]:
     """(CPU seconds of this process, wall seconds) of one run of the workload."""
-    from xacc.jit import _Capture
+    from xacc._src.jit import _Capture
     from xacc._src.capture.convert import Options
     c0, t0 = time.process_time(), time.perf_counter()
     with contextlib.redirect_stdout(io.StringIO()), _Capture(Options(device=device, pgo=session)):
@@ -90,7 +90,7 @@ def record(name: str, device: str, path: str, warm_runs: int) -> None:
     """Child: the profiling run, the same runs as one measured repeat."""
     import xacc
     from xacc._src.pgo import Config, resolve
-    from xacc.jit import _ensure_installed
+    from xacc._src.jit import _ensure_installed
     _ensure_installed()
     fn = make(name)
     sess = resolve(Config(path, "record"))
@@ -103,7 +103,7 @@ def measure(name: str, device: str, path: str, reps: int, warm_runs: int) -> dic
     import torch
     from xacc._src.capture import convert
     from xacc._src.pgo import Config, resolve
-    from xacc.jit import _ensure_installed, counters, reset
+    from xacc._src.jit import _ensure_installed, counters, reset
     _ensure_installed()
     sess = resolve(Config(path, "use"))
     fn = make(name)
