@@ -75,26 +75,29 @@ class _Vmapped:
             dims = list(in_dims)
         else:
             dims = [in_dims for _ in args]
-        batch_size = -1
-        for a, d in zip(args, dims):
-            if d is None:
-                continue
-            if type(d) is not int or not isinstance(a, torch.Tensor):
+        # The checks and reads of torch/_functorch/vmap.py's _process_batched_inputs
+        # and _validate_and_get_batch_size, in its order: a TorchFunctionMode the
+        # frame entered sees the same Tensor.dim/Tensor.size calls as in eager.
+        for i in range(len(dims)):
+            a, d = args[i], dims[i]
+            if d is not None and type(d) is not int:
+                _unmodelled_call("torch.vmap with an in_dim that is not an int or None")
+            if d is not None and not isinstance(a, torch.Tensor):
                 _unmodelled_call("torch.vmap of an argument that is not a tensor with an int in_dim")
-            n = a.dim()
-            if not -n <= d < n:
+            if d is not None and (d < -a.dim() or d >= a.dim()):
                 _unmodelled_call("torch.vmap with an in_dim out of range (eager raises)")
-            size = a.shape[d]
-            if batch_size == -1:
-                batch_size = size
-            elif size != batch_size:
-                _unmodelled_call("torch.vmap over batch dims of different sizes (eager raises)")
-        if batch_size == -1:
+            if d is not None and d < 0:
+                dims[i] = d % a.dim()
+        sizes = [a.size(d) for d, a in zip(dims, args) if d is not None]
+        if len(sizes) == 0:
             _unmodelled_call("torch.vmap with no batched tensor argument (eager raises)")
+        if any(n != sizes[0] for n in sizes):
+            _unmodelled_call("torch.vmap over batch dims of different sizes (eager raises)")
+        batch_size = sizes[0]
         level = _F._vmap_increment_nesting(batch_size, "error")
         batched = []
         for a, d in zip(args, dims):
-            batched.append(a if d is None else _F._add_batch_dim(a, d % a.dim(), level))
+            batched.append(a if d is None else _F._add_batch_dim(a, d, level))
         out = self._xacc_func(*batched, **kwargs)
         if isinstance(out, torch.Tensor):
             r = _F._remove_batch_dim(out, level, batch_size, out_dims)
