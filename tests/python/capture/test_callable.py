@@ -24,7 +24,12 @@ class Plain:
 def user_objects(x):
     s, p = Scale(2), Plain(3)
     xs = [x]
-    return x + 1, callable(s), callable(p), callable(xs.append), callable(xs), callable(x)
+    it = iter(xs)
+    try:
+        raise ValueError("v")
+    except ValueError as e:
+        err = callable(e)
+    return x + 1, callable(s), callable(p), callable(xs.append), callable(xs), callable(x), callable(it), err
 
 
 def test_callable_of_user_objects_and_methods():

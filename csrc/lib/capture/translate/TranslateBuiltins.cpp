@@ -306,6 +306,11 @@ VarRef Translator::callBuiltin(PyObject* f, std::vector<VarRef>& args,
         else if (!v->obj)
           c = 0;
         break;
+      case Var::Kind::Exception:  // obj: its class
+        if (v->obj && PyType_Check(v->obj.get()))
+          c = reinterpret_cast<PyTypeObject*>(v->obj.get())->tp_call ? 1 : 0;
+        break;
+      case Var::Kind::Iter:  // a builtin iterator or a generator
       case Var::Kind::Tensor:
       case Var::Kind::Set:
       case Var::Kind::DictView:
