@@ -39,7 +39,7 @@ import torch
 
 from xacc._C import capture as C
 from xacc._src.aot import store as aot_store
-from xacc._src.capture import dynamic, hotness, training
+from xacc._src.capture import dynamic, hotness, polyfills_vmap, training
 from xacc._src.capture.breaks import BreakInfo, GraphBreak
 from xacc._src.capture.events import EVENTS, CompileEvent
 from xacc._src.capture.config import RECOMPILE_LIMIT, debug, enabled, log
@@ -495,7 +495,7 @@ def _compile_frame(func: types.FunctionType, args: tuple, opts: Options, ev: Com
             ctx = State(code.co_name, _gir_device(opts.device), opts.dynamic, plan, shadow=shadow)
             ctx.frame = (func, args)  # the call being compiled: amp measures on its inputs
             host = Host(ctx, lambda outs, ctx=ctx: _prefix_graph(ctx, func, outs, ev))
-            r = C.translate(func, args, host, ctx.tree, ctx.device, opts.dynamic is not False, break_at)
+            r = _translate(func, args, host, ctx, opts, break_at)
             check_interrupt()
             if shadow is not None and (ctx.rec.mismatch or r[0] != shadow.kind or ctx.reads != shadow.reads or (
                     r[0] == "break" and r[6] != shadow.offset)):
@@ -661,6 +661,16 @@ def _without_inherited(code: types.CodeType, st: "dynamic.State", opts: Options,
     return plan, opts.dynamic is not False and not st.failed and plan.any_candidates()
 
 
+def _translate(func: types.FunctionType, args: tuple, host: Host, ctx: State, opts: Options, break_at: dict) -> Any:
+    """One run of the C++ translator; the vmap levels it leaves open (a break
+    inside a vmapped function) are closed (Note [Batched metas] in polyfills_vmap.py)."""
+    depth = polyfills_vmap.functorch_depth()
+    try:
+        return C.translate(func, args, host, ctx.tree, ctx.device, opts.dynamic is not False, break_at)
+    finally:
+        polyfills_vmap.restore_functorch_depth(depth)
+
+
 def _shadow_cpp(func: types.FunctionType, args: tuple, opts: Options, plan: "dynamic.Plan",
                 break_at: dict) -> Any:
     """The C++ translator with dynamic dims scaled (dynamic.py); None when it cannot be used."""
@@ -669,7 +679,7 @@ def _shadow_cpp(func: types.FunctionType, args: tuple, opts: Options, plan: "dyn
     ctx = State(code.co_name, _gir_device(opts.device), opts.dynamic, plan, shadow_run=True)
     # A split frame's break function is emitted and dropped: any object stands for its graph.
     host = Host(ctx, lambda outs: _SHADOW_GRAPH)
-    r = C.translate(func, args, host, ctx.tree, ctx.device, opts.dynamic is not False, break_at)
+    r = _translate(func, args, host, ctx, opts, break_at)
     check_interrupt()
     if r[0] not in ("graph", "code", "break") or (r[0] == "break" and (r[7] or r[6] < 0)):
         log("recompiles", "%s: dynamic shapes not used (%s)", code.co_qualname, r[1:3])

@@ -20,7 +20,7 @@ from typing import Any, Callable
 import torch
 
 from xacc._C import capture as C
-from xacc._src.capture import dynamic, scalars
+from xacc._src.capture import dynamic, function_modes, scalars
 from xacc._src.capture.symexpr import ARITH as _ARITH_EXPR, Expr, constant_dims, result_dims
 from xacc._src.capture.breaks import GraphBreak
 from xacc._src.capture.recorder import Recorder, meta_like, tensor_type
@@ -63,6 +63,8 @@ class State:
         # only while the stacks stay so (Note [Mode stacks] in Guards.cpp).
         self.tree.set_modes(*C.mode_state())
         self.inference_used = False  # an inference_mode region was modelled (set_inference)
+        # TorchFunctionModes the frame pushed (Note [Function modes in the frame]).
+        self.function_modes = 0
         self.made_leaves: dict[int, torch.Tensor] = {}  # Note [Tensors made leaves]
         self.consts: list[Any] = []
         self.inputs: list[int] = []  # guard-tree node per graph input, in parameter order
@@ -392,12 +394,30 @@ class Host:
                 break
         return out
 
+    # -- TorchFunctionModes the frame entered (function_modes.py) -----------------
+    def set_function_modes(self, n: int) -> None:
+        self.ctx.function_modes = int(n)
+
+    def mode_probe(self, fn: Any, args: tuple, kwargs: dict | None) -> tuple:
+        _no_torch_function(args, kwargs)
+        r = function_modes.probe(self.ctx.rec, fn, args, kwargs or {})
+        if r[0] == "ran":
+            return ("ran", self._note(_no_torch_function(r[1]), fn, args, kwargs))
+        return r
+
+    def _no_function_mode(self, what: str) -> None:
+        if self.ctx.function_modes:
+            raise GraphBreak("GB023", f"{what} while a TorchFunctionMode entered in the frame is on the stack "
+                                      "(eager would call the mode)")
+
     def known_value(self, meta: Any, conv: str) -> Any:
+        self._no_function_mode("a tensor's value read")
         """Python's `conv` (bool, int, float, index, item) of tensor `meta` when
         its value is known (Note [Known tensor values] in known.py), else None."""
         return self.ctx.rec.known_scalar(meta, conv)
 
     def record(self, fn: Any, args: tuple, kwargs: dict | None, file: str | None, line: int) -> Any:
+        self._no_function_mode(getattr(fn, "__name__", "a torch call"))
         rec = self.ctx.rec
         rec.loc = (file or "<unknown>", line)
         _no_torch_function(args, kwargs)
@@ -664,6 +684,7 @@ class Host:
     def condition(self, meta: torch.Tensor, file: str, line: int) -> int | str:
         """The bool a tensor branch tests: `aten.is_nonzero` (what bool(t)
         dispatches), or a reason why it cannot be one."""
+        self._no_function_mode("a branch on a tensor")
         if meta.numel() != 1:
             return f"the condition has {meta.numel()} elements"
         rec = self.ctx.rec
@@ -779,11 +800,13 @@ class Host:
         return _MARKERS[i]
 
     def probe(self, fn: Any, args: tuple, kwargs: dict, values: list) -> list | None:
+        self._no_function_mode("a call with symbolic numbers")
         _no_torch_function(args, kwargs)
         return scalars.probe(fn, lambda s: (_subst(args, s), _subst(kwargs, s)), values)
 
     def record_sym(self, fn: Any, args: tuple, kwargs: dict, sentinels: list, vids: list[int],
                    file: str | None, line: int) -> Any:
+        self._no_function_mode("a call with symbolic numbers")
         rec = self.ctx.rec
         rec.loc = (file or "<unknown>", line)
         _no_torch_function(args, kwargs)

@@ -27,7 +27,7 @@ from typing import Any, Callable
 import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 
-from xacc._src.capture import decompositions, dynamic, meta_run
+from xacc._src.capture import decompositions, dynamic, meta_run, polyfills_vmap
 from xacc._src.capture.known import Known
 from xacc._src.capture.symexpr import SAME_SHAPE_RESULTS
 from xacc._src.capture.breaks import GraphBreak
@@ -249,6 +249,10 @@ class Recorder:
             what = f"{type(owner).__name__}.{getattr(fn, '__name__', '?')}" if owner is not None else \
                 getattr(fn, "__name__", str(fn))
             raise GraphBreak("GB026", f"{what} on a torch.distributed object")
+        if self.shadow is not None and any(fn is p for p in polyfills_vmap.VMAP_PRIMITIVES):
+            # A BatchedTensor's sizes are not matched against the shadow run
+            # (Note [Batched metas] in polyfills_vmap.py): the frame compiles static.
+            self._mismatch("torch.vmap")
         prev = meta_run.plain_checks_on()
         try:
             if self.inference:

@@ -278,10 +278,55 @@ VarRef Translator::callBuiltin(PyObject* f, std::vector<VarRef>& args,
     return bad("hasattr() on a container");
   }
   if (f == T->callable && args.size() == 1) {
+    // callable(v) is whether v's type has a tp_call. A UserObject is callable
+    // when its class defines __call__ (it was False for every one); a
+    // polyfill's stand-in for a library object (Note [Context managers])
+    // answers nothing about its type: a break.
     const VarRef& v = args[0];
-    bool c = v->is(Var::Kind::Object) ? PyCallable_Check(v->obj.get()) != 0
-                                      : (v->is(Var::Kind::Function) || v->is(Var::Kind::BoundMethod) ||
-                                         v->is(Var::Kind::TensorMethod));
+    int c = -1;
+    switch (v->kind) {
+      case Var::Kind::Object:
+      case Var::Kind::Const:
+        c = v->obj && PyCallable_Check(v->obj.get()) ? 1 : 0;
+        break;
+      case Var::Kind::Function:
+      case Var::Kind::BoundMethod:
+      case Var::Kind::TensorMethod:
+      case Var::Kind::ContainerMethod:
+      case Var::Kind::GradMode:  // torch.no_grad() & co. are decorators too
+        c = 1;
+        break;
+      case Var::Kind::Tuple:
+      case Var::Kind::List:
+      case Var::Kind::Dict:
+        // A subclass instance's tracker holds its class (a tuple subclass's __new__):
+        // a plain container is not callable, a subclass may define __call__.
+        if (v->obj && PyType_Check(v->obj.get()))
+          c = reinterpret_cast<PyTypeObject*>(v->obj.get())->tp_call ? 1 : 0;
+        else if (!v->obj)
+          c = 0;
+        break;
+      case Var::Kind::Exception:  // obj: its class
+        if (v->obj && PyType_Check(v->obj.get()))
+          c = reinterpret_cast<PyTypeObject*>(v->obj.get())->tp_call ? 1 : 0;
+        break;
+      case Var::Kind::Iter:  // a builtin iterator or a generator
+      case Var::Kind::Tensor:
+      case Var::Kind::Set:
+      case Var::Kind::DictView:
+      case Var::Kind::InstanceDict:
+      case Var::Kind::ItemOf:
+      case Var::Kind::SymScalar:
+        c = 0;
+        break;
+      case Var::Kind::UserObject:
+        if (v->self && v->self->obj && PyType_Check(v->self->obj.get()) && !isPolyfillClass(v->self->obj.get()))
+          c = reinterpret_cast<PyTypeObject*>(v->self->obj.get())->tp_call ? 1 : 0;
+        break;
+      default:
+        break;
+    }
+    if (c < 0) return bad("callable() of a value whose type the translator does not answer");
     return makeConst(PyRef::borrow(c ? Py_True : Py_False));
   }
   if (f == T->cudaSynchronize) return makeConst(PyRef::borrow(Py_None));

@@ -121,6 +121,19 @@ bool isTorchOp(PyObject* fn) {
   const PyTypes* T = pyTypes();
   if (isA(fn, T->opOverload) || isA(fn, T->opOverloadPacket)) return true;
   if (PyType_Check(fn)) return false;
+  if (Py_TYPE(fn) == &_PyMethodWrapper_Type) {
+    // `Tensor.shape.__get__` bound to a getset of Tensor's: what a
+    // TorchFunctionMode gets for an attribute read (Note [Function modes in the frame]).
+    PyObject* self = PyObject_GetAttrString(fn, "__self__");
+    if (!self) {
+      PyErr_Clear();
+      return false;
+    }
+    bool r = Py_IS_TYPE(self, &PyGetSetDescr_Type) &&
+             PyType_IsSubtype(PyDescr_TYPE(self), reinterpret_cast<PyTypeObject*>(T->tensorBase));
+    Py_DECREF(self);
+    return r;
+  }
   std::string mod = moduleOf(fn);
   if (startsWith(mod, "torch") && !inlinedTorchModule(mod))
     return !blocked(mod + "." + nameOf(fn));
@@ -308,6 +321,12 @@ bool isUserFunction(PyObject* fn) {
   if (mod == "xacc._src.capture.polyfills" || startsWith(mod, "xacc._src.capture.polyfills_"))
     return true;  // reference implementations are inlined
   if (inlinedTorchModule(mod)) return true;
+  if (mod == "torch.overrides" && PyFunction_Check(fn)) {
+    // TorchFunctionMode's own __init__/__enter__/__exit__: plain Python whose
+    // _push_mode/_pop_mode the translator models (Note [Function modes in the frame]).
+    PyObject* q = reinterpret_cast<PyCodeObject*>(PyFunction_GET_CODE(fn))->co_qualname;
+    if (q && PyUnicode_Check(q) && startsWith(PyUnicode_AsUTF8(q), "TorchFunctionMode.")) return true;
+  }
   if (mod == "collections" && PyFunction_Check(fn)) {
     // The methods collections.namedtuple defines for each class (_make,
     // _replace, _asdict) are plain Python code over the tuple: inlined.
@@ -359,6 +378,7 @@ bool callArgs(const std::vector<VarRef>& args, const std::vector<std::pair<PyRef
 
 VarRef Translator::record(PyObject* fn, const std::vector<VarRef>& args,
                           const std::vector<std::pair<PyRef, VarRef>>& kwargs) {
+  if (!functionModes_.empty()) return modeDispatch(fn, args, kwargs);  // Note [Function modes in the frame]
   bool handled = false;
   VarRef sym = recordSym(fn, args, kwargs, handled);
   if (handled || failed()) return sym;
@@ -622,6 +642,11 @@ VarRef Translator::callObject(Frame& f, const VarRef& fn, std::vector<VarRef>& a
     VarRef m = enumMember(fn, args, kwargs, isEnum);
     if (isEnum) return m;
   }
+  {
+    bool handledMode = false;  // Note [Function modes in the frame]
+    VarRef r = modeStackCall(o, args, kwargs, handledMode);
+    if (handledMode) return r;
+  }
   if (VarRef r = polyfill(o, args, kwargs); r || failed()) return r;
   if (PyType_Check(o) && PyType_IsSubtype(reinterpret_cast<PyTypeObject*>(o), &PyDict_Type) &&
       (reinterpret_cast<PyTypeObject*>(o)->tp_flags & Py_TPFLAGS_HEAPTYPE))
@@ -683,6 +708,10 @@ VarRef Translator::callObject(Frame& f, const VarRef& fn, std::vector<VarRef>& a
   }
   if (markedConstant(o)) return callOnConstants(o, args, kwargs, /*marked=*/true);
   if (PyObject* dtype = legacyTensorDtype(o, args, kwargs)) {  // Note [Legacy tensor constructors]
+    if (!noFunctionMode("a legacy tensor constructor")) {
+      Py_DECREF(dtype);
+      return nullptr;
+    }
     std::vector<std::pair<PyRef, VarRef>> kw;
     kw.emplace_back(PyRef::steal(PyUnicode_FromString("dtype")), makeConst(PyRef::steal(dtype)));
     kw.emplace_back(PyRef::steal(PyUnicode_FromString("device")), makeConst(PyRef::steal(PyUnicode_FromString("cpu"))));

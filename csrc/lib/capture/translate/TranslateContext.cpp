@@ -89,6 +89,14 @@ bool Translator::enterContext(Frame& f, const VarRef& mgr, VarRef& exitOut, VarR
 bool Translator::runTopFrame(Frame& f, VarRef& result) {
   const bool entryGrad = gradEnabled_;
   bool ran = runFrame(f, result);
+  if (!functionModes_.empty()) {
+    // A TorchFunctionMode the frame pushed is still on the stack at its
+    // return or break: the code after it would run without it (Note
+    // [Function modes in the frame]).
+    if (ran) fail(GB::UnmodeledContextManager, "the frame returns with a TorchFunctionMode it entered still on the stack");
+    failWhole();
+    return false;
+  }
   if (gradEnabled_ == entryGrad && !inferenceEnabled_) return ran;
   // The grad mode changed by the traced code (torch.set_grad_enabled(m)
   // outside a with) is a region of the graph, not a change of the global

@@ -454,6 +454,7 @@ VarRef Translator::itemForBranch(const VarRef& t) {
 }
 
 VarRef Translator::itemCompare(PyObject* op, const VarRef& a, const VarRef& b) {
+  if (!noFunctionMode("a comparison of Tensor.item()")) return nullptr;
   const bool itemFirst = a->is(Var::Kind::ItemOf);
   const VarRef& item = itemFirst ? a : b;
   const VarRef& other = itemFirst ? b : a;

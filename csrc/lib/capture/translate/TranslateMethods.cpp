@@ -40,6 +40,18 @@ VarRef Translator::tensorMethod(const VarRef& tm, std::vector<VarRef>& args,
   const std::string& name = tm->name;
   const VarRef& t = tm->self;
   if (t->isNumpy()) return numpyMethod(tm, args, kwargs);
+  if (!functionModes_.empty()) {
+    // Eager calls the mode with Tensor.<name> itself: no rewrite or known
+    // answer of the cases below (Note [Function modes in the frame]).
+    PyRef method = PyRef::steal(PyObject_GetAttrString(pyTypes()->tensor, name.c_str()));
+    if (!method) {
+      failPy(GB::UnmodeledAttribute, "Tensor." + name);
+      return nullptr;
+    }
+    std::vector<VarRef> all{t};
+    all.insert(all.end(), args.begin(), args.end());
+    return record(method.get(), all, kwargs);
+  }
   if (name == "numpy" && numpyEnabled()) return tensorToNumpy(t, args, kwargs);
   if (name == "cuda" || name == "cpu" || name == "xpu") return t;
   if (name == "type") return tensorType(t, args, kwargs);

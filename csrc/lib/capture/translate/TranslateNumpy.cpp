@@ -114,6 +114,7 @@ VarRef Translator::numpyInput(PyObject* array, const SourceRef& source) {
 VarRef Translator::numpyRun(const char* kind, PyObject* target, const std::vector<VarRef>& args,
                             const std::vector<std::pair<PyRef, VarRef>>& kwargs) {
   const PyTypes* T = pyTypes();
+  if (!noFunctionMode("a NumPy operation")) return nullptr;
   numpyArgs_ = true;
   PyRef tuple = PyRef::steal(PyTuple_New(static_cast<Py_ssize_t>(args.size())));
   PyRef kw = PyRef::steal(PyDict_New());
@@ -166,6 +167,7 @@ VarRef Translator::numpyRun(const char* kind, PyObject* target, const std::vecto
 
 VarRef Translator::numpyAttr(const VarRef& a, PyObject* nameObj) {
   const PyTypes* T = pyTypes();
+  if (!noFunctionMode("a NumPy attribute")) return nullptr;
   std::string name = PyUnicode_AsUTF8(nameObj);
   PyObject* meta = a->obj.get();
   if (name == "shape" || name == "ndim" || name == "size" || name == "nbytes") {
@@ -230,6 +232,7 @@ VarRef Translator::numpyAttr(const VarRef& a, PyObject* nameObj) {
 VarRef Translator::numpyMethod(const VarRef& tm, std::vector<VarRef>& args,
                                std::vector<std::pair<PyRef, VarRef>>& kwargs) {
   const std::string& name = tm->name;
+  if (!noFunctionMode("a NumPy method")) return nullptr;
   if (name == "item" || name == "tolist" || name == "__bool__" || name == "__int__" || name == "__float__") {
     fail(GB::TensorReadBack, "ndarray." + name + "()");
     return nullptr;

@@ -103,6 +103,20 @@ VarRef Translator::moduleChild(const VarRef& mod, PyObject* name, bool& found) {
 VarRef Translator::tensorAttr(const VarRef& t, PyObject* nameObj) {
   const PyTypes* T = pyTypes();
   std::string name = PyUnicode_AsUTF8(nameObj);
+  if (!functionModes_.empty() && name != "__class__") {
+    // Eager reads it through the mode (a getset's __get__, Note [Function
+    // modes in the frame]); a method is looked up as it is without one. The
+    // facts answered below without the meta twin (its device, autograd) break.
+    for (const char* n : {"is_cuda", "is_meta", "is_xpu", "is_mps", "is_cpu", "is_leaf", "grad_fn", "grad",
+                          "_version", "__array__"})
+      if (name == n) {
+        noFunctionMode(("Tensor." + name).c_str());
+        return nullptr;
+      }
+    PyObject* cls = staticLookup(reinterpret_cast<PyTypeObject*>(T->tensor), nameObj);
+    if (!(cls && PyCallable_Check(cls) && !PyObject_TypeCheck(cls, &PyProperty_Type)))
+      return record(T->getattrFn, {t, makeConst(PyRef::borrow(nameObj))}, {});
+  }
   if (name == "is_cuda" || name == "is_meta" || name == "is_xpu" || name == "is_mps")
     return makeConst(PyRef::borrow(Py_False));
   if (name == "is_cpu") return makeConst(PyRef::borrow(opts_.device == "cpu" ? Py_True : Py_False));
@@ -507,6 +521,18 @@ VarRef Translator::binary(PyObject* op, const VarRef& a, const VarRef& b) {
     if (eq == objEq) {
       bool same = a->obj.get() == b->obj.get();
       return makeConst(PyRef::borrow(same == (op == operatorFn("eq")) ? Py_True : Py_False));
+    }
+    // Builtin functions and bound slot wrappers compare their function and
+    // the identity of their `__self__` (C code, no side effect): the func a
+    // TorchFunctionMode gets against `torch.add` or `Tensor.shape.__get__`.
+    PyTypeObject* ta = Py_TYPE(a->obj.get());
+    if ((ta == &PyCFunction_Type || ta == &_PyMethodWrapper_Type) && b->is(Var::Kind::Object)) {
+      PyObject* r = PyObject_RichCompare(a->obj.get(), b->obj.get(), op == operatorFn("eq") ? Py_EQ : Py_NE);
+      if (!r) {
+        failPy(GB::UnsupportedType, "comparison of builtin functions");
+        return nullptr;
+      }
+      return fromConst(PyRef::steal(r).get());
     }
   }
   auto container = [](const VarRef& v) {

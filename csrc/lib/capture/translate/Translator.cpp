@@ -696,6 +696,8 @@ bool Translator::unpack(const VarRef& v, std::vector<VarRef>& out) {
       break;
     }
     case Var::Kind::Tensor: {
+      // Eager iterates through Tensor.__iter__, which a mode would see.
+      if (!noFunctionMode("iteration over a tensor")) return false;
       if (v->isNumpy()) {
         // Iterating an ndarray: its items along the first axis, as NumPy does.
         PyObject* dim = PyObject_CallMethod(v->obj.get(), "dim", nullptr);

@@ -276,6 +276,17 @@ public:
               std::vector<std::pair<PyRef, VarRef>> kwargs);
   VarRef record(PyObject* fn, const std::vector<VarRef>& args,
                 const std::vector<std::pair<PyRef, VarRef>>& kwargs);
+  /// Note [Function modes in the frame] (TranslateModes.cpp): a torch call made
+  /// while a TorchFunctionMode the frame entered is on its stack.
+  VarRef modeDispatch(PyObject* fn, const std::vector<VarRef>& args,
+                      const std::vector<std::pair<PyRef, VarRef>>& kwargs);
+  /// `_push_mode(m)` / `_pop_mode()` of torch.overrides; null when `o` is neither.
+  VarRef modeStackCall(PyObject* o, std::vector<VarRef>& args,
+                       std::vector<std::pair<PyRef, VarRef>>& kwargs, bool& handled);
+  /// A failure when a TorchFunctionMode is on the frame's stack: `what` does
+  /// not reach it the way eager's call would. True when there is none.
+  bool noFunctionMode(const char* what);
+  bool functionModeActive() const { return !functionModes_.empty(); }
   /// Truth value of a tracker (-1 after a failure).
   int truth(const VarRef& v);
   /// The Python value of a constant-like tracker (new ref, null + failure).
@@ -573,6 +584,9 @@ private:
   /// `set_requires_grad`), the only ways a graph value can become one that may
   /// not leave the graph; until then `valueOf` asks the host nothing more.
   bool escapeChecks_ = false;
+  /// The TorchFunctionModes the frame pushed, bottom first (Note [Function
+  /// modes in the frame]); the entry's own stack holds none (Note [Mode stacks]).
+  std::vector<VarRef> functionModes_;
   /// Whether this translation has dynamic dims (Host.dynamic_shapes): fixed for
   /// a translation, so asked once, when a tensor is first unpacked (-1: not yet).
   int dynamicShapes_ = -1;
