@@ -696,4 +696,4 @@ for _op in (operator.eq, operator.ne, operator.lt, operator.le, operator.gt, ope
 # import: dataclasses; functools, operator's callable classes, itertools.groupby/tee;
 # context managers; collections' containers; torch.distributed calls; torch's
 # higher-order operators.
-from . import polyfills_collections, polyfills_context, polyfills_dataclasses, polyfills_dist, polyfills_hops, polyfills_stdlib  # noqa: E402,F401,I001
+from . import polyfills_autograd, polyfills_collections, polyfills_context, polyfills_dataclasses, polyfills_dist, polyfills_hops, polyfills_stdlib  # noqa: E402,F401,I001
