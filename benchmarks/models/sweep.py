@@ -19,7 +19,8 @@ each from a clean cache (xacc.jit.reset / torch._dynamo.reset):
 
   graphs, breaks   of the first call (batch 2); xacc: its counters and the
                    stable break codes (GBnnn:count); dynamo: graphs handed to a
-                   counting eager backend and counters["graph_break"] (reasons);
+                   counting eager backend and every break Dynamo logs (its
+                   graph-break types; Note [Counting Dynamo's breaks]);
   recompiles       over the batch-3 and batch-4 calls, counted like Dynamo's
                    graphs compiled again: xacc's `recompiles` (a frame whose
                    guards all failed) plus `dynamic_followups` (a resume
@@ -228,6 +229,8 @@ class _Dynamo:
         torch._dynamo.reset()
         counters.clear()
         self.counters, self.compiles = counters, 0
+        self.breaks = _dynamo_break_log()
+        self.breaks.clear()
 
     def compile(self, fn):
         import torch
@@ -238,9 +241,43 @@ class _Dynamo:
         return torch.compile(fn, backend=backend)
 
     def stats(self) -> dict:
-        reasons = {r.splitlines()[0][:120] if r else "?": n for r, n in self.counters["graph_break"].items()}
-        return {"graphs": self.compiles, "breaks": sum(reasons.values()), "recompiles": self.compiles,
+        reasons: dict[str, int] = {}
+        for r in self.breaks:
+            reasons[r] = reasons.get(r, 0) + 1
+        return {"graphs": self.compiles, "breaks": len(self.breaks), "recompiles": self.compiles,
                 "internal_errors": "", "codes": reasons}
+
+
+_DYNAMO_BREAKS: list[str] = []
+
+
+def _dynamo_break_log() -> list[str]:
+    """The graph breaks Dynamo logs (TORCH_LOGS=graph_breaks), one entry each.
+
+    # Note [Counting Dynamo's breaks]: a break is one place where a frame
+    # stops being captured, as xacc's `breaks` counter counts them (a caller
+    # broken at a call and the callee then broken inside count one each, on
+    # both sides). Dynamo's counters["graph_break"] holds only the breaks at a
+    # call (break_graph_if_unsupported); a data-dependent branch (`if t.sum():`,
+    # jump_graph_break), a break it cannot resume from, and a frame it gives up
+    # on and runs in eager (a break inside a loop) stay in "unimplemented",
+    # mixed with failures that were not breaks. Every one of them passes
+    # through InstructionTranslatorBase.log_graph_break once (it marks the
+    # exception `logged`), so the sweep counts the calls that log.
+    """
+    from torch._dynamo import symbolic_convert as sc
+    cls = sc.InstructionTranslatorBase
+    if not getattr(cls.log_graph_break, "_sweep_counts", False):
+        orig = cls.log_graph_break
+
+        def log_graph_break(self, code_options, reason, exc):
+            if not getattr(exc, "logged", False):
+                first = (getattr(exc, "gb_type", None) or getattr(exc, "msg", None) or reason or "?").splitlines()
+                _DYNAMO_BREAKS.append(first[0][:120] if first else "?")
+            return orig(self, code_options, reason=reason, exc=exc)
+        log_graph_break._sweep_counts = True
+        cls.log_graph_break = log_graph_break
+    return _DYNAMO_BREAKS
 
 
 def _codes_text(codes: dict) -> str:

@@ -178,3 +178,36 @@ def test_inductor_mode_is_known_but_not_run_by_default():
     from sweep import COMPILED, DEFAULT_MODES
     assert "inductor" in COMPILED and "inductor" not in DEFAULT_MODES.split(",")
     assert set(DEFAULT_MODES.split(",")) == {"xacc_cpu", "xacc_xpu0", "dynamo"}
+
+
+def test_dynamo_breaks_count_every_place_a_frame_stops_being_captured():
+    # Note [Counting Dynamo's breaks]: a data-dependent branch and a break
+    # inside a loop (Dynamo then runs the whole frame in eager) are breaks as
+    # much as one at a call; counters["graph_break"] held none of these three.
+    import torch
+    from sweep import _Dynamo
+
+    def branch(x):
+        y = x * 2
+        if y.sum() > 0:
+            return y + 1
+        return y - 1
+
+    def loop(x):
+        for i in range(2):
+            x = x + 1
+            if x.sum() > 0:
+                x = x * 2
+        return x
+
+    def item(x):
+        return x * (x.sum().item() + 1)
+
+    x = torch.ones(3)
+    for fn, n, kind in ((branch, 1, "Data-dependent branching"), (loop, 1, None), (item, 1, None)):
+        tool = _Dynamo()
+        assert torch.equal(tool.compile(fn)(x), fn(x))
+        st = tool.stats()
+        assert st["breaks"] == n, (fn.__name__, st)
+        if kind:
+            assert st["codes"] == {kind: n}, st

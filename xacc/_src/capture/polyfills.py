@@ -695,5 +695,5 @@ for _op in (operator.eq, operator.ne, operator.lt, operator.le, operator.gt, ope
 # References kept in modules of their own register themselves into REFERENCE on
 # import: dataclasses; functools, operator's callable classes, itertools.groupby/tee;
 # context managers; collections' containers; torch.distributed calls; torch's
-# higher-order operators; torch.vmap.
-from . import polyfills_collections, polyfills_context, polyfills_dataclasses, polyfills_dist, polyfills_hops, polyfills_stdlib, polyfills_vmap  # noqa: E402,F401,I001
+# higher-order operators; torch.vmap; torch.autograd.Function.apply.
+from . import polyfills_autograd, polyfills_collections, polyfills_context, polyfills_dataclasses, polyfills_dist, polyfills_hops, polyfills_stdlib, polyfills_vmap  # noqa: E402,F401,I001

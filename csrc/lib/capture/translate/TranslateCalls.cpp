@@ -661,6 +661,15 @@ VarRef Translator::callObject(Frame& f, const VarRef& fn, std::vector<VarRef>& a
     VarRef selfVar = wrap(self, Source::attr(fn->source, selfName));
     if (!selfVar) return nullptr;
     PyObject* func = PyMethod_GET_FUNCTION(o);
+    if (!selfVar->is(Var::Kind::Tensor)) {
+      // A method with a Python reference keyed by its function (polyfills_autograd.py:
+      // `Fn.apply`, the classmethod Function.apply bound to the Function class, which
+      // isTorchOp below would otherwise record as one op: Note [autograd.Function
+      // without autograd]).
+      std::vector<VarRef> all{selfVar};
+      all.insert(all.end(), args.begin(), args.end());
+      if (VarRef r = polyfill(func, all, kwargs); r || failed()) return r;
+    }
     if (selfVar->is(Var::Kind::Tensor)) {
       auto tm = makeVar(Var::Kind::TensorMethod);
       tm->self = selfVar;
