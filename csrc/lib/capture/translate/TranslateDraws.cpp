@@ -30,7 +30,9 @@
 // The call must not raise where eager's would not have: it is first made on a
 // fresh generator of the same type seeded 0 (argument checks do not depend on
 // the state), and a call that raises there, or returns anything but a Python
-// or NumPy number, stays what it was (NumPy's GB021, ...).
+// or NumPy number, stays what it was (NumPy's GB021, ...). The frame's code
+// calls a xacc._src.capture.draws.Draw: an AOT artifact stores it by the
+// generator's names (a bound method would pickle a copy of the generator).
 #include <cstring>
 
 #include "PyTypes.h"
@@ -148,26 +150,37 @@ VarRef Translator::globalDraw(PyObject* fn, const std::vector<VarRef>& args,
     v->kwItems.push_back(a);
   }
   v->name = std::string(gen->what) + PyUnicode_AsUTF8(name.get());
+  v->fields = PyRef::steal(Py_BuildValue("(ssO)", gen->module, gen->attr, name.get()));
   v->pos = static_cast<size_t>(gen->use);
   draws_.push_back(v);
   return v;
 }
 
 PyRef Translator::drawCall(const VarRef& d) {
-  PyObject* partial = pyTypes()->partial;
-  PyRef args = PyRef::steal(PyTuple_New(static_cast<Py_ssize_t>(d->items.size() + 1)));
-  PyTuple_SET_ITEM(args.get(), 0, Py_NewRef(d->obj.get()));
+  // xacc._src.capture.draws.Draw: pickled by the generator's names, not a copy of it.
+  static PyObject* drawType = nullptr;
+  if (!drawType) {
+    PyObject* mod = PyImport_ImportModule("xacc._src.capture.draws");
+    drawType = mod ? PyObject_GetAttrString(mod, "Draw") : nullptr;
+    Py_XDECREF(mod);
+    if (!drawType) {
+      PyErr_Clear();
+      return {};
+    }
+  }
+  PyRef args = PyRef::steal(PyTuple_New(static_cast<Py_ssize_t>(d->items.size())));
   for (size_t i = 0; i < d->items.size(); ++i) {
     PyRef c = constOf(d->items[i]);
     if (!c) return {};
-    PyTuple_SET_ITEM(args.get(), static_cast<Py_ssize_t>(i + 1), c.release());
+    PyTuple_SET_ITEM(args.get(), static_cast<Py_ssize_t>(i), c.release());
   }
   PyRef kw = PyRef::steal(PyDict_New());
   for (size_t i = 0; i < d->keys.size(); ++i) {
     PyRef c = constOf(d->kwItems[i]);
     if (!c || PyDict_SetItem(kw.get(), d->keys[i].get(), c.get()) < 0) return {};
   }
-  PyRef call = partial ? PyRef::steal(PyObject_Call(partial, args.get(), kw.get())) : PyRef();
+  PyRef call = PyRef::steal(
+      PyObject_CallFunctionObjArgs(drawType, d->obj.get(), d->fields.get(), args.get(), kw.get(), nullptr));
   if (!call) PyErr_Clear();
   return call;
 }

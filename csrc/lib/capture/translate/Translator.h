@@ -211,7 +211,7 @@ public:
   /// generator on constants (null otherwise, a failure set only on error).
   VarRef globalDraw(PyObject* fn, const std::vector<VarRef>& args,
                     const std::vector<std::pair<PyRef, VarRef>>& kwargs);
-  /// The callable that makes Drawn `d`'s call: `functools.partial(method, args..., **kwargs)`.
+  /// The callable that makes Drawn `d`'s call (a xacc._src.capture.draws.Draw).
   PyRef drawCall(const VarRef& d);
   /// Fails (a break at `ins`) when `ins` would consume a Drawn tracker of frame `f`.
   bool drawUsed(const Frame& f, const Instr& ins);
