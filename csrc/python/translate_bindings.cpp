@@ -389,7 +389,7 @@ py::object translate(py::handle func, py::tuple args, py::handle host, cap::Guar
     }
     std::vector<int> outs;
     py::object spec;
-    bool writes = !t.attrWrites().empty() || !t.mutatedInputs().empty();
+    bool writes = !t.attrWrites().empty() || !t.mutatedInputs().empty() || !t.draws().empty();
     TemplateState st;
     returnedTensors(t, ret, st.tensors);
     if (writes || !makeTemplate(t, ret, outs, spec, st)) {
@@ -401,7 +401,7 @@ py::object translate(py::handle func, py::tuple args, py::handle host, cap::Guar
       top.stack.push_back(ret);
       tr::Failure f;
       f.code = gbCode(GB::UnsupportedType);
-      f.detail = writes ? "attribute writes or container mutations replayed after the graph"
+      f.detail = writes ? "attribute writes, container mutations or random draws replayed after the graph"
                         : "returning a value that needs bytecode to rebuild";
       f.file = PyUnicode_AsUTF8(top.code->co_filename);
       f.line = top.line;

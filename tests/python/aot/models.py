@@ -3,6 +3,7 @@ every process: artifacts resolve classes and functions by module and name)."""
 
 import math
 import os
+import random
 
 import numpy as np
 import torch
@@ -47,6 +48,12 @@ def with_numpy(x: torch.Tensor, w: np.ndarray) -> torch.Tensor:
     a = x.numpy()
     h = np.tanh(a @ w.T) + w.mean(axis=1)
     return torch.relu(torch.from_numpy(h)) * 2
+
+
+def with_draw(x: torch.Tensor) -> torch.Tensor:
+    p = np.random.uniform(0, 1)  # drawn at run time, after the graph (never read here)
+    q = random.random()
+    return torch.relu(x) * 2
 
 
 def same_rows(x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:

@@ -12,7 +12,9 @@ dtype promotion with float64/int64 defaults, `axis`/`keepdims`/`ddof`, views
 for slicing and transposes). Two rules keep the capture from ever returning
 something NumPy would not:
   * only the names in the tables below are captured; anything else (np.random
-    with its global state, I/O, object dtypes, ...) is a graph break GB021;
+    with its global state, I/O, object dtypes, ...) is a graph break GB021
+    (a single draw on constants is made at run time instead: Note [Global RNG
+    draws at run time] in TranslateDraws.cpp);
   * every call is also run by NumPy itself on stand-in arrays of the same
     dtypes and shapes (zero-stride views, so no memory is touched): the result
     dtypes and shapes must agree, else it is a break. That run also tells

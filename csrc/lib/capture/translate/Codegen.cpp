@@ -162,7 +162,7 @@ struct Emitter {
     using K = Var::Kind;
     // Mutable values made in the frame are built once and shared by every reference.
     bool shared = !v->source && (v->is(K::List) || v->is(K::Dict) || v->is(K::Iter) || v->is(K::UserObject) ||
-                                 v->is(K::Function) ||
+                                 v->is(K::Function) || v->is(K::Drawn) ||
                                  isFreshObject(v) ||
                                  (v->is(K::Tuple) && v->obj) || (v->is(K::Set) && PySet_CheckExact(v->obj.get())));
     if (converting.count(v.get()))
@@ -739,8 +739,17 @@ PyRef emitBreak(Translator& t, Frame& top, const Instr& ins, PyObject* func, Bre
     a.call(nargs);
     a.op(Op::STORE_FAST, em.outLocal);
   }
-  // 0. the attribute writes the prefix made (Note [Replayed attribute writes]),
+  // 0. the prefix's random draws (in a local each), then the attribute writes
+  // it made (Note [Replayed attribute writes]),
   // in program order: `value; obj; STORE_ATTR name`.
+  for (const VarRef& d : t.draws()) {  // Note [Global RNG draws at run time]
+    PyRef call = t.drawCall(d);
+    if (!call && !em.failWith(GB::Internal, "a random draw's call")) return {};
+    a.loadCallable(Op::LOAD_CONST, em.constant(call.get()));
+    a.call(0);
+    em.built[d.get()] = em.local(("__xacc_draw" + std::to_string(em.built.size())).c_str());
+    a.op(Op::STORE_FAST, em.built[d.get()]);
+  }
   for (const auto& w : t.attrWrites()) {
     if (!em.rebuild(w.value) || !em.source(w.obj->source)) return {};
     a.op(Op::STORE_ATTR, em.name(w.name.get()));

@@ -602,6 +602,8 @@ VarRef Translator::callObject(Frame& f, const VarRef& fn, std::vector<VarRef>& a
   if (PyCFunction_Check(o) && PyCFunction_GET_SELF(o) == reinterpret_cast<PyObject*>(&PyTuple_Type) &&
       std::strcmp(reinterpret_cast<PyCFunctionObject*>(o)->m_ml->ml_name, "__new__") == 0)
     return tupleNew(args, kwargs);
+  if (VarRef d = globalDraw(o, args, kwargs)) return d;  // Note [Global RNG draws at run time]
+  if (failed()) return nullptr;
   if (T->ndarray) {
     bool handledNp = false;
     VarRef r = numpyCall(o, args, kwargs, handledNp);

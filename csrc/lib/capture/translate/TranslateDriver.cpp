@@ -177,6 +177,10 @@ bool Translator::runFrame(Frame& f, VarRef& result) {
         break;
       }
     }
+    if (!draws_.empty() && !drawUsed(f, ins)) {  // Note [Global RNG draws at run time]
+      ok = false;
+      break;
+    }
     if (++steps > kMaxSteps) {
       ok = fail(GB::DepthLimit, "too many instructions (unbounded loop?)");
       break;

@@ -203,6 +203,18 @@ public:
     VarRef value;
   };
   const std::vector<AttrWrite>& attrWrites() const { return attrWrites_; }
+  /// Note [Global RNG draws at run time] (TranslateDraws.cpp): the frame's
+  /// draws from NumPy's or Python's global generator, in program order, each a
+  /// Drawn tracker the frame's code calls after the graph.
+  const std::vector<VarRef>& draws() const { return draws_; }
+  /// `fn(args...)` as a deferred draw when `fn` is a draw of a global random
+  /// generator on constants (null otherwise, a failure set only on error).
+  VarRef globalDraw(PyObject* fn, const std::vector<VarRef>& args,
+                    const std::vector<std::pair<PyRef, VarRef>>& kwargs);
+  /// The callable that makes Drawn `d`'s call (a xacc._src.capture.draws.Draw).
+  PyRef drawCall(const VarRef& d);
+  /// Fails (a break at `ins`) when `ins` would consume a Drawn tracker of frame `f`.
+  bool drawUsed(const Frame& f, const Instr& ins);
   /// The replayed write of `obj.name` recorded in this frame (null when none).
   const AttrWrite* attrWritten(const VarRef& obj, PyObject* name) const;
   /// Records `obj.name = value`; false with the failure set when it cannot be replayed.
@@ -593,6 +605,7 @@ private:
   const std::vector<VarRef>* markSyms_ = nullptr;  ///< pythonValue: numbers given as markers
   bool numpyArgs_ = false;  ///< pythonValue: building a NumPy call (flagged tensors only)
   std::vector<AttrWrite> attrWrites_;  ///< Note [Replayed attribute writes], in program order
+  std::vector<VarRef> draws_;  ///< Note [Global RNG draws at run time], in program order
   /// Objects from outside whose real `__dict__` the frame read (Note [Instance
   /// dicts of outside objects], TranslateValues.cpp): no write of theirs is replayed.
   std::set<PyObject*> dictsRead_;

@@ -143,6 +143,11 @@ struct Var {
     InstanceDict,  ///< `obj.__dict__` / `vars(obj)` of a UserObject: self = the object. Live: each
                    ///< read sees the object's attributes as they are then (Note [Instance dicts]
                    ///< in TranslateVars.cpp).
+    Drawn,         ///< a number a global random generator draws at run time (Note [Global
+                   ///< RNG draws at run time] in TranslateDraws.cpp): obj = the bound method
+                   ///< called, items = its constant arguments, keys/kwItems = its keywords,
+                   ///< fields = (module, attribute, method) naming it, name = the call's
+                   ///< name, pos = the GB code of a use. Never read here.
     Exception,     ///< an exception made while tracing (Note [Traced exceptions] in
                    ///< TranslateExceptions.cpp): obj = its class, self = the class tracker,
                    ///< items = its args; pos = 1 once raised (it has a traceback then).
