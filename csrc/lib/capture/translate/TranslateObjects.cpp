@@ -186,6 +186,29 @@ VarRef Translator::constructUser(const VarRef& clsVar, std::vector<VarRef>& args
   return self;
 }
 
+VarRef Translator::objectNew(std::vector<VarRef>& args, std::vector<std::pair<PyRef, VarRef>>& kwargs) {
+  // `object.__new__(cls)` (copyreg.__newobj__, a __new__ that calls it): the
+  // bare instance type.__call__ would start from, with no __init__ run.
+  if (args.size() != 1 || !kwargs.empty() || !args[0]->is(Var::Kind::Object) || !PyType_Check(args[0]->obj.get())) {
+    fail(GB::UntraceableCall, "object.__new__ with arguments other than a class");
+    return nullptr;
+  }
+  auto* tp = reinterpret_cast<PyTypeObject*>(args[0]->obj.get());
+  std::string why = userClassProblem(tp);
+  if (!why.empty()) {
+    fail(GB::UntraceableCall, "object.__new__(" + tpName(tp) + "): " + why);
+    return nullptr;
+  }
+  if (PyType_IsSubtype(tp, &PyTuple_Type) ||
+      (pyTypes()->module && PyType_IsSubtype(tp, reinterpret_cast<PyTypeObject*>(pyTypes()->module)))) {
+    fail(GB::UntraceableCall, "object.__new__(" + tpName(tp) + ") of a tuple subclass or an nn.Module");
+    return nullptr;
+  }
+  auto self = makeVar(Var::Kind::UserObject);
+  self->self = args[0];
+  return self;
+}
+
 // Note [Enum members]
 // ~~~~~~~~~~~~~~~~~~~
 // `Mode("train")` runs EnumType.__call__, which for one argument is the
@@ -386,6 +409,11 @@ int Translator::userHasattr(const VarRef& obj, PyObject* name) {
     return 1;
   auto byGetattr = [&]() { return userAttr(obj, name) ? 1 : -1; };
   PyObject* cattr = mroLookup(tp, name);
+  if (cattr && Py_TYPE(cattr) == &PyMemberDescr_Type) {  // a __slots__ member: set or not in the instance's storage
+    for (const PyRef& k : obj->keys)
+      if (PyUnicode_Compare(k.get(), name) == 0) return 1;
+    return 0;
+  }
   if (cattr && Py_TYPE(cattr)->tp_descr_set) return byGetattr();  // a data descriptor wins
   for (const PyRef& k : obj->keys)
     if (PyUnicode_Compare(k.get(), name) == 0) return 1;
@@ -403,6 +431,16 @@ int Translator::userHasattr(const VarRef& obj, PyObject* name) {
   if (PyObject_HasAttr(clsVar->obj.get(), name)) return -2;
   guardHas(clsVar->source, Leaf::Kind::HasAttr, name, false);  // the class does not gain it
   return 0;
+}
+
+VarRef Translator::userGetattrDefault(const VarRef& obj, PyObject* name, const VarRef& dflt) {
+  // getattr(obj, name, default): the default when the lookup finds nothing and
+  // runs no code on the way (no attribute on the MRO, no __getattr__), as
+  // hasattr answers it (guarded); null (and no failure) where getattr decides.
+  static PyObject* getattrName = interned("__getattr__");
+  auto* tp = reinterpret_cast<PyTypeObject*>(obj->self->obj.get());
+  if (!PyUnicode_Check(name) || mroLookup(tp, name) || mroLookup(tp, getattrName)) return nullptr;
+  return userHasattr(obj, name) == 0 ? dflt : nullptr;
 }
 
 VarRef Translator::userAttr(const VarRef& obj, PyObject* name) {

@@ -123,8 +123,13 @@ bool Frame::stepOperators(const Instr& ins, bool& done, VarRef& result) {
         // Two values read from the frame: the answer holds while they alias as now.
         if (a->source && b->source) t.guardSame(a->source, b->source, same);
       } else if (container(a) && container(b) && a->source && b->source && a.get() != b.get()) {
-        // Containers read through two sources: trackers do not hold the objects.
-        return t.fail(GB::UnsupportedType, "'is' between two containers read from outside the frame");
+        // Containers read through two sources: trackers do not hold the
+        // objects. Two that are both inputs of containerInput are two objects
+        // (one object read twice gets one tracker), kept apart by their
+        // Distinct guards; of any other the identity is not known.
+        if (!t.isDistinctInput(a) || !t.isDistinctInput(b))
+          return t.fail(GB::UnsupportedType, "'is' between two containers read from outside the frame");
+        same = false;
       } else if (a->is(Var::Kind::Tensor) && b->is(Var::Kind::Tensor)) {
         same = a->obj.get() == b->obj.get() && a->np == b->np;
       } else if ((a->is(Var::Kind::Const) && a->obj.get() == Py_None) ||

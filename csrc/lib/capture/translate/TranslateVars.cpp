@@ -14,8 +14,11 @@ namespace xacc::capture::translate {
 // mapping eager code sees: a read (`d[k]`, `k in d`, `len(d)`, `d.get(k)`,
 // `d.copy()`) is answered from the attributes as they are when it runs
 // (instanceDictNow), a write made through the object later shows in the next
-// read. Writes through the view, iteration, views of it (keys/items/values)
-// and any other method are not modelled and break (GB010/GB011). At a break
+// read. `d.update(other_dict)` with str keys stores into the object's
+// attributes as dict.update does (copy.py sets a copy's state so; Note [Copies
+// of instances] in polyfills_copy.py). Other writes through the view,
+// iteration, views of it (keys/items/values) and any other method are not
+// modelled and break (GB010/GB011). At a break
 // or return the object is rebuilt and the view is its `__dict__`. Classes
 // whose instances keep attributes elsewhere are refused: `__slots__` (their
 // values sit with the dict entries in the tracker), a `__dict__` attribute of
