@@ -1,9 +1,19 @@
 """Python references of `copy.copy` and `copy.deepcopy` (see polyfills.py for
-how the translator finds and inlines them; polyfills.py imports this module).
+how the translator finds and inlines them; polyfills.py imports this module),
+for the builtin containers and for instances of Python classes (Note [Copies
+of instances] below)."""
 
-# Note [Copies of instances]
-# ~~~~~~~~~~~~~~~~~~~~~~~~~~
-# Besides the builtin containers and atoms, an instance of a class written in
+from __future__ import annotations
+
+import copy
+import copyreg
+import types
+import weakref
+from typing import Any
+
+from .polyfill_registry import _reference
+
+# Note [Copies of instances]: besides the builtin containers and atoms, an instance of a class written in
 # Python is copied as copy.py does it through the reduce protocol, for the
 # protocol methods the translator can follow:
 #
@@ -20,7 +30,10 @@ how the translator finds and inlines them; polyfills.py imports this module).
 #  * the state is set by a `__setstate__` written in Python, else the dict
 #    entries go into the new instance dict (`y.__dict__.update(state)`, a
 #    write through the view of Note [Instance dicts]) and the slot values by
-#    setattr.
+#    setattr. The dict state is a copy of the instance dict (the view of a
+#    user object cannot be iterated); what it holds is copied alike, and an
+#    instance dict met again inside the state is copied on its own, as the
+#    dict Python's deepcopy makes of it is never the new object's dict either.
 #
 # A value met twice is copied once (an identity memo of (original, copy)
 # pairs, which also ends cycles: the new object is recorded before its state
@@ -32,17 +45,6 @@ how the translator finds and inlines them; polyfills.py imports this module).
 # answer on the class as `__slotnames__`; a class without it yet is left to
 # Python once (the eager call stores it), which a guard on the class sees.
 # Tensors are left to Python (Tensor.__deepcopy__), never aliased.
-"""
-
-from __future__ import annotations
-
-import copy
-import copyreg
-import types
-import weakref
-from typing import Any
-
-from .polyfill_registry import _reference
 
 # copy.copy returns these themselves (copy._copy_immutable).
 _COPY_ATOMIC = (type(None), int, float, bool, complex, str, tuple, bytes, frozenset, range, slice, property,

@@ -66,7 +66,7 @@ PyObject* mroLookup(PyTypeObject* tp, PyObject* name, PyTypeObject** owner = nul
 PyObject* interned(const char* s) { return PyUnicode_InternFromString(s); }
 
 /// Methods whose presence makes the class's instances behave in ways a UserObject does not model.
-/// (__setattr__ written in Python is inlined by userStoreAttr; `del o.x` is a break anyway.)
+/// (__setattr__ written in Python is inlined by userStoreAttr, __delattr__ by delAttr.)
 const char* const kUnmodelled[] = {"__getattribute__", "__del__"};
 /// ... and, for tuple subclasses, the ones that change what a tuple does.
 const char* const kTupleUnmodelled[] = {"__getitem__", "__iter__", "__len__", "__contains__", "__eq__",
@@ -183,29 +183,6 @@ VarRef Translator::constructUser(const VarRef& clsVar, std::vector<VarRef>& args
     fail(GB::RaisesException, tpName(tp) + ".__init__ returned a value (TypeError)");
     return nullptr;
   }
-  return self;
-}
-
-VarRef Translator::objectNew(std::vector<VarRef>& args, std::vector<std::pair<PyRef, VarRef>>& kwargs) {
-  // `object.__new__(cls)` (copyreg.__newobj__, a __new__ that calls it): the
-  // bare instance type.__call__ would start from, with no __init__ run.
-  if (args.size() != 1 || !kwargs.empty() || !args[0]->is(Var::Kind::Object) || !PyType_Check(args[0]->obj.get())) {
-    fail(GB::UntraceableCall, "object.__new__ with arguments other than a class");
-    return nullptr;
-  }
-  auto* tp = reinterpret_cast<PyTypeObject*>(args[0]->obj.get());
-  std::string why = userClassProblem(tp);
-  if (!why.empty()) {
-    fail(GB::UntraceableCall, "object.__new__(" + tpName(tp) + "): " + why);
-    return nullptr;
-  }
-  if (PyType_IsSubtype(tp, &PyTuple_Type) ||
-      (pyTypes()->module && PyType_IsSubtype(tp, reinterpret_cast<PyTypeObject*>(pyTypes()->module)))) {
-    fail(GB::UntraceableCall, "object.__new__(" + tpName(tp) + ") of a tuple subclass or an nn.Module");
-    return nullptr;
-  }
-  auto self = makeVar(Var::Kind::UserObject);
-  self->self = args[0];
   return self;
 }
 
@@ -431,16 +408,6 @@ int Translator::userHasattr(const VarRef& obj, PyObject* name) {
   if (PyObject_HasAttr(clsVar->obj.get(), name)) return -2;
   guardHas(clsVar->source, Leaf::Kind::HasAttr, name, false);  // the class does not gain it
   return 0;
-}
-
-VarRef Translator::userGetattrDefault(const VarRef& obj, PyObject* name, const VarRef& dflt) {
-  // getattr(obj, name, default): the default when the lookup finds nothing and
-  // runs no code on the way (no attribute on the MRO, no __getattr__), as
-  // hasattr answers it (guarded); null (and no failure) where getattr decides.
-  static PyObject* getattrName = interned("__getattr__");
-  auto* tp = reinterpret_cast<PyTypeObject*>(obj->self->obj.get());
-  if (!PyUnicode_Check(name) || mroLookup(tp, name) || mroLookup(tp, getattrName)) return nullptr;
-  return userHasattr(obj, name) == 0 ? dflt : nullptr;
 }
 
 VarRef Translator::userAttr(const VarRef& obj, PyObject* name) {

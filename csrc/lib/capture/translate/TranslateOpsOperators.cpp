@@ -63,8 +63,9 @@ bool Frame::stepAttributes(const Instr& ins, bool& done, VarRef& result) {
       VarRef obj = pop(), value = pop();
       return t.storeAttr(obj, PyTuple_GET_ITEM(code->co_names, ins.arg), value);
     }
-    case Op::DELETE_ATTR:
-      return t.fail(GB::AttributeWrite, std::string("del .") + PyUnicode_AsUTF8(PyTuple_GET_ITEM(code->co_names, ins.arg)));
+    case Op::DELETE_ATTR:  // Note [Deleting attributes]
+      if (!need(ins, 1)) return false;
+      return t.delAttr(pop(), PyTuple_GET_ITEM(code->co_names, ins.arg));
     default:
       return misrouted(ins);
   }

@@ -368,6 +368,9 @@ public:
   /// `object.__setattr__(obj, name, value)` on a user object: a data descriptor's
   /// setter, a __slots__ member, else the instance dict.
   bool objectSetAttr(const VarRef& obj, PyObject* name, const VarRef& value);
+  /// `del obj.name` (Note [Deleting attributes] in TranslateVars.cpp): type(obj).__delattr__, then object's.
+  bool delAttr(const VarRef& obj, PyObject* name);
+  bool objectDelAttr(const VarRef& obj, PyObject* name);
   VarRef callUser(const VarRef& obj, std::vector<VarRef>& args, std::vector<std::pair<PyRef, VarRef>>& kwargs);
   int userTruth(const VarRef& obj);
   /// iter(obj) / `x in obj` on a user object through its class's __iter__ /
