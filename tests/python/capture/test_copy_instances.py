@@ -184,3 +184,21 @@ def test_a_break_inside_a_reference_is_reported_at_the_call():
     b = out.break_reasons[0]
     assert b.filename.endswith("test_copy_instances.py"), b
     assert b.lineno == own.__code__.co_firstlineno + 2, b
+
+
+SHARED = [1]
+CONTAINERS = {"a": SHARED, "b": [1], "again": SHARED}
+REGISTRY = {Box: 2, Pair: 3, "name": 4}
+
+
+def test_identity_of_outside_containers_and_class_keyed_dicts():
+    # What the references above ask of values read from outside: `is` between
+    # two containers read through two sources (their Distinct guards keep them
+    # apart), and a dict keyed by classes (copyreg.dispatch_table's shape,
+    # Note [Classes as dict keys]).
+    def f(x):
+        same = CONTAINERS["a"] is CONTAINERS["again"]
+        other = CONTAINERS["a"] is CONTAINERS["b"]
+        return x * REGISTRY[Pair], same, other, Box in REGISTRY, Reduced in REGISTRY, REGISTRY.get(Slotted, 0)
+
+    check(f, r(3), graphs=1, breaks=0)
