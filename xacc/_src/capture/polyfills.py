@@ -34,7 +34,6 @@ arguments, a graph break on anything else.
 
 from __future__ import annotations
 
-import copy
 import functools
 import itertools
 import math
@@ -557,73 +556,8 @@ except ImportError:  # NumPy is optional
     pass
 
 
-# -- copy ----------------------------------------------------------------------------------
+# -- copy: polyfills_copy.py (Note [Copies of instances]) ----------------------------------
 
-
-@_reference(copy.copy)
-def copy_copy(x: Any) -> Any:
-    # copy.copy's own table for the builtin types; anything else (a class with
-    # __copy__ or __reduce_ex__) is left to Python: the raise breaks the frame.
-    cls = type(x)
-    if cls is list:
-        return list(x)
-    if cls is dict:
-        return dict(x)
-    if cls is set:
-        return set(x)
-    if (cls is int or cls is float or cls is bool or cls is complex or cls is str or cls is bytes or
-            cls is tuple or cls is frozenset or cls is type(None) or cls is range or cls is slice):
-        return x  # immutable: copy.copy returns the object itself
-    raise TypeError(f"copy.copy of a {cls.__name__} is left to Python")
-
-
-
-_ATOMIC = (int, float, bool, complex, str, bytes, type(None), range, slice, type(Ellipsis))
-
-
-@_reference(copy.deepcopy)
-def copy_deepcopy(x: Any, memo: Any = None, _nil: Any = None) -> Any:
-    # copy.deepcopy over the builtin containers and immutable atoms; a value
-    # met twice is copied once (its memo, looked up by identity). Anything
-    # else (tensors, classes with __deepcopy__/__reduce_ex__) is left to
-    # Python: the raise breaks the frame.
-    if memo is not None:
-        raise TypeError("copy.deepcopy with a memo is left to Python")
-    return _deepcopy(x, [])
-
-
-def _deepcopy(x: Any, pairs: list) -> Any:
-    cls = type(x)
-    for atom in _ATOMIC:
-        if cls is atom:
-            return x
-    for original, made in pairs:
-        if original is x:
-            return made
-    if cls is list:
-        y = []
-        pairs.append((x, y))
-        for v in x:
-            y.append(_deepcopy(v, pairs))
-        return y
-    if cls is dict:
-        d = {}
-        pairs.append((x, d))
-        for k, v in x.items():
-            d[_deepcopy(k, pairs)] = _deepcopy(v, pairs)
-        return d
-    if cls is tuple:
-        items = [_deepcopy(v, pairs) for v in x]
-        for original, made in pairs:  # a cycle through the tuple copied it already
-            if original is x:
-                return made
-        same = True
-        for a, b in zip(items, x):
-            same = same and a is b
-        t = x if same else tuple(items)
-        pairs.append((x, t))
-        return t
-    raise TypeError(f"copy.deepcopy of a {cls.__name__} is left to Python")
 
 # -- comparisons and `|` between containers (keyed ("containers", operator)): the
 # translator asks these only when both operands are lists, tuples, dicts or dict
@@ -694,6 +628,6 @@ for _op in (operator.eq, operator.ne, operator.lt, operator.le, operator.gt, ope
 
 # References kept in modules of their own register themselves into REFERENCE on
 # import: dataclasses; functools, operator's callable classes, itertools.groupby/tee;
-# context managers; collections' containers; torch.distributed calls; torch's
-# higher-order operators; torch.vmap; torch.autograd.Function.apply.
-from . import polyfills_autograd, polyfills_collections, polyfills_context, polyfills_dataclasses, polyfills_dist, polyfills_hops, polyfills_stdlib, polyfills_vmap  # noqa: E402,F401,I001
+# context managers; collections' containers; copy.copy/deepcopy; torch.distributed calls;
+# torch's higher-order operators; torch.vmap; torch.autograd.Function.apply.
+from . import polyfills_autograd, polyfills_collections, polyfills_context, polyfills_copy, polyfills_dataclasses, polyfills_dist, polyfills_hops, polyfills_stdlib, polyfills_vmap  # noqa: E402,F401,I001

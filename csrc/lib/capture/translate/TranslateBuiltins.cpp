@@ -195,6 +195,10 @@ VarRef Translator::callBuiltin(PyObject* f, std::vector<VarRef>& args,
       guardHas(args[0]->source, Leaf::Kind::HasAttr, name.get(), false);
       return args[2];
     }
+    if (args.size() == 3 && args[0]->is(Var::Kind::UserObject) && args[0]->self) {
+      if (VarRef d = userGetattrDefault(args[0], name.get(), args[2])) return d;
+      if (failed()) return nullptr;
+    }
     if (args.size() == 3 && args[0]->is(Var::Kind::Tensor) && !args[0]->isNumpy()) {
       // A name torch.Tensor (or the tensor's subclass) does not define: the
       // default, unless the tensor object itself holds the attribute. An input

@@ -539,6 +539,15 @@ VarRef Translator::callObject(Frame& f, const VarRef& fn, std::vector<VarRef>& a
     if (!objectSetAttr(args[0], args[1]->obj.get(), args[2])) return nullptr;
     return makeConst(PyRef::borrow(Py_None));
   }
+  static PyObject* builtinDelattr = PyDict_GetItemString(PyEval_GetBuiltins(), "delattr");  // borrowed, lives forever
+  static PyObject* objectDelattr = PyObject_GetAttrString(reinterpret_cast<PyObject*>(&PyBaseObject_Type), "__delattr__");
+  if ((o == builtinDelattr || o == objectDelattr) && args.size() == 2 && kwargs.empty() &&
+      args[1]->is(Var::Kind::Const) && PyUnicode_CheckExact(args[1]->obj.get())) {  // Note [Deleting attributes]
+    bool ok = o == objectDelattr && args[0]->is(Var::Kind::UserObject) ? objectDelAttr(args[0], args[1]->obj.get())
+                                                                        : delAttr(args[0], args[1]->obj.get());
+    if (!ok) return nullptr;
+    return makeConst(PyRef::borrow(Py_None));
+  }
   static PyObject* builtinSetattr = PyDict_GetItemString(PyEval_GetBuiltins(), "setattr");  // borrowed, lives forever
   if (o == builtinSetattr && args.size() == 3 && kwargs.empty() && args[1]->is(Var::Kind::Const) &&
       PyUnicode_CheckExact(args[1]->obj.get())) {
@@ -599,6 +608,9 @@ VarRef Translator::callObject(Frame& f, const VarRef& fn, std::vector<VarRef>& a
     return g;
   }
   if (o == T->super) return superOf(f, args);
+  if (PyCFunction_Check(o) && PyCFunction_GET_SELF(o) == reinterpret_cast<PyObject*>(&PyBaseObject_Type) &&
+      std::strcmp(reinterpret_cast<PyCFunctionObject*>(o)->m_ml->ml_name, "__new__") == 0)
+    return objectNew(args, kwargs);  // TranslateObjects.cpp
   if (PyCFunction_Check(o) && PyCFunction_GET_SELF(o) == reinterpret_cast<PyObject*>(&PyTuple_Type) &&
       std::strcmp(reinterpret_cast<PyCFunctionObject*>(o)->m_ml->ml_name, "__new__") == 0)
     return tupleNew(args, kwargs);

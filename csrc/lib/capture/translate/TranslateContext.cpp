@@ -65,6 +65,17 @@ bool isPolyfillClass(PyObject* cls) {
   return r;
 }
 
+bool isPolyfillGlobals(PyObject* globals) {
+  if (!globals || !PyDict_Check(globals)) return false;
+  PyObject* name = PyDict_GetItemString(globals, "__name__");  // borrowed
+  const char* n = name && PyUnicode_Check(name) ? PyUnicode_AsUTF8(name) : nullptr;
+  if (!n) {
+    PyErr_Clear();
+    return false;
+  }
+  return std::string(n).rfind("xacc._src.capture.polyfills", 0) == 0;
+}
+
 bool Translator::enterContext(Frame& f, const VarRef& mgr, VarRef& exitOut, VarRef& enteredOut) {
   if (!mgr->is(Var::Kind::UserObject) || !mgr->self || !mgr->self->obj)
     return fail(GB::UnmodeledContextManager, "with statement on a value that is not a context manager the translator models");

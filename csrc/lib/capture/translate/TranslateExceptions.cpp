@@ -212,6 +212,11 @@ bool Frame::stepExceptions(const Instr& ins, bool& done, VarRef& result) {
         if (!e) return false;
       }
       std::string what = "raise " + className(e->obj.get());
+      if (!e->items.empty() && e->items[0]->is(Var::Kind::Const) && PyUnicode_Check(e->items[0]->obj.get())) {
+        const char* msg = PyUnicode_AsUTF8(e->items[0]->obj.get());  // the message, as Python shows it
+        if (msg) what += ": " + std::string(msg).substr(0, 160);
+        else PyErr_Clear();
+      }
       e->pos = 1;
       return t.raiseException(e, what);
     }

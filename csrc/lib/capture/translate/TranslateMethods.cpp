@@ -182,6 +182,30 @@ VarRef Translator::tensorType(const VarRef& t, std::vector<VarRef>& args,
 
 VarRef Translator::containerMethod(const VarRef& obj, const std::string& name, std::vector<VarRef>& args,
                                    std::vector<std::pair<PyRef, VarRef>>& kwargs) {
+  if (obj->is(Var::Kind::InstanceDict) && name == "update" && args.size() == 1 && kwargs.empty() &&
+      args[0]->is(Var::Kind::Dict)) {
+    // Note [Instance dicts]: `obj.__dict__.update(d)` stores each entry in the
+    // instance dict as dict.update does (no descriptor, no __setattr__): an
+    // existing name keeps its place, a new one goes last.
+    Var& target = *obj->self;
+    for (const PyRef& k : args[0]->keys)
+      if (!PyUnicode_CheckExact(k.get())) {
+        fail(GB::UnsupportedType, "obj.__dict__.update with a key that is not a str");
+        return nullptr;
+      }
+    for (size_t i = 0; i < args[0]->keys.size(); ++i) {
+      const PyRef& k = args[0]->keys[i];
+      size_t j = 0;
+      while (j < target.keys.size() && PyUnicode_Compare(target.keys[j].get(), k.get()) != 0) ++j;
+      if (j < target.keys.size()) {
+        target.items[j] = args[0]->items[i];
+      } else {
+        target.keys.push_back(k);
+        target.items.push_back(args[0]->items[i]);
+      }
+    }
+    return makeConst(PyRef::borrow(Py_None));
+  }
   if (obj->is(Var::Kind::InstanceDict)) {  // Note [Instance dicts]: get/copy read the dict as it is now
     VarRef now = instanceDictNow(obj);
     return now ? containerMethod(now, name, args, kwargs) : nullptr;

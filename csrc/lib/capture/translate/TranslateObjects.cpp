@@ -66,7 +66,7 @@ PyObject* mroLookup(PyTypeObject* tp, PyObject* name, PyTypeObject** owner = nul
 PyObject* interned(const char* s) { return PyUnicode_InternFromString(s); }
 
 /// Methods whose presence makes the class's instances behave in ways a UserObject does not model.
-/// (__setattr__ written in Python is inlined by userStoreAttr; `del o.x` is a break anyway.)
+/// (__setattr__ written in Python is inlined by userStoreAttr, __delattr__ by delAttr.)
 const char* const kUnmodelled[] = {"__getattribute__", "__del__"};
 /// ... and, for tuple subclasses, the ones that change what a tuple does.
 const char* const kTupleUnmodelled[] = {"__getitem__", "__iter__", "__len__", "__contains__", "__eq__",
@@ -386,6 +386,11 @@ int Translator::userHasattr(const VarRef& obj, PyObject* name) {
     return 1;
   auto byGetattr = [&]() { return userAttr(obj, name) ? 1 : -1; };
   PyObject* cattr = mroLookup(tp, name);
+  if (cattr && Py_TYPE(cattr) == &PyMemberDescr_Type) {  // a __slots__ member: set or not in the instance's storage
+    for (const PyRef& k : obj->keys)
+      if (PyUnicode_Compare(k.get(), name) == 0) return 1;
+    return 0;
+  }
   if (cattr && Py_TYPE(cattr)->tp_descr_set) return byGetattr();  // a data descriptor wins
   for (const PyRef& k : obj->keys)
     if (PyUnicode_Compare(k.get(), name) == 0) return 1;

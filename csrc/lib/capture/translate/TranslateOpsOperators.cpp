@@ -63,8 +63,9 @@ bool Frame::stepAttributes(const Instr& ins, bool& done, VarRef& result) {
       VarRef obj = pop(), value = pop();
       return t.storeAttr(obj, PyTuple_GET_ITEM(code->co_names, ins.arg), value);
     }
-    case Op::DELETE_ATTR:
-      return t.fail(GB::AttributeWrite, std::string("del .") + PyUnicode_AsUTF8(PyTuple_GET_ITEM(code->co_names, ins.arg)));
+    case Op::DELETE_ATTR:  // Note [Deleting attributes]
+      if (!need(ins, 1)) return false;
+      return t.delAttr(pop(), PyTuple_GET_ITEM(code->co_names, ins.arg));
     default:
       return misrouted(ins);
   }
@@ -123,8 +124,13 @@ bool Frame::stepOperators(const Instr& ins, bool& done, VarRef& result) {
         // Two values read from the frame: the answer holds while they alias as now.
         if (a->source && b->source) t.guardSame(a->source, b->source, same);
       } else if (container(a) && container(b) && a->source && b->source && a.get() != b.get()) {
-        // Containers read through two sources: trackers do not hold the objects.
-        return t.fail(GB::UnsupportedType, "'is' between two containers read from outside the frame");
+        // Containers read through two sources: trackers do not hold the
+        // objects. Two that are both inputs of containerInput are two objects
+        // (one object read twice gets one tracker), kept apart by their
+        // Distinct guards; of any other the identity is not known.
+        if (!t.isDistinctInput(a) || !t.isDistinctInput(b))
+          return t.fail(GB::UnsupportedType, "'is' between two containers read from outside the frame");
+        same = false;
       } else if (a->is(Var::Kind::Tensor) && b->is(Var::Kind::Tensor)) {
         same = a->obj.get() == b->obj.get() && a->np == b->np;
       } else if ((a->is(Var::Kind::Const) && a->obj.get() == Py_None) ||

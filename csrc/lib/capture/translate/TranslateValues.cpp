@@ -309,8 +309,9 @@ VarRef Translator::getattr(const VarRef& obj, PyObject* name) {
       return superAttr(obj, name);
     case Var::Kind::UserObject:
       return userAttr(obj, name);
-    case Var::Kind::InstanceDict:  // Note [Instance dicts]: its read methods, bound to the live view
-      if (PyUnicode_CompareWithASCIIString(name, "get") == 0 || PyUnicode_CompareWithASCIIString(name, "copy") == 0) {
+    case Var::Kind::InstanceDict:  // Note [Instance dicts]: its read methods and update, bound to the live view
+      if (PyUnicode_CompareWithASCIIString(name, "get") == 0 || PyUnicode_CompareWithASCIIString(name, "copy") == 0 ||
+          PyUnicode_CompareWithASCIIString(name, "update") == 0) {
         auto m = makeVar(Var::Kind::ContainerMethod);
         m->self = obj;
         m->name = PyUnicode_AsUTF8(name);
@@ -387,6 +388,12 @@ VarRef Translator::containerSeen(PyObject* value, const SourceRef& source) {
   if (seen == containerInputs_.end()) return nullptr;
   guardSame(source, seen->second->source, true);
   return seen->second;
+}
+
+bool Translator::isDistinctInput(const VarRef& v) const {
+  for (const auto& entry : containerInputs_)
+    if (entry.second.get() == v.get()) return true;
+  return false;
 }
 
 VarRef Translator::containerInput(PyObject* value, const VarRef& v) {

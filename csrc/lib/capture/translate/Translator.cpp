@@ -128,10 +128,17 @@ bool Translator::fail(GB code, const std::string& detail) {
     failure_.detail = detail;
     failure_.internal = code == GB::Internal;
     // The innermost frame being executed is where the user looks.
-    if (current_) {
-      failure_.file = pyText(current_->code->co_filename);
-      failure_.function = pyText(current_->code->co_name);
-      failure_.line = current_->line;
+    // Note [Breaks inside polyfills]: a reference of polyfills*.py stands for
+    // a C function the user called, so a break raised inside one is reported
+    // at the line of the call that entered it (the innermost frame that is not
+    // a reference's: user code a reference calls back, a `key=` function or a
+    // class's own __reduce__, is reported where it is).
+    Frame* at = current_;
+    while (at && at->parent && isPolyfillGlobals(at->globals)) at = at->parent;
+    if (at) {
+      failure_.file = pyText(at->code->co_filename);
+      failure_.function = pyText(at->code->co_name);
+      failure_.line = at->line;
     }
     if (top_) failure_.offset = top_->offset;
   }
@@ -156,6 +163,16 @@ bool Translator::failPy(GB code, const std::string& what) {
 }
 
 // -- values -----------------------------------------------------------------------------
+
+// Note [Classes as dict keys]: a dict read from outside may be keyed by
+// classes (copyreg.dispatch_table, a registry) when each class hashes and
+// compares by identity (its metaclass keeps type's __hash__ and __eq__): such
+// a key is as fixed as a str, found again by `is`, and the keys guard
+// (guardKeys) compares them alike; the guard holds the classes.
+static bool identityKeyedClass(PyObject* k) {
+  return PyType_Check(k) && Py_TYPE(k)->tp_hash == PyType_Type.tp_hash &&
+         Py_TYPE(k)->tp_richcompare == PyType_Type.tp_richcompare;
+}
 
 static bool isConstType(PyObject* v, const PyTypes* T) {
   return v == Py_None || v == Py_Ellipsis || PyBool_Check(v) || PyLong_Check(v) || PyFloat_Check(v) ||
@@ -319,7 +336,7 @@ VarRef Translator::wrap(PyObject* value, const SourceRef& source) {
     PyObject *k, *v;
     Py_ssize_t pos = 0;
     while (PyDict_Next(value, &pos, &k, &v))
-      if (!PyUnicode_CheckExact(k) && !PyLong_CheckExact(k)) {
+      if (!PyUnicode_CheckExact(k) && !PyLong_CheckExact(k) && !identityKeyedClass(k)) {
         fail(GB::UnsupportedType, "dict with non-constant keys");
         return nullptr;
       }

@@ -121,6 +121,8 @@ struct Frame;
 /// A class of xacc/_src/capture/polyfills*.py: its objects stand in for a library's
 /// and are never shown (Note [Context managers] in TranslateContext.cpp).
 bool isPolyfillClass(PyObject* cls);
+/// Globals of a module xacc/_src/capture/polyfills*.py (Note [Breaks inside polyfills] in Translator.cpp).
+bool isPolyfillGlobals(PyObject* globals);
 /// The library class a polyfill model class stands for (`_xacc_type`), borrowed;
 /// null for any other class (Note [Modelled library objects] in TranslateModels.cpp).
 PyObject* modelledType(PyObject* cls);
@@ -375,6 +377,12 @@ public:
   /// hasattr(obj, name) of a user object (TranslateObjects.cpp): 1/0, -1 failed
   /// (a lookup that runs code and did not give a value), -2 not answered.
   int userHasattr(const VarRef& obj, PyObject* name);
+  /// getattr(obj, name, default) of a user object when nothing is found without running code (TranslateObjects.cpp).
+  /// `object.__new__(cls)` of a class whose instances are user objects (TranslateObjects.cpp).
+  VarRef objectNew(std::vector<VarRef>& args, std::vector<std::pair<PyRef, VarRef>>& kwargs);
+  /// A container read from outside and registered by containerInput (a Distinct guard keeps it apart).
+  bool isDistinctInput(const VarRef& v) const;
+  VarRef userGetattrDefault(const VarRef& obj, PyObject* name, const VarRef& dflt);
   /// Class attribute `attr` (found on the MRO, no data descriptor) as read through `self`.
   VarRef classAttr(const VarRef& self, const VarRef& clsVar, PyObject* attr, PyObject* name);
   /// An attribute of a tuple subclass's instance found on a user class (`handled`), else null.
@@ -383,6 +391,9 @@ public:
   /// `object.__setattr__(obj, name, value)` on a user object: a data descriptor's
   /// setter, a __slots__ member, else the instance dict.
   bool objectSetAttr(const VarRef& obj, PyObject* name, const VarRef& value);
+  /// `del obj.name` (Note [Deleting attributes] in TranslateVars.cpp): type(obj).__delattr__, then object's.
+  bool delAttr(const VarRef& obj, PyObject* name);
+  bool objectDelAttr(const VarRef& obj, PyObject* name);
   VarRef callUser(const VarRef& obj, std::vector<VarRef>& args, std::vector<std::pair<PyRef, VarRef>>& kwargs);
   int userTruth(const VarRef& obj);
   /// iter(obj) / `x in obj` on a user object through its class's __iter__ /
