@@ -22,10 +22,15 @@ exits (checked at exit; see the Note). Imported by the scripts before they call
 # thread of a group is left, and fails the process if one is. xacc holds
 # no reference to a group (refcount unchanged by capture and runs on cpu and
 # xpu0). FSDP2 (fully_shard, plain PyTorch, scripts/fsdp_*.py) still keeps its
-# group's threads to the exit from a reference no Python object holds (not
-# located): those scripts pass `group_at_exit`, the check reports instead of
-# failing, and dist_proc.run relaunches once a run that reported it and ended
-# in the abort. Every other launch is made once.
+# group's threads to the exit from a reference no Python object holds. One such
+# holder is DTensor's thread-local native sharding-propagation cache (1-rank
+# script under gdb: ~ProcessGroupGloo ran under
+# cleanup_thread_local_native_sharding_propagator_caches at finalization, and
+# torch._C._clear_DTensor_sharding_propagator_cache() before destroy freed the
+# group); in fsdp_cpu.py clearing it, at finish or at exit, was not enough, so
+# another holder remains (not located). Those scripts pass `group_at_exit`, the
+# check reports instead of failing, and dist_proc.run relaunches once a run
+# that reported it and ended in the abort. Every other launch is made once.
 """
 
 import atexit
