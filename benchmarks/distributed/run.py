@@ -27,6 +27,7 @@ import time
 
 import torch
 import torch.distributed as dist
+import torch.distributed.nn  # noqa: F401  before init_process_group (see worker's end)
 import torch.multiprocessing as mp
 from torch.nn.parallel import DistributedDataParallel as DDP
 
@@ -68,9 +69,10 @@ def worker(rank: int, world: int, mode: str, args: argparse.Namespace, out: str)
     if rank == 0:
         torch.save({"median": statistics.median(times), "cpu": statistics.median(cpu),
                     "params": ddp.module.state_dict()}, out)
-    # Every rank is done before rank 0, which hosts the store, can exit first: a rank
-    # still connected then aborts at its exit (gloo: 'terminate called without an
-    # active exception', 1 in 6 runs of plain PyTorch here without the barrier).
+    # Every rank is done before rank 0, which hosts the store, can exit first; the
+    # group ends here, not at the interpreter's exit, because torch.distributed.nn
+    # (which DDP's and torch.compile's imports reach) was imported before
+    # init_process_group (Note [Gloo group at exit], tests/python/distributed/scripts/teardown.py).
     dist.barrier()
     dist.destroy_process_group()
 

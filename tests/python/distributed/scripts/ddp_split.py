@@ -18,6 +18,8 @@ import torch.multiprocessing as mp
 from torch.distributed.algorithms.ddp_comm_hooks.default_hooks import allreduce_hook
 from torch.nn.parallel import DistributedDataParallel as DDP
 
+import teardown  # before init_process_group (Note [Gloo group at exit])
+
 
 def make_model():
     torch.manual_seed(0)
@@ -72,11 +74,7 @@ def worker(rank, world, mode, out):
                    for ev in convert.EVENTS if ev.graph_id]
     torch.save({"params": {k: v.detach().clone() for k, v in model.state_dict().items()},
                 "notes": notes, "counters": counters, "entries": entries}, f"{out}.rank{rank}")
-    # Every rank is done before rank 0, which hosts the store, can exit first: a rank
-    # still connected then aborts at its exit (gloo: 'terminate called without an
-    # active exception', 1 in 6 runs of plain PyTorch here without the barrier).
-    dist.barrier()
-    dist.destroy_process_group()
+    teardown.finish()  # the group and its threads end here, not at exit (Note [Gloo group at exit])
 
 
 if __name__ == "__main__":
