@@ -11,6 +11,7 @@ the last breaks, so Python runs the real apply and its backward."""
 
 import collections
 
+import pytest
 import torch
 
 from harness import check
@@ -134,18 +135,6 @@ def square(x):
     return Square.apply(x + 1) + 1
 
 
-def test_input_that_requires_grad_runs_the_functions_own_backward():
-    x = torch.randn(2, 4, requires_grad=True)
-    square(x).sum().backward()
-    want, x.grad = x.grad.clone(), None
-    f = jit(square, device="cpu")
-    for _ in range(2):
-        f(x).sum().backward()
-        assert torch.allclose(x.grad, want), (x.grad, want)
-        x.grad = None
-    assert counters()["breaks"] >= 1
-
-
 class ReadsMaterialize(torch.autograd.Function):
     @staticmethod
     def forward(ctx, x):
@@ -177,11 +166,12 @@ def square_own_apply(x):
     return SquareOwnApply.apply(x + 1) + 1
 
 
-def test_an_apply_override_calling_super_runs_the_functions_own_backward():
+@pytest.mark.parametrize("fn", [square, square_own_apply], ids=["apply", "apply_override_calling_super"])
+def test_input_that_requires_grad_runs_the_functions_own_backward(fn):
     x = torch.randn(2, 4, requires_grad=True)
-    square_own_apply(x).sum().backward()
+    fn(x).sum().backward()
     want, x.grad = x.grad.clone(), None
-    f = jit(square_own_apply, device="cpu")
+    f = jit(fn, device="cpu")
     for _ in range(2):
         f(x).sum().backward()
         assert torch.allclose(x.grad, want), (x.grad, want)
