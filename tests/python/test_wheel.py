@@ -36,9 +36,17 @@ def _run(cmd: list, cwd: Path, env: dict | None = None, timeout: int = 900) -> s
     return p
 
 
+def _outside_env() -> dict:
+    """The environment without what points into the checkout or another venv. Every step
+    after the wheel is built uses it: `run_tests.py` runs the suites of a further version
+    with PYTHONPATH set to the checkout, where building the wheel left `xacc.egg-info`, and
+    a pip that sees it takes xacc 0.1.0 for installed and skips the wheel."""
+    return {k: v for k, v in os.environ.items()
+            if k not in ("PYTHONPATH", "XACC_BUILD_DIR", "VIRTUAL_ENV", "PYTHONHOME")}
+
+
 def _clean_env(venv: Path) -> dict:
-    env = {k: v for k, v in os.environ.items()
-           if k not in ("PYTHONPATH", "XACC_BUILD_DIR", "VIRTUAL_ENV", "PYTHONHOME")}
+    env = _outside_env()
     env["PATH"] = str(venv / "bin") + os.pathsep + env.get("PATH", "")
     return env
 
@@ -57,17 +65,19 @@ def test_wheel_runs_in_a_fresh_venv(version, tmp_path):
     assert len(wheels) == 1, list(dist.iterdir())
 
     # A fresh venv from the build venv's own base interpreter, outside the checkout.
-    base = _run([build_python, "-c", "import sys; print(sys._base_executable)"], cwd=tmp_path).stdout.strip()
+    outside = _outside_env()
+    base = _run([build_python, "-c", "import sys; print(sys._base_executable)"], cwd=tmp_path,
+                env=outside).stdout.strip()
     venv = tmp_path / "venv"
-    _run([base, "-m", "venv", venv], cwd=tmp_path)
+    _run([base, "-m", "venv", venv], cwd=tmp_path, env=outside)
     python = venv / "bin" / "python"
     site = Path(_run([python, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
-                     cwd=tmp_path).stdout.strip())
+                     cwd=tmp_path, env=outside).stdout.strip())
     torch_site = _run([build_python, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
-                      cwd=tmp_path).stdout.strip()
+                      cwd=tmp_path, env=outside).stdout.strip()
     (site / "torch_from_build_venv.pth").write_text(torch_site + "\n")
     _run([python, "-m", "pip", "install", "--disable-pip-version-check", "--no-index", "--no-deps",
-          wheels[0]], cwd=tmp_path)
+          wheels[0]], cwd=tmp_path, env=outside)
 
     env = _clean_env(venv)
     where = _run([python, "-c", "import xacc, xjit, camel_lang; print(xacc.__file__, xjit.__file__, "

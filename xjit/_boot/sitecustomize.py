@@ -9,6 +9,7 @@ would have run it; the hook is installed after it."""
 
 
 def _chain() -> None:
+    import importlib.machinery  # not imported by importlib.util on 3.13
     import importlib.util
     import os
     import sys

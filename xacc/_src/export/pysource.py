@@ -189,15 +189,14 @@ def python_like(code: types.CodeType) -> str:
             emit(f"goto L{a}")
         elif op == "MAKE_FUNCTION":
             (c,) = pop()
-            if ins.arg & 0x08:
-                pop()
-            if ins.arg & 0x04:
-                pop()
-            if ins.arg & 0x02:
-                pop()
-            if ins.arg & 0x01:
-                pop()
+            flags = ins.arg or 0  # 3.13: no argument, each flag is a SET_FUNCTION_ATTRIBUTE
+            for bit in (0x08, 0x04, 0x02, 0x01):
+                if flags & bit:
+                    pop()
             stack.append(f"make_function({c})")
+        elif op == "SET_FUNCTION_ATTRIBUTE":  # 3.13: [value, function] -> [function]
+            (v, f) = pop(2)
+            stack.append(f)
         elif op == "RAISE_VARARGS":
             v = pop(ins.arg)
             emit(f"raise {', '.join(v)}".rstrip())
