@@ -136,7 +136,21 @@ def test_main_directory_on_sys_path_and_virtualenv(tmp_path: Path) -> None:
     app.mkdir()
     (app / "localmod.py").write_text("VALUE = 41\n")
     venv = tmp_path / "venv"
-    site = venv / "lib" / f"python{sys.version_info[0]}.{sys.version_info[1]}" / "site-packages"
+    # The site-packages of the CPython camel embeds (the one it was built
+    # against), which is not the interpreter running pytest under a further
+    # version's run (run_tests.py --versions).
+    (tmp_path / "v.cml").write_text(textwrap.dedent("""\
+        module v
+        import { PyObject, py_call, py_unwrap } from python
+        func main(): int sync {
+            println(py_unwrap(py_call("platform.python_version") as PyObject<string>))
+            return 0
+        }
+        """))
+    v = camel_run(tmp_path, "v.cml")
+    assert v.returncode == 0, v.stderr
+    major, minor = v.stdout.split(".")[:2]
+    site = venv / "lib" / f"python{major}.{minor}" / "site-packages"
     site.mkdir(parents=True)
     (site / "venvmod.py").write_text("def plus_one(x):\n    return x + 1\n")
     (app / "main.cml").write_text(textwrap.dedent("""\
