@@ -100,13 +100,16 @@ VarRef Translator::modeStackCall(PyObject* o, std::vector<VarRef>& args,
     popped = functionModes_.back();
     functionModes_.pop_back();
   }
+  if (!syncFunctionModes()) return nullptr;
+  return popped ? popped : makeConst(PyRef::borrow(Py_None));
+}
+
+bool Translator::syncFunctionModes() {
   std::string code, detail;
   PyRef n = PyRef::steal(Py_BuildValue("(n)", static_cast<Py_ssize_t>(functionModes_.size())));
-  if (!host_.call("set_function_modes", n.get(), code, detail)) {
-    fail(hostBreak(code, GB::UnmodeledContextManager), detail);
-    return nullptr;
-  }
-  return popped ? popped : makeConst(PyRef::borrow(Py_None));
+  if (host_.call("set_function_modes", n.get(), code, detail)) return true;
+  fail(hostBreak(code, GB::UnmodeledContextManager), detail);
+  return false;
 }
 
 VarRef Translator::modeDispatch(PyObject* fn, const std::vector<VarRef>& argsIn,
@@ -209,21 +212,11 @@ VarRef Translator::modeDispatch(PyObject* fn, const std::vector<VarRef>& argsIn,
   // The mode is off the stack while its handler runs (eager's _pop_mode_temporarily).
   std::vector<VarRef> saved = functionModes_;
   functionModes_.pop_back();
-  std::string c2, d2;
-  PyRef depth = PyRef::steal(Py_BuildValue("(n)", static_cast<Py_ssize_t>(functionModes_.size())));
-  if (!host_.call("set_function_modes", depth.get(), c2, d2)) {
-    fail(hostBreak(c2, GB::UnmodeledContextManager), d2);
-    return nullptr;
-  }
+  if (!syncFunctionModes()) return nullptr;
   VarRef out = inlineFunction(handler, std::move(all), {}, nullptr);
   functionModes_ = std::move(saved);
   if (!out) return nullptr;  // the failure stands; runTopFrame sends a frame with modes to Python
-  depth = PyRef::steal(Py_BuildValue("(n)", static_cast<Py_ssize_t>(functionModes_.size())));
-  if (!host_.call("set_function_modes", depth.get(), c2, d2)) {
-    fail(hostBreak(c2, GB::UnmodeledContextManager), d2);
-    return nullptr;
-  }
-  return out;
+  return syncFunctionModes() ? out : nullptr;
 }
 
 }  // namespace xacc::capture::translate

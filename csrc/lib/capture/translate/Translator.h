@@ -301,6 +301,9 @@ public:
   /// not reach it the way eager's call would. True when there is none.
   bool noFunctionMode(const char* what);
   bool functionModeActive() const { return !functionModes_.empty(); }
+  /// Tells the host the depth of functionModes_ (Host.set_function_modes); false
+  /// (the failure set) when it cannot.
+  bool syncFunctionModes();
   /// Truth value of a tracker (-1 after a failure).
   int truth(const VarRef& v);
   /// The Python value of a constant-like tracker (new ref, null + failure).
