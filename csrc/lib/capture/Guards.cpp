@@ -51,12 +51,17 @@ void GuardTree::setModes(const std::vector<PyObject*>& fnModeTypes, int64_t disp
   modesGuarded_ = true;
 }
 
+/// The type of the thread's i-th TorchFunctionMode, bottom first (borrowed).
+static PyObject* fnModeTypeAt(int64_t i) {
+  PyObject* mode = at::impl::PythonTorchFunctionTLS::get_stack_at(i)->ptr(getPyInterpreter());
+  return reinterpret_cast<PyObject*>(Py_TYPE(mode));
+}
+
 std::vector<PyObject*> GuardTree::currentFnModeTypes() {
   std::vector<PyObject*> out;
   int64_t n = at::impl::PythonTorchFunctionTLS::stack_len();
   for (int64_t i = 0; i < n; ++i) {
-    PyObject* mode = at::impl::PythonTorchFunctionTLS::get_stack_at(i)->ptr(getPyInterpreter());
-    PyObject* t = reinterpret_cast<PyObject*>(Py_TYPE(mode));
+    PyObject* t = fnModeTypeAt(i);
     Py_INCREF(t);
     out.push_back(t);
   }
@@ -68,10 +73,8 @@ int64_t GuardTree::currentDispatchModes() { return c10::impl::TorchDispatchModeT
 bool GuardTree::modesMatch() const {
   int64_t n = at::impl::PythonTorchFunctionTLS::stack_len();
   if (n != static_cast<int64_t>(fnModeTypes_.size())) return false;
-  for (int64_t i = 0; i < n; ++i) {
-    PyObject* mode = at::impl::PythonTorchFunctionTLS::get_stack_at(i)->ptr(getPyInterpreter());
-    if (reinterpret_cast<PyObject*>(Py_TYPE(mode)) != fnModeTypes_[i]) return false;
-  }
+  for (int64_t i = 0; i < n; ++i)
+    if (fnModeTypeAt(i) != fnModeTypes_[i]) return false;
   return c10::impl::TorchDispatchModeTLS::stack_len() == dispatchModes_;
 }
 
