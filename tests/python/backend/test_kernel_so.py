@@ -181,3 +181,78 @@ def test_format_1_object_entries_are_not_read(script: Path, cold: tuple[Path, di
     r = xjit(script, cache)
     assert totals(r) == (totals(cold[1])[0], 0), r
     assert r["DIGEST"] == cold[1]["DIGEST"], r
+
+
+# Note [Linking kernels without the driver] (KernelCache.cpp): kernels are
+# linked by ld.gold or ld directly, the compiler driver named only once for its
+# libgcc; the driver links only when neither linker can. Each case puts shims
+# first on PATH that log their arguments and then either fail or run the real
+# tool, so what was invoked, and whether its link stuck, is seen.
+SHIM = '''#!/bin/sh
+echo "$0 $*" >> "{log}"
+{body}
+'''
+
+
+def shims(tmp_path: Path, fail_direct: tuple[str, ...]) -> tuple[dict[str, str], Path]:
+    """Shims of cc, ld.gold and ld. Those in `fail_direct` exit 1 when run as
+    xacc runs a linker (`-shared` first: cc without -print-libgcc-file-name,
+    ld and ld.gold without the driver's plugin arguments); every other call
+    runs the real tool (the driver's collect2 finds ld on PATH too)."""
+    bin_dir, log = tmp_path / "bin", tmp_path / "tools.log"
+    bin_dir.mkdir()
+    for tool in ("cc", "ld.gold", "ld"):
+        real = shutil.which(tool)
+        if not real:
+            pytest.skip(f"no {tool} on PATH")
+        body = f'exec "{real}" "$@"'
+        if tool in fail_direct:
+            body = 'case "$1" in -shared) exit 1;; esac\n' + body
+        p = bin_dir / tool
+        p.write_text(SHIM.format(log=log, body=body))
+        p.chmod(0o755)
+    return {"PATH": f"{bin_dir}{os.pathsep}{os.environ['PATH']}"}, log
+
+
+def direct_links(log: Path) -> list[str]:
+    """The tools run as xacc runs a linker (first argument -shared)."""
+    out = []
+    for line in log.read_text().splitlines():
+        argv = line.split()
+        if len(argv) > 1 and argv[1] == "-shared":
+            out.append(argv[0].rsplit("/", 1)[-1])
+    return out
+
+
+def test_kernels_link_without_the_compiler_driver(script: Path, cold: tuple[Path, dict[str, str]],
+                                                  tmp_path: Path) -> None:
+    # The driver cannot link (exit 1): before, no kernel was stored (linked in
+    # memory, "cannot link kernel ..."); now every one is, by the linker itself.
+    env, log = shims(tmp_path, fail_direct=("cc",))
+    cache = tmp_path / "cache"
+    r = xjit(script, cache, **env)
+    n = totals(cold[1])[0]
+    assert totals(r) == (n, 0), r
+    assert len(list(cache.glob("*.so"))) == n, (list(cache.iterdir()), r["stderr"][-2000:])
+    links = direct_links(log)
+    assert "cc" not in links and len(links) == n, log.read_text()
+    warm = xjit(script, cache)
+    assert totals(warm) == (0, n) and warm["HEAVY"] == "-", warm
+    assert warm["DIGEST"] == cold[1]["DIGEST"], (warm["VALUES"], cold[1]["VALUES"])
+
+
+def test_failing_linkers_fall_back_to_the_driver(script: Path, cold: tuple[Path, dict[str, str]],
+                                                 tmp_path: Path) -> None:
+    # ld.gold and ld both fail: each is tried for the first kernel only, then
+    # the driver links every kernel, and all are stored as before.
+    env, log = shims(tmp_path, fail_direct=("ld.gold", "ld"))
+    cache = tmp_path / "cache"
+    r = xjit(script, cache, **env)
+    n = totals(cold[1])[0]
+    assert totals(r) == (n, 0), r
+    assert len(list(cache.glob("*.so"))) == n, (list(cache.iterdir()), r["stderr"][-2000:])
+    links = direct_links(log)
+    assert links.count("ld.gold") == 1 and links.count("ld") == 1 and links.count("cc") == n, links
+    assert "not used again in this process" in r["stderr"], r["stderr"][-2000:]
+    warm = xjit(script, cache)
+    assert totals(warm) == (0, n) and warm["DIGEST"] == cold[1]["DIGEST"], warm
