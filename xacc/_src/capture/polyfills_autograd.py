@@ -28,7 +28,8 @@ fresh `FunctionCtx` subclass (plain Python: save_for_backward,
 mark_non_differentiable, set_materialize_grads store attributes as the real
 ctx's do) whose `needs_input_grad`, `to_save`, `dirty_tensors`, `non_differentiable`,
 `saved_for_forward`, `saved_tensors` and `materialize_grads` read as the real
-ctx's do in forward here (all False; None until set; (); not readable). What it does not model is a graph
+ctx's do in forward here (all False; None until set; what
+save_for_forward stored, else (); not readable). What it does not model is a graph
 break (query "unmodelled_call", GB002), after which Python runs the original:
 an input that requires grad with grad mode on (autograd would record a
 node), a Function with its own setup_context, keyword arguments, functorch
@@ -60,7 +61,12 @@ class FunctionApplyCtx(FunctionCtx):
 
     @property
     def saved_tensors(self) -> tuple:
-        return ()  # nothing is saved before forward returns
+        # The real ctx's getter answers what save_for_forward stored, else the
+        # saved variables: none before forward returns (save_for_backward
+        # only sets to_save).
+        if self.saved_for_forward is not None:
+            return self.saved_for_forward
+        return ()
 
     @property
     def materialize_grads(self) -> bool:
