@@ -35,9 +35,12 @@ an input that requires grad with grad mode on (autograd would record a
 node), a Function with its own setup_context, keyword arguments, functorch
 transforms active, `ctx.mark_dirty` (the real apply bumps the dirty inputs'
 version counters), and an output that requires grad (the real apply
-detaches it). The ctx's class is the stand-in's, not `cls._backward_cls`:
-forward code that asks `type(ctx)` or keeps ctx beyond the call would see
-it (the translator reports it: `ctx` is a fresh object of this module).
+detaches it). The ctx's class is the stand-in's, not `cls._backward_cls`,
+and its attributes are only those above: the translator answers no
+`type(ctx)`, `isinstance(ctx, ...)` or `hasattr(ctx, ...)` of a polyfill's
+class (Note [Modelled library objects]) and a read of an attribute only the
+C ctx has (`metadata`, `next_functions`) is not found on it: a break, and
+Python runs the real apply (test_autograd_ctx_fidelity.py).
 """
 
 from __future__ import annotations
