@@ -222,9 +222,8 @@ def _default_state(x: Any, cls: type) -> Any:
     if len(names) > 0:
         slots = {}
         for name in names:
-            value = getattr(x, name, _MISSING)  # one lookup, as object.__getstate__ makes
-            if value is not _MISSING:
-                slots[name] = value
+            if hasattr(x, name):
+                slots[name] = getattr(x, name)
         if len(slots) > 0:
             state = (state, slots)
     return state
