@@ -11,7 +11,7 @@ and unbind cases pass without them too (they guard the rule). Later rules,
 each with a case that fails without it: the pieces of `split` and
 `split_with_sizes`, reductions' kept and dropped dims, the lengths a conv or a
 pool computes from a constant dim, results of ops whose operands all have
-constant shapes (Note [Shapes of constant shapes] in host.py), and expand's
+constant shapes (Note [Shapes of constant shapes] in host_state.py), and expand's
 -1."""
 
 import torch

@@ -28,15 +28,19 @@ fresh `FunctionCtx` subclass (plain Python: save_for_backward,
 mark_non_differentiable, set_materialize_grads store attributes as the real
 ctx's do) whose `needs_input_grad`, `to_save`, `dirty_tensors`, `non_differentiable`,
 `saved_for_forward`, `saved_tensors` and `materialize_grads` read as the real
-ctx's do in forward here (all False; None until set; (); not readable). What it does not model is a graph
+ctx's do in forward here (all False; None until set; what
+save_for_forward stored, else (); not readable). What it does not model is a graph
 break (query "unmodelled_call", GB002), after which Python runs the original:
 an input that requires grad with grad mode on (autograd would record a
 node), a Function with its own setup_context, keyword arguments, functorch
 transforms active, `ctx.mark_dirty` (the real apply bumps the dirty inputs'
 version counters), and an output that requires grad (the real apply
-detaches it). The ctx's class is the stand-in's, not `cls._backward_cls`:
-forward code that asks `type(ctx)` or keeps ctx beyond the call would see
-it (the translator reports it: `ctx` is a fresh object of this module).
+detaches it). The ctx's class is the stand-in's, not `cls._backward_cls`,
+and its attributes are only those above: the translator answers no
+`type(ctx)`, `isinstance(ctx, ...)` or `hasattr(ctx, ...)` of a polyfill's
+class (Note [Modelled library objects]) and a read of an attribute only the
+C ctx has (`metadata`, `next_functions`) is not found on it: a break, and
+Python runs the real apply (test_autograd_ctx_fidelity.py).
 """
 
 from __future__ import annotations
@@ -60,7 +64,12 @@ class FunctionApplyCtx(FunctionCtx):
 
     @property
     def saved_tensors(self) -> tuple:
-        return ()  # nothing is saved before forward returns
+        # The real ctx's getter answers what save_for_forward stored, else the
+        # saved variables: none before forward returns (save_for_backward
+        # only sets to_save).
+        if self.saved_for_forward is not None:
+            return self.saved_for_forward
+        return ()
 
     @property
     def materialize_grads(self) -> bool:

@@ -20,13 +20,22 @@ from .polyfill_registry import _reference
 #  * the class is not in copyreg.dispatch_table and has no `__deepcopy__`
 #    (deepcopy) / `__copy__` (copy): those take the memo dict, keyed by id(),
 #    which the translator does not model, so they are left to Python;
+#  * nor in copy's own `_deepcopy_dispatch` / `_copy_dispatch` (a program
+#    may register a class there; copy.py consults them first);
 #  * `__reduce_ex__` is object's. With object's `__reduce__` too, it is
 #    object.__reduce_ex__(4) of CPython (reduce_newobj): the new object is
 #    `cls.__new__(cls)` (copyreg.__newobj__), the state object.__getstate__'s
 #    (the instance dict, None when empty, paired with the slot values when the
 #    class's `__slotnames__` names any), or a `__getstate__` written in Python;
 #    a `__reduce__` written in Python is called and its tuple reconstructed as
-#    copy._reconstruct does. `__getnewargs__`/`__getnewargs_ex__` are left to Python;
+#    copy._reconstruct does. `__getnewargs__`/`__getnewargs_ex__` are left to Python.
+#    copy.py reads `__deepcopy__` and `__reduce_ex__` off the instance, and
+#    object.__reduce_ex__ reads `__getnewargs_ex__`, `__getnewargs__` and
+#    `__getstate__` off it (getattr, so a class's `__getattr__` answers
+#    absent names): the reference looks them up the same way, an instance-dict
+#    `__reduce_ex__` is left to Python and an instance-dict `__getstate__` is
+#    called. A protocol name bound to None is present (a later call of None
+#    raises as in eager), told from absent by a sentinel default;
 #  * the state is set by a `__setstate__` written in Python, else the dict
 #    entries go into the new instance dict (`y.__dict__.update(state)`, a
 #    write through the view of Note [Instance dicts]) and the slot values by
@@ -59,6 +68,7 @@ _DEEP_ATOMIC = (type(None), int, float, bool, complex, bytes, str, types.CodeTyp
 _OBJECT_REDUCE_EX = object.__reduce_ex__
 _OBJECT_REDUCE = object.__reduce__
 _OBJECT_GETSTATE = getattr(object, "__getstate__", None)  # 3.11+
+_MISSING = object()  # getattr's default where copy.py or object.__reduce_ex__ tells absent from None
 
 
 @_reference(copy.copy)
@@ -148,6 +158,8 @@ def _check_followable(cls: type, what: str) -> None:
             raise TypeError(f"copy.{what} of a {cls.__name__} is left to Python")
     if cls in copyreg.dispatch_table:
         raise TypeError(f"copy.{what} of a {cls.__name__} in copyreg.dispatch_table is left to Python")
+    if cls in (copy._deepcopy_dispatch if what == "deepcopy" else copy._copy_dispatch):
+        raise TypeError(f"copy.{what} of a {cls.__name__} in copy's dispatch table is left to Python")
 
 
 def _is_python_class(k: type) -> bool:
@@ -172,16 +184,20 @@ def _has_instance_dict(cls: type) -> bool:
 
 def _reduce_and_rebuild(x: Any, cls: type, pairs: list | None) -> Any:
     # x.__reduce_ex__(4), then copy._reconstruct (deep when pairs is a memo).
-    if cls.__reduce_ex__ is not _OBJECT_REDUCE_EX:
+    # copy.py reads __reduce_ex__ off the instance, and object.__reduce_ex__
+    # reads __getnewargs_ex__, __getnewargs__ and __getstate__ off it too
+    # (Note [Copies of instances]).
+    own = _has_instance_dict(cls)
+    if cls.__reduce_ex__ is not _OBJECT_REDUCE_EX or (own and "__reduce_ex__" in x.__dict__):
         raise TypeError(f"{cls.__name__}.__reduce_ex__ is left to Python")
     if cls.__reduce__ is not _OBJECT_REDUCE:
         rv = x.__reduce__()
         if isinstance(rv, str):
             return x
         return _reconstruct(x, pairs, *rv)
-    if getattr(cls, "__getnewargs_ex__", None) is not None or getattr(cls, "__getnewargs__", None) is not None:
+    if getattr(x, "__getnewargs_ex__", _MISSING) is not _MISSING or getattr(x, "__getnewargs__", _MISSING) is not _MISSING:
         raise TypeError(f"copy of a {cls.__name__} with __getnewargs__ is left to Python")
-    if getattr(cls, "__getstate__", None) is not _OBJECT_GETSTATE:
+    if getattr(cls, "__getstate__", None) is not _OBJECT_GETSTATE or (own and "__getstate__" in x.__dict__):
         state = x.__getstate__()
     else:
         state = _default_state(x, cls)
@@ -244,8 +260,8 @@ def _set_state(y: Any, state: Any, pairs: list | None) -> None:
         return
     if pairs is not None:
         state = _deepcopy(state, pairs)
-    setstate = getattr(y, "__setstate__", None)
-    if setstate is not None:
+    setstate = getattr(y, "__setstate__", _MISSING)  # copy._reconstruct: hasattr, then the call
+    if setstate is not _MISSING:
         setstate(state)
         return
     slotstate = None

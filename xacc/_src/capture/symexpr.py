@@ -35,7 +35,7 @@ An ATen int argument computed out of sight (in a torch function's own Python
 or C++) is named by its pair of values: that is exact only for forms the pair
 identifies, a symbol times a constant plus a constant (two points fix a line)
 or a product of two symbols, and only when exactly one such expression has
-the pair (`identifies`, State.resolve_size in host.py).
+the pair (`identifies`, State.resolve_size in host_state.py).
 """
 
 from __future__ import annotations
