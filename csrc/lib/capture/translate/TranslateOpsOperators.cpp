@@ -136,6 +136,10 @@ bool Frame::stepOperators(const Instr& ins, bool& done, VarRef& result) {
       } else if ((a->is(Var::Kind::Const) && a->obj.get() == Py_None) ||
                  (b->is(Var::Kind::Const) && b->obj.get() == Py_None)) {
         same = false;  // a tracked non-constant is never None
+      } else if (a->is(Var::Kind::InstanceDict) && b->is(Var::Kind::InstanceDict)) {
+        // Each read of `obj.__dict__` makes a view tracker, but Python has one
+        // dict per object (Note [Instance dicts]): the same object, the same dict.
+        same = a->self.get() == b->self.get();
       } else {
         same = a.get() == b.get();
       }

@@ -4,6 +4,8 @@
 // Translator.h.
 #include "Translator.h"
 
+#include <algorithm>
+
 #include "Codegen.h"
 
 #include "PyTypes.h"
@@ -279,6 +281,24 @@ VarRef Translator::wrap(PyObject* value, const SourceRef& source) {
   }
   if ((tp == &PyList_Type || tp == &PyDict_Type) && source)
     if (VarRef seen = containerSeen(value, source)) return seen;  // Note [Replayed container mutation]
+  // A list, tuple or dict that contains itself (`l.append(l)`, an instance dict
+  // stored in one of its own attributes) would be wrapped without end: trackers
+  // of a cyclic input are not modelled, so it is a break.
+  static thread_local std::vector<PyObject*> wrapping;
+  struct Enter {
+    std::vector<PyObject*>* stack = nullptr;
+    ~Enter() {
+      if (stack) stack->pop_back();
+    }
+  } enter;
+  if (tp == &PyTuple_Type || tp == &PyList_Type || tp == &PyDict_Type) {
+    if (std::find(wrapping.begin(), wrapping.end(), value) != wrapping.end()) {
+      fail(GB::UnsupportedType, std::string("a ") + tp->tp_name + " that contains itself");
+      return nullptr;
+    }
+    wrapping.push_back(value);
+    enter.stack = &wrapping;
+  }
   if (tp == &PyTuple_Type || tp == &PyList_Type || tp == reinterpret_cast<PyTypeObject*>(T->size)) {
     guardType(source, value);
     Py_ssize_t n = PySequence_Fast_GET_SIZE(value);
