@@ -174,8 +174,9 @@ VarRef Translator::callBuiltin(PyObject* f, std::vector<VarRef>& args,
       PyObject* tp = typeOf(v);
       if (!tp) return bad("isinstance() of an unsupported value");
       r = PyObject_IsSubclass(tp, cls.get());
-      if (r == 0 && v->is(Var::Kind::UserObject) && PyType_Check(tp) &&
-          ownGetattribute(reinterpret_cast<PyTypeObject*>(tp)))  // Note [Attribute protocol]
+      PyObject* own = v->is(Var::Kind::UserObject) && v->self ? v->self->obj.get() : nullptr;
+      if (r == 0 && own && PyType_Check(own) && !isPolyfillClass(own) &&
+          ownGetattribute(reinterpret_cast<PyTypeObject*>(own)))  // Note [Attribute protocol]
         return bad("isinstance() False by type of an object whose __getattribute__ answers __class__");
     }
     if (r < 0) {
