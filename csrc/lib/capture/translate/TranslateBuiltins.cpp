@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <iterator>
 
+#include "AttributeProtocol.h"
 #include "PyTypes.h"
 #include "Translator.h"
 
@@ -173,6 +174,10 @@ VarRef Translator::callBuiltin(PyObject* f, std::vector<VarRef>& args,
       PyObject* tp = typeOf(v);
       if (!tp) return bad("isinstance() of an unsupported value");
       r = PyObject_IsSubclass(tp, cls.get());
+      PyObject* own = v->is(Var::Kind::UserObject) && v->self ? v->self->obj.get() : nullptr;
+      if (r == 0 && own && PyType_Check(own) && !isPolyfillClass(own) &&
+          ownGetattribute(reinterpret_cast<PyTypeObject*>(own)))  // Note [Attribute protocol]
+        return bad("isinstance() False by type of an object whose __getattribute__ answers __class__");
     }
     if (r < 0) {
       failPy(GB::RaisesException, "isinstance()");

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cstring>
 
+#include "AttributeProtocol.h"
 #include "PyTypes.h"
 #include "Translator.h"
 
@@ -482,6 +483,13 @@ VarRef Translator::call(Frame& f, const VarRef& fn, std::vector<VarRef> args,
         if (!r) return nullptr;
         return get ? r : makeConst(PyRef::borrow(Py_True));
       }
+      if (Py_TYPE(fn->obj.get()) == &PyWrapperDescr_Type &&
+          PyDescr_TYPE(fn->obj.get()) == &PyBaseObject_Type) {
+        // object's __getattribute__/__setattr__ bound by superAttr: `object.__getattribute__(self, ...)`.
+        std::vector<VarRef> all{fn->self};
+        all.insert(all.end(), args.begin(), args.end());
+        return callObject(f, makeVar(Var::Kind::Object, fn->obj), all, kwargs);
+      }
       std::vector<VarRef> all{fn->self};
       all.insert(all.end(), args.begin(), args.end());
       return inlineFunction(fn->obj.get(), std::move(all), std::move(kwargs), nullptr);
@@ -539,6 +547,11 @@ VarRef Translator::callObject(Frame& f, const VarRef& fn, std::vector<VarRef>& a
     if (!objectSetAttr(args[0], args[1]->obj.get(), args[2])) return nullptr;
     return makeConst(PyRef::borrow(Py_None));
   }
+  static PyObject* objectGetattribute =
+      PyObject_GetAttrString(reinterpret_cast<PyObject*>(&PyBaseObject_Type), "__getattribute__");
+  if (o == objectGetattribute && args.size() == 2 && kwargs.empty() && args[0]->is(Var::Kind::UserObject) &&
+      args[1]->is(Var::Kind::Const) && PyUnicode_CheckExact(args[1]->obj.get()))  // Note [Attribute protocol]
+    return objectGetAttribute(*this, args[0], args[1]->obj.get());
   static PyObject* builtinDelattr = PyDict_GetItemString(PyEval_GetBuiltins(), "delattr");  // borrowed, lives forever
   static PyObject* objectDelattr = PyObject_GetAttrString(reinterpret_cast<PyObject*>(&PyBaseObject_Type), "__delattr__");
   if ((o == builtinDelattr || o == objectDelattr) && args.size() == 2 && kwargs.empty() &&
@@ -557,8 +570,10 @@ VarRef Translator::callObject(Frame& f, const VarRef& fn, std::vector<VarRef>& a
     return makeConst(PyRef::borrow(Py_None));
   }
   static PyObject* builtinVars = PyDict_GetItemString(PyEval_GetBuiltins(), "vars");  // borrowed, lives forever
-  if (o == builtinVars && args.size() == 1 && kwargs.empty() && args[0]->is(Var::Kind::UserObject))
-    return instanceDict(args[0]);  // vars(obj) is obj.__dict__ (Note [Instance dicts])
+  if (o == builtinVars && args.size() == 1 && kwargs.empty() && args[0]->is(Var::Kind::UserObject)) {
+    static PyObject* dictName = PyUnicode_InternFromString("__dict__");
+    return userAttr(args[0], dictName);  // vars(obj) is obj.__dict__ (Note [Instance dicts], [Attribute protocol])
+  }
   if (o == builtinVars && args.size() == 1 && kwargs.empty() && args[0]->is(Var::Kind::Object) &&
       args[0]->source && !PyModule_Check(args[0]->obj.get()) && !PyType_Check(args[0]->obj.get()) &&
       _PyObject_GetDictPtr(args[0]->obj.get())) {

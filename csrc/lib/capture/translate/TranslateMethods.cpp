@@ -468,6 +468,14 @@ VarRef Translator::superAttr(const VarRef& sv, PyObject* name) {
     }
     if (k == &PyBaseObject_Type && PyUnicode_CompareWithASCIIString(name, "__init__") == 0)
       return makeVar(Var::Kind::NoOp);
+    if (k == &PyBaseObject_Type && sv->self->is(Var::Kind::UserObject) &&
+        (PyUnicode_CompareWithASCIIString(name, "__getattribute__") == 0 ||
+         PyUnicode_CompareWithASCIIString(name, "__setattr__") == 0)) {
+      // object's own attribute protocol, run on the user object when called (Note [Attribute protocol]).
+      auto m = makeVar(Var::Kind::BoundMethod, PyRef::borrow(attr));
+      m->self = sv->self;
+      return m;
+    }
     if (k == &PyDict_Type && sv->self->is(Var::Kind::Object) && sv->self->source &&
         PyDict_Check(sv->self->obj.get())) {
       // dict's own read methods on an instance of a dict subclass (a registry,

@@ -11,7 +11,8 @@
 //    (@dataclass's generated __init__, its __post_init__ and default factories
 //    are plain Python code too); object.__init__ does nothing, and rejects
 //    arguments when __new__ is object's (a TypeError: a break).
-//  * Attribute reads resolve like object.__getattribute__: a data descriptor on
+//  * Attribute reads run type(obj).__getattribute__ (Note [Attribute
+//    protocol]); object's resolves as follows: a data descriptor on
 //    the MRO first (a property's getter is inlined; a `__slots__` member reads
 //    the instance's storage; other data descriptors break), then the instance
 //    dict, then the class attribute (a function binds to the object,
@@ -27,9 +28,8 @@
 //  * Classes whose instances behave in ways this does not model break with
 //    GB002 when called (userClassProblem): a metaclass with its own __call__,
 //    abstract classes, builtin bases other than object and tuple (nn.Module,
-//    Tensor, dict subclasses, exceptions), and classes defining
-//    __getattribute__ or __del__; for tuple subclasses also any method that
-//    changes tuple behaviour.
+//    Tensor, dict subclasses, exceptions), and classes defining __del__; for
+//    tuple subclasses also any method that changes tuple behaviour.
 //
 // At a break or a return the object is rebuilt once (Codegen's Emitter):
 // `object.__new__(cls)`, then each attribute stored with STORE_ATTR, or with
@@ -67,9 +67,9 @@ PyObject* interned(const char* s) { return PyUnicode_InternFromString(s); }
 
 /// Methods whose presence makes the class's instances behave in ways a UserObject does not model.
 /// (__setattr__ written in Python is inlined by userStoreAttr, __delattr__ by delAttr.)
-const char* const kUnmodelled[] = {"__getattribute__", "__del__"};
+const char* const kUnmodelled[] = {"__del__"};
 /// ... and, for tuple subclasses, the ones that change what a tuple does.
-const char* const kTupleUnmodelled[] = {"__getitem__", "__iter__", "__len__", "__contains__", "__eq__",
+const char* const kTupleUnmodelled[] = {"__getattribute__", "__getitem__", "__iter__", "__len__", "__contains__", "__eq__",
                                         "__ne__",      "__lt__",   "__le__",  "__gt__",       "__ge__",
                                         "__hash__",    "__bool__", "__add__", "__mul__",      "__rmul__",
                                         "__reversed__", "__getattr__", "__init__"};
@@ -368,85 +368,6 @@ VarRef Translator::classAttr(const VarRef& self, const VarRef& clsVar, PyObject*
     return inlineFunction(get, {d, self, clsVar}, {}, nullptr);
   }
   fail(GB::UnmodeledAttribute, std::string(".") + PyUnicode_AsUTF8(name) + " is a " + Py_TYPE(attr)->tp_name);
-  return nullptr;
-}
-
-int Translator::userHasattr(const VarRef& obj, PyObject* name) {
-  // hasattr() is getattr() that answers False on AttributeError. Where the
-  // lookup runs code (a property's getter, a Python __get__, __getattr__) it
-  // is run as getattr runs it (userAttr): a value is True, and any failure,
-  // an AttributeError included (not modelled), stays a failure. A polyfill
-  // stand-in's attributes are not its library object's (Note [Modelled
-  // library objects]): not answered.
-  const VarRef& clsVar = obj->self;
-  auto* tp = reinterpret_cast<PyTypeObject*>(clsVar->obj.get());
-  if (isPolyfillClass(clsVar->obj.get()) || !PyUnicode_Check(name)) return -2;
-  if (PyUnicode_CompareWithASCIIString(name, "__class__") == 0 ||
-      PyUnicode_CompareWithASCIIString(name, "__dict__") == 0)
-    return 1;
-  auto byGetattr = [&]() { return userAttr(obj, name) ? 1 : -1; };
-  PyObject* cattr = mroLookup(tp, name);
-  if (cattr && Py_TYPE(cattr) == &PyMemberDescr_Type) {  // a __slots__ member: set or not in the instance's storage
-    for (const PyRef& k : obj->keys)
-      if (PyUnicode_Compare(k.get(), name) == 0) return 1;
-    return 0;
-  }
-  if (cattr && Py_TYPE(cattr)->tp_descr_set) return byGetattr();  // a data descriptor wins
-  for (const PyRef& k : obj->keys)
-    if (PyUnicode_Compare(k.get(), name) == 0) return 1;
-  if (cattr) {
-    bool plain = !Py_TYPE(cattr)->tp_descr_get || PyFunction_Check(cattr) ||
-                 Py_TYPE(cattr) == &PyStaticMethod_Type || Py_TYPE(cattr) == &PyClassMethod_Type;
-    if (!plain) return byGetattr();
-    guardHas(clsVar->source, Leaf::Kind::HasAttr, name, true);  // the class keeps it
-    return 1;
-  }
-  static PyObject* getattrName = interned("__getattr__");
-  if (mroLookup(tp, getattrName)) return byGetattr();
-  // The metaclass's attributes (`__name__`, `mro`) are the class's, not its
-  // instances': absent from the MRO dicts but found on the class, not answered.
-  if (PyObject_HasAttr(clsVar->obj.get(), name)) return -2;
-  guardHas(clsVar->source, Leaf::Kind::HasAttr, name, false);  // the class does not gain it
-  return 0;
-}
-
-VarRef Translator::userAttr(const VarRef& obj, PyObject* name) {
-  const VarRef& clsVar = obj->self;
-  auto* tp = reinterpret_cast<PyTypeObject*>(clsVar->obj.get());
-  if (PyUnicode_CompareWithASCIIString(name, "__class__") == 0) {
-    if (PyObject* lib = modelledType(clsVar->obj.get()))  // Note [Modelled library objects]
-      return makeVar(Var::Kind::Object, PyRef::borrow(lib));
-    return clsVar;
-  }
-  if (PyUnicode_CompareWithASCIIString(name, "__dict__") == 0) return instanceDict(obj);  // TranslateVars.cpp
-  PyObject* cattr = mroLookup(tp, name);
-  PyRef keep = PyRef::borrow(cattr);
-  if (cattr && Py_TYPE(cattr) == &PyMemberDescr_Type) {  // a __slots__ member: the instance's storage
-    for (size_t j = 0; j < obj->keys.size(); ++j)
-      if (PyUnicode_Compare(obj->keys[j].get(), name) == 0) return obj->items[j];
-    fail(GB::UnmodeledAttribute, std::string(".") + PyUnicode_AsUTF8(name) + ": an unset slot of a " + tpName(tp) + " (AttributeError)");
-    return nullptr;
-  }
-  if (cattr && Py_TYPE(cattr)->tp_descr_set) {  // a data descriptor wins over the instance dict
-    if (Py_TYPE(cattr) == &PyProperty_Type) {
-      PyRef g = PyRef::steal(PyObject_GetAttrString(cattr, "fget"));
-      if (!g) PyErr_Clear();
-      if (g && PyFunction_Check(g.get()) && isUserFunction(g.get())) return inlineFunction(g.get(), {obj}, {}, nullptr);
-    }
-    fail(GB::UnmodeledAttribute, std::string(".") + PyUnicode_AsUTF8(name) + " is a " + Py_TYPE(cattr)->tp_name);
-    return nullptr;
-  }
-  for (size_t j = 0; j < obj->keys.size(); ++j)
-    if (PyUnicode_Compare(obj->keys[j].get(), name) == 0) return obj->items[j];
-  if (cattr) return classAttr(obj, clsVar, cattr, name);
-  static PyObject* getattrName = interned("__getattr__");
-  if (PyObject* ga = mroLookup(tp, getattrName)) {
-    if (PyFunction_Check(ga) && isUserFunction(ga)) {
-      PyRef k = PyRef::borrow(ga);
-      return inlineFunction(ga, {obj, makeConst(PyRef::borrow(name))}, {}, nullptr);
-    }
-  }
-  fail(GB::UnmodeledAttribute, std::string(".") + PyUnicode_AsUTF8(name) + " of a " + tpName(tp) + " (AttributeError)");
   return nullptr;
 }
 
