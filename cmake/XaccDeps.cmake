@@ -39,18 +39,39 @@ if(XACC_WITH_TORCH)
     find_library(XACC_C10_LIB c10 PATHS ${XACC_TORCH_ROOT}/lib NO_DEFAULT_PATH)
     if(TORCH_LIBRARY AND XACC_TORCH_CPU_LIB AND XACC_C10_LIB AND EXISTS ${XACC_TORCH_ROOT}/include/ATen/ATen.h)
       set(Torch_FOUND TRUE)
-      set(TORCH_INCLUDE_DIRS ${XACC_TORCH_ROOT}/include ${XACC_TORCH_ROOT}/include/torch/csrc/api/include)
       # Note [One core build]: the ABI definition goes only to the targets that link
       # torch (through this interface target), never to every object: a global
       # definition changes the command line of the Python-independent core (ir, passes,
       # camel, runtime, ...), so ccache could not serve those objects from build/'s
       # 3.11 tree and each build-py3.X compiled the whole project again (issue 20).
+      # The objects that include torch but not Python (the ATen and MLIR backends, the
+      # aten executor, the tools: ~20, most of them MLIR's heaviest) are the same for
+      # every CUDA torch 2.13.0, whose include trees are identical across cp312/cp313:
+      # they reach the headers through <tree>/torch-include, a link to this venv's
+      # torch/include, so the command line, relative to the tree as ccache sees it
+      # (CCACHE_BASEDIR), names no venv and build-py3.13 is served build-py3.12's
+      # objects (ccache still checks every header's contents, so a different torch is
+      # a miss, never a wrong object). tests/python/test_version_trees.py checks both.
+      set(XACC_TORCH_INCLUDE ${CMAKE_BINARY_DIR}/torch-include)
+      file(CREATE_LINK ${XACC_TORCH_ROOT}/include ${XACC_TORCH_INCLUDE} SYMBOLIC)
+      set(TORCH_INCLUDE_DIRS ${XACC_TORCH_INCLUDE} ${XACC_TORCH_INCLUDE}/torch/csrc/api/include)
+      # The definitions torch's own CMake export gives its consumers (torch_cpu's
+      # USE_DISTRIBUTED, USE_RPC, ...: torch/csrc headers test them), as TorchConfig
+      # gives them to the 3.11 build; read, not copied, so another torch says its own.
+      set(XACC_TORCH_DEFS "")
+      set(XACC_CAFFE2_TARGETS ${XACC_TORCH_ROOT}/share/cmake/Caffe2/Caffe2Targets.cmake)
+      if(EXISTS ${XACC_CAFFE2_TARGETS})
+        file(READ ${XACC_CAFFE2_TARGETS} XACC_CAFFE2_TEXT)
+        if(XACC_CAFFE2_TEXT MATCHES "set_target_properties\\(torch_cpu PROPERTIES[^)]*INTERFACE_COMPILE_DEFINITIONS \"([^\"]*)\"")
+          set(XACC_TORCH_DEFS "${CMAKE_MATCH_1}")
+        endif()
+      endif()
       add_library(xacc_torch_cpu INTERFACE IMPORTED)
       set_target_properties(xacc_torch_cpu PROPERTIES
         INTERFACE_LINK_LIBRARIES "${TORCH_LIBRARY};${XACC_TORCH_CPU_LIB};${XACC_C10_LIB}"
-        INTERFACE_COMPILE_DEFINITIONS _GLIBCXX_USE_CXX11_ABI=1)
+        INTERFACE_COMPILE_DEFINITIONS "${XACC_TORCH_DEFS};_GLIBCXX_USE_CXX11_ABI=1")
       set(TORCH_LIBRARIES xacc_torch_cpu)
-      message(STATUS "torch ${XACC_TORCH_CUDA} (CUDA build): using its CPU libraries from ${XACC_TORCH_ROOT}")
+      message(STATUS "torch ${XACC_TORCH_CUDA} (CUDA build): using its CPU libraries from ${XACC_TORCH_ROOT} (definitions: ${XACC_TORCH_DEFS})")
     endif()
   elseif(XACC_TORCH_RC EQUAL 0)
     list(APPEND CMAKE_PREFIX_PATH ${XACC_TORCH_PREFIX})

@@ -10,13 +10,13 @@ Suites, in order:
 * ``pytest <dir>`` -- ``python -m pytest -q <dir>`` for ``tests/python`` and for every
   other ``tests/<dir>/`` holding ``test_*.py`` or ``*_test.py`` files (found, not listed,
   so a new directory cannot be forgotten; ``PYTEST_FIRST`` only fixes the order);
-* ``pytest <dir> (python 3.X)`` -- ``VERSION_SUITES`` again under each further CPython
-  (``--versions``, default: every ``build/venv-3.X``) that ``make venvs`` set up
+* ``pytest <dir> (python 3.X)`` -- every pytest directory again under each further
+  CPython (``--versions``, default: every ``build/venv-3.X``) that ``make venvs`` set up
   (``build/venv-3.X`` with ``xacc._C`` built for it), one summary line per version and
-  suite (issue 20). A version whose interpreter is not installed is skipped with a note,
-  never failed; one whose interpreter exists but whose venv or extension is missing
-  (``make venvs`` failed) is failed. ``--full-versions`` (``make test-versions``) runs
-  every pytest directory under each further version instead, and nothing else.
+  directory (issue 20: today one, ``tests/python``). A version whose interpreter is not
+  installed is skipped with a note, never failed; one whose interpreter exists but whose
+  venv or extension is missing (``make venvs`` failed) is failed. ``--full-versions``
+  (``make test-versions``) runs only the further versions' suites.
 
 Each suite's own output streams through; counts come from the machine-readable reports
 (JUnit XML for ctest and pytest, lit's JSON) written under ``<build>/test-results/``.
@@ -54,9 +54,6 @@ SUITE_TIMEOUT = int(os.environ.get("XACC_SUITE_TIMEOUT", "1800"))
 # files runs after them in name order. tests/lit and tests/unit belong to lit and ctest.
 PYTEST_FIRST = ["tests/python"]
 NOT_PYTEST = {"lit", "unit"}
-# What runs once more under each further CPython version (docs/python-versions.md): the
-# capture suite and the examples check (`python -m xjit` prints what plain python prints).
-VERSION_SUITES = ["tests/python/capture", "tests/python/test_xjit_examples.py"]
 
 # lit result codes (lit's JSON "code" field).
 LIT_PASSED = {"PASS", "XFAIL", "FLAKYPASS"}
@@ -210,7 +207,7 @@ def extra_pythons(versions: list[str] | None) -> list[tuple[str, Path | None, st
 
 def make_pytest(rel: str, python: Path | None = None, version: str = "") -> Callable[[], Result]:
     def run() -> Result:
-        path = REPO_ROOT / rel  # a directory, or one test file (VERSION_SUITES)
+        path = REPO_ROOT / rel
         if not path.is_file() and (not path.is_dir() or not has_pytest_files(path)):
             return Result(note="no tests yet")
         suffix = f"-py{version}" if version else ""
@@ -253,7 +250,7 @@ def all_suites(versions: list[str] | None = None, full_versions: bool = False) -
         suites = [Suite("layers", run_layers), Suite("gtest", run_ctest), Suite("lit", run_lit)]
         suites += [Suite(f"pytest {rel}", make_pytest(rel)) for rel in pytest_dirs()]
     for version, python, why in extra_pythons(versions):
-        for rel in pytest_dirs() if full_versions else VERSION_SUITES:
+        for rel in pytest_dirs():
             run = make_pytest(rel, python, version) if python else not_set_up(why)
             suites.append(Suite(f"pytest {rel} (python {version})", run))
     return suites
@@ -267,7 +264,7 @@ def main() -> int:
     parser.add_argument("--versions", help="further CPython versions, comma-separated "
                         "(default: every build/venv-3.X)")
     parser.add_argument("--full-versions", action="store_true",
-                        help="run every pytest directory under each further version, nothing else")
+                        help="run only the further versions' suites (every pytest directory each)")
     args = parser.parse_args()
 
     versions = [v for v in args.versions.split(",") if v] if args.versions is not None else None
