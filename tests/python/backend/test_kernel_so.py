@@ -224,17 +224,24 @@ def direct_links(log: Path) -> list[str]:
     return out
 
 
-def test_kernels_link_without_the_compiler_driver(script: Path, cold: tuple[Path, dict[str, str]],
-                                                  tmp_path: Path) -> None:
-    # The driver cannot link (exit 1): before, no kernel was stored (linked in
-    # memory, "cannot link kernel ..."); now every one is, by the linker itself.
-    env, log = shims(tmp_path, fail_direct=("cc",))
+def cold_with_shims(script: Path, cold: tuple[Path, dict[str, str]], tmp_path: Path,
+                    fail: tuple[str, ...]) -> tuple[dict[str, str], int, list[str], Path]:
+    """A cold run into a new cache with the linkers in `fail` failing: every kernel
+    of the reference cold run compiled and stored; (report, kernels, link calls, cache)."""
+    env, log = shims(tmp_path, fail_direct=fail)
     cache = tmp_path / "cache"
     r = xjit(script, cache, **env)
     n = totals(cold[1])[0]
     assert totals(r) == (n, 0), r
     assert len(list(cache.glob("*.so"))) == n, (list(cache.iterdir()), r["stderr"][-2000:])
-    links = direct_links(log)
+    return r, n, direct_links(log), cache
+
+
+def test_kernels_link_without_the_compiler_driver(script: Path, cold: tuple[Path, dict[str, str]],
+                                                  tmp_path: Path) -> None:
+    # The driver cannot link (exit 1): before, no kernel was stored (linked in
+    # memory, "cannot link kernel ..."); now every one is, by the linker itself.
+    r, n, links, cache = cold_with_shims(script, cold, tmp_path, ("cc",))
     assert "cc" not in links and len(links) == n, log.read_text()
     warm = xjit(script, cache)
     assert totals(warm) == (0, n) and warm["HEAVY"] == "-", warm
@@ -245,13 +252,7 @@ def test_failing_linkers_fall_back_to_the_driver(script: Path, cold: tuple[Path,
                                                  tmp_path: Path) -> None:
     # ld.gold and ld both fail: each is tried for the first kernel only, then
     # the driver links every kernel, and all are stored as before.
-    env, log = shims(tmp_path, fail_direct=("ld.gold", "ld"))
-    cache = tmp_path / "cache"
-    r = xjit(script, cache, **env)
-    n = totals(cold[1])[0]
-    assert totals(r) == (n, 0), r
-    assert len(list(cache.glob("*.so"))) == n, (list(cache.iterdir()), r["stderr"][-2000:])
-    links = direct_links(log)
+    r, n, links, _ = cold_with_shims(script, cold, tmp_path, ("ld.gold", "ld"))
     assert links.count("ld.gold") == 1 and links.count("ld") == 1 and links.count("cc") == n, links
     assert "not used again in this process" in r["stderr"], r["stderr"][-2000:]
     warm = xjit(script, cache)

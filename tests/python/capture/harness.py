@@ -106,8 +106,8 @@ class Compare:
     """Compares eager values (left) with jitted ones (right), pairing objects
     by identity across every `walk` (see the module docstring)."""
 
-    def __init__(self, atol: float = 1e-5) -> None:
-        self.atol = atol
+    def __init__(self, atol: float = 1e-5, rtol: float = 1e-4) -> None:
+        self.atol, self.rtol = atol, rtol
         self.left: dict[int, Any] = {}   # id(eager object) -> jitted object
         self.right: dict[int, Any] = {}  # id(jitted object) -> eager object
         self.keep: list = []             # keeps paired objects alive (ids stay unique)
@@ -183,7 +183,7 @@ class Compare:
             if a.dtype == torch.bool or not (a.is_floating_point() or a.is_complex()):
                 ok = torch.equal(a, b)
             else:
-                ok = torch.allclose(a, b, atol=self.atol, rtol=1e-4, equal_nan=True)
+                ok = torch.allclose(a, b, atol=self.atol, rtol=self.rtol, equal_nan=True)
         assert ok, f"{path}: values differ:\n{a}\n{b}"
         if not any(t is a for t, _, _ in self.tensors):
             self.tensors.append((a, b, path))
@@ -220,10 +220,10 @@ class Compare:
         return f"a {type(obj).__name__}"
 
 
-def same(a: Any, b: Any, atol: float = 1e-5) -> None:
+def same(a: Any, b: Any, atol: float = 1e-5, rtol: float = 1e-4) -> None:
     """`a` (eager) and `b` (jitted) compare equal in value, type, structure and
-    identity among their parts (see the module docstring)."""
-    c = Compare(atol)
+    identity among their parts (see the module docstring); atol=rtol=0: exactly."""
+    c = Compare(atol, rtol)
     c.walk(a, b)
     c.aliasing()
 

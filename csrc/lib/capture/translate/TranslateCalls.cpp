@@ -13,6 +13,20 @@
 
 namespace xacc::capture::translate {
 
+/// CPython's method-wrapper type (a slot wrapper bound to an object, e.g.
+/// `None.__repr__`), read at run time: its C symbol _PyMethodWrapper_Type is
+/// not exported from 3.13 on (internal header), so naming it fails to build there.
+PyTypeObject* methodWrapperType() {
+  static PyTypeObject* type = [] {
+    PyObject* bound = PyObject_GetAttrString(Py_None, "__repr__");
+    PyTypeObject* t = bound ? Py_TYPE(bound) : nullptr;
+    Py_XDECREF(bound);  // the type outlives it: a static builtin type
+    if (!t) PyErr_Clear();
+    return t;
+  }();
+  return type;
+}
+
 namespace {
 
 bool isA(PyObject* o, PyObject* type) {
@@ -122,7 +136,7 @@ bool isTorchOp(PyObject* fn) {
   const PyTypes* T = pyTypes();
   if (isA(fn, T->opOverload) || isA(fn, T->opOverloadPacket)) return true;
   if (PyType_Check(fn)) return false;
-  if (Py_TYPE(fn) == &_PyMethodWrapper_Type) {
+  if (Py_TYPE(fn) == methodWrapperType()) {
     // `Tensor.shape.__get__` bound to a getset of Tensor's: what a
     // TorchFunctionMode gets for an attribute read (Note [Function modes in the frame]).
     PyObject* self = PyObject_GetAttrString(fn, "__self__");

@@ -9,6 +9,8 @@
 
 namespace xacc::capture::translate {
 
+PyTypeObject* methodWrapperType();  // TranslateCalls.cpp
+
 namespace {
 
 bool isA(PyObject* o, PyObject* type) {
@@ -533,7 +535,7 @@ VarRef Translator::binary(PyObject* op, const VarRef& a, const VarRef& b) {
     // the identity of their `__self__` (C code, no side effect): the func a
     // TorchFunctionMode gets against `torch.add` or `Tensor.shape.__get__`.
     PyTypeObject* ta = Py_TYPE(a->obj.get());
-    if ((ta == &PyCFunction_Type || ta == &_PyMethodWrapper_Type) && b->is(Var::Kind::Object)) {
+    if ((ta == &PyCFunction_Type || ta == methodWrapperType()) && b->is(Var::Kind::Object)) {
       PyObject* r = PyObject_RichCompare(a->obj.get(), b->obj.get(), op == operatorFn("eq") ? Py_EQ : Py_NE);
       if (!r) {
         failPy(GB::UnsupportedType, "comparison of builtin functions");
