@@ -252,7 +252,7 @@ def test_failing_linkers_fall_back_to_the_driver(script: Path, cold: tuple[Path,
                                                  tmp_path: Path) -> None:
     # ld.gold and ld both fail: each is tried for the first kernel only, then
     # the driver links every kernel, and all are stored as before.
-    r, n, links, _ = cold_with_shims(script, cold, tmp_path, ("ld.gold", "ld"))
+    r, n, links, cache = cold_with_shims(script, cold, tmp_path, ("ld.gold", "ld"))
     assert links.count("ld.gold") == 1 and links.count("ld") == 1 and links.count("cc") == n, links
     assert "not used again in this process" in r["stderr"], r["stderr"][-2000:]
     warm = xjit(script, cache)
