@@ -6,6 +6,7 @@ then terminates on an object whose state reaches its own dict."""
 import copy
 
 import torch
+from transformers.modeling_outputs import BaseModelOutput
 
 from harness import check, r
 from xacc.jit import counters, jit
@@ -45,7 +46,7 @@ def test_deepcopy_of_object_whose_state_reaches_its_dict():
 
 
 def test_cyclic_containers_from_outside_break_and_match_eager():
-    # Wrapping a list/dict that contains itself recursed without end (a hang).
+    # Wrapping a list/dict/model output that contains itself recursed without end (a hang).
     # (The harness's clone does not copy cycles, so the values are compared here.)
     def f(x, box):
         return x + box[0], len(box), box[1] is box
@@ -53,7 +54,10 @@ def test_cyclic_containers_from_outside_break_and_match_eager():
     def g(x, d):
         return x * d["k"], d["self"] is d
 
-    jf, jg = jit(f), jit(g)
+    def h(x, out):  # a transformers ModelOutput (an OrderedDict) holding itself
+        return x - out.last_hidden_state, out.hidden_states is out
+
+    jf, jg, jh = jit(f), jit(g), jit(h)
     for _ in range(2):
         x = torch.randn(3)
         box = [torch.randn(3)]
@@ -63,5 +67,9 @@ def test_cyclic_containers_from_outside_break_and_match_eager():
         d = {"k": 2.0}
         d["self"] = d
         want, got = g(x, d), jg(x, d)
+        assert torch.equal(want[0], got[0]) and want[1:] == got[1:]
+        out = BaseModelOutput(last_hidden_state=torch.randn(3))
+        out["hidden_states"] = out
+        want, got = h(x, out), jh(x, out)
         assert torch.equal(want[0], got[0]) and want[1:] == got[1:]
     assert counters()["internal_errors"] == 0

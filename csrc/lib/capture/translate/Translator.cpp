@@ -281,9 +281,10 @@ VarRef Translator::wrap(PyObject* value, const SourceRef& source) {
   }
   if ((tp == &PyList_Type || tp == &PyDict_Type) && source)
     if (VarRef seen = containerSeen(value, source)) return seen;  // Note [Replayed container mutation]
-  // A list, tuple or dict that contains itself (`l.append(l)`, an instance dict
-  // stored in one of its own attributes) would be wrapped without end: trackers
-  // of a cyclic input are not modelled, so it is a break.
+  // A list, tuple, dict or OrderedDict (a model output) that contains itself
+  // (`l.append(l)`, an instance dict stored in one of its own attributes) would
+  // be wrapped without end: trackers of a cyclic input are not modelled, so it
+  // is a break.
   static thread_local std::vector<PyObject*> wrapping;
   struct Enter {
     std::vector<PyObject*>* stack = nullptr;
@@ -291,7 +292,7 @@ VarRef Translator::wrap(PyObject* value, const SourceRef& source) {
       if (stack) stack->pop_back();
     }
   } enter;
-  if (tp == &PyTuple_Type || tp == &PyList_Type || tp == &PyDict_Type) {
+  if (tp == &PyTuple_Type || tp == &PyList_Type || tp == &PyDict_Type || PyODict_Check(value)) {
     if (std::find(wrapping.begin(), wrapping.end(), value) != wrapping.end()) {
       fail(GB::UnsupportedType, std::string("a ") + tp->tp_name + " that contains itself");
       return nullptr;
