@@ -13,20 +13,6 @@
 
 namespace xacc::capture::translate {
 
-/// CPython's method-wrapper type (a slot wrapper bound to an object, e.g.
-/// `None.__repr__`), read at run time: its C symbol _PyMethodWrapper_Type is
-/// not exported from 3.13 on (internal header), so naming it fails to build there.
-PyTypeObject* methodWrapperType() {
-  static PyTypeObject* type = [] {
-    PyObject* bound = PyObject_GetAttrString(Py_None, "__repr__");
-    PyTypeObject* t = bound ? Py_TYPE(bound) : nullptr;
-    Py_XDECREF(bound);  // the type outlives it: a static builtin type
-    if (!t) PyErr_Clear();
-    return t;
-  }();
-  return type;
-}
-
 namespace {
 
 bool isA(PyObject* o, PyObject* type) {

@@ -9,8 +9,6 @@
 
 namespace xacc::capture::translate {
 
-PyTypeObject* methodWrapperType();  // TranslateCalls.cpp
-
 namespace {
 
 bool isA(PyObject* o, PyObject* type) {
