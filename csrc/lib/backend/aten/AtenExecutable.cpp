@@ -30,6 +30,9 @@ struct AtenExecutable::Step {
   std::vector<Fill> fills;
   std::vector<int> operands;  ///< Generic/ListGet/TupleGet operand slots
   std::vector<int> results;   ///< result slots (token included for effects)
+  /// Slots whose last reader is this step (or, never read, whose writer it is):
+  /// dropped once the step has read them. See Note [Executor liveness].
+  std::vector<int> release;
   c10::IValue constant;       ///< Const
   int64_t index = 0;          ///< TupleGet
   bool fault = false;         ///< See Note [Test fault injection]
@@ -78,6 +81,8 @@ std::unique_ptr<AtenExecutable> AtenExecutable::create(const ir::Graph& g, std::
   std::unordered_map<const ir::Value*, int> slot;
   int next = 0;
   for (size_t i = 0; i < g.numParams(); ++i) slot[g.param(i)] = next++;
+  std::vector<int> lastRead;  // per slot: the last step that reads it, -1 none
+  std::vector<int> writer(next, -1);  // per slot: the step that writes it, -1 a param
   for (ir::Node* n : g) {
     Step s;
     s.node = n;
@@ -91,8 +96,12 @@ std::unique_ptr<AtenExecutable> AtenExecutable::create(const ir::Graph& g, std::
       }
       ops.push_back(it->second);
     }
+    const int stepIndex = static_cast<int>(exe->steps_.size());
+    lastRead.resize(next + n->numResults(), -1);
+    for (int o : ops) lastRead[o] = stepIndex;
     for (size_t r = 0; r < n->numResults(); ++r) {
       slot[n->result(r)] = next;
+      writer.push_back(stepIndex);
       s.results.push_back(next++);
     }
     if (n->numRegions() > 0) {
@@ -183,7 +192,32 @@ std::unique_ptr<AtenExecutable> AtenExecutable::create(const ir::Graph& g, std::
   }
   for (ir::Value* v : g.results()) exe->resultSlots_.push_back(slot.at(v));
   exe->numSlots_ = next;
+  // Liveness, once per graph (Note [Executor liveness]): each slot that is not a
+  // graph result is dropped by its last reader, or by its writer when nothing
+  // reads it; a parameter nothing reads is never taken from the caller.
+  lastRead.resize(next, -1);
+  std::vector<bool> isResult(next, false);
+  for (int sl : exe->resultSlots_) isResult[sl] = true;
+  exe->paramRead_.assign(g.numParams(), false);
+  for (int sl = 0; sl < next; ++sl) {
+    if (isResult[sl]) {
+      if (writer[sl] < 0) exe->paramRead_[sl] = true;
+      continue;
+    }
+    if (lastRead[sl] >= 0) {
+      exe->steps_[lastRead[sl]].release.push_back(sl);
+      if (writer[sl] < 0) exe->paramRead_[sl] = true;
+    } else if (writer[sl] >= 0) {
+      exe->steps_[writer[sl]].release.push_back(sl);
+    }
+  }
   return exe;
+}
+
+size_t AtenExecutable::numReleased() const {
+  size_t n = 0;
+  for (const Step& s : steps_) n += s.release.size();
+  return n;
 }
 
 namespace {
@@ -222,8 +256,13 @@ bool runGeneric(const ir::Node& n, std::vector<c10::IValue>& slots, const std::v
 bool AtenExecutable::run(std::vector<c10::IValue>& inputs, std::vector<c10::IValue>& outputs,
                          std::string& error) const {
   std::vector<c10::IValue> slots(numSlots_);
-  for (size_t i = 0; i < inputs.size() && i < numSlots_; ++i) slots[i] = std::move(inputs[i]);
+  for (size_t i = 0; i < inputs.size() && i < paramRead_.size(); ++i)
+    if (paramRead_[i]) slots[i] = std::move(inputs[i]);
   torch::jit::Stack stack;
+  // Drops the slots step `s` was the last to read. See Note [Executor liveness].
+  auto release = [&slots](const Step& s) {
+    for (int sl : s.release) slots[sl] = c10::IValue();
+  };
   for (const Step& s : steps_) {
     switch (s.kind) {
       case Step::Kind::Const: slots[s.results[0]] = s.constant; break;
@@ -266,7 +305,9 @@ bool AtenExecutable::run(std::vector<c10::IValue>& inputs, std::vector<c10::IVal
         std::vector<c10::IValue> in, out;
         in.reserve(s.operands.size() - 1);
         for (size_t i = 1; i < s.operands.size(); ++i) in.push_back(slots[s.operands[i]]);
-        if (!s.regions[c.toBool() ? 0 : 1]->run(in, out, error)) return false;
+        const bool taken = c.toBool();
+        release(s);  // the arm holds what it reads; it drops each at its own last use
+        if (!s.regions[taken ? 0 : 1]->run(in, out, error)) return false;
         for (size_t r = 0; r < s.results.size() && r < out.size(); ++r) slots[s.results[r]] = std::move(out[r]);
         break;
       }
@@ -274,6 +315,7 @@ bool AtenExecutable::run(std::vector<c10::IValue>& inputs, std::vector<c10::IVal
         std::vector<c10::IValue> vals, c, next;
         vals.reserve(s.operands.size());
         for (int o : s.operands) vals.push_back(slots[o]);
+        release(s);
         for (;;) {
           std::vector<c10::IValue> in = vals;
           if (!s.regions[0]->run(in, c, error)) return false;
@@ -282,7 +324,9 @@ bool AtenExecutable::run(std::vector<c10::IValue>& inputs, std::vector<c10::IVal
             return false;
           }
           if (!c[0].toBool()) break;
-          in = vals;
+          // The body replaces every carried value: it takes the only copy, so an
+          // iteration's values die inside the body at their last use.
+          in = std::move(vals);
           if (!s.regions[1]->run(in, next, error)) return false;
           vals = std::move(next);
         }
@@ -332,9 +376,11 @@ bool AtenExecutable::run(std::vector<c10::IValue>& inputs, std::vector<c10::IVal
         if (s.op->effect) slots[s.results[r++]] = c10::IValue();
         for (size_t k = 0; k < stack.size() && r < s.results.size(); ++k, ++r)
           slots[s.results[r]] = std::move(stack[k]);
+        stack.clear();  // returns no result reads (and their aliases) die here too
         break;
       }
     }
+    release(s);  // again after If/Loop: a result nothing reads is written by the region
   }
   outputs.clear();
   outputs.reserve(resultSlots_.size());

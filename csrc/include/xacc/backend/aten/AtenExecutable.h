@@ -10,6 +10,19 @@
 //
 // A prepared executable holds no per-call state: `run` is reentrant and may be
 // called from several threads at once.
+//
+// Note [Executor liveness]: `create` computes, once per graph, the last step
+// that reads each value slot, and `run` drops the slot right after that step has
+// read it (a value nothing reads, right after its writer; a region op's operands
+// once they are copied into the region, whose own executable drops them at their
+// last use there; a loop's carried values are handed to its body, not copied).
+// Graph results are never dropped. So, as in eager, an intermediate tensor is
+// freed at its last use, not when the graph ends, and the peak memory of a chain
+// of ops is that of its widest point. Dropping a slot drops only the executor's
+// reference: a view keeps its base's storage alive by itself, autograd keeps
+// what it saved for backward, and the training forward returns its residuals as
+// results (Note [Training runner] in CacheEntry.h), so no storage anyone can
+// still see is freed.
 #pragma once
 
 #include <memory>
@@ -34,6 +47,8 @@ public:
            std::string& error) const;
 
   size_t numSteps() const;
+  /// How many slots the steps drop before the graph ends (Note [Executor liveness]).
+  size_t numReleased() const;
 
   struct Step;
 
@@ -43,6 +58,7 @@ private:
   size_t numSlots_ = 0;
   std::vector<Step> steps_;
   std::vector<int> resultSlots_;
+  std::vector<bool> paramRead_;  ///< per parameter: some step reads it or it is a result
 };
 
 }  // namespace xacc::backend::aten
