@@ -4,6 +4,7 @@
 // Python on the constant values; anything else is a break.
 #include <cstring>
 
+#include "AttributeProtocol.h"
 #include "PyTypes.h"
 #include "Translator.h"
 
@@ -193,6 +194,19 @@ VarRef Translator::getattr(const VarRef& obj, PyObject* name) {
             return nullptr;
           }
         dictsRead_.insert(o);
+        if (PyObject* ga = ownGetattribute(tp); ga && PyFunction_Check(ga)) {
+          // Its class answers `__dict__` in Python (Note [Attribute protocol]):
+          // the model above holds only where that answer is the instance dict.
+          PyObject* value = PyObject_GetAttr(o, name);
+          PyObject** slot = _PyObject_GetDictPtr(o);
+          bool own = value && slot && *slot == value;
+          Py_XDECREF(value);
+          if (!own) {
+            failPy(GB::UnmodeledAttribute, std::string(".__dict__ of a ") + tp->tp_name +
+                                               " whose __getattribute__ answers other than its instance dict");
+            return nullptr;
+          }
+        }
       }
       if (isA(o, T->module)) {
         PyObject* own = typeDict(tp) ? PyDict_GetItemWithError(typeDict(tp), name) : nullptr;
