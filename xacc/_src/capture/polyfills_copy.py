@@ -213,8 +213,8 @@ def _has_instance_dict(cls: type) -> bool:
 def _reduce_and_rebuild(x: Any, cls: type, pairs: list | None) -> Any:
     # x.__reduce_ex__(4), then copy._reconstruct (deep when pairs is a memo).
     # copy.py reads __reduce_ex__ off the instance, and object.__reduce_ex__
-    # reads __getnewargs_ex__, __getnewargs__ and __getstate__ off it too
-    # (Note [Copies of instances]).
+    # reads __reduce__ and __getstate__ off it too, __getnewargs_ex__ and
+    # __getnewargs__ off its type (Note [Copies of instances]).
     if cls.__reduce_ex__ is not _OBJECT_REDUCE_EX:
         raise TypeError(f"{cls.__name__}.__reduce_ex__ is left to Python")
     for k in cls.__mro__:
