@@ -3,6 +3,7 @@
 // attribute deletion on them (Note [User objects] in TranslateObjects.cpp).
 // Invariant: the view holds no copy of the attributes; every read takes them
 // from the object at that moment.
+#include "AttributeProtocol.h"
 #include "PyTypes.h"
 #include "Translator.h"
 
@@ -102,6 +103,16 @@ VarRef Translator::userGetattrDefault(const VarRef& obj, PyObject* name, const V
   // hasattr answers it (guarded); null (and no failure) where getattr decides.
   static PyObject* getattrName = PyUnicode_InternFromString("__getattr__");
   auto* tp = reinterpret_cast<PyTypeObject*>(obj->self->obj.get());
+  if (PyUnicode_Check(name) && ownGetattribute(tp) && !isPolyfillClass(obj->self->obj.get())) {
+    // One run of the class's __getattribute__ (Note [AttributeError of a Python __getattribute__]).
+    const bool clean = !failed();
+    if (VarRef v = userAttr(obj, name)) return v;
+    if (clean && failure_.missingAttr) {
+      failure_ = Failure{};
+      return dflt;
+    }
+    return nullptr;
+  }
   if (!PyUnicode_Check(name) || _PyType_Lookup(tp, name) || _PyType_Lookup(tp, getattrName)) return nullptr;
   return userHasattr(obj, name) == 0 ? dflt : nullptr;
 }
