@@ -327,7 +327,8 @@ VarRef Translator::getattr(const VarRef& obj, PyObject* name) {
       return userAttr(obj, name);
     case Var::Kind::InstanceDict:  // Note [Instance dicts]: its read methods and update, bound to the live view
       if (PyUnicode_CompareWithASCIIString(name, "get") == 0 || PyUnicode_CompareWithASCIIString(name, "copy") == 0 ||
-          PyUnicode_CompareWithASCIIString(name, "update") == 0) {
+          PyUnicode_CompareWithASCIIString(name, "update") == 0 || PyUnicode_CompareWithASCIIString(name, "keys") == 0 ||
+          PyUnicode_CompareWithASCIIString(name, "values") == 0 || PyUnicode_CompareWithASCIIString(name, "items") == 0) {
         auto m = makeVar(Var::Kind::ContainerMethod);
         m->self = obj;
         m->name = PyUnicode_AsUTF8(name);

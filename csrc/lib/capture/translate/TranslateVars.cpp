@@ -19,10 +19,14 @@ namespace xacc::capture::translate {
 // (instanceDictNow), a write made through the object later shows in the next
 // read. `d.update(other_dict)` with str keys stores into the object's
 // attributes as dict.update does (copy.py sets a copy's state so; Note [Copies
-// of instances] in polyfills_copy.py). Other writes through the view,
-// iteration, views of it (keys/items/values) and any other method are not
-// modelled and break (GB010/GB011). At a break
-// or return the object is rebuilt and the view is its `__dict__`. Classes
+// of instances] in polyfills_copy.py). Its type is dict (an exact dict in
+// Python), and its keys/values/items views are DictView trackers over the
+// object itself (the tracker's keys/items are the dict's entries), so they
+// are live as in Python and iterating one sees a change of its keys (a
+// RuntimeError in Python: a break); a view is rebuilt as
+// `obj.__dict__.keys()`. Other writes through the view, iterating the view
+// itself and any other method are not modelled and break (GB010/GB011). At
+// a break or return the object is rebuilt and the view is its `__dict__`. Classes
 // whose instances keep attributes elsewhere are refused: `__slots__` (their
 // values sit with the dict entries in the tracker), a `__dict__` attribute of
 // their own, and polyfill models of library objects (their state is the
