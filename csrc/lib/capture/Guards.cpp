@@ -232,6 +232,17 @@ PyObject* GuardTree::fetch(const Node& n, const FrameView& view, PyObject** reso
         Py_INCREF(v);
         return v;
       }
+      if (PyDict_Check(parent)) {
+        // An int key (Source::item keeps one as its index): `d[0]` is the
+        // key 0, which a sequence read never finds (the guard always failed).
+        PyObject* k = PyLong_FromLongLong(n.index);
+        if (!k) return nullptr;
+        PyObject* v = PyDict_CheckExact(parent) ? PyDict_GetItemWithError(parent, k) : nullptr;
+        if (PyDict_CheckExact(parent)) Py_XINCREF(v);
+        else v = PyObject_GetItem(parent, k);
+        Py_DECREF(k);
+        return v;
+      }
       return PySequence_GetItem(parent, n.index);
     case Access::AsTensor:
       return parent ? fromNumpy(parent) : nullptr;

@@ -30,13 +30,25 @@ from .polyfill_registry import _reference
 #    a `__reduce__` written in Python is called and its tuple reconstructed as
 #    copy._reconstruct does. `__getnewargs__`/`__getnewargs_ex__` are left to Python.
 #    copy.py reads `__deepcopy__` and `__reduce_ex__` off the instance, and
-#    object.__reduce_ex__ reads `__getnewargs_ex__`, `__getnewargs__` and
-#    `__getstate__` off it (getattr, so a class's `__getattr__` answers
-#    absent names): the reference looks them up the same way, an instance-dict
+#    object.__reduce_ex__ reads `__reduce__` and `__getstate__` off it
+#    (getattr, so a class's `__getattr__` answers absent names) but looks
+#    `__getnewargs_ex__`/`__getnewargs__` up on the type only (an
+#    instance-dict or `__getattr__` answer is ignored; 3.11 to 3.13 alike):
+#    the reference looks them up the same way, an instance-dict
 #    `__reduce_ex__` is left to Python and an instance-dict `__getstate__` is
 #    called. A protocol name bound to None is present (a later call of None
 #    raises as in eager), told from absent by a sentinel default;
-#  * the state is set by a `__setstate__` written in Python, else the dict
+#  * a class with its own `__getattribute__` answers each of those reads
+#    itself, so the reference makes exactly Python's reads off x, in order
+#    (`__deepcopy__`, `__reduce_ex__`, `__reduce__`, `__getstate__`, the slot
+#    names), and goes on only where the answers are object's own methods
+#    bound to x (else left to Python). The one extra read is `x.__dict__`
+#    for the state, which Python reads past the protocol: it is followed
+#    only where the answer is the instance dict itself (the translator checks
+#    that of an outside object, TranslateValues.cpp; on an object made in
+#    the frame the `__reduce_ex__` read already breaks);
+#  * the state is set by a `__setstate__` written in Python (`hasattr`, then
+#    the read for the call: two reads of the new object, as copy.py), else the dict
 #    entries go into the new instance dict (`y.__dict__.update(state)`, a
 #    write through the view of Note [Instance dicts]) and the slot values by
 #    setattr. The dict state is a copy of the instance dict (the view of a
@@ -48,9 +60,8 @@ from .polyfill_registry import _reference
 # pairs, which also ends cycles: the new object is recorded before its state
 # is copied); the copy of an instance is a new object. The memo never leaves
 # this module, so a caller's own memo (`deepcopy(x, memo)`) is left to
-# Python. Classes defining `__getattribute__` and builtin (C) classes other
-# than the containers are left to Python: what their reduce methods or
-# attribute reads do is not modelled here. `copyreg._slotnames` caches its
+# Python. Builtin (C) classes other than the containers are left to Python:
+# what their reduce methods do is not modelled here. `copyreg._slotnames` caches its
 # answer on the class as `__slotnames__`; a class without it yet is left to
 # Python once (the eager call stores it), which a guard on the class sees.
 # Tensors are left to Python (Tensor.__deepcopy__), never aliased.
@@ -154,7 +165,7 @@ def _check_followable(cls: type, what: str) -> None:
     # Only classes written in Python over object, whose reduce methods are
     # followed here (Note [Copies of instances]).
     for k in cls.__mro__:
-        if k is not object and (not _is_python_class(k) or "__getattribute__" in k.__dict__):
+        if k is not object and not _is_python_class(k):
             raise TypeError(f"copy.{what} of a {cls.__name__} is left to Python")
     if cls in copyreg.dispatch_table:
         raise TypeError(f"copy.{what} of a {cls.__name__} in copyreg.dispatch_table is left to Python")
@@ -164,6 +175,23 @@ def _check_followable(cls: type, what: str) -> None:
 
 def _is_python_class(k: type) -> bool:
     return k.__flags__ & (1 << 9) != 0  # Py_TPFLAGS_HEAPTYPE
+
+
+def _on_mro(cls: type, name: str) -> bool:
+    # _PyType_Lookup: the class dicts along the MRO, no instance, no __getattr__.
+    for k in cls.__mro__:
+        if name in k.__dict__:
+            return True
+    return False
+
+
+def _objects_method(m: Any, x: Any, name: str) -> bool:
+    # Whether a value a class's own __getattribute__ answered is object's
+    # method `name` bound to x, as CPython tells object.__getstate__ (a C
+    # function whose self is x): on an MRO of Python classes over object
+    # (_check_followable) and with the class's own attribute object's, only
+    # object's method descriptor binds to x under that name.
+    return type(m) is types.BuiltinMethodType and m.__self__ is x and m.__name__ == name
 
 
 def _has_instance_dict(cls: type) -> bool:
@@ -185,22 +213,70 @@ def _has_instance_dict(cls: type) -> bool:
 def _reduce_and_rebuild(x: Any, cls: type, pairs: list | None) -> Any:
     # x.__reduce_ex__(4), then copy._reconstruct (deep when pairs is a memo).
     # copy.py reads __reduce_ex__ off the instance, and object.__reduce_ex__
-    # reads __getnewargs_ex__, __getnewargs__ and __getstate__ off it too
-    # (Note [Copies of instances]).
+    # reads __reduce__ and __getstate__ off it too, __getnewargs_ex__ and
+    # __getnewargs__ off its type (Note [Copies of instances]).
+    if cls.__reduce_ex__ is not _OBJECT_REDUCE_EX:
+        raise TypeError(f"{cls.__name__}.__reduce_ex__ is left to Python")
+    for k in cls.__mro__:
+        if k is not object and "__getattribute__" in k.__dict__:
+            return _reduce_through_getattribute(x, cls, pairs)
     own = _has_instance_dict(cls)
-    if cls.__reduce_ex__ is not _OBJECT_REDUCE_EX or (own and "__reduce_ex__" in x.__dict__):
+    if own and "__reduce_ex__" in x.__dict__:
         raise TypeError(f"{cls.__name__}.__reduce_ex__ is left to Python")
     if cls.__reduce__ is not _OBJECT_REDUCE:
         rv = x.__reduce__()
         if isinstance(rv, str):
             return x
         return _reconstruct(x, pairs, *rv)
-    if getattr(x, "__getnewargs_ex__", _MISSING) is not _MISSING or getattr(x, "__getnewargs__", _MISSING) is not _MISSING:
+    if _on_mro(cls, "__getnewargs_ex__") or _on_mro(cls, "__getnewargs__"):
         raise TypeError(f"copy of a {cls.__name__} with __getnewargs__ is left to Python")
     if getattr(cls, "__getstate__", None) is not _OBJECT_GETSTATE or (own and "__getstate__" in x.__dict__):
         state = x.__getstate__()
     else:
         state = _default_state(x, cls)
+    return _rebuild(x, cls, state, pairs)
+
+
+def _reduce_through_getattribute(x: Any, cls: type, pairs: list | None) -> Any:
+    # A class with its own __getattribute__ answers every read off x itself,
+    # so x is read exactly where copy.py and object.__reduce_ex__ read it, in
+    # their order (Note [Copies of instances]): `__reduce_ex__` (copy.py,
+    # getattr with a None default), `__reduce__` (absent on AttributeError),
+    # `__getstate__`, then the slot names; `__getnewargs_ex__` and
+    # `__getnewargs__` are looked up on the type, and the instance dict is
+    # read past the protocol (object.__getstate__), which `x.__dict__` is
+    # only where the translator finds the class's answer to be that dict.
+    if not _objects_method(getattr(x, "__reduce_ex__", None), x, "__reduce_ex__"):
+        raise TypeError(f"{cls.__name__}.__reduce_ex__ is left to Python")
+    reduce = getattr(x, "__reduce__", _MISSING)
+    if reduce is not _MISSING and cls.__reduce__ is not _OBJECT_REDUCE:
+        rv = reduce()
+        if isinstance(rv, str):
+            return x
+        return _reconstruct(x, pairs, *rv)
+    if _on_mro(cls, "__getnewargs_ex__") or _on_mro(cls, "__getnewargs__"):
+        raise TypeError(f"copy of a {cls.__name__} with __getnewargs__ is left to Python")
+    getstate = x.__getstate__
+    if not _objects_method(getstate, x, "__getstate__"):
+        return _rebuild(x, cls, getstate(), pairs)
+    if "__slotnames__" not in cls.__dict__:
+        raise TypeError(f"copyreg._slotnames of {cls.__name__} is left to Python (it caches on the class)")
+    state = None
+    if _has_instance_dict(cls):
+        d = x.__dict__
+        if len(d) > 0:
+            state = d.copy()  # a copy, as in _default_state
+    slots = {}
+    for name in cls.__slotnames__:
+        value = getattr(x, name, _MISSING)  # PyObject_GetAttr, an AttributeError skips the name
+        if value is not _MISSING:
+            slots[name] = value
+    if len(slots) > 0:
+        state = (state, slots)
+    return _rebuild(x, cls, state, pairs)
+
+
+def _rebuild(x: Any, cls: type, state: Any, pairs: list | None) -> Any:
     y = cls.__new__(cls)  # copyreg.__newobj__(cls)
     if pairs is not None:
         pairs.append((x, y))
@@ -260,9 +336,8 @@ def _set_state(y: Any, state: Any, pairs: list | None) -> None:
         return
     if pairs is not None:
         state = _deepcopy(state, pairs)
-    setstate = getattr(y, "__setstate__", _MISSING)  # copy._reconstruct: hasattr, then the call
-    if setstate is not _MISSING:
-        setstate(state)
+    if hasattr(y, "__setstate__"):  # copy._reconstruct reads it twice where present
+        y.__setstate__(state)
         return
     slotstate = None
     if isinstance(state, tuple) and len(state) == 2:

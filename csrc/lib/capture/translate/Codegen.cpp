@@ -505,6 +505,10 @@ struct Emitter {
       }
       case K::DictView: {  // the rebuilt dict's own view: d.keys()
         if (!rebuild(v->self)) return false;
+        if (v->self->is(K::UserObject)) {  // a view of its instance dict (Note [Instance dicts]): obj.__dict__.keys()
+          static PyObject* dictName = PyUnicode_InternFromString("__dict__");
+          asm_.loadAttr(name(dictName));
+        }
         PyRef n = PyRef::steal(PyUnicode_FromString(v->name.c_str()));
         asm_.loadMethod(name(n.get()));
         asm_.call(0);

@@ -25,7 +25,15 @@ int Translator::userHasattr(const VarRef& obj, PyObject* name) {
   auto* tp = reinterpret_cast<PyTypeObject*>(clsVar->obj.get());
   if (isPolyfillClass(clsVar->obj.get()) || !PyUnicode_Check(name)) return -2;
   auto byGetattr = [&]() { return userAttr(obj, name) ? 1 : -1; };
-  if (ownGetattribute(tp)) return byGetattr();  // Note [Attribute protocol]: every name runs it
+  if (ownGetattribute(tp)) {  // Note [Attribute protocol]: every name runs it
+    const bool clean = !failed();
+    if (userAttr(obj, name)) return 1;
+    if (clean && failure_.missingAttr) {  // Note [AttributeError of a Python __getattribute__]
+      failure_ = Failure{};
+      return 0;
+    }
+    return -1;
+  }
   if (PyUnicode_CompareWithASCIIString(name, "__class__") == 0 ||
       PyUnicode_CompareWithASCIIString(name, "__dict__") == 0)
     return 1;
@@ -71,7 +79,7 @@ VarRef genericUserAttr(Translator& t, const VarRef& obj, PyObject* name, bool wi
   if (cattr && Py_TYPE(cattr) == &PyMemberDescr_Type) {  // a __slots__ member: the instance's storage
     for (size_t j = 0; j < obj->keys.size(); ++j)
       if (PyUnicode_Compare(obj->keys[j].get(), name) == 0) return obj->items[j];
-    t.fail(GB::UnmodeledAttribute, std::string(".") + PyUnicode_AsUTF8(name) + ": an unset slot of a " + std::string(tp->tp_name) + " (AttributeError)");
+    t.failMissingAttr(std::string(".") + PyUnicode_AsUTF8(name) + ": an unset slot of a " + std::string(tp->tp_name) + " (AttributeError)");
     return nullptr;
   }
   if (cattr && Py_TYPE(cattr)->tp_descr_set) {  // a data descriptor wins over the instance dict
@@ -93,7 +101,7 @@ VarRef genericUserAttr(Translator& t, const VarRef& obj, PyObject* name, bool wi
       return t.inlineFunction(ga, {obj, makeConst(PyRef::borrow(name))}, {}, nullptr);
     }
   }
-  t.fail(GB::UnmodeledAttribute, std::string(".") + PyUnicode_AsUTF8(name) + " of a " + std::string(tp->tp_name) + " (AttributeError)");
+  t.failMissingAttr(std::string(".") + PyUnicode_AsUTF8(name) + " of a " + std::string(tp->tp_name) + " (AttributeError)");
   return nullptr;
 }
 
@@ -132,6 +140,31 @@ VarRef Translator::userAttr(const VarRef& obj, PyObject* name) {
     return inlineFunction(ga, {obj, makeConst(PyRef::borrow(name))}, {}, nullptr);
   }
   return genericUserAttr(*this, obj, name, true);
+}
+
+// Note [AttributeError of a Python __getattribute__]
+// ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+// hasattr(obj, name) and getattr(obj, name, default) on a user object whose
+// class has a __getattribute__ written in Python run it inlined (Note
+// [Attribute protocol]); where it lets an AttributeError out, Python answers
+// False / the default (the exception itself is never seen). The translator
+// knows that exception exactly in one case: object's lookup of a missing
+// name (or an unset slot) inside it, failMissingAttr, which marks the failure
+// (Failure::missingAttr). The mark stays only while nothing Python would run
+// on the way out is passed: runFrame clears it at an instruction inside a
+// try range (an except, finally or with block of that frame would run), in a
+// frame that does not pass exceptions to its caller (a polyfill's reference,
+// a lazily run generator) and where the grad mode changed. userHasattr and
+// userGetattrDefault then take the marked failure as that AttributeError:
+// False, the default, with every effect the inlined code had before the
+// raise kept, as in Python. An unmarked failure stays a break. The class's
+// __getattribute__ runs once, as in Python (getattr with a default does not
+// ask hasattr first).
+bool Translator::failMissingAttr(const std::string& detail) {
+  const bool first = !failed();
+  fail(GB::UnmodeledAttribute, detail);
+  if (first) failure_.missingAttr = true;
+  return false;
 }
 
 VarRef objectGetAttribute(Translator& t, const VarRef& obj, PyObject* name) {

@@ -189,6 +189,9 @@ bool Translator::runFrame(Frame& f, VarRef& result) {
     host_.setLoc(f.code->co_filename, f.line);
     const bool gradBefore = gradEnabled_;
     ok = f.step(ins, done, result);
+    if (!ok && failure_.missingAttr &&
+        (f.bc->inTry(ins.offset) || !f.passesExceptions || gradEnabled_ != gradBefore))
+      failure_.missingAttr = false;  // Note [AttributeError of a Python __getattribute__]
     if (!ok && failure_.exc) {
       // Note [Traced exceptions]: a handler of this frame may catch it; a
       // grad mode left changed by the failing instruction is not undone.

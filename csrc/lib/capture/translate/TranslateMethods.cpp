@@ -206,6 +206,14 @@ VarRef Translator::containerMethod(const VarRef& obj, const std::string& name, s
     }
     return makeConst(PyRef::borrow(Py_None));
   }
+  if (obj->is(Var::Kind::InstanceDict) && (name == "keys" || name == "values" || name == "items") && args.empty() &&
+      kwargs.empty()) {
+    // Note [Instance dicts]: a live view, over the object's attributes themselves.
+    auto view = makeVar(Var::Kind::DictView);
+    view->self = obj->self;
+    view->name = name;
+    return view;
+  }
   if (obj->is(Var::Kind::InstanceDict)) {  // Note [Instance dicts]: get/copy read the dict as it is now
     VarRef now = instanceDictNow(obj);
     return now ? containerMethod(now, name, args, kwargs) : nullptr;

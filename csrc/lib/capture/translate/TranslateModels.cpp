@@ -85,6 +85,7 @@ PyObject* Translator::typeOf(const VarRef& v) {
     case Var::Kind::Tuple:
       if (v->torchSize) return pyTypes()->size;  // Note [Symbolic shapes keep their type]
       return v->obj ? v->obj.get() : reinterpret_cast<PyObject*>(&PyTuple_Type);
+    case Var::Kind::InstanceDict: return reinterpret_cast<PyObject*>(&PyDict_Type);  // Note [Instance dicts]
     case Var::Kind::UserObject:  // a polyfill's stand-in is never shown (Note [Context managers])
       if (PyObject* lib = modelledType(v->self->obj.get())) return lib;  // Note [Modelled library objects]
       return isPolyfillClass(v->self->obj.get()) ? nullptr : v->self->obj.get();

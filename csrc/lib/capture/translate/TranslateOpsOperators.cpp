@@ -152,7 +152,11 @@ bool Frame::stepOperators(const Instr& ins, bool& done, VarRef& result) {
       // `k in d.keys()` is `k in d` (the view is live); values and items views compare
       // their items by ==, which only constants answer here.
       if (container->is(Var::Kind::DictView)) {
-        container = container->name == "keys" ? container->self : makeSeq(Var::Kind::List, viewItems(*container));
+        if (container->name == "keys" && container->self->is(Var::Kind::UserObject))  // Note [Instance dicts]
+          container = t.instanceDict(container->self);
+        else
+          container = container->name == "keys" ? container->self : makeSeq(Var::Kind::List, viewItems(*container));
+        if (!container) return false;
       }
       auto answer = [&](int r) {
         push(makeConst(PyRef::borrow((r != 0) != (ins.arg != 0) ? Py_True : Py_False)));

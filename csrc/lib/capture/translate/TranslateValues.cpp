@@ -4,6 +4,7 @@
 // Python on the constant values; anything else is a break.
 #include <cstring>
 
+#include "AttributeProtocol.h"
 #include "PyTypes.h"
 #include "Translator.h"
 
@@ -191,6 +192,19 @@ VarRef Translator::getattr(const VarRef& obj, PyObject* name) {
             return nullptr;
           }
         dictsRead_.insert(o);
+        if (PyObject* ga = ownGetattribute(tp); ga && PyFunction_Check(ga)) {
+          // Its class answers `__dict__` in Python (Note [Attribute protocol]):
+          // the model above holds only where that answer is the instance dict.
+          PyObject* value = PyObject_GetAttr(o, name);
+          PyObject** slot = _PyObject_GetDictPtr(o);
+          bool own = value && slot && *slot == value;
+          Py_XDECREF(value);
+          if (!own) {
+            failPy(GB::UnmodeledAttribute, std::string(".__dict__ of a ") + tp->tp_name +
+                                               " whose __getattribute__ answers other than its instance dict");
+            return nullptr;
+          }
+        }
       }
       if (isA(o, T->module)) {
         PyObject* own = typeDict(tp) ? PyDict_GetItemWithError(typeDict(tp), name) : nullptr;
@@ -311,7 +325,8 @@ VarRef Translator::getattr(const VarRef& obj, PyObject* name) {
       return userAttr(obj, name);
     case Var::Kind::InstanceDict:  // Note [Instance dicts]: its read methods and update, bound to the live view
       if (PyUnicode_CompareWithASCIIString(name, "get") == 0 || PyUnicode_CompareWithASCIIString(name, "copy") == 0 ||
-          PyUnicode_CompareWithASCIIString(name, "update") == 0) {
+          PyUnicode_CompareWithASCIIString(name, "update") == 0 || PyUnicode_CompareWithASCIIString(name, "keys") == 0 ||
+          PyUnicode_CompareWithASCIIString(name, "values") == 0 || PyUnicode_CompareWithASCIIString(name, "items") == 0) {
         auto m = makeVar(Var::Kind::ContainerMethod);
         m->self = obj;
         m->name = PyUnicode_AsUTF8(name);

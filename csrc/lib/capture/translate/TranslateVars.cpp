@@ -3,6 +3,7 @@
 // attribute deletion on them (Note [User objects] in TranslateObjects.cpp).
 // Invariant: the view holds no copy of the attributes; every read takes them
 // from the object at that moment.
+#include "AttributeProtocol.h"
 #include "PyTypes.h"
 #include "Translator.h"
 
@@ -18,10 +19,14 @@ namespace xacc::capture::translate {
 // (instanceDictNow), a write made through the object later shows in the next
 // read. `d.update(other_dict)` with str keys stores into the object's
 // attributes as dict.update does (copy.py sets a copy's state so; Note [Copies
-// of instances] in polyfills_copy.py). Other writes through the view,
-// iteration, views of it (keys/items/values) and any other method are not
-// modelled and break (GB010/GB011). At a break
-// or return the object is rebuilt and the view is its `__dict__`. Classes
+// of instances] in polyfills_copy.py). Its type is dict (an exact dict in
+// Python), and its keys/values/items views are DictView trackers over the
+// object itself (the tracker's keys/items are the dict's entries), so they
+// are live as in Python and iterating one sees a change of its keys (a
+// RuntimeError in Python: a break); a view is rebuilt as
+// `obj.__dict__.keys()`. Other writes through the view, iterating the view
+// itself and any other method are not modelled and break (GB010/GB011). At
+// a break or return the object is rebuilt and the view is its `__dict__`. Classes
 // whose instances keep attributes elsewhere are refused: `__slots__` (their
 // values sit with the dict entries in the tracker), a `__dict__` attribute of
 // their own, and polyfill models of library objects (their state is the
@@ -102,6 +107,16 @@ VarRef Translator::userGetattrDefault(const VarRef& obj, PyObject* name, const V
   // hasattr answers it (guarded); null (and no failure) where getattr decides.
   static PyObject* getattrName = PyUnicode_InternFromString("__getattr__");
   auto* tp = reinterpret_cast<PyTypeObject*>(obj->self->obj.get());
+  if (PyUnicode_Check(name) && ownGetattribute(tp) && !isPolyfillClass(obj->self->obj.get())) {
+    // One run of the class's __getattribute__ (Note [AttributeError of a Python __getattribute__]).
+    const bool clean = !failed();
+    if (VarRef v = userAttr(obj, name)) return v;
+    if (clean && failure_.missingAttr) {
+      failure_ = Failure{};
+      return dflt;
+    }
+    return nullptr;
+  }
   if (!PyUnicode_Check(name) || _PyType_Lookup(tp, name) || _PyType_Lookup(tp, getattrName)) return nullptr;
   return userHasattr(obj, name) == 0 ? dflt : nullptr;
 }

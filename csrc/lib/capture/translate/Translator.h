@@ -114,6 +114,10 @@ struct Failure {
   VarRef exc;
   const void* excFrame = nullptr;
   int excOffset = -1;
+  /// Note [AttributeError of a Python __getattribute__]: the failure is the
+  /// AttributeError of object's lookup of a missing name, and no handler or
+  /// wrapper on its way out has been passed since.
+  bool missingAttr = false;
 };
 
 struct Frame;
@@ -247,6 +251,9 @@ public:
   bool fail(GB code, const std::string& detail);
   /// Turns the pending Python error into a failure with `code`.
   bool failPy(GB code, const std::string& what);
+  /// fail(GB010) for the AttributeError of object's lookup of a missing name,
+  /// marked (Note [AttributeError of a Python __getattribute__], TranslateAttributes.cpp).
+  bool failMissingAttr(const std::string& detail);
   /// Note [Traced exceptions]: fails with GB024, recording that eager raises
   /// `exc` (an Exception tracker) at the current instruction. Always false.
   bool raiseException(const VarRef& exc, const std::string& detail);
