@@ -184,6 +184,15 @@ std::string GuardTree::path(int id) const {
   return base;
 }
 
+/// `parent[key]` (a new reference): an exact dict's own lookup, anything else
+/// its __getitem__.
+static PyObject* keyedItem(PyObject* parent, PyObject* key) {
+  if (!PyDict_CheckExact(parent)) return PyObject_GetItem(parent, key);
+  PyObject* v = PyDict_GetItemWithError(parent, key);
+  Py_XINCREF(v);
+  return v;
+}
+
 PyObject* GuardTree::fetch(const Node& n, const FrameView& view, PyObject** resolved) const {
   PyObject* parent = n.parent >= 0 ? resolved[n.parent] : nullptr;
   switch (n.access) {
@@ -212,14 +221,7 @@ PyObject* GuardTree::fetch(const Node& n, const FrameView& view, PyObject** reso
       return parent ? PyObject_GetAttr(parent, n.key) : nullptr;
     case Access::Item:
       if (!parent) return nullptr;
-      if (n.key) {
-        if (PyDict_CheckExact(parent)) {
-          PyObject* v = PyDict_GetItemWithError(parent, n.key);
-          Py_XINCREF(v);
-          return v;
-        }
-        return PyObject_GetItem(parent, n.key);
-      }
+      if (n.key) return keyedItem(parent, n.key);
       if (PyTuple_CheckExact(parent)) {
         if (n.index >= PyTuple_GET_SIZE(parent)) return nullptr;
         PyObject* v = PyTuple_GET_ITEM(parent, n.index);
@@ -237,9 +239,7 @@ PyObject* GuardTree::fetch(const Node& n, const FrameView& view, PyObject** reso
         // key 0, which a sequence read never finds (the guard always failed).
         PyObject* k = PyLong_FromLongLong(n.index);
         if (!k) return nullptr;
-        PyObject* v = PyDict_CheckExact(parent) ? PyDict_GetItemWithError(parent, k) : nullptr;
-        if (PyDict_CheckExact(parent)) Py_XINCREF(v);
-        else v = PyObject_GetItem(parent, k);
+        PyObject* v = keyedItem(parent, k);
         Py_DECREF(k);
         return v;
       }
