@@ -117,9 +117,10 @@ VarRef genericUserAttr(Translator& t, const VarRef& obj, PyObject* name, bool wi
 // name, `__class__` and `__dict__` included; inside it `super().__getattribute__`
 // and `object.__getattribute__(obj, name)` are object's (genericUserAttr
 // without __getattr__). An AttributeError it raises is a break (an exception
-// the translator does not catch), so a class with both a Python
-// __getattribute__ and a __getattr__ breaks at any read: the fallback is
-// decided by that exception. isinstance() that the type answers False breaks
+// the translator does not catch), except the one hasattr/getattr-with-default
+// take (Note [AttributeError of a Python __getattribute__] below); so a class
+// with both a Python __getattribute__ and a __getattr__ breaks at any read:
+// the fallback is decided by that exception. isinstance() that the type answers False breaks
 // too: Python then asks `obj.__class__`, which such a class answers itself.
 VarRef Translator::userAttr(const VarRef& obj, PyObject* name) {
   const VarRef& clsVar = obj->self;
@@ -170,7 +171,5 @@ bool Translator::failMissingAttr(const std::string& detail) {
 VarRef objectGetAttribute(Translator& t, const VarRef& obj, PyObject* name) {
   return genericUserAttr(t, obj, name, false);
 }
-
-
 
 }  // namespace xacc::capture::translate
