@@ -190,6 +190,10 @@ ENV: tuple[EnvVar, ...] = (
                                        "with a long floating-point body; set, it also turns off the doubling "
                                        "for very long bodies; unset: 4 (read once per process, Jit.cpp)",
            _int_at_least(1), "an integer >= 1"),
+    EnvVar("XACC_COMPILE_THREADS", "", "threads the MLIR backend compiles a graph's kernels on (Note [Parallel "
+                                       "kernel compiles], ExecutableRegions.cpp); `1`: one after the other on "
+                                       "the calling thread; unset: the CPUs this process may run on",
+           _int_at_least(1), "an integer >= 1"),
     EnvVar("XACC_PACK_WEIGHTS", "1", "the MLIR backend packs constant GEMM weights once into its blocked layout "
                                      "(Executable.cpp); `0`: off", _bit, "0 or 1"),
     EnvVar("XACC_KEEP_FREED_MEMORY", "1", "the MLIR backend raises glibc's mmap and trim thresholds (32 MB, "

@@ -204,11 +204,15 @@ bool XpuExecutable::build(support::DiagnosticEngine& diag) {
     steps_.push_back(std::move(s));
   }
   for (ir::Value* v : graph_->results()) resultSlots_.push_back(slotOf(v));
-  // Compile the variants for the declared types now, when they are static.
-  for (auto& s : steps_) {
-    if (!s.region) continue;
-    if (!declaresDynamicDims(s.region->region)) variantFor(*s.region, describeInputs(s.region->region, 0));
-  }
+  // Compile the variants for the declared types now, when they are static
+  // (Note [Parallel kernel compiles]).
+  std::vector<RegionState*> now;
+  for (auto& s : steps_)
+    if (s.region && !declaresDynamicDims(s.region->region)) now.push_back(s.region.get());
+  compileRegions(now);
+  // In region order, whichever compile thread noted them.
+  std::stable_sort(regionFailures_.begin(), regionFailures_.end(),
+                   [](const auto& a, const auto& b) { return a.first < b.first; });
   for (auto& [r, why] : regionFailures_) stats_.fallbackReasons.push_back(why);
   built_ = true;
   for (const auto& r : stats_.fallbackReasons) logLine("fallback: " + r);

@@ -8,6 +8,7 @@
 
 #include <array>
 #include <atomic>
+#include <future>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -62,8 +63,22 @@ inline bool readableAsMemory(const at::Tensor& t) {
 /// and its key (the kernel's text) go with the last executable of a deleted
 /// function, as in Note [Kernels live with their executables].
 struct KernelCache {
+  /// What one compile of a kernel text gave: the kernel (null on failure),
+  /// where it came from and why it failed.
+  struct Compiled {
+    std::shared_ptr<CompiledKernel> fn;
+    KernelSource source = KernelSource::Compiled;
+    std::string error;
+  };
   std::mutex mu;
   std::unordered_map<std::string, std::weak_ptr<CompiledKernel>> kernels;
+  /// Note [One compile per kernel text]: the compiles in flight, by the
+  /// same key as `kernels`. Regions compiled at once (Note [Parallel kernel
+  /// compiles]) often have the same text (the layers of a model); the first
+  /// to ask compiles it and the others wait for its result instead of
+  /// compiling it again, so they count as memory hits, as they would have
+  /// one after the other. The entry goes when the compile ends.
+  std::unordered_map<std::string, std::shared_future<Compiled>> inFlight;
   size_t sweepAt = 64;  ///< size at which the next insertion drops expired entries
   /// The live kernel under `key`, or null. Caller holds `mu`.
   std::shared_ptr<CompiledKernel> find(const std::string& key) {
@@ -264,12 +279,19 @@ private:
   /// runPackedGemm's work; may throw.
   bool packedGemm(Step& s, std::vector<Datum>& slots);
 
-  std::shared_ptr<Variant> variantFor(RegionState& r, const std::vector<InputDesc>& in);
+  /// The variant of `r` for inputs `in`, compiled on first use. `threads`:
+  /// the ATen threads its kernel is to run with (the caller's
+  /// at::get_num_threads(), which a compile thread does not share).
+  std::shared_ptr<Variant> variantFor(RegionState& r, const std::vector<InputDesc>& in, int threads);
+
+  /// Note [Parallel kernel compiles]: compiles the variants of `regions` for
+  /// their declared input types, on up to compileThreads() threads.
+  void compileRegions(const std::vector<RegionState*>& regions);
 
   /// Whether a call with `in` is big enough to be split over threads, which
   /// the size-generic kernel is not (Note [Splitting kernels over rows]): it
   /// then gets a per-size kernel, split.
-  bool tooBigForGeneric(const Variant& g, const std::vector<InputDesc>& in) const;
+  bool tooBigForGeneric(const Variant& g, const std::vector<InputDesc>& in, int threads) const;
 
   /// A size-generic kernel for region `r` at `in` (Note [Size-generic
   /// kernels]), `concrete` being r lowered for `in`: one of the process's
@@ -278,7 +300,7 @@ private:
   /// before (at most three per skeleton). Null: a per-size kernel. Called with
   /// r.mu held.
   std::shared_ptr<Variant> genericVariant(RegionState& r, const std::vector<InputDesc>& in,
-                                          const KernelIR& concrete);
+                                          const KernelIR& concrete, int threads);
 
   /// Compiles (or finds in the kernel caches) the kernel `text` of variant `v`;
   /// `key` names its signature in the log. A size-generic kernel that fails to

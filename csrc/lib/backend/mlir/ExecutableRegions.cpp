@@ -11,9 +11,14 @@
 #include <chrono>
 #include <cstdlib>
 #include <deque>
+#include <exception>
+#include <thread>
+
+#include <sched.h>
 
 #include "xacc/backend/aten/AtenOps.h"
 #include "xacc/backend/aten/TensorDatum.h"
+#include "xacc/support/EnvNames.h"
 
 namespace xacc::backend::mlir::exec {
 
@@ -48,11 +53,11 @@ struct Packer {
 
 }  // namespace
 
-std::shared_ptr<Variant> XpuExecutable::variantFor(RegionState& r, const std::vector<InputDesc>& in) {
+std::shared_ptr<Variant> XpuExecutable::variantFor(RegionState& r, const std::vector<InputDesc>& in, int threads) {
   std::string key = signatureKey(in);
   std::lock_guard<std::mutex> lock(r.mu);
   auto it = r.variants.find(key);
-  if (it != r.variants.end() && !(it->second->generic && tooBigForGeneric(*it->second, in)))
+  if (it != r.variants.end() && !(it->second->generic && tooBigForGeneric(*it->second, in, threads)))
     return it->second;
   auto v = std::make_shared<Variant>();
   r.variants[key] = v;
@@ -60,7 +65,7 @@ std::shared_ptr<Variant> XpuExecutable::variantFor(RegionState& r, const std::ve
     noteFailure(r, v->error);
     return v;
   }
-  if (auto g = genericVariant(r, in, v->kernel)) {
+  if (auto g = genericVariant(r, in, v->kernel, threads)) {
     r.variants[key] = g;
     return g;
   }
@@ -74,7 +79,6 @@ std::shared_ptr<Variant> XpuExecutable::variantFor(RegionState& r, const std::ve
   // so a kernel at the threshold runs as two chunks; at::parallel_for
   // (OpenMP) gives each thread one contiguous range of rows.
   const KernelIR& k = v->kernel;
-  int threads = at::get_num_threads();
   if (opts_.parallel && threads > 1 && splittableOverDim0(k)) {
     KernelWork w = estimateKernelWork(k);
     int64_t rows = k.at(k.outputs[0]).shape[0];
@@ -99,8 +103,8 @@ std::shared_ptr<Variant> XpuExecutable::variantFor(RegionState& r, const std::ve
   return v;
 }
 
-bool XpuExecutable::tooBigForGeneric(const Variant& g, const std::vector<InputDesc>& in) const {
-  if (!g.splittable || !opts_.parallel || at::get_num_threads() <= 1) return false;
+bool XpuExecutable::tooBigForGeneric(const Variant& g, const std::vector<InputDesc>& in, int threads) const {
+  if (!g.splittable || !opts_.parallel || threads <= 1) return false;
   // On every run of a generic kernel: the output's element count, no copies.
   double elements = 1;
   for (int64_t e : g.kernel.at(g.kernel.outputs[0]).shape)
@@ -109,7 +113,7 @@ bool XpuExecutable::tooBigForGeneric(const Variant& g, const std::vector<InputDe
 }
 
 std::shared_ptr<Variant> XpuExecutable::genericVariant(RegionState& r, const std::vector<InputDesc>& in,
-                                        const KernelIR& concrete) {
+                                        const KernelIR& concrete, int threads) {
   if (concrete.outputs.empty()) return nullptr;
   std::string skel = std::string(jit_.fastMath ? "F" : "E") + std::to_string(jit_.optLevel) + "|" +
                      skeletonKey(concrete);
@@ -118,7 +122,7 @@ std::shared_ptr<Variant> XpuExecutable::genericVariant(RegionState& r, const std
   std::vector<std::shared_ptr<Variant>> list = gk.live(skel);
   for (const auto& g : list)
     if (matchesPattern(g->pattern, in) && instanceOf(g->kernel, g->pattern, in, concrete)) {
-      if (tooBigForGeneric(*g, in)) return nullptr;
+      if (tooBigForGeneric(*g, in, threads)) return nullptr;
       std::lock_guard<std::mutex> sl(statsMu_);
       ++stats_.memoryCacheHits;
       std::lock_guard<std::mutex> tl(Totals::get().mu);
@@ -155,7 +159,7 @@ std::shared_ptr<Variant> XpuExecutable::genericVariant(RegionState& r, const std
     return nullptr;
   }
   gk.add(skel, v);
-  return tooBigForGeneric(*v, in) ? nullptr : v;
+  return tooBigForGeneric(*v, in, threads) ? nullptr : v;
 }
 
 void XpuExecutable::compileVariant(RegionState& r, Variant& v, const std::string& text, const std::string& key) {
@@ -165,43 +169,132 @@ void XpuExecutable::compileVariant(RegionState& r, Variant& v, const std::string
   // new directory (an AOT build collecting objects) is stored there too.
   std::string cacheKey =
       (jit_.fastMath ? "F" : "E") + std::to_string(jit_.optLevel) + jit_.cacheDir + "\n" + text;
+  // Note [One compile per kernel text]: a live kernel, or one in flight, is
+  // shared; otherwise this call compiles it and publishes the result.
+  KernelCache& cache = KernelCache::get();
+  std::shared_future<KernelCache::Compiled> waitFor;
+  std::promise<KernelCache::Compiled> publish;
   {
-    std::lock_guard<std::mutex> cl(KernelCache::get().mu);
-    if ((v.fn = KernelCache::get().find(cacheKey))) {
-      std::lock_guard<std::mutex> sl(statsMu_);
-      ++stats_.memoryCacheHits;
-      std::lock_guard<std::mutex> tl(Totals::get().mu);
-      ++Totals::get().t.memoryHits;
+    std::lock_guard<std::mutex> cl(cache.mu);
+    if (!(v.fn = cache.find(cacheKey))) {
+      auto it = cache.inFlight.find(cacheKey);
+      if (it != cache.inFlight.end())
+        waitFor = it->second;
+      else
+        cache.inFlight.emplace(cacheKey, publish.get_future().share());
     }
   }
-  if (!v.fn) {
+  bool shared = v.fn != nullptr;
+  KernelSource src = KernelSource::Compiled;
+  if (!v.fn && waitFor.valid()) {
+    const KernelCache::Compiled& c = waitFor.get();
+    v.fn = c.fn;
+    v.error = c.error;
+    shared = true;
+  } else if (!v.fn) {
     auto t0 = std::chrono::steady_clock::now();
-    KernelSource src = KernelSource::Compiled;
-    v.fn = compileKernel(text, "kernel", jit_, src, v.error);
+    try {
+      v.fn = compileKernel(text, "kernel", jit_, src, v.error);
+    } catch (...) {
+      std::lock_guard<std::mutex> cl(cache.mu);
+      cache.inFlight.erase(cacheKey);
+      publish.set_exception(std::current_exception());
+      throw;
+    }
     double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     {
-      std::lock_guard<std::mutex> sl(statsMu_);
-      stats_.compileSeconds += seconds;
-      if (v.fn) ++(src == KernelSource::DiskCache ? stats_.diskCacheHits : stats_.kernelsCompiled);
-      std::lock_guard<std::mutex> tl(Totals::get().mu);
-      Totals::get().t.compileSeconds += seconds;
-      if (v.fn) ++(src == KernelSource::DiskCache ? Totals::get().t.diskHits : Totals::get().t.compiled);
+      std::lock_guard<std::mutex> cl(cache.mu);
+      if (v.fn) cache.insert(cacheKey, v.fn);
+      cache.inFlight.erase(cacheKey);
     }
-    if (!v.fn) {
-      if (v.generic)
-        logLine(region + what + " failed (" + v.error + ")");
-      else
-        noteFailure(r, v.error);
-      return;
-    }
-    if (src == KernelSource::DiskCache)
-      logLine(region + (v.generic ? "size-generic " : "") + "kernel loaded from disk cache" +
-              (v.generic ? " (" + key + ")" : ""));
-    else
-      logLine(region + "compiled " + what);
-    std::lock_guard<std::mutex> cl(KernelCache::get().mu);
-    KernelCache::get().insert(cacheKey, v.fn);
+    publish.set_value({v.fn, src, v.error});
+    std::lock_guard<std::mutex> sl(statsMu_);
+    stats_.compileSeconds += seconds;
+    if (v.fn) ++(src == KernelSource::DiskCache ? stats_.diskCacheHits : stats_.kernelsCompiled);
+    std::lock_guard<std::mutex> tl(Totals::get().mu);
+    Totals::get().t.compileSeconds += seconds;
+    if (v.fn) ++(src == KernelSource::DiskCache ? Totals::get().t.diskHits : Totals::get().t.compiled);
   }
+  if (!v.fn) {
+    if (v.generic)
+      logLine(region + what + " failed (" + v.error + ")");
+    else
+      noteFailure(r, v.error);
+    return;
+  }
+  if (shared) {
+    std::lock_guard<std::mutex> sl(statsMu_);
+    ++stats_.memoryCacheHits;
+    std::lock_guard<std::mutex> tl(Totals::get().mu);
+    ++Totals::get().t.memoryHits;
+  } else if (src == KernelSource::DiskCache) {
+    logLine(region + (v.generic ? "size-generic " : "") + "kernel loaded from disk cache" +
+            (v.generic ? " (" + key + ")" : ""));
+  } else {
+    logLine(region + "compiled " + what);
+  }
+}
+
+namespace {
+
+/// XACC_COMPILE_THREADS, else the CPUs this process may run on (read once).
+size_t compileThreads() {
+  static const size_t n = [] {
+    if (const char* v = std::getenv(xacc::env::kCompileThreads)) return static_cast<size_t>(std::max(1, std::atoi(v)));
+    cpu_set_t set;
+    if (sched_getaffinity(0, sizeof set, &set) == 0) return static_cast<size_t>(std::max(1, CPU_COUNT(&set)));
+    return static_cast<size_t>(std::max(1u, std::thread::hardware_concurrency()));
+  }();
+  return n;
+}
+
+}  // namespace
+
+/// Note [Parallel kernel compiles]: the kernels of a graph's static regions
+/// are compiled when the graph is built, and each compile (MLIR lowering,
+/// LLVM's -O3 and code generation, linking the shared object) is independent
+/// of the others: its own MLIRContext, LLVMContext and TargetMachine
+/// (Jit.cpp), a disk-cache entry of its own. So they run on up to
+/// compileThreads() threads, the calling one included, each taking the next
+/// region; a cold first call of a model costs its slowest share, not the
+/// sum (KernelTotals::compileSeconds still sums every compile's time). What
+/// the threads share is locked: a region's variants (RegionState::mu), the
+/// kernel and generic-kernel tables, the stats. Same texts compile once
+/// (Note [One compile per kernel text]). The thread count the kernels run
+/// with is the caller's (at::get_num_threads() is per thread under OpenMP),
+/// so a variant is split over rows exactly as it would be without compile
+/// threads; the result of build() does not depend on the thread count.
+void XpuExecutable::compileRegions(const std::vector<RegionState*>& regions) {
+  int threads = at::get_num_threads();
+  std::vector<std::vector<InputDesc>> in;
+  in.reserve(regions.size());
+  for (RegionState* r : regions) in.push_back(describeInputs(r->region, 0));
+  size_t workers = std::min(regions.size(), compileThreads());
+  if (workers <= 1) {
+    for (size_t i = 0; i < regions.size(); ++i) variantFor(*regions[i], in[i], threads);
+    return;
+  }
+  logLine("kernels of " + std::to_string(regions.size()) + " regions: looked up or compiled on " +
+          std::to_string(workers) + " threads");
+  std::atomic<size_t> next{0};
+  std::mutex errorMu;
+  std::exception_ptr error;
+  auto work = [&] {
+    for (size_t i; (i = next.fetch_add(1)) < regions.size();) {
+      try {
+        variantFor(*regions[i], in[i], threads);
+      } catch (...) {
+        std::lock_guard<std::mutex> lock(errorMu);
+        if (!error) error = std::current_exception();
+      }
+    }
+  };
+  std::vector<std::thread> pool;
+  pool.reserve(workers - 1);
+  for (size_t w = 1; w < workers; ++w) pool.emplace_back(work);
+  work();
+  for (std::thread& t : pool) t.join();
+  if (error) std::rethrow_exception(error);
 }
 
 void XpuExecutable::noteFailure(RegionState& r, const std::string& why) {
@@ -354,7 +447,7 @@ bool XpuExecutable::launchRegion(RegionState& r, std::vector<Datum>& slots) {
       default: return false;
     }
   }
-  auto v = variantFor(r, in);
+  auto v = variantFor(r, in, at::get_num_threads());
   if (!v->fn) return false;
   const KernelIR& k = v->kernel;
   std::vector<at::Tensor> outs;
