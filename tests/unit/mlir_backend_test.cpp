@@ -5,6 +5,11 @@
 // when xacc_mlir is (tests/unit/CMakeLists.txt).
 #include <ATen/ATen.h>
 #include <gtest/gtest.h>
+#include <stdlib.h>
+
+#include <filesystem>
+
+#include "llvm/Support/CommandLine.h"
 
 #include "xacc/backend/aten/AtenOps.h"
 #include "xacc/backend/aten/TensorDatum.h"
@@ -118,3 +123,31 @@ TEST(MlirBackend, UnknownDeviceIsAnError) {
 }
 
 }  // namespace
+
+// Note [No post-RA scheduling] (Jit.cpp): once a kernel has compiled, LLVM's
+// post-RA list scheduler is turned off as if by `-post-RA-scheduler=false`
+// on a command line (the scheduler reads the option only at a position > 0).
+TEST(MlirBackend, KernelsCompileWithoutPostRaScheduling) {
+  const char* text = R"(
+graph @g(%x: tensor<f32, [4, 8], cpu>) -> tensor<f32, [4, 8], cpu> {
+  %0 = aten.sigmoid(%x) : tensor<f32, [4, 8], cpu>
+  %1 = aten.mul.Tensor(%0, %x) : tensor<f32, [4, 8], cpu>
+  return %1
+}
+)";
+  auto m = parse(text);
+  support::DiagnosticEngine diag;
+  // An empty cache directory of its own, so the kernel is compiled here.
+  char dir[] = "/tmp/xacc-post-ra-XXXXXX";
+  ASSERT_NE(::mkdtemp(dir), nullptr);
+  xm::CompileOptions opts;
+  opts.cacheDir = dir;
+  auto exe = xm::compileGraph(*m->graphs()[0], opts, diag);
+  ASSERT_TRUE(exe) << diag.renderAllText();
+  auto& options = llvm::cl::getRegisteredOptions();
+  auto it = options.find("post-RA-scheduler");
+  ASSERT_NE(it, options.end());
+  EXPECT_EQ(it->second->getNumOccurrences(), 1);
+  EXPECT_GT(it->second->getPosition(), 0u);
+  std::filesystem::remove_all(dir);
+}

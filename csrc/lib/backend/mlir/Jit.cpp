@@ -57,6 +57,7 @@
 #include "llvm/IR/IntrinsicInst.h"
 #include "llvm/IR/Operator.h"
 #include "llvm/IR/LLVMContext.h"
+#include "llvm/Support/CommandLine.h"
 #include "llvm/IR/Module.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/TargetSelect.h"
@@ -99,12 +100,29 @@ const char* kToLlvm =
     "finalize-memref-to-llvm,convert-arith-to-llvm,convert-index-to-llvm,convert-func-to-llvm,"
     "convert-cf-to-llvm,reconcile-unrealized-casts)";
 
+/// Note [No post-RA scheduling]: LLVM's post-register-allocation list
+/// scheduler, which x86 runs at -O3 for the host here, is quadratic in the
+/// size of a basic block, and the loop unroller gives some kernels blocks of
+/// thousands of instructions (a masked layer norm of GPT-2's sweep config:
+/// 7000 lines of LLVM IR). That one kernel took 0.87 s of code generation,
+/// 0.57 s of it in this scheduler (llc-22 -time-passes); without it, 0.31 s.
+/// An out-of-order core reorders those instructions itself: the first xpu0
+/// call of gpt2 took 2.1 s -> 1.5 s (one compile thread, empty cache, under
+/// load) and its warm calls 0.31 ms either way; llama, bert, albert within
+/// noise on both. The option is LLVM's global `-post-RA-scheduler=false`,
+/// set once before any kernel compiles (position 1: the scheduler reads
+/// the option only when given on a command line). It is part of the
+/// pipeline's build id through this file, so cached kernels compiled with
+/// the scheduler are not reused.
 void initLlvmOnce() {
   static std::once_flag once;
   std::call_once(once, [] {
     llvm::InitializeNativeTarget();
     llvm::InitializeNativeTargetAsmPrinter();
     registerKernelPasses();
+    auto& options = llvm::cl::getRegisteredOptions();
+    if (auto it = options.find("post-RA-scheduler"); it != options.end())
+      it->second->addOccurrence(1, "post-RA-scheduler", "false");
   });
 }
 
