@@ -1,0 +1,36 @@
+"""benchmarks/distributed/run.py, the measurement of issue 25's criterion 4
+(xacc.jit + DDP against torch.compile + DDP): --rounds runs the modes
+interleaved, the order rotated each round, and compares medians over the rounds
+(each with a 10th percentile beside it);
+--timeline reports when each of DDP's buckets is all-reduced relative to the
+backward (through PyTorch's default all-reduce hook, so the parameters still
+equal plain DDP's). Real processes, real gloo; plain and xacc only (no
+torch.compile compile time in the test suite)."""
+
+from __future__ import annotations
+
+import re
+
+from dist_proc import ROOT, run
+
+
+def test_rounds_rotate_and_timeline_reports_every_bucket():
+    out = run([str(ROOT / "benchmarks" / "distributed" / "run.py"), "--steps", "3", "--warmup", "2",
+               "--modes", "plain,xacc", "--rounds", "2", "--timeline"]).stdout
+    order = re.findall(r"^\[round (\d)\] (\w+)", out, re.M)
+    assert order == [("1", "plain"), ("1", "xacc"), ("2", "xacc"), ("2", "plain")], out
+    # Every per-round and summary line carries the 10th percentile of the step
+    # time (not above the median) and the main thread's share of the CPU time.
+    lines = re.findall(r"step +([\d.]+) ms \(p10 +([\d.]+)\), cpu +[\d.]+ ms \(main +[\d.]+\)", out)
+    assert len(lines) == 4 + 2 and all(float(p10) <= float(m) for m, p10 in lines), out
+    # The MLP's parameters make 2 buckets with DDP's default caps (1 MiB first):
+    # the last Linear's, then the rest; each is launched before it completes.
+    timelines = re.findall(r"forward [\d.]+, backward [\d.]+, optimizer [\d.]+, barrier [\d.]+"
+                           r"; bucket 0 all-reduce ([\d.]+) -> ([\d.]+); bucket 1 all-reduce ([\d.]+) -> ([\d.]+)",
+                           out)
+    assert len(timelines) == 4, out
+    for t in timelines:
+        b0, b0_done, b1, b1_done = map(float, t)
+        assert b0 <= b0_done and b1 <= b1_done and b0 <= b1, out
+    assert re.search(r"^plain +step .* \(medians over 2 rounds\)$", out, re.M), out
+    assert re.search(r"^xacc +vs plain: [\d.]+x step time, params max diff 0$", out, re.M), out
