@@ -180,9 +180,27 @@ std::string GuardTree::path(int id) const {
     case Access::AsTensor: return base + ".<from_numpy>";
     case Access::DictItem: return "dict.__getitem__(" + base + ", " + reprOf(n.key) + ")";
     case Access::Deref: return base + "()";
+    case Access::TypeOf: return "type(" + base + ")";
   }
   return base;
 }
+
+// Note [Guard reads of the type]
+// ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+// Python looks special methods (`len(x)`, `k in x`, `x[k]`), the class
+// attribute a bound method comes from and a module's forward up on type(x),
+// the object header's type: no attribute lookup, so neither a class's
+// __getattribute__ nor a `__class__` property (or a proxy answering another
+// class) runs. The sources the translator makes for those lookups
+// (TranslateValues.cpp, TranslateObjects.cpp, TranslateCalls.cpp) read the
+// class the same way, Access::TypeOf (fetched with Py_TYPE; rebuilt by
+// Codegen.cpp as `type(x)`; serialized as kind "Y", AOT FORMAT 4), and never
+// `x.__class__`, which would run that user code on every guard check where
+// plain Python runs none. User code that reads `x.__class__` still gets an
+// Attr source: Python runs __getattribute__ for it. The name read from the
+// class (`type(x).__len__`) is still an Attr step on the class object, which
+// runs no user code unless its metaclass defines __getattribute__ or the name
+// is replaced by a descriptor with a Python __get__.
 
 /// `parent[key]` (a new reference): an exact dict's own lookup, anything else
 /// its __getitem__.
@@ -257,6 +275,12 @@ PyObject* GuardTree::fetch(const Node& n, const FrameView& view, PyObject** reso
       PyObject* v = PyWeakref_GET_OBJECT(parent);
       Py_INCREF(v);
       return v;
+    }
+    case Access::TypeOf: {  // Note [Guard reads of the type]
+      if (!parent) return nullptr;
+      PyObject* t = reinterpret_cast<PyObject*>(Py_TYPE(parent));
+      Py_INCREF(t);
+      return t;
     }
   }
   return nullptr;

@@ -150,8 +150,9 @@ def test_attribute_error_meeting_a_handler_breaks_and_matches_eager():
     def f(x):
         s = Swallowing()
         g = Finally()
-        # (g's own log is not returned: an object like it rebuilt at a break
-        # is read through its __getattribute__ again, which it would record.)
+        # (g's own log is not returned: after the break g reaches the resumed
+        # code from outside the frame, and hasattr/getattr on such an object run
+        # its __getattribute__ at trace time and in its guards, which it records.)
         return x + 1, hasattr(s, "missing"), getattr(s, "missing", 1), hasattr(g, "missing"), getattr(g, "m", 2)
 
     c = check(f, r(3), min_graphs=0)

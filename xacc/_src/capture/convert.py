@@ -388,20 +388,27 @@ def check_interrupt() -> None:
         raise KeyboardInterrupt
 
 
+# The arguments are classified by type(a), never isinstance(a, ...): isinstance
+# reads `a.__class__` when the type does not match, which runs a Python
+# __getattribute__ (or a `__class__` property) plain Python never ran here
+# (Note [Guard reads of the type] in csrc/lib/capture/Guards.cpp).
+
+
 def _describe_arg(a: Any) -> str:
-    if isinstance(a, torch.Tensor):
+    if issubclass(type(a), torch.Tensor):
         return f"Tensor[{str(a.dtype).removeprefix('torch.')}, {list(a.shape)}]"
     return type(a).__name__
 
 
 def _has_tensors(a: Any, depth: int = 0) -> bool:
-    if isinstance(a, (torch.Tensor, torch.nn.Module)):
+    t = type(a)
+    if issubclass(t, (torch.Tensor, torch.nn.Module)):
         return True
-    if type(a).__module__ == "numpy" and type(a).__name__ == "ndarray":  # NumPy capture
+    if t.__module__ == "numpy" and t.__name__ == "ndarray":  # NumPy capture
         return True
-    if depth < 2 and isinstance(a, (list, tuple)):
+    if depth < 2 and issubclass(t, (list, tuple)):
         return any(_has_tensors(e, depth + 1) for e in a[:8])
-    if depth < 2 and isinstance(a, dict):
+    if depth < 2 and issubclass(t, dict):
         return any(_has_tensors(e, depth + 1) for e in list(a.values())[:8])
     return False
 

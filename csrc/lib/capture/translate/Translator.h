@@ -801,6 +801,10 @@ inline bool isDictSubclassVar(const VarRef& v) { return v->is(Var::Kind::Dict) &
 std::string dictClassProblem(PyTypeObject* tp);
 /// `rebuild(cls, storage)`: `dict.__new__(cls)` filled with dict's own update (borrowed).
 PyObject* dictSubclassRebuilder();
+/// `instance_dict(obj)`: the object's own instance dict, read without the
+/// attribute protocol (PyObject_GenericGetDict; Note [Rebuilt instance dicts]
+/// in TranslateVars.cpp) (borrowed).
+PyObject* instanceDictReader();
 
 /// `builtins.__build_class__` (borrowed), what LOAD_BUILD_CLASS pushes.
 PyObject* buildClassBuiltin();

@@ -88,6 +88,16 @@ struct Source {
     s->parent = parent;
     return s;
   }
+  /// `type(parent)` (Access::TypeOf): the class a special method or a
+  /// module's forward is looked up on, read without the `__class__` attribute
+  /// (Note [Guard reads of the type]).
+  static SourceRef typeOf(const SourceRef& parent) {
+    if (!parent) return nullptr;
+    auto s = std::make_shared<Source>();
+    s->access = Access::TypeOf;
+    s->parent = parent;
+    return s;
+  }
   static SourceRef itemIndex(const SourceRef& parent, int64_t i) {
     if (!parent) return nullptr;
     auto s = std::make_shared<Source>();
