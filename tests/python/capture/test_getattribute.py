@@ -13,26 +13,17 @@ import abc
 
 import torch
 
+from attribute_map import AttributeMapped
 from harness import check, r
 
 
-class Mapped:
+class Mapped(AttributeMapped):
     # A configuration object that renames some attributes on read and write.
     attribute_map = {"hidden": "d_model", "heads": "n_heads"}
 
     def __init__(self, d_model, n_heads):
         self.d_model = d_model
         self.heads = n_heads  # written through the map
-
-    def __setattr__(self, key, value):
-        if key in super().__getattribute__("attribute_map"):
-            key = super().__getattribute__("attribute_map")[key]
-        super().__setattr__(key, value)
-
-    def __getattribute__(self, key):
-        if key != "attribute_map" and key in super().__getattribute__("attribute_map"):
-            key = super().__getattribute__("attribute_map")[key]
-        return super().__getattribute__(key)
 
     def width(self):
         return self.hidden * 2

@@ -134,13 +134,9 @@ VarRef Translator::userGetattrDefault(const VarRef& obj, PyObject* name, const V
   auto* tp = reinterpret_cast<PyTypeObject*>(obj->self->obj.get());
   if (PyUnicode_Check(name) && ownGetattribute(tp) && !isPolyfillClass(obj->self->obj.get())) {
     // One run of the class's __getattribute__ (Note [AttributeError of a Python __getattribute__]).
-    const bool clean = !failed();
-    if (VarRef v = userAttr(obj, name)) return v;
-    if (clean && failure_.missingAttr) {
-      failure_ = Failure{};
-      return dflt;
-    }
-    return nullptr;
+    bool missing = false;
+    if (VarRef v = userAttrOrMissing(obj, name, missing)) return v;
+    return missing ? dflt : nullptr;
   }
   if (!PyUnicode_Check(name) || _PyType_Lookup(tp, name) || _PyType_Lookup(tp, getattrName)) return nullptr;
   return userHasattr(obj, name) == 0 ? dflt : nullptr;
