@@ -181,6 +181,7 @@ std::string GuardTree::path(int id) const {
     case Access::DictItem: return "dict.__getitem__(" + base + ", " + reprOf(n.key) + ")";
     case Access::Deref: return base + "()";
     case Access::TypeOf: return "type(" + base + ")";
+    case Access::ClassAttr: return base + ".__mro__[" + (PyUnicode_Check(n.key) ? PyUnicode_AsUTF8(n.key) : "?") + "]";
   }
   return base;
 }
@@ -197,10 +198,13 @@ std::string GuardTree::path(int id) const {
 // Codegen.cpp as `type(x)`; serialized as kind "Y", AOT FORMAT 4), and never
 // `x.__class__`, which would run that user code on every guard check where
 // plain Python runs none. User code that reads `x.__class__` still gets an
-// Attr source: Python runs __getattribute__ for it. The name read from the
-// class (`type(x).__len__`) is still an Attr step on the class object, which
-// runs no user code unless its metaclass defines __getattribute__ or the name
-// is replaced by a descriptor with a Python __get__.
+// Attr source: Python runs __getattribute__ for it. The method itself is read
+// from the class as those lookups read it, Access::ClassAttr (_PyType_Lookup,
+// printed `type(x).__mro__[__len__]`, kind "M"): an Attr step on the class
+// would run a metaclass's __getattribute__ or a Python __get__ of whatever
+// replaced the method. A module's forward (TranslateCalls.cpp) stays an Attr
+// step of type(m), `type(m).forward`, as Python reads it (a source its
+// closure cells are read and rebuilt through).
 
 /// `parent[key]` (a new reference): an exact dict's own lookup, anything else
 /// its __getitem__.
@@ -281,6 +285,12 @@ PyObject* GuardTree::fetch(const Node& n, const FrameView& view, PyObject** reso
       PyObject* t = reinterpret_cast<PyObject*>(Py_TYPE(parent));
       Py_INCREF(t);
       return t;
+    }
+    case Access::ClassAttr: {  // Note [Guard reads of the type]
+      if (!parent || !PyType_Check(parent) || !n.key) return nullptr;
+      PyObject* v = _PyType_Lookup(reinterpret_cast<PyTypeObject*>(parent), n.key);  // borrowed; sets no error
+      Py_XINCREF(v);
+      return v;
     }
   }
   return nullptr;

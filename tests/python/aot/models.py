@@ -90,8 +90,8 @@ class WeightRefs(nn.Module):
 
 class Counted:
     """A container whose len() comes from a Python __len__: the entry guards that
-    function through `type(L['c']).__len__` (Access::TypeOf, Note [Guard reads of
-    the type]), a source the loading process must fetch again."""
+    function through `type(L['c']).__mro__[__len__]` (Access::TypeOf and ClassAttr,
+    Note [Guard reads of the type]), a source the loading process must fetch again."""
 
     def __len__(self) -> int:
         return 3

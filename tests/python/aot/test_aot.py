@@ -381,7 +381,7 @@ def test_weakref_call_source_survives_the_artifact(tmp_path):
 
 
 def test_type_of_source_survives_the_artifact(tmp_path):
-    """A guard source `type(x).__len__` (Access::TypeOf) is stored and fetched
+    """A guard source `type(x).__mro__[__len__]` (Access::TypeOf, ClassAttr) is stored and fetched
     again after loading: the stored entry runs (no capture); a __len__ replaced
     on the class is a guard mismatch (the new __len__'s result)."""
     run_py("""
@@ -401,5 +401,5 @@ def test_type_of_source_survives_the_artifact(tmp_path):
     """, tmp_path, log="aot")
     out, err = p.stdout, p.stderr
     assert "equal True frames 0" in out, out + err
-    assert "type(L['c']).__len__" in out, out + err
+    assert "type(L['c']).__mro__[__len__]" in out, out + err
     assert "replaced True" in out, out + err

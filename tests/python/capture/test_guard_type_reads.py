@@ -152,3 +152,46 @@ def test_rebuilt_attributes_go_into_the_instance_dict():
         return x + 1, o.p, vars(o), o.writes  # eager: 'property', {'writes': [], 'p': 5}, []
 
     check(f, r(3), min_graphs=1)
+
+
+class LoggingMeta(type):
+    # Logs every attribute read on its classes through the attribute protocol.
+    reads = []
+
+    def __getattribute__(cls, name):
+        LoggingMeta.reads.append(name)
+        return super().__getattribute__(name)
+
+
+class MetaBag(metaclass=LoggingMeta):
+    def __len__(self):
+        return 2
+
+    def __contains__(self, k):
+        return k == 1
+
+    def __getitem__(self, k):
+        return k * 3
+
+    def scale(self, x):
+        return x * 2
+
+
+def test_special_method_guards_run_no_metaclass_getattribute():
+    # Python finds len(b)'s __len__ and b.scale on the class's MRO without the
+    # metaclass; the guards that compare them read them the same way (was an
+    # attribute read of type(b), logging '__len__', ... on every call).
+    def f(x, b):
+        return b.scale(x) + len(b) + (1 in b) + b[2]
+
+    jf = jit(f, device="cpu")
+    b = MetaBag()
+    for _ in range(3):
+        x = torch.randn(3)
+        LoggingMeta.reads.clear()
+        expected = f(x, b)
+        eager_reads = list(LoggingMeta.reads)
+        LoggingMeta.reads.clear()
+        assert torch.equal(jf(x, b), expected)
+        assert LoggingMeta.reads == eager_reads == []
+    assert counters()["recompiles"] == 0

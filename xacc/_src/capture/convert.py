@@ -269,7 +269,7 @@ def _callback(func: types.FunctionType, args: tuple, failures: list[str]) -> Any
                           recompile_reasons=list(failures), code_ref=weakref.ref(code), device=opts.device,
                           entry=len(C.entries(code)), calls=calls)
         debug("capture", "translating %s (%s:%d) with arguments (%s)", ev.function, code.co_filename,
-              code.co_firstlineno, ", ".join(_describe_arg(a) for a in args))
+              code.co_firstlineno, _ArgTypes(args))
         if failures:
             debug("recompiles", "%s already has %d cache entries", code.co_qualname, ev.entry)
         debug("bytecode", "original bytecode of %s:\n%s", code.co_qualname, _dis(code))
@@ -392,6 +392,17 @@ def check_interrupt() -> None:
 # reads `a.__class__` when the type does not match, which runs a Python
 # __getattribute__ (or a `__class__` property) plain Python never ran here
 # (Note [Guard reads of the type] in csrc/lib/capture/Guards.cpp).
+
+
+class _ArgTypes:
+    """The arguments as `+capture` lists them, described only when that line is
+    written (a class's `__name__` may run its metaclass's __getattribute__)."""
+
+    def __init__(self, args: tuple) -> None:
+        self.args = args
+
+    def __str__(self) -> str:
+        return ", ".join(_describe_arg(a) for a in self.args)
 
 
 def _describe_arg(a: Any) -> str:

@@ -58,9 +58,12 @@ struct FrameView {
 /// Deref: `parent()` of a weakref.ref of that exact type (its referent, None
 /// once it died; a parent of any other type fails the guard). Note [Weakref calls].
 /// TypeOf: `type(parent)`, read from the object header (Py_TYPE): no
-/// `__class__` attribute lookup, so no user code runs. Note [Guard reads of
-/// the type].
-enum class Access : uint8_t { Local, Global, Closure, Const, Attr, Item, AsTensor, DictItem, Deref, TypeOf };
+/// `__class__` attribute lookup, so no user code runs.
+/// ClassAttr: the attribute `key` of the class `parent` as its MRO holds it
+/// (_PyType_Lookup: no metaclass, no descriptor's __get__), what CPython's
+/// special-method and method lookups find; absent, or a parent that is no
+/// class: the guard fails. Note [Guard reads of the type].
+enum class Access : uint8_t { Local, Global, Closure, Const, Attr, Item, AsTensor, DictItem, Deref, TypeOf, ClassAttr };
 
 /// One leaf check on a node's value.
 ///   Keys:     the value is a dict whose keys, in order, equal the tuple `obj`

@@ -126,6 +126,7 @@ struct Emitter {
         return true;
       }
       case Access::AsTensor: return failWith(GB::Internal, "rebuilding a from_numpy source");
+      case Access::ClassAttr: return failWith(GB::Internal, "rebuilding a guard-only class lookup");
       case Access::DictItem: {  // dict.__getitem__(parent, key)
         static PyObject* dictGetitem =
             PyObject_GetAttrString(reinterpret_cast<PyObject*>(&PyDict_Type), "__getitem__");

@@ -689,7 +689,7 @@ VarRef Translator::objectLen(const VarRef& obj) {
     return nullptr;
   }
   PyRef keep = PyRef::borrow(fn);
-  guardId(Source::attr(Source::typeOf(obj->source), lenName), fn);  // Note [Guard reads of the type]
+  guardId(Source::classAttr(Source::typeOf(obj->source), lenName), fn);  // Note [Guard reads of the type]
   VarRef r = inlineFunction(fn, {obj}, {}, nullptr);
   if (!r || failed()) return nullptr;
   r = concrete(r);

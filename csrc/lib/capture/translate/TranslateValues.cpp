@@ -220,7 +220,7 @@ VarRef Translator::getattr(const VarRef& obj, PyObject* name) {
         if (cls && PyFunction_Check(cls) && !instanceDictHas(o, name)) {
           // The method is the class's attribute now: guard that it still is (a
           // method replaced on the class after the first call must not run the
-          // old graph). `o.__class__.<name>` reads it through the MRO.
+          // old graph). `type(o).__mro__[<name>]` reads it as the lookup does.
           // Without a source (an object a call made at trace time) the method
           // cannot be guarded, and binding it anyway would run the old method
           // after the class's is replaced: a break, as in classAttr.
@@ -229,7 +229,7 @@ VarRef Translator::getattr(const VarRef& obj, PyObject* name) {
                               " object that has no guard source (made by a call at trace time)");
             return nullptr;
           }
-          guardId(Source::attr(Source::typeOf(obj->source), name), cls);  // Note [Guard reads of the type]
+          guardId(Source::classAttr(Source::typeOf(obj->source), name), cls);  // Note [Guard reads of the type]
           auto m = makeVar(Var::Kind::BoundMethod, PyRef::borrow(cls));
           m->self = obj;
           return m;
@@ -673,7 +673,7 @@ int Translator::objectContains(const VarRef& obj, const VarRef& key) {
   // after the first call recompiles instead of running the old one's graph.
   // The class is read as Python's own slot lookup reads it, type(obj), never
   // through `obj.__class__` (Note [Guard reads of the type]).
-  if (c && PyFunction_Check(c)) guardId(Source::attr(Source::typeOf(obj->source), containsName), c);
+  if (c && PyFunction_Check(c)) guardId(Source::classAttr(Source::typeOf(obj->source), containsName), c);
   if (c && T && c == T->mappingContains) {
     // Mapping.__contains__ is `try: self[key] except KeyError: return False`.
     Failure before = failure_;
@@ -832,7 +832,7 @@ VarRef Translator::subscr(const VarRef& obj, const VarRef& idx) {
     PyObject* gi = _PyType_Lookup(Py_TYPE(obj->obj.get()), getitemName);  // borrowed
     if (gi && PyFunction_Check(gi) && isUserFunction(gi) && obj->source) {
       PyRef keep = PyRef::borrow(gi);
-      guardId(Source::attr(Source::typeOf(obj->source), getitemName), gi);  // Note [Dunders of outside objects]
+      guardId(Source::classAttr(Source::typeOf(obj->source), getitemName), gi);  // Note [Dunders of outside objects]
       return inlineFunction(gi, {obj, idx}, {}, nullptr);
     }
   }
