@@ -133,6 +133,8 @@ cap::Access accessFromName(const std::string& s) {
   if (s == "T") return cap::Access::AsTensor;
   if (s == "D") return cap::Access::DictItem;
   if (s == "W") return cap::Access::Deref;
+  if (s == "Y") return cap::Access::TypeOf;
+  if (s == "M") return cap::Access::ClassAttr;
   throw py::value_error("unknown source kind '" + s + "'");
 }
 
@@ -414,8 +416,8 @@ void bindCapture(py::module_& m) {
         // Rebuilding with node()/leaf_*()/dims_equal()/dim_relation() in this order gives
         // the same tree.
         // Indexed by cap::Access; accessFromName() reads these names back.
-        static const char* kinds[] = {"L", "G", "C", "K", "A", "I", "T", "D", "W"};
-        static_assert(sizeof(kinds) / sizeof(kinds[0]) == static_cast<size_t>(cap::Access::Deref) + 1);
+        static const char* kinds[] = {"L", "G", "C", "K", "A", "I", "T", "D", "W", "Y", "M"};
+        static_assert(sizeof(kinds) / sizeof(kinds[0]) == static_cast<size_t>(cap::Access::ClassAttr) + 1);
         py::list nodes;
         for (size_t i = 0; i < t.size(); ++i) {
           int id = static_cast<int>(i);

@@ -180,9 +180,31 @@ std::string GuardTree::path(int id) const {
     case Access::AsTensor: return base + ".<from_numpy>";
     case Access::DictItem: return "dict.__getitem__(" + base + ", " + reprOf(n.key) + ")";
     case Access::Deref: return base + "()";
+    case Access::TypeOf: return "type(" + base + ")";
+    case Access::ClassAttr: return base + ".__mro__[" + (PyUnicode_Check(n.key) ? PyUnicode_AsUTF8(n.key) : "?") + "]";
   }
   return base;
 }
+
+// Note [Guard reads of the type]
+// ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+// Python looks special methods (`len(x)`, `k in x`, `x[k]`), the class
+// attribute a bound method comes from and a module's forward up on type(x),
+// the object header's type: no attribute lookup, so neither a class's
+// __getattribute__ nor a `__class__` property (or a proxy answering another
+// class) runs. The sources the translator makes for those lookups
+// (TranslateValues.cpp, TranslateObjects.cpp, TranslateCalls.cpp) read the
+// class the same way, Access::TypeOf (fetched with Py_TYPE; rebuilt by
+// Codegen.cpp as `type(x)`; serialized as kind "Y", AOT FORMAT 4), and never
+// `x.__class__`, which would run that user code on every guard check where
+// plain Python runs none. User code that reads `x.__class__` still gets an
+// Attr source: Python runs __getattribute__ for it. The method itself is read
+// from the class as those lookups read it, Access::ClassAttr (_PyType_Lookup,
+// printed `type(x).__mro__[__len__]`, kind "M"): an Attr step on the class
+// would run a metaclass's __getattribute__ or a Python __get__ of whatever
+// replaced the method. A module's forward (TranslateCalls.cpp) stays an Attr
+// step of type(m), `type(m).forward`, as Python reads it (a source its
+// closure cells are read and rebuilt through).
 
 /// `parent[key]` (a new reference): an exact dict's own lookup, anything else
 /// its __getitem__.
@@ -256,6 +278,18 @@ PyObject* GuardTree::fetch(const Node& n, const FrameView& view, PyObject** reso
       if (!parent || !PyWeakref_CheckRefExact(parent)) return nullptr;
       PyObject* v = PyWeakref_GET_OBJECT(parent);
       Py_INCREF(v);
+      return v;
+    }
+    case Access::TypeOf: {  // Note [Guard reads of the type]
+      if (!parent) return nullptr;
+      PyObject* t = reinterpret_cast<PyObject*>(Py_TYPE(parent));
+      Py_INCREF(t);
+      return t;
+    }
+    case Access::ClassAttr: {  // Note [Guard reads of the type]
+      if (!parent || !PyType_Check(parent) || !n.key) return nullptr;
+      PyObject* v = _PyType_Lookup(reinterpret_cast<PyTypeObject*>(parent), n.key);  // borrowed; sets no error
+      Py_XINCREF(v);
       return v;
     }
   }

@@ -86,3 +86,16 @@ class WeightRefs(nn.Module):
         if self._refs[0]() is not self.w:
             return x - 1
         return x * self.w
+
+
+class Counted:
+    """A container whose len() comes from a Python __len__: the entry guards that
+    function through `type(L['c']).__mro__[__len__]` (Access::TypeOf and ClassAttr,
+    Note [Guard reads of the type]), a source the loading process must fetch again."""
+
+    def __len__(self) -> int:
+        return 3
+
+
+def counted_scale(x: torch.Tensor, c: Counted) -> torch.Tensor:
+    return x * len(c)

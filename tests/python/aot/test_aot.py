@@ -378,3 +378,28 @@ def test_weakref_call_source_survives_the_artifact(tmp_path):
     assert "equal True" in out and "frames 0" in out, out + err
     assert "replaced True" in out, out + err
     assert "1 stored entries installed" in err and "no capture" in err, err
+
+
+def test_type_of_source_survives_the_artifact(tmp_path):
+    """A guard source `type(x).__mro__[__len__]` (Access::TypeOf, ClassAttr) is stored and fetched
+    again after loading: the stored entry runs (no capture); a __len__ replaced
+    on the class is a guard mismatch (the new __len__'s result)."""
+    run_py("""
+        import torch, xacc, models
+        xacc.aot(models.counted_scale, (torch.randn(4), models.Counted()), "len.xacc")
+    """, tmp_path)
+    p = run_py("""
+        import torch, xacc, models
+        from xacc._C import capture as C
+        from xacc.jit import counters
+        f = xacc.load("len.xacc")
+        x, c = torch.randn(4), models.Counted()
+        print("equal", torch.equal(f(x, c), x * 3), "frames", counters()["frames"])
+        print("guards", [g for e in C.entries(models.counted_scale.__code__) for g in e["guards"] if "__len__" in g])
+        models.Counted.__len__ = lambda self: 5
+        print("replaced", torch.equal(f(x, c), x * 5))
+    """, tmp_path, log="aot")
+    out, err = p.stdout, p.stderr
+    assert "equal True frames 0" in out, out + err
+    assert "type(L['c']).__mro__[__len__]" in out, out + err
+    assert "replaced True" in out, out + err

@@ -13,26 +13,17 @@ import copyreg
 
 import torch
 
+from attribute_map import AttributeMapped
 from harness import check, r
 
 
-class Mapped:
+class Mapped(AttributeMapped):
     # Renames some attributes on read and write, as configuration classes do.
     attribute_map = {"hidden": "d_model"}
 
     def __init__(self, d_model, sizes):
         self.d_model = d_model
         self.sizes = sizes
-
-    def __setattr__(self, key, value):
-        if key in super().__getattribute__("attribute_map"):
-            key = super().__getattribute__("attribute_map")[key]
-        super().__setattr__(key, value)
-
-    def __getattribute__(self, key):
-        if key != "attribute_map" and key in super().__getattribute__("attribute_map"):
-            key = super().__getattribute__("attribute_map")[key]
-        return super().__getattribute__(key)
 
 
 class MappedWithSetstate(Mapped):

@@ -32,8 +32,9 @@ import torch
 
 from xacc.errors import ArtifactError
 
-MAGIC = b"XACCAOT\x03"
-FORMAT = 3  # 2: guard trees carry their dim guards; 3: identity, key-order and autocast guards
+MAGIC = b"XACCAOT\x04"
+FORMAT = 4  # 2: guard trees carry their dim guards; 3: identity, key-order and autocast guards;
+# 4: a guard source may read type(x) and a class's MRO (kinds "Y" and "M", Note [Guard reads of the type])
 
 
 def environment() -> dict[str, str]:

@@ -269,7 +269,7 @@ def _callback(func: types.FunctionType, args: tuple, failures: list[str]) -> Any
                           recompile_reasons=list(failures), code_ref=weakref.ref(code), device=opts.device,
                           entry=len(C.entries(code)), calls=calls)
         debug("capture", "translating %s (%s:%d) with arguments (%s)", ev.function, code.co_filename,
-              code.co_firstlineno, ", ".join(_describe_arg(a) for a in args))
+              code.co_firstlineno, _ArgTypes(args))
         if failures:
             debug("recompiles", "%s already has %d cache entries", code.co_qualname, ev.entry)
         debug("bytecode", "original bytecode of %s:\n%s", code.co_qualname, _dis(code))
@@ -388,20 +388,38 @@ def check_interrupt() -> None:
         raise KeyboardInterrupt
 
 
+# The arguments are classified by type(a), never isinstance(a, ...): isinstance
+# reads `a.__class__` when the type does not match, which runs a Python
+# __getattribute__ (or a `__class__` property) plain Python never ran here
+# (Note [Guard reads of the type] in csrc/lib/capture/Guards.cpp).
+
+
+class _ArgTypes:
+    """The arguments as `+capture` lists them, described only when that line is
+    written (a class's `__name__` may run its metaclass's __getattribute__)."""
+
+    def __init__(self, args: tuple) -> None:
+        self.args = args
+
+    def __str__(self) -> str:
+        return ", ".join(_describe_arg(a) for a in self.args)
+
+
 def _describe_arg(a: Any) -> str:
-    if isinstance(a, torch.Tensor):
+    if issubclass(type(a), torch.Tensor):
         return f"Tensor[{str(a.dtype).removeprefix('torch.')}, {list(a.shape)}]"
     return type(a).__name__
 
 
 def _has_tensors(a: Any, depth: int = 0) -> bool:
-    if isinstance(a, (torch.Tensor, torch.nn.Module)):
+    t = type(a)
+    if issubclass(t, (torch.Tensor, torch.nn.Module)):
         return True
-    if type(a).__module__ == "numpy" and type(a).__name__ == "ndarray":  # NumPy capture
+    if t.__module__ == "numpy" and t.__name__ == "ndarray":  # NumPy capture
         return True
-    if depth < 2 and isinstance(a, (list, tuple)):
+    if depth < 2 and issubclass(t, (list, tuple)):
         return any(_has_tensors(e, depth + 1) for e in a[:8])
-    if depth < 2 and isinstance(a, dict):
+    if depth < 2 and issubclass(t, dict):
         return any(_has_tensors(e, depth + 1) for e in list(a.values())[:8])
     return False
 

@@ -9,7 +9,8 @@
 // before children), and hands the resolved objects back so graph inputs,
 // which are sources too, are read without a second lookup. Nothing here is
 // generated as Python code; a check never calls back into Python except for
-// attribute/item access, `in` and `==` on constants.
+// attribute/item access, `in` and `==` on constants (`type(x)` is no attribute
+// access: Access::TypeOf).
 //
 // Invariant: a node's parent has a smaller index than the node.
 #pragma once
@@ -56,7 +57,13 @@ struct FrameView {
 /// no dict: the guard fails).
 /// Deref: `parent()` of a weakref.ref of that exact type (its referent, None
 /// once it died; a parent of any other type fails the guard). Note [Weakref calls].
-enum class Access : uint8_t { Local, Global, Closure, Const, Attr, Item, AsTensor, DictItem, Deref };
+/// TypeOf: `type(parent)`, read from the object header (Py_TYPE): no
+/// `__class__` attribute lookup, so no user code runs.
+/// ClassAttr: the attribute `key` of the class `parent` as its MRO holds it
+/// (_PyType_Lookup: no metaclass, no descriptor's __get__), what CPython's
+/// special-method and method lookups find; absent, or a parent that is no
+/// class: the guard fails. Note [Guard reads of the type].
+enum class Access : uint8_t { Local, Global, Closure, Const, Attr, Item, AsTensor, DictItem, Deref, TypeOf, ClassAttr };
 
 /// One leaf check on a node's value.
 ///   Keys:     the value is a dict whose keys, in order, equal the tuple `obj`

@@ -19,7 +19,6 @@ using namespace codegen;
 
 namespace {
 
-
 /// (sizes, strides, storage offset from its base) of the view tracked by `v`
 /// at capture: what view_of falls back to when the graph's output is a copy.
 /// None when they cannot be read.
@@ -126,8 +125,8 @@ struct Emitter {
         asm_.op(Op::BINARY_SUBSCR);
         return true;
       }
-      case Access::AsTensor:
-        return failWith(GB::Internal, "rebuilding a from_numpy source");
+      case Access::AsTensor: return failWith(GB::Internal, "rebuilding a from_numpy source");
+      case Access::ClassAttr: return failWith(GB::Internal, "rebuilding a guard-only class lookup");
       case Access::DictItem: {  // dict.__getitem__(parent, key)
         static PyObject* dictGetitem =
             PyObject_GetAttrString(reinterpret_cast<PyObject*>(&PyDict_Type), "__getitem__");
@@ -137,9 +136,11 @@ struct Emitter {
         asm_.call(2);
         return true;
       }
-      case Access::Deref: {  // parent(): the weakref called
+      case Access::Deref:     // parent(): the weakref called
+      case Access::TypeOf: {  // type(parent)
         static PyObject* refCall = PyObject_GetAttrString(reinterpret_cast<PyObject*>(&_PyWeakref_RefType), "__call__");
-        asm_.loadCallable(Op::LOAD_CONST, constant(refCall));
+        PyObject* fn = s->access == Access::Deref ? refCall : reinterpret_cast<PyObject*>(&PyType_Type);
+        asm_.loadCallable(Op::LOAD_CONST, constant(fn));
         if (!source(s->parent)) return false;
         asm_.call(1);
         return true;
@@ -320,14 +321,15 @@ struct Emitter {
     asm_.op(Op::COPY, 1);
     asm_.op(Op::STORE_FAST, slot);
     built[v.get()] = slot;
-    // A class with a __setattr__ of its own (a frozen dataclass) is filled
-    // through object.__setattr__, which is what the tracker modelled.
+    // Note [Rebuilt instance dicts]: an attribute goes into the instance dict
+    // itself, `instance_dict(obj)[key] = value` (no __setattr__, descriptor
+    // or __getattribute__ runs); a __slots__ member through object.__setattr__
+    // (the member descriptor's own store).
     static PyObject* objectSetattr = PyObject_GetAttrString(reinterpret_cast<PyObject*>(&PyBaseObject_Type), "__setattr__");
-    static PyObject* setattrName = PyUnicode_InternFromString("__setattr__");
-    bool own = _PyType_Lookup(reinterpret_cast<PyTypeObject*>(v->self->obj.get()), setattrName) !=
-               _PyType_Lookup(&PyBaseObject_Type, setattrName);
+    auto* tp = reinterpret_cast<PyTypeObject*>(v->self->obj.get());
     for (size_t i = 0; i < v->keys.size(); ++i) {
-      if (own) {
+      PyObject* member = _PyType_Lookup(tp, v->keys[i].get());  // borrowed
+      if (member && Py_TYPE(member) == &PyMemberDescr_Type) {
         asm_.loadCallable(Op::LOAD_CONST, constant(objectSetattr));
         asm_.op(Op::LOAD_FAST, slot);
         asm_.op(Op::LOAD_CONST, constant(v->keys[i].get()));
@@ -336,9 +338,12 @@ struct Emitter {
         asm_.op(Op::POP_TOP);
         continue;
       }
-      if (!rebuild(v->items[i])) return false;
+      if (!rebuild(v->items[i])) return false;  // value, instance_dict(obj), key: STORE_SUBSCR
+      asm_.loadCallable(Op::LOAD_CONST, constant(instanceDictReader()));
       asm_.op(Op::LOAD_FAST, slot);
-      asm_.op(Op::STORE_ATTR, name(v->keys[i].get()));
+      asm_.call(1);
+      asm_.op(Op::LOAD_CONST, constant(v->keys[i].get()));
+      asm_.op(Op::STORE_SUBSCR);
     }
     return true;
   }
@@ -504,11 +509,9 @@ struct Emitter {
         return true;
       }
       case K::DictView: {  // the rebuilt dict's own view: d.keys()
-        if (!rebuild(v->self)) return false;
-        if (v->self->is(K::UserObject)) {  // a view of its instance dict (Note [Instance dicts]): obj.__dict__.keys()
-          static PyObject* dictName = PyUnicode_InternFromString("__dict__");
-          asm_.loadAttr(name(dictName));
-        }
+        // A view of a user object's instance dict (Note [Instance dicts]):
+        // instance_dict(obj).keys() (Note [Rebuilt instance dicts]).
+        if (v->self->is(K::UserObject) ? !callConst(instanceDictReader(), {v->self}) : !rebuild(v->self)) return false;
         PyRef n = PyRef::steal(PyUnicode_FromString(v->name.c_str()));
         asm_.loadMethod(name(n.get()));
         asm_.call(0);
@@ -537,12 +540,8 @@ struct Emitter {
         return rebuildIter(v);
       case K::Function:
         return rebuildFunction(v);
-      case K::InstanceDict: {  // the rebuilt object's own __dict__
-        if (!rebuild(v->self)) return false;
-        static PyObject* dictName = PyUnicode_InternFromString("__dict__");
-        asm_.loadAttr(name(dictName));
-        return true;
-      }
+      case K::InstanceDict:  // the rebuilt object's own dict (Note [Rebuilt instance dicts])
+        return callConst(instanceDictReader(), {v->self});
       case K::Exception:  // Note [Traced exceptions]: cls(*args), made again
         if (v->pos) return failWith(GB::CannotSplit, "an exception raised before (its traceback is not rebuilt)");
         asm_.nullBelow();
@@ -602,7 +601,6 @@ void collectOutputs(Translator& t, const VarRef& v, std::set<const Var*>& seen, 
       break;
   }
 }
-
 
 }  // namespace
 

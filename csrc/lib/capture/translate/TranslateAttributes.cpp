@@ -14,6 +14,17 @@ PyObject* ownGetattribute(PyTypeObject* tp) {
   return ga && ga != objects ? ga : nullptr;
 }
 
+VarRef Translator::userAttrOrMissing(const VarRef& obj, PyObject* name, bool& missing) {
+  const bool clean = !failed();
+  missing = false;
+  if (VarRef v = userAttr(obj, name)) return v;
+  if (clean && failure_.missingAttr) {  // Note [AttributeError of a Python __getattribute__]
+    failure_ = Failure{};
+    missing = true;
+  }
+  return nullptr;
+}
+
 int Translator::userHasattr(const VarRef& obj, PyObject* name) {
   // hasattr() is getattr() that answers False on AttributeError. Where the
   // lookup runs code (a property's getter, a Python __get__, __getattr__) it
@@ -26,13 +37,9 @@ int Translator::userHasattr(const VarRef& obj, PyObject* name) {
   if (isPolyfillClass(clsVar->obj.get()) || !PyUnicode_Check(name)) return -2;
   auto byGetattr = [&]() { return userAttr(obj, name) ? 1 : -1; };
   if (ownGetattribute(tp)) {  // Note [Attribute protocol]: every name runs it
-    const bool clean = !failed();
-    if (userAttr(obj, name)) return 1;
-    if (clean && failure_.missingAttr) {  // Note [AttributeError of a Python __getattribute__]
-      failure_ = Failure{};
-      return 0;
-    }
-    return -1;
+    bool missing = false;
+    if (userAttrOrMissing(obj, name, missing)) return 1;
+    return missing ? 0 : -1;
   }
   if (PyUnicode_CompareWithASCIIString(name, "__class__") == 0 ||
       PyUnicode_CompareWithASCIIString(name, "__dict__") == 0)
@@ -156,7 +163,7 @@ VarRef Translator::userAttr(const VarRef& obj, PyObject* name) {
 // try range (an except, finally or with block of that frame would run), in a
 // frame that does not pass exceptions to its caller (a polyfill's reference,
 // a lazily run generator) and where the grad mode changed. userHasattr and
-// userGetattrDefault then take the marked failure as that AttributeError:
+// userGetattrDefault (through userAttrOrMissing) then take the marked failure as that AttributeError:
 // False, the default, with every effect the inlined code had before the
 // raise kept, as in Python. An unmarked failure stays a break. The class's
 // __getattribute__ runs once, as in Python (getattr with a default does not

@@ -444,8 +444,7 @@ VarRef Translator::callForward(const VarRef& mod, std::vector<VarRef>& args,
   // The forward is read where Python reads it, `type(m).forward`: its closure
   // cells' contents (a decorator's wrapped function and arguments) are read
   // and guarded through that source.
-  static PyObject* className = PyUnicode_InternFromString("__class__");
-  SourceRef fwdSource = mod->source ? Source::attr(Source::attr(mod->source, className), forwardName) : nullptr;
+  SourceRef fwdSource = mod->source ? Source::attr(Source::typeOf(mod->source), forwardName) : nullptr;
   if (!fwdSource && isFreshModule(mod) && mod->self->source) {  // Note [Fresh modules]: its class's forward
     fwdSource = Source::attr(mod->self->source, forwardName);
     guardId(fwdSource, fwd);

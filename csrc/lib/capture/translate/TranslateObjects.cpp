@@ -676,13 +676,12 @@ VarRef Translator::userLen(const VarRef& obj) {
 // slot CPython calls; an instance attribute named __len__ is never consulted.
 // When the class defines it in Python it is inlined, so its reads of the
 // object's state are guarded like any inlined method's, and the function
-// itself is guarded by identity through `obj.__class__.__len__` (a __len__
+// itself is guarded by identity through `type(obj).__len__` (a __len__
 // replaced on the class later recompiles). Its result must be an int >= 0, as
 // len() requires (a negative or non-int result raises in Python: a break). A
 // __len__ in C, or an object without a source, stays a GB011 break.
 VarRef Translator::objectLen(const VarRef& obj) {
   static PyObject* lenName = interned("__len__");
-  static PyObject* className = interned("__class__");
   PyTypeObject* tp = Py_TYPE(obj->obj.get());
   PyObject* fn = _PyType_Lookup(tp, lenName);  // borrowed
   if (!fn || !PyFunction_Check(fn) || !isUserFunction(fn) || !obj->source) {
@@ -690,7 +689,7 @@ VarRef Translator::objectLen(const VarRef& obj) {
     return nullptr;
   }
   PyRef keep = PyRef::borrow(fn);
-  guardId(Source::attr(Source::attr(obj->source, className), lenName), fn);
+  guardId(Source::classAttr(Source::typeOf(obj->source), lenName), fn);  // Note [Guard reads of the type]
   VarRef r = inlineFunction(fn, {obj}, {}, nullptr);
   if (!r || failed()) return nullptr;
   r = concrete(r);

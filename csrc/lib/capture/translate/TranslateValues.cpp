@@ -220,7 +220,7 @@ VarRef Translator::getattr(const VarRef& obj, PyObject* name) {
         if (cls && PyFunction_Check(cls) && !instanceDictHas(o, name)) {
           // The method is the class's attribute now: guard that it still is (a
           // method replaced on the class after the first call must not run the
-          // old graph). `o.__class__.<name>` reads it through the MRO.
+          // old graph). `type(o).__mro__[<name>]` reads it as the lookup does.
           // Without a source (an object a call made at trace time) the method
           // cannot be guarded, and binding it anyway would run the old method
           // after the class's is replaced: a break, as in classAttr.
@@ -229,8 +229,7 @@ VarRef Translator::getattr(const VarRef& obj, PyObject* name) {
                               " object that has no guard source (made by a call at trace time)");
             return nullptr;
           }
-          static PyObject* className = PyUnicode_InternFromString("__class__");
-          guardId(Source::attr(Source::attr(obj->source, className), name), cls);
+          guardId(Source::classAttr(Source::typeOf(obj->source), name), cls);  // Note [Guard reads of the type]
           auto m = makeVar(Var::Kind::BoundMethod, PyRef::borrow(cls));
           m->self = obj;
           return m;
@@ -666,14 +665,15 @@ int Translator::objectContains(const VarRef& obj, const VarRef& key) {
   // An object read from outside the frame may hold other keys at the next
   // call: its answer comes from code that reads (and guards) its state.
   static PyObject* containsName = PyUnicode_InternFromString("__contains__");
-  static PyObject* className = PyUnicode_InternFromString("__class__");
   PyObject* c = _PyType_Lookup(Py_TYPE(obj->obj.get()), containsName);  // borrowed
   const PyTypes* T = pyTypes();
   // Note [Dunders of outside objects]: the method the class gives is guarded
-  // by identity through `obj.__class__.<name>` (as len() does, Note [len of
+  // by identity through `type(obj).<name>` (as len() does, Note [len of
   // outside objects]): a __contains__ or __getitem__ replaced on the class
   // after the first call recompiles instead of running the old one's graph.
-  if (c && PyFunction_Check(c)) guardId(Source::attr(Source::attr(obj->source, className), containsName), c);
+  // The class is read as Python's own slot lookup reads it, type(obj), never
+  // through `obj.__class__` (Note [Guard reads of the type]).
+  if (c && PyFunction_Check(c)) guardId(Source::classAttr(Source::typeOf(obj->source), containsName), c);
   if (c && T && c == T->mappingContains) {
     // Mapping.__contains__ is `try: self[key] except KeyError: return False`.
     Failure before = failure_;
@@ -829,11 +829,10 @@ VarRef Translator::subscr(const VarRef& obj, const VarRef& idx) {
     // An object whose class defines __getitem__ in Python (a library's
     // registry or mapping class): its __getitem__ is inlined like any call.
     static PyObject* getitemName = PyUnicode_InternFromString("__getitem__");
-    static PyObject* className = PyUnicode_InternFromString("__class__");
     PyObject* gi = _PyType_Lookup(Py_TYPE(obj->obj.get()), getitemName);  // borrowed
     if (gi && PyFunction_Check(gi) && isUserFunction(gi) && obj->source) {
       PyRef keep = PyRef::borrow(gi);
-      guardId(Source::attr(Source::attr(obj->source, className), getitemName), gi);  // Note [Dunders of outside objects]
+      guardId(Source::classAttr(Source::typeOf(obj->source), getitemName), gi);  // Note [Dunders of outside objects]
       return inlineFunction(gi, {obj, idx}, {}, nullptr);
     }
   }

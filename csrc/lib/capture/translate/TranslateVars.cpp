@@ -24,13 +24,38 @@ namespace xacc::capture::translate {
 // object itself (the tracker's keys/items are the dict's entries), so they
 // are live as in Python and iterating one sees a change of its keys (a
 // RuntimeError in Python: a break); a view is rebuilt as
-// `obj.__dict__.keys()`. Other writes through the view, iterating the view
+// `instance_dict(obj).keys()`. Other writes through the view, iterating the view
 // itself and any other method are not modelled and break (GB010/GB011). At
-// a break or return the object is rebuilt and the view is its `__dict__`. Classes
+// a break or return the object is rebuilt and the view is its instance dict
+// (Note [Rebuilt instance dicts]). Classes
 // whose instances keep attributes elsewhere are refused: `__slots__` (their
 // values sit with the dict entries in the tracker), a `__dict__` attribute of
 // their own, and polyfill models of library objects (their state is the
 // model's, not the library object's).
+
+// Note [Rebuilt instance dicts]
+// ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+// A user object rebuilt at a break (Codegen.cpp, rebuildUserObject) gets its
+// attributes written into its instance dict itself, and an InstanceDict or
+// a view of it is rebuilt from that dict: `instance_dict(obj)`
+// (instanceDictReader, PyObject_GenericGetDict), never `obj.__dict__` or
+// STORE_ATTR. The tracker's keys are the dict's entries, so that is the exact
+// state; the attribute protocol would run the class's own __getattribute__,
+// __setattr__ or a data descriptor of the same name, user code plain Python
+// never ran there (a logging __getattribute__ would log `__dict__`).
+// A __slots__ member, kept with the entries in the tracker, is stored by
+// object.__setattr__, which finds the member descriptor (C) first.
+
+namespace {
+PyObject* readInstanceDict(PyObject*, PyObject* obj) { return PyObject_GenericGetDict(obj, nullptr); }
+PyMethodDef kInstanceDictDef = {"xacc_instance_dict", readInstanceDict, METH_O,
+                                "the object's instance dict, read without the attribute protocol"};
+}  // namespace
+
+PyObject* instanceDictReader() {
+  static PyObject* fn = PyCFunction_New(&kInstanceDictDef, nullptr);  // lives as long as the process
+  return fn;
+}
 
 VarRef Translator::instanceDict(const VarRef& obj) {
   PyObject* cls = obj->self ? obj->self->obj.get() : nullptr;
@@ -109,13 +134,9 @@ VarRef Translator::userGetattrDefault(const VarRef& obj, PyObject* name, const V
   auto* tp = reinterpret_cast<PyTypeObject*>(obj->self->obj.get());
   if (PyUnicode_Check(name) && ownGetattribute(tp) && !isPolyfillClass(obj->self->obj.get())) {
     // One run of the class's __getattribute__ (Note [AttributeError of a Python __getattribute__]).
-    const bool clean = !failed();
-    if (VarRef v = userAttr(obj, name)) return v;
-    if (clean && failure_.missingAttr) {
-      failure_ = Failure{};
-      return dflt;
-    }
-    return nullptr;
+    bool missing = false;
+    if (VarRef v = userAttrOrMissing(obj, name, missing)) return v;
+    return missing ? dflt : nullptr;
   }
   if (!PyUnicode_Check(name) || _PyType_Lookup(tp, name) || _PyType_Lookup(tp, getattrName)) return nullptr;
   return userHasattr(obj, name) == 0 ? dflt : nullptr;

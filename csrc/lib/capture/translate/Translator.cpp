@@ -651,8 +651,12 @@ int Translator::truth(const VarRef& v) {
     case Var::Kind::Object: {
       PyObject* o = v->obj.get();
       PyTypeObject* tp = Py_TYPE(o);
+      // bool() looks __bool__ and __len__ up on the class's MRO (the slots),
+      // never on its metaclass nor through a metaclass's __getattribute__.
+      static PyObject* lenName = PyUnicode_InternFromString("__len__");
+      static PyObject* boolName = PyUnicode_InternFromString("__bool__");
       if (PyObject_TypeCheck(o, reinterpret_cast<PyTypeObject*>(T->module))) {
-        if (PyObject_HasAttrString(reinterpret_cast<PyObject*>(tp), "__len__")) {
+        if (_PyType_Lookup(tp, lenName)) {
           Py_ssize_t n = PyObject_Length(o);
           if (n < 0) {
             failPy(GB::UnsupportedType, "len of a module");
@@ -662,9 +666,7 @@ int Translator::truth(const VarRef& v) {
         }
         return 1;
       }
-      if (!PyObject_HasAttrString(reinterpret_cast<PyObject*>(tp), "__bool__") &&
-          !PyObject_HasAttrString(reinterpret_cast<PyObject*>(tp), "__len__"))
-        return 1;
+      if (!_PyType_Lookup(tp, boolName) && !_PyType_Lookup(tp, lenName)) return 1;
       break;
     }
     case Var::Kind::Function:

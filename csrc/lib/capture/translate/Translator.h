@@ -384,6 +384,11 @@ public:
   /// `tuple.__new__(cls, iterable)` (a named tuple's __new__).
   VarRef tupleNew(std::vector<VarRef>& args, std::vector<std::pair<PyRef, VarRef>>& kwargs);
   VarRef userAttr(const VarRef& obj, PyObject* name);
+  /// userAttr of an object whose class has a Python __getattribute__, for
+  /// hasattr and getattr with a default: the value; else null, with `missing`
+  /// set and no failure left when it raised object's missing-name
+  /// AttributeError (Note [AttributeError of a Python __getattribute__]).
+  VarRef userAttrOrMissing(const VarRef& obj, PyObject* name, bool& missing);
   /// hasattr(obj, name) of a user object (TranslateObjects.cpp): 1/0, -1 failed
   /// (a lookup that runs code and did not give a value), -2 not answered.
   int userHasattr(const VarRef& obj, PyObject* name);
@@ -801,6 +806,10 @@ inline bool isDictSubclassVar(const VarRef& v) { return v->is(Var::Kind::Dict) &
 std::string dictClassProblem(PyTypeObject* tp);
 /// `rebuild(cls, storage)`: `dict.__new__(cls)` filled with dict's own update (borrowed).
 PyObject* dictSubclassRebuilder();
+/// `instance_dict(obj)`: the object's own instance dict, read without the
+/// attribute protocol (PyObject_GenericGetDict; Note [Rebuilt instance dicts]
+/// in TranslateVars.cpp) (borrowed).
+PyObject* instanceDictReader();
 
 /// `builtins.__build_class__` (borrowed), what LOAD_BUILD_CLASS pushes.
 PyObject* buildClassBuiltin();

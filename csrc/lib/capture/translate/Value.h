@@ -88,6 +88,26 @@ struct Source {
     s->parent = parent;
     return s;
   }
+  /// `type(parent)` (Access::TypeOf): the class a special method or a
+  /// module's forward is looked up on, read without the `__class__` attribute
+  /// (Note [Guard reads of the type]).
+  static SourceRef typeOf(const SourceRef& parent) {
+    if (!parent) return nullptr;
+    auto s = std::make_shared<Source>();
+    s->access = Access::TypeOf;
+    s->parent = parent;
+    return s;
+  }
+  /// The attribute `name` of the class `parent` as its MRO holds it
+  /// (Access::ClassAttr): a special method or method the guards compare.
+  static SourceRef classAttr(const SourceRef& parent, PyObject* name) {
+    if (!parent) return nullptr;
+    auto s = std::make_shared<Source>();
+    s->access = Access::ClassAttr;
+    s->key = PyRef::borrow(name);
+    s->parent = parent;
+    return s;
+  }
   static SourceRef itemIndex(const SourceRef& parent, int64_t i) {
     if (!parent) return nullptr;
     auto s = std::make_shared<Source>();
