@@ -39,7 +39,7 @@ import torch
 
 from xacc._C import capture as C
 from xacc._src.aot import store as aot_store
-from xacc._src.capture import dynamic, hotness, polyfills_vmap, training
+from xacc._src.capture import dynamic, hotness, polyfill_registry, polyfills_vmap, training
 from xacc._src.capture.breaks import BreakInfo, GraphBreak
 from xacc._src.capture.events import EVENTS, CompileEvent
 from xacc._src.capture.config import RECOMPILE_LIMIT, debug, enabled, log
@@ -665,6 +665,7 @@ def _translate(func: types.FunctionType, args: tuple, host: Host, ctx: State, op
     """One run of the C++ translator; the vmap levels it leaves open (a break
     inside a vmapped function) are closed (Note [Batched metas] in polyfills_vmap.py)."""
     depth = polyfills_vmap.functorch_depth()
+    polyfill_registry.register_imported()  # Note [References of modules imported later]
     try:
         return C.translate(func, args, host, ctx.tree, ctx.device, opts.dynamic is not False, break_at)
     finally:
