@@ -4,8 +4,9 @@ program imports that module, not by xacc (importing it cost ~0.1 s of the first
 translation of every `python -m xjit` run). A capture does not import it; a
 program that imports it after xacc's references were loaded still gets
 `funcol.all_reduce` as graph nodes (fullgraph=True: a break would raise), equal
-to eager. Each scenario runs in a fresh interpreter (the point is what
-sys.modules holds)."""
+to eager. Also the first capture's other lazy import: Python meta kernels do
+not import torch._dynamo. Each scenario runs in a fresh interpreter (the point
+is what sys.modules holds)."""
 
 import os
 import subprocess
@@ -41,6 +42,24 @@ def test_a_capture_does_not_import_the_functional_collectives():
         print("funcol imported:", {FUNCOL!r} in sys.modules)
     """)
     assert "funcol imported: False" in out, out
+
+
+def test_python_meta_kernels_do_not_import_dynamo():
+    """Note [Meta kernels and torch._dynamo] (recorder.py): the wrappers of the
+    Python meta kernels a capture runs get a function that imports nothing."""
+    out = run("""
+        import sys
+        import torch
+        import xacc
+        def f(x, y):
+            return torch.logaddexp(x, y).clamp(min=0.5) + torch.special.xlogy(x.abs(), y.abs() + 1)
+        g = xacc.jit(f)
+        x, y = torch.randn(8), torch.randn(8)
+        for _ in range(3):
+            assert torch.allclose(g(x, y), f(x, y))
+        print("dynamo imported:", "torch._dynamo" in sys.modules)
+    """)
+    assert "dynamo imported: False" in out, out
 
 
 @pytest.mark.skipif(not dist.is_available(), reason="torch built without torch.distributed")
