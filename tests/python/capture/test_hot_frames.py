@@ -94,3 +94,29 @@ def test_hot_calls_is_checked():
     import pytest
     with pytest.raises(xacc.ConfigError):
         xacc.jit(lambda x: x, hot_calls=0)
+
+
+def test_module_and_class_bodies_never_reach_the_callback():
+    """Note [Unoptimized frames] (EvalFrameImpl.inc): code run by exec and
+    class bodies, met while a hooked frame runs as plain Python, are marked
+    skip by the hook itself: no call of the Python callback (a program that
+    imports a large package after the hook is installed runs thousands)."""
+    from xacc._C import capture as C
+
+    sources = [compile(f"v = {i} * 2\nclass K{i}:\n    w = v + 1\n", f"<body {i}>", "exec") for i in range(40)]
+
+    def f(x):
+        spaces = []
+        for src in sources:
+            ns = {}
+            exec(src, ns)
+            spaces.append(ns)
+        return x + sum(ns["v"] for ns in spaces), spaces
+
+    g = xacc.jit(f, hot_calls=2)
+    x = torch.ones(2)
+    before = C.stats()["compiles"]
+    out, spaces = g(x)  # the first call: plain Python (not hot yet)
+    assert C.stats()["compiles"] - before <= 2, C.stats()["compiles"] - before  # f itself; not 80 bodies
+    assert torch.equal(out, x + sum(i * 2 for i in range(40)))
+    assert [ns[f"K{i}"].w for i, ns in enumerate(spaces)] == [i * 2 + 1 for i in range(40)]

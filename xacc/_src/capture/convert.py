@@ -170,7 +170,7 @@ def should_skip(code: types.CodeType) -> bool:
     infrastructure packages. Third-party model code (transformers' models,
     ...) is translated like the user's own."""
     if not (code.co_flags & 0x01) or code.co_name == "<module>":  # not CO_OPTIMIZED
-        return True
+        return True  # the hook marks these itself (Note [Unoptimized frames], EvalFrameImpl.inc)
     fn = code.co_filename
     if fn.startswith(_ALLOW):
         return code.co_name != "forward"  # built-in modules' forward, not Module.__call__
