@@ -94,3 +94,56 @@ def test_hot_calls_is_checked():
     import pytest
     with pytest.raises(xacc.ConfigError):
         xacc.jit(lambda x: x, hot_calls=0)
+
+
+def test_module_and_class_bodies_never_reach_the_callback():
+    """Note [Unoptimized frames] (EvalFrameImpl.inc): code run by exec and
+    class bodies, met while a hooked frame runs as plain Python, are marked
+    skip by the hook itself: no call of the Python callback (a program that
+    imports a large package after the hook is installed runs thousands)."""
+    from xacc._C import capture as C
+
+    sources = [compile(f"v = {i} * 2\nclass K{i}:\n    w = v + 1\n", f"<body {i}>", "exec") for i in range(40)]
+
+    def f(x):
+        spaces = []
+        for src in sources:
+            ns = {}
+            exec(src, ns)
+            spaces.append(ns)
+        return x + sum(ns["v"] for ns in spaces), spaces
+
+    g = xacc.jit(f, hot_calls=2)
+    x = torch.ones(2)
+    before = C.stats()["compiles"]
+    out, spaces = g(x)  # the first call: plain Python (not hot yet)
+    assert C.stats()["compiles"] - before <= 2, C.stats()["compiles"] - before  # f itself; not 80 bodies
+    assert torch.equal(out, x + sum(i * 2 for i in range(40)))
+    assert [ns[f"K{i}"].w for i, ns in enumerate(spaces)] == [i * 2 + 1 for i in range(40)]
+
+
+def test_translation_runs_without_the_cyclic_collector(monkeypatch):
+    """Note [Translation without cyclic GC] (convert.py): automatic collection
+    is off while a frame is translated and on again after (when it was on)."""
+    import gc
+
+    seen = []
+    inner = convert._compile_frame
+
+    def spy(*a, **k):
+        seen.append(gc.isenabled())
+        return inner(*a, **k)
+
+    monkeypatch.setattr(convert, "_compile_frame", spy)
+    assert gc.isenabled()
+    g = xacc.jit(lambda x: torch.tanh(x) * 3)
+    x = torch.randn(5)
+    assert torch.equal(g(x), torch.tanh(x) * 3)
+    assert seen == [False] and gc.isenabled()
+    gc.disable()
+    try:  # a program that turned the collector off keeps it off
+        h = xacc.jit(lambda x: torch.sigmoid(x) - 1)
+        assert torch.equal(h(x), torch.sigmoid(x) - 1)
+        assert seen == [False, False] and not gc.isenabled()
+    finally:
+        gc.enable()

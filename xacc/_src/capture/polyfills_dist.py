@@ -29,11 +29,10 @@ from typing import Any
 
 import torch
 
-from xacc._src.capture.polyfill_registry import REFERENCE, _reference
+from xacc._src.capture.polyfill_registry import REFERENCE, _reference, when_imported
 
 try:
     import torch.distributed as dist
-    import torch.distributed._functional_collectives as funcol
     import torch.distributed.distributed_c10d as c10d
     _AVAILABLE = dist.is_available()
 except ImportError:  # pragma: no cover - a torch built without distributed
@@ -41,7 +40,11 @@ except ImportError:  # pragma: no cover - a torch built without distributed
 
 
 def _group_name(group: Any, tag: str = "") -> str:
-    """The registered name of `group` (None: the default group)."""
+    """The registered name of `group` (None: the default group). Called at
+    capture time, natively: the functional collectives are imported here, the
+    first time a captured collective needs them, not with the references
+    (Note [References of modules imported later] in polyfill_registry.py)."""
+    import torch.distributed._functional_collectives as funcol
     return funcol._resolve_group_name(dist.group.WORLD if group is None else group, tag)
 
 
@@ -75,6 +78,9 @@ if _AVAILABLE:
         tensor.copy_(out)
         return None
 
-    @_reference(funcol.all_reduce)
     def funcol_all_reduce(self: torch.Tensor, reduceOp: str, group: Any, tag: str = "") -> torch.Tensor:
         return _functional.wait_tensor(_functional.all_reduce(self, reduceOp.lower(), _group_name(group, tag)))
+
+    @when_imported("torch.distributed._functional_collectives")
+    def _register_funcol(funcol: Any) -> None:
+        _reference(funcol.all_reduce)(funcol_all_reduce)

