@@ -27,7 +27,7 @@ from typing import Any, Callable
 import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 
-from xacc._src.capture import decompositions, dynamic, meta_run, polyfills_vmap
+from xacc._src.capture import decompositions, dynamic, meta_run, polyfills_vmap, sdpa
 from xacc._src.capture.known import Known
 from xacc._src.capture.symexpr import SAME_SHAPE_RESULTS
 from xacc._src.capture.breaks import GraphBreak
@@ -259,13 +259,18 @@ class Recorder:
         prev = meta_run.plain_checks_on()
         try:
             if self.inference:
-                with _Mode(self), torch.inference_mode():
-                    return fn(*args, **kwargs)
+                with torch.inference_mode():
+                    run = self._kernel_of(fn, args, kwargs)
+                    with _Mode(self):
+                        return run()
             if self.no_grad:
-                with _Mode(self), torch.no_grad():
-                    return fn(*args, **kwargs)
+                with torch.no_grad():
+                    run = self._kernel_of(fn, args, kwargs)
+                    with _Mode(self):
+                        return run()
+            run = self._kernel_of(fn, args, kwargs)
             with _Mode(self):
-                return fn(*args, **kwargs)
+                return run()
         except (GraphBreak, dynamic.Mismatch):
             raise
         except Exception as e:  # the op cannot run on meta tensors
@@ -275,6 +280,17 @@ class Recorder:
             raise GraphBreak("GB006", f"{getattr(fn, '__name__', fn)}: {msg}") from None
         finally:
             meta_run.plain_checks_off(prev)
+
+    @staticmethod
+    def _kernel_of(fn: Callable, args: tuple, kwargs: dict) -> Callable[[], Any]:
+        """What to run under the recording mode for `fn(*args, **kwargs)`: the
+        call itself, or for scaled_dot_product_attention the backend eager would
+        pick (Note [Attention as one node] in sdpa.py)."""
+        if fn is sdpa.SDPA:
+            run = sdpa.flash_call(args, kwargs)
+            if run is not None:
+                return run
+        return lambda: fn(*args, **kwargs)
 
     def _exec_value(self, v: Any) -> Any:
         if isinstance(v, torch.Tensor) and v.device.type != "meta":
