@@ -131,3 +131,29 @@ def test_eager_errors_are_eagers():
     with torch.no_grad(), pytest.raises(RuntimeError) as got:
         xacc.jit(_sdpa)(q, k, v, None, {})
     assert str(got.value) == str(want.value)
+
+
+def test_a_function_mode_sees_the_call_itself():
+    from torch.overrides import TorchFunctionMode
+
+    class Names(TorchFunctionMode):
+        def __init__(self):
+            super().__init__()
+            self.names = []
+
+        def __torch_function__(self, func, types, args=(), kwargs=None):
+            self.names.append(getattr(func, "__name__", "?"))
+            return func(*args, **(kwargs or {}))
+
+    def f(q, k, v):
+        with Names() as m:
+            o = F.scaled_dot_product_attention(q, k, v, is_causal=True)
+        return o, m.names
+
+    q, k, v = _inputs(torch.float32)
+    with torch.no_grad():
+        want = f(q, k, v)
+        got = xacc.jit(f)(q, k, v)
+    assert want[1] == ["scaled_dot_product_attention"]
+    assert got[1] == want[1]
+    assert torch.equal(got[0], want[0])

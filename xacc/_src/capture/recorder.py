@@ -258,19 +258,20 @@ class Recorder:
             self._mismatch("torch.vmap")
         prev = meta_run.plain_checks_on()
         try:
+            # `fn` is called from this frame itself: function_modes.probe finds it here.
             if self.inference:
                 with torch.inference_mode():
-                    run = self._kernel_of(fn, args, kwargs)
+                    flash = sdpa.flash_call(args, kwargs) if fn is sdpa.SDPA else None
                     with _Mode(self):
-                        return run()
+                        return fn(*args, **kwargs) if flash is None else flash()
             if self.no_grad:
                 with torch.no_grad():
-                    run = self._kernel_of(fn, args, kwargs)
+                    flash = sdpa.flash_call(args, kwargs) if fn is sdpa.SDPA else None
                     with _Mode(self):
-                        return run()
-            run = self._kernel_of(fn, args, kwargs)
+                        return fn(*args, **kwargs) if flash is None else flash()
+            flash = sdpa.flash_call(args, kwargs) if fn is sdpa.SDPA else None
             with _Mode(self):
-                return run()
+                return fn(*args, **kwargs) if flash is None else flash()
         except (GraphBreak, dynamic.Mismatch):
             raise
         except Exception as e:  # the op cannot run on meta tensors
@@ -280,17 +281,6 @@ class Recorder:
             raise GraphBreak("GB006", f"{getattr(fn, '__name__', fn)}: {msg}") from None
         finally:
             meta_run.plain_checks_off(prev)
-
-    @staticmethod
-    def _kernel_of(fn: Callable, args: tuple, kwargs: dict) -> Callable[[], Any]:
-        """What to run under the recording mode for `fn(*args, **kwargs)`: the
-        call itself, or for scaled_dot_product_attention the backend eager would
-        pick (Note [Attention as one node] in sdpa.py)."""
-        if fn is sdpa.SDPA:
-            run = sdpa.flash_call(args, kwargs)
-            if run is not None:
-                return run
-        return lambda: fn(*args, **kwargs)
 
     def _exec_value(self, v: Any) -> Any:
         if isinstance(v, torch.Tensor) and v.device.type != "meta":

@@ -54,10 +54,25 @@ def _stand_in(t: torch.Tensor) -> torch.Tensor:
     return torch.empty_strided(tuple(t.shape), tuple(t.stride()), dtype=t.dtype, device="cpu")
 
 
+def _modes_pass_it_on() -> bool:
+    """Whether every TorchFunctionMode on the stack hands the call on unchanged
+    (xjit's device erasure does, for a call without device arguments). Any
+    other mode, the function-mode probe included (Note [Function modes in the
+    frame]), must see the call itself, as eager's would: the generic path."""
+    if torch._C._len_torch_function_stack() == 0:
+        return True
+    from torch.overrides import _get_current_function_mode_stack
+
+    from xacc._src.capture.device import EraseDevice
+    return all(type(m) is EraseDevice for m in _get_current_function_mode_stack())
+
+
 def flash_call(args: tuple, kwargs: dict) -> Callable[[], torch.Tensor] | None:
     """For a call `SDPA(*args, **kwargs)` on meta tensors: a function making
     eager's flash-attention path (to be run under the recording mode), or None
     when the call keeps the decomposition (Note [Attention as one node])."""
+    if not _modes_pass_it_on():
+        return None
     try:
         q, k, v, mask, dropout_p, is_causal, scale, gqa = _params(*args, **kwargs)
     except TypeError:
