@@ -251,7 +251,7 @@ bool XpuExecutable::run(const std::vector<Datum>& inputs, std::vector<Datum>& ou
     }
     if (s.gemm && runPackedGemm(s, slots)) continue;
     if (!interp) interp = std::make_unique<ir::Interpreter>(diag);
-    if (!runNodes(*interp, {s.node}, slots)) return false;
+    if (!runStep(*interp, s, slots)) return false;
   }
   outputs.clear();
   for (int r : resultSlots_) outputs.push_back(slots[r]);
@@ -340,7 +340,7 @@ bool XpuExecutable::runProfiled(ir::Interpreter& interp, std::vector<Datum>& slo
       continue;
     }
     auto t0 = clock::now();
-    if (!runNodes(interp, {s.node}, slots)) return false;
+    if (!runStep(interp, s, slots)) return false;
     double d = secs(t0, clock::now());
     std::lock_guard<std::mutex> lock(profMu_);
     fallbackProf_[s.node->opName()].add(d);
@@ -355,6 +355,15 @@ bool XpuExecutable::runNodes(ir::Interpreter& interp, const std::vector<const ir
     if (!n->op().interp(interp, *n, args, results)) return false;
     for (size_t i = 0; i < results.size() && i < n->numResults(); ++i) slots[slotOf(n->result(i))] = results[i];
   }
+  return true;
+}
+
+bool XpuExecutable::runStep(ir::Interpreter& interp, const Step& s, std::vector<Datum>& slots) {
+  std::vector<Datum> args, results;
+  args.reserve(s.inSlots.size());
+  for (int i : s.inSlots) args.push_back(slots[i]);
+  if (!s.node->op().interp(interp, *s.node, args, results)) return false;
+  for (size_t i = 0; i < results.size() && i < s.outSlots.size(); ++i) slots[s.outSlots[i]] = std::move(results[i]);
   return true;
 }
 

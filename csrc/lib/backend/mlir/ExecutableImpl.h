@@ -273,6 +273,9 @@ private:
   bool runProfiled(ir::Interpreter& interp, std::vector<Datum>& slots);
 
   bool runNodes(ir::Interpreter& interp, const std::vector<const ir::Node*>& nodes, std::vector<Datum>& slots);
+  /// A fallback step's node, its operands and results at the slots build()
+  /// assigned (runNodes looks each value's slot up in a map).
+  bool runStep(ir::Interpreter& interp, const Step& s, std::vector<Datum>& slots);
 
   /// Note [Packed GEMM weights]. False: run the node through ATen as usual.
   bool runPackedGemm(Step& s, std::vector<Datum>& slots);
