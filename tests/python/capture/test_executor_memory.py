@@ -57,3 +57,45 @@ def test_chain_peak_is_two_tensors_not_eight() -> None:
     # Two live tensors (the op's input and its output) plus slack; keeping every
     # intermediate until the graph ended grew it by eight (256 MiB).
     assert growth_mib <= 3 * MIB, f"peak grew by {growth_mib} MiB for a chain of {MIB} MiB tensors"
+
+
+XPU_SCRIPT = textwrap.dedent("""
+    import resource, torch, xacc
+
+    def f(x):
+        a = x.cumsum(0)
+        b = (a * 2).flip(0)
+        c = b.cumsum(0)
+        d = (c + 1).flip(0)
+        e = d.cumsum(0)
+        g = (e * 3).flip(0)
+        h = g.cumsum(0)
+        return h.flip(0)
+
+    jf = xacc.jit(f, device="xpu0")
+    jf(torch.randn(8)); jf(torch.randn(16))
+    x = torch.randn({n})
+    with torch.no_grad():
+        want = f(x)
+    base = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    got = jf(x)
+    growth = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - base
+    assert torch.equal(got, want), "values differ"
+    print(growth // 1024)
+""")
+
+
+def test_xpu_chain_drops_intermediates_at_their_last_use() -> None:
+    # The same rule on xpu0 (Note [Executor liveness] in Executable.cpp): ATen
+    # steps (cumsum, flip) between kernels; every value they and the kernels
+    # make is dropped after its last reader. Keeping them all grew the peak by
+    # about eight tensors.
+    from xacc._C import capture as _C
+    if not _C.device_available("xpu0"):
+        import pytest
+        pytest.skip("no MLIR backend in this build")
+    n = MIB * 2**20 // 4
+    r = subprocess.run([sys.executable, "-c", XPU_SCRIPT.format(n=n)], capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr[-3000:]
+    growth_mib = int(r.stdout.split()[-1])
+    assert growth_mib <= 3 * MIB, f"peak grew by {growth_mib} MiB for a chain of {MIB} MiB tensors"

@@ -204,6 +204,7 @@ bool XpuExecutable::build(support::DiagnosticEngine& diag) {
     steps_.push_back(std::move(s));
   }
   for (ir::Value* v : graph_->results()) resultSlots_.push_back(slotOf(v));
+  planRelease();
   // Compile the variants for the declared types now, when they are static
   // (Note [Parallel kernel compiles]).
   std::vector<RegionState*> now;
@@ -217,6 +218,38 @@ bool XpuExecutable::build(support::DiagnosticEngine& diag) {
   built_ = true;
   for (const auto& r : stats_.fallbackReasons) logLine("fallback: " + r);
   return true;
+}
+
+// Note [Executor liveness] holds here as in the ATen executor: a slot is dropped
+// right after its last reader, so an intermediate (a kernel's output buffer or a
+// fallback op's result) is freed at its last use, not when the graph ends, and
+// the allocator hands its memory to the next step. Region outputs never alias
+// their inputs (views are lowered as copies, Partitioner.cpp), ATen results own
+// or share their storage, so dropping a slot frees only what nothing else holds.
+// A region that falls back to its nodes writes its inner values to slots too:
+// its step drops them, as nothing after the region reads them.
+void XpuExecutable::planRelease() {
+  std::vector<int> lastRead(numSlots_, -1), writer(numSlots_, -1);
+  std::vector<bool> isResult(numSlots_, false);
+  for (int r : resultSlots_) isResult[r] = true;
+  for (size_t i = 0; i < steps_.size(); ++i) {
+    const Step& s = steps_[i];
+    const auto& in = s.region ? s.region->inSlots : s.inSlots;
+    for (int sl : in) lastRead[sl] = static_cast<int>(i);
+    const auto& out = s.region ? s.region->outSlots : s.outSlots;
+    for (int sl : out) writer[sl] = static_cast<int>(i);
+    if (s.region)
+      for (const ir::Node* n : s.region->region.nodes)
+        for (size_t k = 0; k < n->numResults(); ++k) {
+          int sl = slots_.at(n->result(k));
+          if (writer[sl] < 0) writer[sl] = static_cast<int>(i);
+        }
+  }
+  for (size_t sl = 0; sl < numSlots_; ++sl) {
+    if (isResult[sl]) continue;
+    int at = lastRead[sl] >= 0 ? std::max(lastRead[sl], writer[sl]) : writer[sl];
+    if (at >= 0) steps_[at].release.push_back(static_cast<int>(sl));
+  }
 }
 
 bool XpuExecutable::run(const std::vector<Datum>& inputs, std::vector<Datum>& outputs,
@@ -241,17 +274,17 @@ bool XpuExecutable::run(const std::vector<Datum>& inputs, std::vector<Datum>& ou
     if (s.region) {
       if (runRegion(*s.region, slots)) {
         ++kernelLaunches_;
-        continue;
+      } else {
+        // This signature does not lower: run the region's nodes one by one.
+        ++regionFallbackRuns_;
+        if (!interp) interp = std::make_unique<ir::Interpreter>(diag);
+        if (!runNodes(*interp, s.region->region.nodes, slots)) return false;
       }
-      // This signature does not lower: run the region's nodes one by one.
-      ++regionFallbackRuns_;
+    } else if (!(s.gemm && runPackedGemm(s, slots))) {
       if (!interp) interp = std::make_unique<ir::Interpreter>(diag);
-      if (!runNodes(*interp, s.region->region.nodes, slots)) return false;
-      continue;
+      if (!runStep(*interp, s, slots)) return false;
     }
-    if (s.gemm && runPackedGemm(s, slots)) continue;
-    if (!interp) interp = std::make_unique<ir::Interpreter>(diag);
-    if (!runStep(*interp, s, slots)) return false;
+    for (int sl : s.release) slots[sl] = Datum();
   }
   outputs.clear();
   for (int r : resultSlots_) outputs.push_back(slots[r]);

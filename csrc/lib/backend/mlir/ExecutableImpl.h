@@ -245,6 +245,9 @@ struct PackedGemm {
 struct Step {
   const ir::Node* node = nullptr;
   std::vector<int> inSlots, outSlots;
+  /// Slots this step reads last, or writes and nothing reads: dropped once the
+  /// step has run (Note [Executor liveness] in AtenExecutable.h, the same rule).
+  std::vector<int> release;
   std::unique_ptr<RegionState> region;
   std::unique_ptr<PackedGemm> gemm;  ///< Note [Packed GEMM weights]
 };
@@ -276,6 +279,8 @@ private:
   /// A fallback step's node, its operands and results at the slots build()
   /// assigned (runNodes looks each value's slot up in a map).
   bool runStep(ir::Interpreter& interp, const Step& s, std::vector<Datum>& slots);
+  /// Fills each step's `release` (build(), once the steps exist).
+  void planRelease();
 
   /// Note [Packed GEMM weights]. False: run the node through ATen as usual.
   bool runPackedGemm(Step& s, std::vector<Datum>& slots);
