@@ -9,7 +9,10 @@ wall time and the median CPU time of its process (all threads: gloo's too),
 which a loaded machine changes much less than the wall time.
 Parameters after the run are compared with plain DDP's (max abs difference).
 Criterion 4 of issue 25: xacc.jit + DDP's step time at most torch.compile +
-DDP's. Times on a shared machine are noisy: say "under load" when quoting them.
+DDP's, with xacc.jit on its default device, the ATen executor ("xacc"); mode
+"xacc_xpu0" (not run by default) is xacc.jit(device="xpu0"), the MLIR
+backend's kernels, reported beside it and never the verdict. Times on a shared
+machine are noisy: say "under load" when quoting them.
 
 --rounds R runs the modes R times, interleaved, the order rotated by one each
 round (a load that drifts during the run, or the mode that runs first, then
@@ -28,7 +31,7 @@ reads, whose completion callback takes the GIL on gloo's thread, so its times
 are for reading the overlap, not for comparing step times.
 
     PYTHONPATH=. python benchmarks/distributed/run.py [--steps N] [--warmup N]
-                [--width W] [--modes plain,xacc,compile] [--rounds R] [--timeline]
+                [--width W] [--modes plain,xacc,compile[,xacc_xpu0]] [--rounds R] [--timeline]
 """
 
 from __future__ import annotations
@@ -46,6 +49,10 @@ import torch.distributed as dist
 import torch.distributed.nn  # noqa: F401  before init_process_group (see worker's end)
 import torch.multiprocessing as mp
 from torch.nn.parallel import DistributedDataParallel as DDP
+
+
+MODES = ("plain", "xacc", "compile", "xacc_xpu0")
+XACC_MODES = {"xacc": "cpu", "xacc_xpu0": "xpu0"}  # mode -> xacc.jit's device
 
 
 def make_model(width: int) -> torch.nn.Module:
@@ -80,9 +87,9 @@ def worker(rank: int, world: int, mode: str, args: argparse.Namespace, out: str)
     if args.timeline:
         ddp.register_comm_hook(None, timeline_hook(events, clock))
     opt = torch.optim.SGD(ddp.parameters(), lr=0.01)
-    if mode == "xacc":
+    if mode in XACC_MODES:
         import xacc
-        run = xacc.jit(ddp)
+        run = xacc.jit(ddp, device=XACC_MODES[mode])
     elif mode == "compile":
         run = torch.compile(ddp)
     else:
@@ -111,10 +118,16 @@ def worker(rank: int, world: int, mode: str, args: argparse.Namespace, out: str)
             phases.append((t1 - t0, t2 - t1, t3 - t2, t4 - t3))
             buckets.append(list(events))
     if rank == 0:
+        captured = None
+        if mode in XACC_MODES:
+            from xacc.jit import counters
+            c = counters()
+            captured = {k: c[k] for k in ("ddp_split_pieces", "compiled_backward_runs", "training_fallbacks",
+                                          "recompiles")}
         p10 = statistics.quantiles(times, n=10, method="inclusive")[0] if len(times) > 1 else times[0]
         torch.save({"median": statistics.median(times), "p10": p10, "cpu": statistics.median(cpu),
                     "main_cpu": statistics.median(main_cpu), "phases": phases, "buckets": buckets,
-                    "params": ddp.module.state_dict()}, out)
+                    "params": ddp.module.state_dict(), "captured": captured}, out)
     # Every rank is done before rank 0, which hosts the store, can exit first; the
     # group ends here, not at the interpreter's exit, because torch.distributed.nn
     # (which DDP's and torch.compile's imports reach) was imported before
@@ -151,6 +164,9 @@ def main() -> int:
     p.add_argument("--timeline", action="store_true", help="when each bucket's all-reduce starts and ends")
     args = p.parse_args()
     modes = args.modes.split(",")
+    unknown = [m for m in modes if m not in MODES]
+    if unknown:
+        p.error(f"unknown mode(s) {','.join(unknown)}; modes: {','.join(MODES)}")
     os.environ["MASTER_ADDR"] = "127.0.0.1"
     results: dict[str, list[dict]] = {m: [] for m in modes}
     with tempfile.TemporaryDirectory() as tmp:
@@ -166,6 +182,11 @@ def main() -> int:
                 print(f"{tag}{mode:8s} step {r['median'] * 1e3:8.2f} ms (p10 {r['p10'] * 1e3:6.2f}), cpu {r['cpu'] * 1e3:6.2f} ms "
                       f"(main {r['main_cpu'] * 1e3:6.2f}) (medians of {args.steps}; whole run "
                       f"{time.perf_counter() - t0:.1f} s)", flush=True)
+                if r["captured"] is not None:
+                    c = r["captured"]
+                    print(f"{'':{len(tag) + 9}s}rank 0 on {XACC_MODES[mode]}: {c['ddp_split_pieces']} pieces, "
+                          f"{c['compiled_backward_runs']} compiled backward runs, {c['training_fallbacks']} "
+                          f"fallbacks, {c['recompiles']} recompiles", flush=True)
                 if args.timeline:
                     print(f"{'':{len(tag) + 9}s}{timeline_text(r)}", flush=True)
     med = {m: {k: statistics.median(r[k] for r in rs) for k in ("median", "p10", "cpu", "main_cpu")}

@@ -10,6 +10,8 @@ torch.compile compile time in the test suite)."""
 from __future__ import annotations
 
 import re
+import subprocess
+import sys
 
 from dist_proc import ROOT, run
 
@@ -34,3 +36,23 @@ def test_rounds_rotate_and_timeline_reports_every_bucket():
         assert b0 <= b0_done and b1 <= b1_done and b0 <= b1, out
     assert re.search(r"^plain +step .* \(medians over 2 rounds\)$", out, re.M), out
     assert re.search(r"^xacc +vs plain: [\d.]+x step time, params max diff 0$", out, re.M), out
+
+
+def test_xacc_modes_report_their_capture_and_unknown_modes_are_refused():
+    """Each xacc mode says what rank 0 ran (pieces of the bucket split, compiled
+    backward runs, fallbacks, recompiles on its device): xacc_xpu0 is xacc.jit on
+    the MLIR backend, its training graph split and compiled like the cpu one's,
+    and ends within float rounding of plain DDP (its kernels round differently).
+    A misspelled mode is an error, not a silent run of plain DDP."""
+    out = run([str(ROOT / "benchmarks" / "distributed" / "run.py"), "--steps", "2", "--warmup", "1",
+               "--modes", "plain,xacc,xacc_xpu0"]).stdout
+    for device in ("cpu", "xpu0"):
+        # 3 steps x 2 pieces (the benchmark MLP's 2 buckets), nothing replayed.
+        assert re.search(rf"^ +rank 0 on {device}: 2 pieces, 6 compiled backward runs, 0 fallbacks, "
+                         rf"0 recompiles$", out, re.M), out
+    assert re.search(r"^xacc +vs plain: .* params max diff 0$", out, re.M), out
+    diff = float(re.search(r"^xacc_xpu0 vs plain: .* params max diff (\S+)$", out, re.M).group(1))
+    assert diff < 1e-5, out
+    bad = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "distributed" / "run.py"), "--modes",
+                          "plain,xcc"], cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert bad.returncode == 2 and "unknown mode(s) xcc" in bad.stderr, bad.stderr
