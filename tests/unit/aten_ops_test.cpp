@@ -168,8 +168,13 @@ TEST_F(AtenOpsTest, UnknownOpsGiveClearErrors) {
   EXPECT_EQ(ir::OpRegistry::get().lookup("aten.add.NoSuch", &error), nullptr);
   EXPECT_NE(error.find("no ATen operator 'aten::add' with overload 'NoSuch'"), std::string::npos);
   EXPECT_NE(error.find("Tensor"), std::string::npos) << "lists the overloads: " << error;
+  // Three parts name another namespace's op (Note [Custom operators as nodes]).
   EXPECT_EQ(ir::OpRegistry::get().lookup("aten.add.Tensor.x", &error), nullptr);
-  EXPECT_NE(error.find("malformed"), std::string::npos);
+  EXPECT_NE(error.find("no operator 'add::Tensor' with overload 'x'"), std::string::npos) << error;
+  EXPECT_EQ(ir::OpRegistry::get().lookup("aten.aten.add.Tensor", &error), nullptr);
+  EXPECT_NE(error.find("malformed"), std::string::npos) << error;
+  EXPECT_EQ(ir::OpRegistry::get().lookup("aten.ns.add.Tensor.x", &error), nullptr);
+  EXPECT_NE(error.find("malformed"), std::string::npos) << error;
   // An op with one overload and no default one is found without the overload.
   std::string opName, overload;
   ASSERT_TRUE(parseAtenOpName("aten.relu.default", opName, overload, error));

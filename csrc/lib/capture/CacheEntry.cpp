@@ -283,7 +283,10 @@ bool CompiledGraph::run(PyObject* const* inputs, size_t n, std::vector<c10::IVal
   // This runs under the eval-frame hook, which CPython calls from C: an
   // exception that left here would reach std::terminate (it aborted the
   // process when an xpu region read a vmap BatchedTensor's memory), and it
-  // would skip re-taking the GIL. So every exception stops here.
+  // would skip re-taking the GIL. So every exception stops here. The Python
+  // an op's kernel runs (a custom op's, Note [Custom operators as nodes]) is
+  // eager's opaque call, never captured: Note [Capture state].
+  CaptureState prevState = setState(CaptureState::Off);
   Py_BEGIN_ALLOW_THREADS
   try {
     ok = exe_->run(args, all, error);
@@ -291,6 +294,7 @@ bool CompiledGraph::run(PyObject* const* inputs, size_t n, std::vector<c10::IVal
     escaped = std::current_exception();
   }
   Py_END_ALLOW_THREADS
+  setState(prevState);
   if (escaped) {
     raiseEscaped(escaped, device_);
     return false;

@@ -403,3 +403,75 @@ def test_type_of_source_survives_the_artifact(tmp_path):
     assert "equal True frames 0" in out, out + err
     assert "type(L['c']).__mro__[__len__]" in out, out + err
     assert "replaced True" in out, out + err
+
+
+CUSTOM_LIB = '''
+import os
+import torch
+
+if os.environ.get("REGISTER_OP") == "1":
+    @torch.library.custom_op("xacc_aot_test::plus_one", mutates_args=())
+    def plus_one(x: torch.Tensor) -> torch.Tensor:
+        return x + 1
+
+    plus_one.register_fake(lambda x: torch.empty_like(x))
+
+
+def fn(x):
+    return torch.ops.xacc_aot_test.plus_one(x * 2) - 3
+'''
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_custom_op_node_needs_its_library_when_loaded(tmp_path, device):
+    """A stored graph with a custom-op node (Note [Custom operators as nodes]):
+    loaded where the library registered the op, it runs with no capture; where
+    the op is not registered, the entry is not used (logged) and the call does
+    what eager does (here: torch.ops has no such op)."""
+    (tmp_path / "customlib.py").write_text(CUSTOM_LIB)
+    os.environ["REGISTER_OP"] = "1"
+    try:
+        p = run_py(f"""
+            import torch, xacc, customlib
+            xacc.aot(customlib.fn, (torch.randn(4, 8),), "op.xacc", device="{device}")
+            from xacc._src.capture import convert
+            print("ops", sorted(k for e in convert.EVENTS for k in e.op_counts))
+        """, tmp_path)
+        assert "aten.xacc_aot_test.plus_one.default" in p.stdout, p.stdout + p.stderr
+        load = """
+            import torch, xacc, customlib
+            from xacc.jit import counters
+            f = xacc.load("op.xacc")
+            x = torch.randn(4, 8)
+            try:
+                want = repr(customlib.fn(x))
+            except Exception as e:
+                want = type(e).__name__ + ": " + str(e)
+            try:
+                got = repr(f(x))
+            except Exception as e:
+                got = type(e).__name__ + ": " + str(e)
+            print("same", got == want, "frames", counters()["frames"], want.splitlines()[0])
+        """
+        p = run_py(load, tmp_path, log="aot")
+        assert "same True frames 0 tensor(" in p.stdout, p.stdout + p.stderr
+        assert "no capture" in p.stderr, p.stderr
+        os.environ["REGISTER_OP"] = "0"
+        p = run_py(load, tmp_path, log="aot")
+        assert "same True" in p.stdout and "AttributeError" in p.stdout, p.stdout + p.stderr
+        assert "not used" in p.stderr and "plus_one" in p.stderr, p.stderr
+        # The stored graph itself names an operator this process lacks: it is refused.
+        p = run_py("""
+            from xacc._C import capture as C
+            from xacc._src.aot import artifact, store
+            recs = [r for v in store.unpack(artifact.read("op.xacc"), "op.xacc").values() for r in v]
+            rec = next(r for r in recs if r.kind == "graph")
+            try:
+                C.compile_gir(rec.gir, "", "<stored>", rec.device, False)
+                print("compiled")
+            except Exception as e:
+                print("refused", type(e).__name__, e)
+        """, tmp_path)
+        assert "refused" in p.stdout and "no operator 'xacc_aot_test::plus_one'" in p.stdout, p.stdout + p.stderr
+    finally:
+        os.environ.pop("REGISTER_OP", None)

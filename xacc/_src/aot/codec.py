@@ -72,13 +72,17 @@ def _digest(code: types.CodeType, h: Any) -> None:
 
 
 def _op_name(obj: Any) -> str | None:
-    """`aten::add.Tensor` -> ("aten", "add", "Tensor") path of a torch.ops object."""
+    """`aten::add.Tensor` -> "aten.add.Tensor": the path of a torch.ops object under torch.ops."""
     if isinstance(obj, torch._ops.OpOverload):
         ns, name = obj._schema.name.split("::", 1)
         return f"{ns}.{name}.{obj._overloadname}"
     if isinstance(obj, torch._ops.OpOverloadPacket):
         ns, name = obj._qualified_op_name.split("::", 1)
         return f"{ns}.{name}"
+    if isinstance(obj, torch._ops._OpNamespace) and getattr(torch.ops, obj.name, None) is obj:
+        # `torch.ops.<ns>` (a module object, not importable by its name): found
+        # again as torch.ops' attribute, whether or not <ns> registered its ops yet
+        return obj.name
     return None
 
 
@@ -115,14 +119,14 @@ class _Pickler(pickle.Pickler):
     def persistent_id(self, obj: Any) -> Any:
         if type(obj) in _PROXIES:
             return ("fnproxy", _proxy_name(obj))
+        op = _op_name(obj)  # before modules: torch.ops.<ns> is one
+        if op is not None:
+            return ("op", op)
         if isinstance(obj, types.ModuleType):
             return ("module", obj.__name__)
         single = _singleton(obj)
         if single is not None:
             return ("singleton", single)
-        op = _op_name(obj)
-        if op is not None:
-            return ("op", op)
         return None
 
 

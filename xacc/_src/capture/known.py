@@ -97,7 +97,8 @@ class Known:
             self._note(k, None)
             return
         if symbolic or torch.Tag.nondeterministic_seeded in func.tags \
-                or schema.name.rpartition("::")[2] in _UNSPECIFIED:
+                or schema.name.rpartition("::")[2] in _UNSPECIFIED \
+                or not schema.name.startswith("aten::"):  # a custom op: never run at capture time
             self._note(k, None)
             return
         guards: list = []

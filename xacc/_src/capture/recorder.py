@@ -27,7 +27,7 @@ from typing import Any, Callable
 import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 
-from xacc._src.capture import decompositions, dynamic, meta_run, polyfills_vmap, sdpa
+from xacc._src.capture import dynamic, meta_run, polyfills_vmap, sdpa
 from xacc._src.capture.known import Known
 from xacc._src.capture.symexpr import SAME_SHAPE_RESULTS
 from xacc._src.capture.breaks import GraphBreak
@@ -302,20 +302,33 @@ class Recorder:
             raise GraphBreak("GB026", f"{func._schema.name}.{func._overloadname or 'default'} "
                                       "(a torch.distributed call with no functional form)")
         if ns != "aten":
-            # Nodes name ATen operators: another namespace's operator is traced
-            # through its decomposition, or breaks (never recorded as aten.<name>).
-            qual = f"{func._schema.name}.{func._overloadname or 'default'}"
-            decomp = decompositions.DECOMPOSITIONS.get(qual)
-            if decomp is None:
-                raise GraphBreak("GB006", f"{qual} is not an ATen operator and has no decomposition")
-            with _Mode(self):
-                return decomp(*args, **kwargs)
+            return self._custom_op(func, ns, name, args, kwargs)
         if name in _DATA_DEPENDENT:
             r = self._known_read(func, name, args, kwargs)
             if r is not None:
                 return r
             raise GraphBreak("GB005", f"aten.{name} reads tensor data")
         return self._record(func, ns, name, args, kwargs, None)
+
+    def _custom_op(self, func, ns: str, name: str, args: tuple, kwargs: dict) -> Any:
+        """An operator of another namespace (a library's custom op): one node
+        `aten.<ns>.<name>.<overload>`, its meta result from its fake (meta)
+        kernel, run by the executors through the dispatcher by its qualified
+        name (Note [Custom operators as nodes] in AtenOps.cpp). A schema that
+        writes or aliases an argument, or a meta kernel that is missing or
+        reads data, is a graph break: the call runs in Python."""
+        schema = func._schema
+        qual = f"{schema.name}.{func._overloadname or 'default'}"
+        if any(a.alias_info is not None for a in (*schema.arguments, *schema.returns)):
+            raise GraphBreak("GB006", f"{qual} writes or aliases an argument (its effect is not modelled)")
+        try:
+            return self._record(func, ns, name, args, kwargs, None)
+        except (GraphBreak, dynamic.Mismatch):
+            raise
+        except Exception as e:  # noqa: BLE001 - its meta kernel is missing or failed
+            msg = str(e).splitlines()[0] if str(e) else type(e).__name__
+            code = "GB005" if "data-dependent" in msg else "GB006"
+            raise GraphBreak(code, f"{qual}: {msg}") from None
 
     def known_scalar(self, meta: Any, conv: str) -> Any:
         """Python's `conv` (bool, int, float, index, item) of a tensor whose value
@@ -347,6 +360,9 @@ class Recorder:
         the other ranks)."""
         overload = func._overloadname or "default"
         gname = f"aten.{name}.{overload}" if ns == "aten" else f"aten.{ns}.{name}.{overload}"
+        # The per-op rules below (size expressions, inferred sizes) are aten's:
+        # another namespace's `mm` is not aten.mm (Note [Custom operators as nodes]).
+        key = name if ns == "aten" else f"{ns}::{name}"
         schema = func._schema
         exec_args = tuple(self._exec_value(a) for a in args)
         exec_kwargs = {k: self._exec_value(v) for k, v in kwargs.items()}
@@ -393,7 +409,7 @@ class Recorder:
                     raise GraphBreak("GB018", f"empty tensor list for {gname}")
                 parts.append([self.operand(e) if isinstance(e, torch.Tensor) else self.null() for e in v])
             else:
-                attrs[a.name] = self.encode(v, name)
+                attrs[a.name] = self.encode(v, key)
                 parts.append(a.name)
         nops = sum(len(p) for p in parts if isinstance(p, list))
 
@@ -415,7 +431,7 @@ class Recorder:
                 sizes_differ = True
                 if ssig[0] != sig[0] or ssig[2] != sig[2] or set(sattrs) != set(attrs):
                     raise self._mismatch(sig[0])
-                resolved = self._resolve_sizes(name, schema, parts, attrs, sattrs)
+                resolved = self._resolve_sizes(key, schema, parts, attrs, sattrs)
         operands = [o for p in parts if isinstance(p, list) for o in p]
         types: list[Any] = []
         for j, r in enumerate(outs):
@@ -437,9 +453,9 @@ class Recorder:
         except ValueError as e:
             raise GraphBreak("GB006", f"{gname}: {e}") from None
         if self.dims is not None and shadow_sizes is not None and ids and isinstance(outs[0], torch.Tensor):
-            self.dims.note_result(name, given, resolved, operands, ids[0], sizes[0], shadow_sizes[0],
+            self.dims.note_result(key, given, resolved, operands, ids[0], sizes[0], shadow_sizes[0],
                                   same_args=not sizes_differ and not symbolic)
-            if name in SAME_SHAPE_RESULTS:  # values and indices have one shape: the same dims
+            if key in SAME_SHAPE_RESULTS:  # values and indices have one shape: the same dims
                 for rid, r, sz, ssz in zip(ids[1:], outs[1:], sizes[1:], shadow_sizes[1:]):
                     if isinstance(r, torch.Tensor) and sz == sizes[0] and ssz == shadow_sizes[0]:
                         self.dims.dim_exprs[rid] = self.dims.dim_exprs.get(ids[0])
@@ -463,9 +479,9 @@ class Recorder:
                     if self.dims is not None and shadow_sizes is not None and j >= 0 and \
                             isinstance(shadow_sizes[j], list) and len(shadow_sizes[j]) == len(r) and \
                             isinstance(sizes[j][i], list) and len(shadow_sizes[j][i]) == len(sizes[j][i]):
-                        self.dims.note_result(name, given, resolved, operands, eid, sizes[j][i],
+                        self.dims.note_result(key, given, resolved, operands, eid, sizes[j][i],
                                               shadow_sizes[j][i], same_args=not sizes_differ and not symbolic)
-        if name in ("lift_fresh", "lift_fresh_copy") and args and isinstance(args[0], torch.Tensor) \
+        if key in ("lift_fresh", "lift_fresh_copy") and args and isinstance(args[0], torch.Tensor) \
                 and args[0].device.type != "meta" and isinstance(out, torch.Tensor):
             self.known.fresh(k, out, args[0])
         else:

@@ -6,7 +6,9 @@
 // (cached entries run, nothing new is compiled) or Compile (a cache miss calls
 // the compile callback). The hook switches the thread to Off while the
 // callback runs, so the translator's own Python code and meta-tensor calls are
-// never captured, and restores the previous state afterwards.
+// never captured, and restores the previous state afterwards. A compiled graph
+// runs Off as well (CompiledGraph::run, callRunner): Python that its ops call
+// (a custom op's kernel, Note [Custom operators as nodes]) runs as in eager.
 #pragma once
 
 #include <Python.h>

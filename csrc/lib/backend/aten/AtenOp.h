@@ -23,7 +23,7 @@ namespace xacc::backend::aten {
 struct AtenOp {
   std::string name;  ///< the GIR name it was looked up under
   c10::OperatorHandle handle;
-  bool effect = false;  ///< See Note [ATen effects]
+  bool effect = false;  ///< See Note [ATen effects], Note [Custom operators as nodes]
   bool random = false;
   bool pointwise = false;     ///< tagged `pointwise`: result shape is the broadcast of the inputs
   bool dynamicShape = false;  ///< tagged `dynamic_output_shape`: result shape depends on data
@@ -34,7 +34,7 @@ struct AtenOp {
 };
 
 /// Resolves `aten.<name>[.<overload>]`, or `aten.<ns>.<name>.<overload>` for the
-/// operator namespaces of kForeignNamespaces (Note [Collectives as nodes]);
+/// operators of other namespaces (Note [Collectives as nodes], Note [Custom operators as nodes]);
 /// nullptr with `error` set if unknown.
 /// Results are cached, so the pointer stays valid for the process lifetime.
 const AtenOp* resolveAtenOp(std::string_view name, std::string& error);

@@ -40,26 +40,42 @@ constexpr std::string_view kPrefix = "aten.";
 /// Note [Collectives as nodes]
 /// ~~~~~~~~~~~~~~~~~~~~~~~~~~~
 /// The `aten.` family names operators of the c10 dispatcher. Besides aten::
-/// itself it admits the namespaces below, spelled `aten.<ns>.<name>.<overload>`
-/// (the overload is required there): PyTorch's functional collectives
-/// (`_c10d_functional::all_reduce`, `all_gather_into_tensor`,
-/// `reduce_scatter_tensor`, `wait_tensor`). Their group is an attribute (the
-/// process group's registered name, a string), so a node runs through the
-/// dispatcher like any other and the operator finds the group by name in the
-/// process-group registry of the process that runs the graph. Every operator of
-/// these namespaces is an effect: each rank must issue the same collectives in
-/// the same order, so no pass may drop one whose result is unused, merge two
-/// equal ones or move one across another; and their result types come from shape
-/// rules (collectiveTypes), never from running them on placeholders, which would
-/// talk to the other ranks. The recorder (xacc/_src/capture/recorder.py) records
-/// them without running them on meta tensors for the same reason.
-constexpr std::string_view kForeignNamespaces[] = {"_c10d_functional"};
+/// itself it admits every other namespace, spelled `aten.<ns>.<name>.<overload>`
+/// (the overload is required there; Note [Custom operators as nodes]). Among
+/// them are PyTorch's functional collectives (`_c10d_functional::all_reduce`,
+/// `all_gather_into_tensor`, `reduce_scatter_tensor`, `wait_tensor`). Their
+/// group is an attribute (the process group's registered name, a string), so a
+/// node runs through the dispatcher like any other and the operator finds the
+/// group by name in the process-group registry of the process that runs the
+/// graph. Every collective is an effect: each rank must issue the same
+/// collectives in the same order, so no pass may drop one whose result is
+/// unused, merge two equal ones or move one across another; and their result
+/// types come from shape rules (collectiveTypes), never from running them on
+/// placeholders, which would talk to the other ranks. The recorder
+/// (xacc/_src/capture/recorder.py) records them without running them on meta
+/// tensors for the same reason.
+constexpr std::string_view kCollectiveNamespaces[] = {"_c10d_functional"};
 
-bool isForeignNamespace(std::string_view ns) {
-  for (std::string_view n : kForeignNamespaces)
+/// Note [Custom operators as nodes]
+/// ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+/// An operator of a namespace other than aten:: (a library's custom op,
+/// registered with torch.library) is a node `aten.<ns>.<name>.<overload>` run
+/// through the dispatcher by its qualified name: eager's own kernels, autograd
+/// included. xacc knows nothing of what it does, so every such node is an
+/// effect (never dropped, merged or reordered: it may print, draw random
+/// numbers or keep state, which its schema does not say); its result types come
+/// from its meta kernel (the fake kernel torch.library registers), like an aten
+/// op's. The recorder records one only when its schema neither writes nor
+/// aliases an argument and its meta kernel runs (recorder.py `_custom_op`);
+/// otherwise it is decomposed or a graph break. A graph that names an operator
+/// no longer registered (a cached graph loaded in a process that did not
+/// import the library) fails to resolve it: the executors refuse to build it.
+bool isCollectiveNamespace(std::string_view ns) {
+  for (std::string_view n : kCollectiveNamespaces)
     if (n == ns) return true;
   return false;
 }
+
 
 // Diagnostic code of an ATen op that fails at run time (bad values, shape
 // errors the static types did not catch).
@@ -464,8 +480,9 @@ const AtenOp* resolveAtenOp(std::string_view name, std::string& error) {
     return nullptr;
   }
   if (!handle) {
-    error = "no ATen operator '" + opName + "' with overload '" +
+    error = std::string(foreign ? "no operator '" : "no ATen operator '") + opName + "' with overload '" +
             (overload.empty() ? "default" : overload) + "'";
+    if (foreign) error += " (is the library that registers it imported? Note [Custom operators as nodes])";
     auto overloads = foreign ? std::vector<std::string>() : atenOverloads(opName.substr(6));
     if (!overloads.empty()) {
       error += " (overloads:";
@@ -480,8 +497,9 @@ const AtenOp* resolveAtenOp(std::string_view name, std::string& error) {
   for (const auto& arg : schema.arguments())
     generator |= unwrapOptional(arg.real_type())->kind() == c10::TypeKind::GeneratorType;
   op->random = handle->hasTag(at::Tag::nondeterministic_seeded) || generator;
-  op->collective = foreign;  // Note [Collectives as nodes]
-  op->effect = schema.is_mutable() || op->random || schema.returns().empty() || op->collective;
+  // Note [Collectives as nodes], Note [Custom operators as nodes]
+  op->collective = foreign && isCollectiveNamespace(opName.substr(0, opName.find("::")));
+  op->effect = schema.is_mutable() || op->random || schema.returns().empty() || foreign;
   op->pointwise = handle->hasTag(at::Tag::pointwise);
   op->dynamicShape = handle->hasTag(at::Tag::dynamic_output_shape);
   const AtenOp* raw = op.get();
@@ -498,13 +516,14 @@ bool parseAtenOpName(std::string_view name, std::string& opName, std::string& ov
   std::string_view rest = name.substr(kPrefix.size());
   size_t dot = rest.find('.');
   std::string ns = "aten";
-  if (dot != std::string_view::npos && isForeignNamespace(rest.substr(0, dot))) {
-    ns = std::string(rest.substr(0, dot));  // aten.<ns>.<name>.<overload>
+  if (dot != std::string_view::npos && rest.find('.', dot + 1) != std::string_view::npos) {
+    // aten.<ns>.<name>.<overload>: another namespace (Note [Custom operators as nodes])
+    ns = std::string(rest.substr(0, dot));
     rest = rest.substr(dot + 1);
     dot = rest.find('.');
-    if (dot == std::string_view::npos) {
-      error = "malformed op name '" + std::string(name) + "' (expected aten." + ns +
-              ".<name>.<overload>)";
+    if (ns.empty() || ns == "aten") {
+      error = "malformed op name '" + std::string(name) + "' (expected aten.<name>[.<overload>] "
+              "or aten.<ns>.<name>.<overload> with <ns> not aten)";
       return false;
     }
   }
