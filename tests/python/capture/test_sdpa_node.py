@@ -134,19 +134,10 @@ def test_eager_errors_are_eagers():
 
 
 def test_a_function_mode_sees_the_call_itself():
-    from torch.overrides import TorchFunctionMode
-
-    class Names(TorchFunctionMode):
-        def __init__(self):
-            super().__init__()
-            self.names = []
-
-        def __torch_function__(self, func, types, args=(), kwargs=None):
-            self.names.append(getattr(func, "__name__", "?"))
-            return func(*args, **(kwargs or {}))
+    from test_function_modes import Counting
 
     def f(q, k, v):
-        with Names() as m:
+        with Counting() as m:
             o = F.scaled_dot_product_attention(q, k, v, is_causal=True)
         return o, m.names
 
