@@ -1,6 +1,7 @@
 """addmm vs MKL's packed GEMM on a weight packed once (Note [Packed GEMM weights]
 in csrc/lib/backend/mlir/Executable.cpp): the table behind the xpu backend's
-decision (pack weights of >= 2^20 elements multiplied by <= 128 rows).
+decision (with XACC_PACK_WEIGHTS=1, pack weights of >= 2^20 elements multiplied by
+2 to 128 rows; off by default since no shape class gained with torch 2.13).
 
     PYTHONPATH=. python benchmarks/models/gemm_pack.py [--threads 1,2] [--rounds 5]
 
@@ -44,7 +45,7 @@ def main() -> None:
                         for _ in range(calls):
                             fn()
                         best[name] = min(best[name], (time.perf_counter() - t0) / calls * 1e3)
-                choice = "packed" if k * n >= 1 << 20 and m <= 128 else "addmm"
+                choice = "packed if =1" if k * n >= 1 << 20 and 2 <= m <= 128 else "addmm"
                 print(f"{m:4d} {k:6d} {n:6d} {best['addmm']:10.3f} {best['packed']:10.3f} "
                       f"{best['packed'] / best['addmm']:6.2f}  {choice}", flush=True)
 

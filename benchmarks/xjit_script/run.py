@@ -18,7 +18,11 @@ python's wall time; on the longer scripts at most 0.8x; peak memory at most
 1.3x everywhere. Each row says whether it meets its target.
 
     PYTHONPATH=. python benchmarks/xjit_script/run.py [--quick] [--reps N]
-                [--only NAME,...] [--devices cpu,xpu0]
+                [--only NAME,...] [--devices cpu,xpu0] [--compiled]
+
+--compiled: the long scripts also run under torch.compile (compiled.py: the
+script's top-level model compiled in place, the script's code unchanged), the
+anchor the issue's users judge against; its row has no verdict, only ratios.
 
 --quick: one rep and smaller counts (the scripts' own --quick). --cache warm
 (default): xpu0 rows run once untimed first, so the MLIR kernel disk cache is
@@ -71,11 +75,14 @@ def run_once(cmd: list[str], cwd: Path, cold: bool = False) -> tuple[float, floa
     return wall, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024, text, p.returncode
 
 
-def commands(script: Path, devices: list[str], quick: bool) -> dict[str, list[str]]:
-    extra = ["--quick"] if quick and script.parent == HERE / "scripts" else []
+def commands(script: Path, devices: list[str], quick: bool, compiled: bool) -> dict[str, list[str]]:
+    long = script.parent == HERE / "scripts"
+    extra = ["--quick"] if quick and long else []
     cmds = {"python": [sys.executable, str(script), *extra]}
     for d in devices:
         cmds[f"xjit {d}"] = [sys.executable, "-m", "xjit", "--device", d, str(script), *extra]
+    if compiled and long:
+        cmds["compile"] = [sys.executable, str(HERE / "compiled.py"), str(script), *extra]
     return cmds
 
 
@@ -86,6 +93,7 @@ def main() -> int:
     ap.add_argument("--only", default="", help="comma list of script names")
     ap.add_argument("--devices", default="cpu,xpu0")
     ap.add_argument("--cache", choices=("warm", "cold"), default="warm", help="kernel disk cache of xpu runs")
+    ap.add_argument("--compiled", action="store_true", help="also time the long scripts under torch.compile")
     ns = ap.parse_args()
     reps = ns.reps or (1 if ns.quick else 3)
     devices = [d for d in ns.devices.split(",") if d]
@@ -109,7 +117,7 @@ def main() -> int:
           f"{'peak MiB':>9} {'x python':>9}  verdict")
     failed = 0
     for kind, script in scripts:
-        cmds = commands(script, devices, ns.quick)
+        cmds = commands(script, devices, ns.quick, ns.compiled)
         for name, cmd in cmds.items():
             if name.startswith("xjit xpu") and not cold:
                 run_once(cmd, script.parent)  # warms the kernel disk cache
@@ -133,7 +141,9 @@ def main() -> int:
         for name in cmds:
             w, m, c = statistics.median(walls[name]), statistics.median(mems[name]), statistics.median(cpus[name])
             verdict = ""
-            if name != "python":
+            if name == "compile":
+                verdict = "(torch.compile anchor)" + ("" if outs[name] == outs["python"] else "; stdout differs")
+            elif name != "python":
                 ok_mem = m / base_m <= MEMORY_TARGET
                 ok_wall = (w / base_w <= WALL_TARGET[kind]) if name.startswith("xjit xpu") else True
                 same = outs[name] == outs["python"]

@@ -42,3 +42,26 @@ def test_benchmark_runs_to_its_report(name):
     assert "Traceback (most recent call last)" not in out, out[-4000:]
     assert p.returncode in verdicts, f"exit status {p.returncode}\n{out[-4000:]}"
     assert marker in out, out[-4000:]
+
+
+def test_xjit_script_compiled_runner_compiles_the_first_module_called(tmp_path):
+    # benchmarks/xjit_script/compiled.py (run.py --compiled): the script's
+    # first called module is compiled in place, later calls run the compiled
+    # module, the script's own output is unchanged, and modules called inside
+    # it or later are not compiled on their own.
+    script = tmp_path / "s.py"
+    script.write_text(
+        "import sys, torch\n"
+        "inner = torch.nn.Linear(3, 3)\n"
+        "model = torch.nn.Sequential(inner, torch.nn.ReLU())\n"
+        "other = torch.nn.Linear(3, 1)\n"
+        "x = torch.ones(2, 3)\n"
+        "y = model(x); y2 = model(x)\n"
+        "print(sys.argv[1:], torch.equal(y, y2), tuple(y.shape), tuple(other(y).shape))\n"
+        "print(model._compiled_call_impl is not None, inner._compiled_call_impl is None,\n"
+        "      other._compiled_call_impl is None, torch.nn.Module.__call__.__name__ == \"_wrapped_call_impl\")\n")
+    env = dict(os.environ, PYTHONPATH=str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    p = subprocess.run([sys.executable, f"{B}/xjit_script/compiled.py", "--backend", "eager", str(script), "--quick"],
+                       cwd=ROOT, env=env, capture_output=True, text=True, timeout=600)
+    assert p.returncode == 0, p.stderr[-4000:]
+    assert p.stdout.splitlines() == ["['--quick'] True (2, 3) (2, 1)", "True True True True"], p.stdout

@@ -194,8 +194,10 @@ ENV: tuple[EnvVar, ...] = (
                                        "kernel compiles], ExecutableRegions.cpp); `1`: one after the other on "
                                        "the calling thread; unset: the CPUs this process may run on",
            _int_at_least(1), "an integer >= 1"),
-    EnvVar("XACC_PACK_WEIGHTS", "1", "the MLIR backend packs constant GEMM weights once into its blocked layout "
-                                     "(Executable.cpp); `0`: off", _bit, "0 or 1"),
+    EnvVar("XACC_PACK_WEIGHTS", "0", "`1`: the MLIR backend packs constant GEMM weights once into MKL's blocked "
+                                     "layout (Note [Packed GEMM weights], Executable.cpp; read at each compile); "
+                                     "default off: no gain measured with torch 2.13, a second copy of each "
+                                     "weight", _bit, "0 or 1"),
     EnvVar("XACC_KEEP_FREED_MEMORY", "1", "the MLIR backend raises glibc's mmap and trim thresholds (32 MB, "
                                           "128 MB) once so large buffers are reused instead of returned to the "
                                           "system on every call; `0`: keep glibc's defaults", _bit, "0 or 1"),

@@ -98,8 +98,16 @@ std::string jsonString(const std::string& s) {
 /// or from NumPy through shared memory, do not bump it), and by the row count
 /// x has; it is made the second time the same key is seen, so a weight that
 /// changes every call is never packed. It holds a reference to W, so its
-/// memory is not reused while the copy exists. XACC_PACK_WEIGHTS=0 turns it
-/// off. Results are MKL's sgemm summed in another order: equal to addmm's
+/// memory is not reused while the copy exists.
+/// Off unless XACC_PACK_WEIGHTS=1: re-measured with the pinned torch 2.13.0
+/// (2026-11-30, benchmarks/models/gemm_pack.py, 2 threads, best of 3, under
+/// load) the packed GEMM is no faster in any shape class it was chosen for:
+/// packed/addmm 0.93-1.08 for 8, 32 and 128 rows times [768, 2304], [768,
+/// 3072], [3072, 768] and the LM head (1 thread, CPU time: 0.92-1.06, for W
+/// stored [K, N] and as nn.Linear's W^T alike), while the copy doubles every
+/// packed weight: BERT-base, batch 1 x 8 tokens (benchmarks/xjit_script/
+/// scripts/bert_infer.py) peaked at 1149 MiB under xjit xpu0 with packing,
+/// 813 MiB under plain python (1.41x; issue 22 allows 1.3x). Results are MKL's sgemm summed in another order: equal to addmm's
 /// in the GPT-2 shapes measured, within float32 rounding otherwise (max
 /// |diff| 5e-5 for K = 1024 and unit-size values; tests/python/backend/
 /// test_packed_gemm.py).
@@ -119,12 +127,11 @@ struct MklOps {
   bool available() const { return reorder && linear; }
 };
 
+/// Read at every build (a compile, not a run), so a process can turn it on
+/// for the graphs it compiles next; opt-in, see Note [Packed GEMM weights].
 bool packWeightsEnabled() {
-  static const bool on = [] {
-    const char* v = std::getenv(xacc::env::kPackWeights);
-    return !(v && std::string(v) == "0");
-  }();
-  return on;
+  const char* v = std::getenv(xacc::env::kPackWeights);
+  return v && std::string(v) == "1";
 }
 
 /// A node the packed GEMM may run: addmm with beta = alpha = 1 and all three
