@@ -41,7 +41,8 @@ def run(args: list[str], timeout: int = TIMEOUT, env: dict | None = None) -> sub
         except subprocess.TimeoutExpired:
             os.killpg(p.pid, signal.SIGKILL)
             out, err = p.communicate()
-            raise AssertionError(f"python {' '.join(args)} ran past {timeout} s:\n{err[-3000:]}") from None
+            raise AssertionError(f"python {' '.join(args)} ran past {timeout} s:\nstdout: {out[-2000:]}\n"
+                                 f"stderr: {err[-3000:]}") from None
         # The scripts end through scripts/teardown.py (Note [Gloo group at exit]): a
         # group alive at the interpreter's exit fails the run, except where a script
         # declares it (FSDP2, plain PyTorch's). Only such a run, if it also ended in
