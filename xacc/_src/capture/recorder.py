@@ -19,6 +19,7 @@ the capture target device and executed on meta.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
 import types
@@ -259,19 +260,12 @@ class Recorder:
         prev = meta_run.plain_checks_on()
         try:
             # `fn` is called from this frame itself: function_modes.probe finds it here.
-            if self.inference:
-                with torch.inference_mode():
-                    flash = sdpa.flash_call(args, kwargs) if fn is sdpa.SDPA else None
-                    with _Mode(self):
-                        return fn(*args, **kwargs) if flash is None else flash()
-            if self.no_grad:
-                with torch.no_grad():
-                    flash = sdpa.flash_call(args, kwargs) if fn is sdpa.SDPA else None
-                    with _Mode(self):
-                        return fn(*args, **kwargs) if flash is None else flash()
-            flash = sdpa.flash_call(args, kwargs) if fn is sdpa.SDPA else None
-            with _Mode(self):
-                return fn(*args, **kwargs) if flash is None else flash()
+            grad = torch.inference_mode() if self.inference else torch.no_grad() if self.no_grad \
+                else contextlib.nullcontext()
+            with grad:
+                flash = sdpa.flash_call(args, kwargs) if fn is sdpa.SDPA else None
+                with _Mode(self):
+                    return fn(*args, **kwargs) if flash is None else flash()
         except (GraphBreak, dynamic.Mismatch):
             raise
         except Exception as e:  # the op cannot run on meta tensors
