@@ -128,12 +128,21 @@ def worker(rank: int, world: int, mode: str, args: argparse.Namespace, out: str)
         torch.save({"median": statistics.median(times), "p10": p10, "cpu": statistics.median(cpu),
                     "main_cpu": statistics.median(main_cpu), "phases": phases, "buckets": buckets,
                     "params": ddp.module.state_dict(), "captured": captured}, out)
-    # Every rank is done before rank 0, which hosts the store, can exit first; the
-    # group ends here, not at the interpreter's exit, because torch.distributed.nn
-    # (which DDP's and torch.compile's imports reach) was imported before
-    # init_process_group (Note [Gloo group at exit], tests/python/distributed/scripts/teardown.py).
+    # Every rank is done before rank 0, which hosts the store, can exit first.
+    # Then the rank leaves without tearing the group down: the DDP module holds
+    # the group, and dropping it (the worker's frame ending, or
+    # destroy_process_group) runs ~ProcessGroupGloo with the GIL held, which joins
+    # gloo's run-loop thread; when that thread is still destroying the barrier's
+    # work, whose captured ThreadLocalState holds a Python object, its decref
+    # waits for the GIL forever. Seen in session 24 as a torch.compile rank stuck
+    # at exit (py-spy --native: main thread in ~ProcessGroupGloo -> thread::join,
+    # pt_gloo_runloop in ~AsyncBarrierWork -> ~ThreadLocalState ->
+    # gil_scoped_acquire), the same no-output hang as session 23's. Everything the
+    # run reports was written above; nothing is left for Python's teardown.
     dist.barrier()
-    dist.destroy_process_group()
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(0)
 
 
 def timeline_text(r: dict) -> str:

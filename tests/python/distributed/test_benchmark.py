@@ -42,9 +42,9 @@ def test_xacc_modes_report_their_capture_and_unknown_modes_are_refused():
     """The xacc mode says what rank 0 ran (pieces of the bucket split, compiled
     backward runs, fallbacks, recompiles on its device). A misspelled mode is an
     error, not a silent run of plain DDP. The opt-in xacc_xpu0 mode is not run
-    here: one launch of plain,xacc,xacc_xpu0 hung past 600 s with no output in a
-    `make test` under 3.12 (session 23), and four direct launches did not
-    reproduce it (docs/distributed.md)."""
+    here (time). One launch of plain,xacc,xacc_xpu0 hung past 600 s in a `make
+    test` (session 23): a deadlock in gloo's group teardown at a rank's exit,
+    which the workers now avoid (docs/distributed.md)."""
     out = run([str(ROOT / "benchmarks" / "distributed" / "run.py"), "--steps", "2", "--warmup", "1",
                "--modes", "plain,xacc"]).stdout
     # 3 steps x 2 pieces (the benchmark MLP's 2 buckets), nothing replayed.
