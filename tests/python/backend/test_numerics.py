@@ -394,6 +394,20 @@ def b_norm_pool(p):
     p.case = "_native_batch_norm_legit_no_training [N, C]"
     p.out(A("aten._native_batch_norm_legit_no_training.default", x2, w, b, rm, rv, momentum=0.1,
             eps=1e-5).result(0))
+    p.case = "native_batch_norm training, batch statistics"
+    p.out(A("aten.native_batch_norm.default", x, w, b, running_mean=None, running_var=None, training=True,
+            momentum=0.1, eps=1e-5).result(0))
+    # BiT's weight standardisation: a [C, K, 1, 1] weight viewed as [1, C, K]
+    # (the view maps two size-1 dims to constants, and the statistics reduce
+    # over the size-1 dim 0 as well), batch statistics, no affine.
+    wv = A("aten.view.default", p.param(F32, (16, 8, 1, 1), "wide"), size=[1, 16, 8])
+    p.case = "native_batch_norm training of a unit-dim view (weight standardisation)"
+    p.out(A("aten.native_batch_norm.default", wv, weight=None, bias=None, running_mean=None, running_var=None,
+            training=True, momentum=0.0, eps=1e-8).result(0))
+    p.case = "sum over a size-1 dim of that view, dropped"
+    p.out(A("aten.sum.dim_IntList", wv, dim=[0, 2]))
+    p.case = "amax over size-1 dims only, kept"
+    p.out(A("aten.amax.default", wv, dim=[0], keepdim=True))
     xd = p.param(F64, (2, 3, 4))
     wd, bd, rmd, rvd = p.param(F64, (3,)), p.param(F64, (3,)), p.param(F64, (3,)), p.param(F64, (3,), "pos")
     p.case = "native_batch_norm eval f64"

@@ -218,6 +218,44 @@ bool returnToDatum(const c10::IValue& v, const c10::Argument& ret, Datum& out, s
   return toDatum(v, out, error);
 }
 
+/// The IValue of an argument an operand (or a run of operands, for a list
+/// argument) supplies; `args` starts after the token of an effect.
+bool operandToIValue(const ArgSource& src, const Datum* args, const c10::Argument& arg, c10::IValue& v,
+                     std::string& err) {
+  if (src.kind == ArgSource::Operand) return datumToIValue(args[src.first], arg, v, err);
+  std::vector<Datum> items(args + src.first, args + src.first + src.count);
+  return datumToIValue(Datum::list(std::move(items)), arg, v, err);
+}
+
+/// Calls `op` on `stack` and converts its returns, a token first for an effect.
+bool callAndCollect(const AtenOp& op, torch::jit::Stack& stack, bool meta, std::vector<Datum>& results,
+                    std::string& error) {
+  const c10::FunctionSchema& schema = op.schema();
+  try {
+    const c10::OperatorName& name = schema.operator_name();
+    if (!meta || !runNativeMeta(name.name, name.overload_name, stack)) op.handle.callBoxed(stack);
+  } catch (const std::exception& e) {
+    error = qualifiedName(schema) + ": " + exceptionMessage(e);
+    noteOpError(std::current_exception(), error);  // See Note [ATen error translation]
+    return false;
+  }
+  const auto& rets = schema.returns();
+  if (stack.size() != rets.size()) {
+    error = qualifiedName(schema) + ": expected " + std::to_string(rets.size()) + " results, got " +
+            std::to_string(stack.size());
+    return false;
+  }
+  results.clear();
+  results.reserve(rets.size() + (op.effect ? 1 : 0));
+  if (op.effect) results.push_back(Datum::token());
+  for (size_t i = 0; i < rets.size(); ++i) {
+    Datum d;
+    if (!returnToDatum(stack[i], rets[i], d, error)) return false;
+    results.push_back(std::move(d));
+  }
+  return true;
+}
+
 /// Runs `op` on `args`. `meta`: the operands are meta tensors (the xpu
 /// backend's eager-strides run, runAtenOpOnMeta), and libtorch's C++ meta
 /// function runs where it has a rule (Note [Native meta kernels]); every other
@@ -253,13 +291,8 @@ bool runResolved(const AtenOp& op, const AttrDict& attrs, const std::vector<Datu
       case ArgSource::Attr:
         ok = attrToIValue(*src.attr, arg, c10::Device(c10::kCPU), v, err);
         break;
-      case ArgSource::Operand: ok = datumToIValue(args[first + src.first], arg, v, err); break;
-      case ArgSource::Operands: {
-        std::vector<Datum> items(args.begin() + first + src.first,
-                                 args.begin() + first + src.first + src.count);
-        ok = datumToIValue(Datum::list(std::move(items)), arg, v, err);
-        break;
-      }
+      case ArgSource::Operand:
+      case ArgSource::Operands: ok = operandToIValue(src, args.data() + first, arg, v, err); break;
       case ArgSource::Default: v = *arg.default_value(); break;
       case ArgSource::None: break;
     }
@@ -269,29 +302,12 @@ bool runResolved(const AtenOp& op, const AttrDict& attrs, const std::vector<Datu
     }
     stack.push_back(std::move(v));
   }
-  try {
-    const c10::OperatorName& name = schema.operator_name();
-    if (!meta || !runNativeMeta(name.name, name.overload_name, stack)) op.handle.callBoxed(stack);
-  } catch (const std::exception& e) {
-    error = qualifiedName(schema) + ": " + exceptionMessage(e);
-    noteOpError(std::current_exception(), error);  // See Note [ATen error translation]
-    return false;
-  }
-  const auto& rets = schema.returns();
-  if (stack.size() != rets.size()) {
-    error = qualifiedName(schema) + ": expected " + std::to_string(rets.size()) + " results, got " +
-            std::to_string(stack.size());
-    return false;
-  }
-  results.clear();
-  results.reserve(rets.size() + (op.effect ? 1 : 0));
-  if (op.effect) results.push_back(Datum::token());
-  for (size_t i = 0; i < rets.size(); ++i) {
-    Datum d;
-    if (!returnToDatum(stack[i], rets[i], d, error)) return false;
-    results.push_back(std::move(d));
-  }
-  return true;
+  return callAndCollect(op, stack, meta, results, error);
+}
+
+bool reportFailure(ir::Interpreter& interp, const ir::Node& node, const std::string& err) {
+  if (isShapeError(err)) return interp.fail(node, kAtenShapeError, "TensorDimensionMismatch: " + err);
+  return interp.fail(node, kAtenRuntimeError, err);
 }
 
 std::unique_ptr<ir::OpInfo> makeOpInfo(std::string_view name, std::string& error) {
@@ -312,8 +328,7 @@ std::unique_ptr<ir::OpInfo> makeOpInfo(std::string_view name, std::string& error
                       std::vector<Datum>& results) {
     std::string err;
     if (runResolved(*op, node.attrs(), args, results, err)) return true;
-    if (isShapeError(err)) return interp.fail(node, kAtenShapeError, "TensorDimensionMismatch: " + err);
-    return interp.fail(node, kAtenRuntimeError, err);
+    return reportFailure(interp, node, err);
   };
   return info;
 }
@@ -641,6 +656,83 @@ bool inferAtenOp(std::string_view name, const std::vector<Type>& operands, const
                  std::vector<Type>& results, std::string& error) {
   const AtenOp* op = resolveAtenOp(name, error);
   return op && inferResultTypes(*op, operands, attrs, results, error);
+}
+
+// Note [Prepared ATen calls] (AtenOps.h): what runResolved derives from the
+// datums on every call, derived once from the node's static types.
+struct PreparedAtenCall::Impl {
+  const AtenOp* op = nullptr;
+  const ir::Node* node = nullptr;
+  size_t first = 0;                    ///< 1 after an effect's token
+  std::vector<OperandClass> classes;   ///< static class of each operand after the token
+  std::vector<c10::IValue> tmpl;       ///< attribute and default values, by schema position
+  std::vector<std::pair<size_t, ArgSource>> fills;  ///< (schema position, operand source)
+};
+
+PreparedAtenCall::PreparedAtenCall(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+PreparedAtenCall::~PreparedAtenCall() = default;
+
+std::unique_ptr<PreparedAtenCall> PreparedAtenCall::prepare(const ir::Node& node) {
+  if (node.opName().rfind(kPrefix, 0) != 0 || node.numRegions() > 0) return nullptr;
+  std::string error;
+  auto impl = std::make_unique<Impl>();
+  impl->op = resolveAtenOp(node.opName(), error);
+  if (!impl->op) return nullptr;
+  impl->node = &node;
+  impl->first = impl->op->effect ? 1 : 0;
+  if (node.numOperands() < impl->first) return nullptr;
+  for (size_t i = impl->first; i < node.numOperands(); ++i) {
+    OperandClass c = classOf(node.operand(i)->type());
+    // A class known only at run time could bind differently call by call.
+    if (c == OperandClass::Any || c == OperandClass::Other || c == OperandClass::Token) return nullptr;
+    impl->classes.push_back(c);
+  }
+  std::vector<ArgSource> plan;
+  const c10::FunctionSchema& schema = impl->op->schema();
+  if (!bindArguments(schema, impl->classes, node.attrs(), plan, error)) return nullptr;
+  const auto& args = schema.arguments();
+  impl->tmpl.resize(args.size());
+  for (size_t i = 0; i < args.size(); ++i) {
+    switch (plan[i].kind) {
+      case ArgSource::Attr:
+        if (!attrToIValue(*plan[i].attr, args[i], c10::Device(c10::kCPU), impl->tmpl[i], error)) return nullptr;
+        break;
+      case ArgSource::Default: impl->tmpl[i] = *args[i].default_value(); break;
+      case ArgSource::None: break;
+      case ArgSource::Operand:
+      case ArgSource::Operands: impl->fills.emplace_back(i, plan[i]); break;
+    }
+  }
+  return std::unique_ptr<PreparedAtenCall>(new PreparedAtenCall(std::move(impl)));
+}
+
+PreparedAtenCall::Status PreparedAtenCall::run(const std::vector<Datum>& slots, const std::vector<int>& operands,
+                                               std::vector<Datum>& results, std::string& error) const {
+  const Impl& p = *impl_;
+  thread_local std::vector<Datum> args;
+  args.clear();
+  for (size_t i = p.first; i < operands.size(); ++i) {
+    const Datum& d = slots[operands[i]];
+    OperandClass want = p.classes[i - p.first];
+    if (want == OperandClass::Tensor ? !isTensorDatum(d) : classOf(d) != want) return Status::Rebind;
+    args.push_back(d);
+  }
+  const auto& schemaArgs = p.op->schema().arguments();
+  torch::jit::Stack stack(p.tmpl);
+  for (const auto& [pos, src] : p.fills) {
+    std::string err;
+    if (!operandToIValue(src, args.data(), schemaArgs[pos], stack[pos], err)) {
+      error = qualifiedName(p.op->schema()) + ": " + err;
+      args.clear();
+      return Status::Failed;
+    }
+  }
+  args.clear();
+  return callAndCollect(*p.op, stack, /*meta=*/false, results, error) ? Status::Ok : Status::Failed;
+}
+
+bool PreparedAtenCall::fail(ir::Interpreter& interp, const std::string& error) const {
+  return reportFailure(interp, *impl_->node, error);
 }
 
 }  // namespace xacc::backend::aten

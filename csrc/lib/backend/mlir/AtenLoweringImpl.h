@@ -133,6 +133,22 @@ public:
     }
     std::sort(dims.begin(), dims.end());
     dims.erase(std::unique(dims.begin(), dims.end()), dims.end());
+    // A size-1 dim reduces to itself. Kept in the Reduce, its loop would appear
+    // in no index map when the operand is a view that maps it to a constant
+    // (x.reshape(1, C, -1) of a [C, K, 1, 1] weight): MLIR rejects such a
+    // linalg.generic (non-invertible maps). So it is reduced as kept and, for
+    // !keepDim, dropped by a view afterwards.
+    std::vector<int> nonUnit;
+    for (int d : dims)
+      if (shape(x)[d] != 1) nonUnit.push_back(d);
+    if (nonUnit.size() != dims.size()) {
+      int y = nonUnit.empty() ? x : reduce(op, x, nonUnit, true);
+      if (keepDim) return y;
+      std::vector<int64_t> out;
+      for (int i = 0; i < r; ++i)
+        if (!std::binary_search(dims.begin(), dims.end(), i)) out.push_back(shape(x)[i]);
+      return reshapeUnitDims(y, out);
+    }
     for (int i = 0; i < r; ++i) {
       bool red = std::find(dims.begin(), dims.end(), i) != dims.end();
       if (!red) n.shape.push_back(shape(x)[i]);
@@ -142,6 +158,8 @@ public:
     n.keepDim = keepDim;
     return k_.add(n);
   }
+  /// reshape(*this, x, sizes): adds or removes size-1 dims (AtenViewRules.cpp).
+  int reshapeUnitDims(int x, std::vector<int64_t> sizes);
   int view(int x, std::vector<int64_t> outShape, std::vector<AffineIndex> index) {
     KNode n;
     n.kind = KNode::View;

@@ -115,15 +115,20 @@ void addReductionRules(RuleTable& t) {
   t["aten.layer_norm.default"] = t["aten.native_layer_norm.default"] = [](Lowerer& L, const Args& a) {
     return std::vector<int>{finish(L, a, layerNorm(L, a, in(L, a, "input")))};
   };
-  // Batch norm in inference (running statistics), per channel (dim 1), as
-  // ATen's CPU kernel computes it: alpha = weight / sqrt(var + eps),
-  // beta = bias - mean * alpha, y = x * alpha + beta. The saved statistics
-  // (results 1, 2) must be unused (canLowerNode).
+  // Batch norm per channel (dim 1), as ATen's CPU kernel computes it: alpha =
+  // weight * invstd, beta = bias - mean * alpha, y = x * alpha + beta. In
+  // inference mean and var are the running statistics; in training mode the
+  // batch's (mean over every dim but 1, biased var), lowered only when no
+  // running statistics are given, which ATen would update in place (the
+  // weight standardisation of BiT's and ResNetV2's convolutions is such a
+  // call). The saved statistics (results 1, 2) must be unused (canLowerNode).
   t["aten.native_batch_norm.default"] = t["aten._native_batch_norm_legit_no_training.default"] =
       [](Lowerer& L, const Args& a) {
-        if (a.present("training") && a.flag("training", false)) throw Failure{"batch_norm in training mode"};
-        if (!a.present("running_mean") || !a.present("running_var"))
-          throw Failure{"batch_norm without running statistics"};
+        bool training = a.present("training") && a.flag("training", false);
+        bool running = a.present("running_mean") && a.present("running_var");
+        if (training && (a.present("running_mean") || a.present("running_var")))
+          throw Failure{"batch_norm in training mode updating running statistics"};
+        if (!training && !running) throw Failure{"batch_norm without running statistics"};
         int x = in(L, a, "input");
         const std::vector<int64_t> s = L.shape(x);  // a copy: adding nodes moves the node vector
         if (s.size() < 2) throw Failure{"batch_norm of a tensor of rank < 2"};
@@ -135,10 +140,23 @@ void addReductionRules(RuleTable& t) {
           if (L.shape(v).size() != 1 || L.shape(v)[0] != s[1]) throw Failure{std::string("batch_norm: ") + name + " is not of size C"};
           return reshape(L, v, chan);
         };
-        int invstd = L.bin("div", L.cnst(1, x), L.un("sqrt", L.bin("add", perChannel("running_var"),
-                                                                      L.cnst(a.number("eps", 1e-5), x))));
+        int mean = -1, var = -1;
+        if (training) {
+          std::vector<int> dims;
+          for (size_t i = 0; i < s.size(); ++i)
+            if (i != 1) dims.push_back(static_cast<int>(i));
+          double n = sizeOf(L, x, dims);
+          if (n < 1) throw Failure{"batch_norm of an empty batch"};
+          mean = L.bin("div", L.reduce("sum", x, dims, true), L.cnst(n, x));
+          int dev = L.bin("sub", x, mean);
+          var = L.bin("div", L.reduce("sum", L.bin("mul", dev, dev), dims, true), L.cnst(n, x));
+        } else {
+          mean = perChannel("running_mean");
+          var = perChannel("running_var");
+        }
+        int invstd = L.bin("div", L.cnst(1, x), L.un("sqrt", L.bin("add", var, L.cnst(a.number("eps", 1e-5), x))));
         int alpha = a.present("weight") ? L.bin("mul", invstd, perChannel("weight")) : invstd;
-        int beta = L.bin("mul", L.un("neg", perChannel("running_mean")), alpha);
+        int beta = L.bin("mul", L.un("neg", mean), alpha);
         if (a.present("bias")) beta = L.bin("add", perChannel("bias"), beta);
         return std::vector<int>{finish(L, a, L.bin("add", L.bin("mul", x, alpha), beta))};
       };

@@ -48,6 +48,8 @@ int reshape(Lowerer& L, int x, std::vector<int64_t> sizes) {
   return L.view(x, sizes, idx);
 }
 
+int Lowerer::reshapeUnitDims(int x, std::vector<int64_t> sizes) { return reshape(*this, x, std::move(sizes)); }
+
 void addViewRules(RuleTable& t) {
   // Views: index maps, no data movement.
   t["aten.permute.default"] = [](Lowerer& L, const Args& a) {

@@ -205,6 +205,7 @@ bool XpuExecutable::build(support::DiagnosticEngine& diag) {
         return false;
       }
       ++stats_.fallbackNodes;
+      s.call = aten::PreparedAtenCall::prepare(*s.node);
       for (ir::Value* v : s.node->operands()) s.inSlots.push_back(slotOf(v));
       for (size_t i = 0; i < s.node->numResults(); ++i) s.outSlots.push_back(slotOf(s.node->result(i)));
     }
@@ -288,8 +289,14 @@ bool XpuExecutable::run(const std::vector<Datum>& inputs, std::vector<Datum>& ou
         if (!runNodes(*interp, s.region->region.nodes, slots)) return false;
       }
     } else if (!(s.gemm && runPackedGemm(s, slots))) {
-      if (!interp) interp = std::make_unique<ir::Interpreter>(diag);
-      if (!runStep(*interp, s, slots)) return false;
+      // A prepared call needs no interpreter unless it fails or must rebind.
+      std::string error;
+      auto status = runPrepared(s, slots, error);
+      if (status != aten::PreparedAtenCall::Status::Ok) {
+        if (!interp) interp = std::make_unique<ir::Interpreter>(diag);
+        if (status == aten::PreparedAtenCall::Status::Failed) return s.call->fail(*interp, error);
+        if (!runStep(*interp, s, slots)) return false;
+      }
     }
     for (int sl : s.release) slots[sl] = Datum();
   }
@@ -398,7 +405,23 @@ bool XpuExecutable::runNodes(ir::Interpreter& interp, const std::vector<const ir
   return true;
 }
 
+aten::PreparedAtenCall::Status XpuExecutable::runPrepared(const Step& s, std::vector<Datum>& slots,
+                                                          std::string& error) {
+  if (!s.call) return aten::PreparedAtenCall::Status::Rebind;
+  std::vector<Datum> results;
+  auto status = s.call->run(slots, s.inSlots, results, error);
+  if (status == aten::PreparedAtenCall::Status::Ok)
+    for (size_t i = 0; i < results.size() && i < s.outSlots.size(); ++i) slots[s.outSlots[i]] = std::move(results[i]);
+  return status;
+}
+
 bool XpuExecutable::runStep(ir::Interpreter& interp, const Step& s, std::vector<Datum>& slots) {
+  std::string error;
+  switch (runPrepared(s, slots, error)) {
+    case aten::PreparedAtenCall::Status::Ok: return true;
+    case aten::PreparedAtenCall::Status::Failed: return s.call->fail(interp, error);
+    case aten::PreparedAtenCall::Status::Rebind: break;  // not prepared, or operands of another class
+  }
   std::vector<Datum> args, results;
   args.reserve(s.inSlots.size());
   for (int i : s.inSlots) args.push_back(slots[i]);

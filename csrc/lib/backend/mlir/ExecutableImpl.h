@@ -23,6 +23,7 @@
 #include "Lowering.h"
 #include "Partitioner.h"
 #include "SizeGeneric.h"
+#include "xacc/backend/aten/AtenOps.h"
 #include "xacc/backend/mlir/XpuBackend.h"
 #include "xacc/ir/Interpreter.h"
 
@@ -250,6 +251,9 @@ struct Step {
   std::vector<int> release;
   std::unique_ptr<RegionState> region;
   std::unique_ptr<PackedGemm> gemm;  ///< Note [Packed GEMM weights]
+  /// A fallback `aten.` node bound once (Note [Prepared ATen calls]); null:
+  /// the node runs through its interp rule.
+  std::unique_ptr<aten::PreparedAtenCall> call;
 };
 
 class XpuExecutable : public Executable {
@@ -279,6 +283,10 @@ private:
   /// A fallback step's node, its operands and results at the slots build()
   /// assigned (runNodes looks each value's slot up in a map).
   bool runStep(ir::Interpreter& interp, const Step& s, std::vector<Datum>& slots);
+  /// A fallback step through its prepared call (Note [Prepared ATen calls]):
+  /// Ok (results in their slots), Failed (`error`), or Rebind (not prepared,
+  /// or operands of another class: runStep's interp rule binds from the datums).
+  aten::PreparedAtenCall::Status runPrepared(const Step& s, std::vector<Datum>& slots, std::string& error);
   /// Fills each step's `release` (build(), once the steps exist).
   void planRelease();
 

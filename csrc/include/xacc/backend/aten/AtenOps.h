@@ -61,12 +61,18 @@
 // otherwise `cpu`.
 #pragma once
 
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "xacc/ir/Attribute.h"
 #include "xacc/ir/Datum.h"
+
+namespace xacc::ir {
+class Interpreter;
+class Node;
+}  // namespace xacc::ir
 
 namespace xacc::backend::aten {
 
@@ -130,5 +136,37 @@ bool runAtenOpOnMeta(std::string_view name, const ir::AttrDict& attrs, const std
 /// types and attributes (what the registered `infer` does).
 bool inferAtenOp(std::string_view name, const std::vector<ir::Type>& operands,
                  const ir::AttrDict& attrs, std::vector<ir::Type>& results, std::string& error);
+
+/// Note [Prepared ATen calls]: the registered `interp` of an `aten.` node binds
+/// its operands and attributes to the schema on every call (Note [ATen
+/// operands and attributes]: operand classes from the datums, attribute and
+/// default conversions). An executor that runs one node many times prepares
+/// it once instead: the binding comes from the operands' static types and the
+/// attribute and default values are converted once, so a call only converts
+/// its operands, calls the dispatcher and converts the results. That binding is
+/// the one the interp rule computes whenever each operand's run-time class is
+/// its static class; a call whose operands differ in class returns `Rebind`,
+/// and the caller runs the interp rule, which binds from the datums. Nodes
+/// whose operand types leave a class open (`any`) are not prepared.
+class PreparedAtenCall {
+public:
+  enum class Status { Ok, Failed, Rebind };
+  /// nullptr when `node` is not an `aten.` node this can prepare. The node
+  /// must outlive the result.
+  static std::unique_ptr<PreparedAtenCall> prepare(const ir::Node& node);
+  ~PreparedAtenCall();
+  /// Runs the node on `slots[operands[i]]` (an effect's token first), as its
+  /// interp rule would; `Failed`: `error` says why, as the rule's message.
+  Status run(const std::vector<ir::Datum>& slots, const std::vector<int>& operands,
+             std::vector<ir::Datum>& results, std::string& error) const;
+  /// Reports a `Failed` run through `interp` with the interp rule's code and
+  /// message (E0602 for shape errors, else E0601); returns false.
+  bool fail(ir::Interpreter& interp, const std::string& error) const;
+
+private:
+  struct Impl;
+  explicit PreparedAtenCall(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
 
 }  // namespace xacc::backend::aten
