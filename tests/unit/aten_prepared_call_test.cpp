@@ -6,6 +6,8 @@
 #include <ATen/ATen.h>
 #include <gtest/gtest.h>
 
+#include <map>
+
 #include "xacc/backend/aten/AtenOps.h"
 #include "xacc/backend/aten/TensorDatum.h"
 #include "xacc/ir/Interpreter.h"
@@ -54,6 +56,7 @@ TEST_F(PreparedCallTest, RunsAsTheInterpRuleAcrossShapesWithAttributesAndDefault
   auto add = PreparedAtenCall::prepare(*ns[0]);
   auto sum = PreparedAtenCall::prepare(*ns[1]);
   ASSERT_TRUE(add && sum);
+  EXPECT_FALSE(add->direct());  // the boxed call
   for (int64_t rows : {1, 4, 33}) {
     at::Tensor x = at::randn({rows, 3}), y = at::randn({3});
     std::vector<Datum> slots = {makeTensorDatum(x), makeTensorDatum(y), Datum()};
@@ -147,6 +150,74 @@ TEST_F(PreparedCallTest, FailuresCarryTheInterpRulesMessageAndCode) {
   EXPECT_EQ(prepared.diagnostics()[0].code, rule.diagnostics()[0].code);
   EXPECT_EQ(prepared.diagnostics()[0].message, rule.diagnostics()[0].message);
   EXPECT_NE(error.find("aten::mm"), std::string::npos) << error;
+}
+
+TEST_F(PreparedCallTest, DirectCallsMatchTheBoxedCall) {
+  // Note [Direct ATen calls]: views and matrix products called through their
+  // C++ functions give what the interp rule's boxed call gives: values,
+  // sizes, strides, and storage shared with the operand for views.
+  auto ns = nodes(R"(graph @f(%x: tensor<f32, [4, 6], cpu>, %b: tensor<f32, [6], cpu>, %w: tensor<f32, [6, 6], cpu>) -> tensor<f32, [4, 6], cpu> {
+  %v = aten.view.default(%x) {size = [2, 2, 6]} : tensor<f32, [2, 2, 6], cpu>
+  %u = aten._unsafe_view.default(%x) {size = [24]} : tensor<f32, [24], cpu>
+  %r = aten.reshape.default(%x) {shape = [6, 4]} : tensor<f32, [6, 4], cpu>
+  %t = aten.t.default(%x) : tensor<f32, [6, 4], cpu>
+  %tr = aten.transpose.int(%v) {dim0 = 0, dim1 = 2} : tensor<f32, [6, 2, 2], cpu>
+  %q = aten.unsqueeze.default(%x) {dim = -1} : tensor<f32, [4, 6, 1], cpu>
+  %p = aten.permute.default(%v) {dims = [2, 0, 1]} : tensor<f32, [6, 2, 2], cpu>
+  %e = aten.expand.default(%q) {size = [4, 6, 3]} : tensor<f32, [4, 6, 3], cpu>
+  %m = aten.mm.default(%x, %w) : tensor<f32, [4, 6], cpu>
+  %a = aten.addmm.default(%b, %x, %w) {beta = 0.5, alpha = 2} : tensor<f32, [4, 6], cpu>
+  %tv = aten.transpose.int(%v) {dim0 = 1, dim1 = 2} : tensor<f32, [2, 6, 2], cpu>
+  %bm = aten.bmm.default(%v, %tv) : tensor<f32, [2, 2, 2], cpu>
+  return %a
+}
+)");
+  ASSERT_EQ(ns.size(), 12u);
+  at::Tensor x = at::randn({4, 6}), b = at::randn({6}), w = at::randn({6, 6});
+  std::vector<Datum> slots = {makeTensorDatum(x), makeTensorDatum(b), makeTensorDatum(w)};
+  std::map<const ir::Value*, int> slotOf = {{module_->graphs()[0]->param(0), 0},
+                                            {module_->graphs()[0]->param(1), 1},
+                                            {module_->graphs()[0]->param(2), 2}};
+  for (const ir::Node* n : ns) {
+    auto call = PreparedAtenCall::prepare(*n);
+    ASSERT_TRUE(call) << n->opName();
+    EXPECT_TRUE(call->direct()) << n->opName();
+    std::vector<int> in;
+    std::vector<Datum> args;
+    for (const ir::Value* v : n->operands()) {
+      in.push_back(slotOf.at(v));
+      args.push_back(slots[slotOf.at(v)]);
+    }
+    std::vector<Datum> got, want;
+    std::string error;
+    ASSERT_EQ(call->run(slots, in, got, error), Status::Ok) << n->opName() << ": " << error;
+    ASSERT_TRUE(interpRun(*n, args, want, diag_)) << diag_.renderAllText();
+    const at::Tensor &g = tensorOf(got[0]), &r = tensorOf(want[0]);
+    EXPECT_TRUE(at::equal(g, r)) << n->opName();
+    EXPECT_EQ(g.sizes(), r.sizes()) << n->opName();
+    EXPECT_EQ(g.strides(), r.strides()) << n->opName();
+    EXPECT_EQ(g.is_alias_of(tensorOf(args[0])), r.is_alias_of(tensorOf(args[0]))) << n->opName();
+    slotOf[n->result(0)] = static_cast<int>(slots.size());
+    slots.push_back(got[0]);
+  }
+  EXPECT_TRUE(at::allclose(tensorOf(slots[slotOf.at(ns[9]->result(0))]), at::addmm(b, x, w, 0.5, 2)));
+
+  // A view the strides do not allow fails as the boxed call does.
+  auto flat = nodes(R"(graph @g(%x: tensor<f32, [4, 6], cpu>) -> tensor<f32, [24], cpu> {
+  %v = aten.view.default(%x) {size = [24]} : tensor<f32, [24], cpu>
+  return %v
+}
+)");
+  std::vector<Datum> strided = {makeTensorDatum(at::randn({6, 4}).t())};
+  std::vector<Datum> results;
+  std::string error;
+  auto view = PreparedAtenCall::prepare(*flat[0]);
+  ASSERT_TRUE(view);
+  ASSERT_EQ(view->run(strided, {0}, results, error), Status::Failed);
+  support::DiagnosticEngine rule;
+  EXPECT_FALSE(interpRun(*flat[0], strided, results, rule));
+  ASSERT_EQ(rule.diagnostics().size(), 1u);
+  EXPECT_EQ(rule.diagnostics()[0].message, error);
 }
 
 }  // namespace

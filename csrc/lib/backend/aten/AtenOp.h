@@ -97,6 +97,26 @@ bool inferResultTypes(const AtenOp& op, const std::vector<ir::Type>& operands,
                       const ir::AttrDict& attrs, std::vector<ir::Type>& results,
                       std::string& error);
 
+/// Note [Direct ATen calls] (AtenDirect.cpp): a prepared node called through
+/// its C++ function, its constant arguments kept unboxed.
+struct DirectCall {
+  enum class Kind : uint8_t { None, View, UnsafeView, Reshape, T, Transpose, Unsqueeze, Permute, Expand, Detach,
+                              Mm, Bmm, Addmm };
+  Kind kind = Kind::None;
+  std::vector<int64_t> ints;  ///< sizes or dims
+  int64_t i0 = 0, i1 = 0;     ///< dims
+  bool flag = false;          ///< expand's `implicit`
+  c10::Scalar beta, alpha;    ///< addmm's
+};
+
+/// Fills `out` when `op`, with the constant arguments `tmpl` (by schema
+/// position) and tensor operands at `tensorPositions`, has a direct call.
+bool prepareDirect(const AtenOp& op, const std::vector<c10::IValue>& tmpl,
+                   const std::vector<size_t>& tensorPositions, DirectCall& out);
+
+/// The direct call on tensors `t` (in `tensorPositions` order); throws as ATen does.
+at::Tensor runDirect(const DirectCall& d, const at::Tensor* t);
+
 /// "aten::add.Tensor" for messages.
 std::string qualifiedName(const c10::FunctionSchema& schema);
 

@@ -667,6 +667,7 @@ struct PreparedAtenCall::Impl {
   std::vector<OperandClass> classes;   ///< static class of each operand after the token
   std::vector<c10::IValue> tmpl;       ///< attribute and default values, by schema position
   std::vector<std::pair<size_t, ArgSource>> fills;  ///< (schema position, operand source)
+  DirectCall direct;  ///< Note [Direct ATen calls]; kind None: the boxed call
 };
 
 PreparedAtenCall::PreparedAtenCall(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
@@ -703,6 +704,17 @@ std::unique_ptr<PreparedAtenCall> PreparedAtenCall::prepare(const ir::Node& node
       case ArgSource::Operands: impl->fills.emplace_back(i, plan[i]); break;
     }
   }
+  // Direct calls: no effect, one tensor result, every operand a tensor of its own argument.
+  std::vector<size_t> tensorPositions;
+  bool tensorsOnly = !impl->op->effect && schema.returns().size() == 1;
+  for (const auto& [pos, src] : impl->fills) {
+    tensorsOnly &= src.kind == ArgSource::Operand && impl->classes[size_t(src.first)] == OperandClass::Tensor &&
+                   size_t(src.first) == tensorPositions.size() &&
+                   args[pos].real_type()->kind() == c10::TypeKind::TensorType;
+    tensorPositions.push_back(pos);
+  }
+  if (tensorsOnly && tensorPositions.size() == impl->classes.size())
+    prepareDirect(*impl->op, impl->tmpl, tensorPositions, impl->direct);
   return std::unique_ptr<PreparedAtenCall>(new PreparedAtenCall(std::move(impl)));
 }
 
@@ -717,6 +729,21 @@ PreparedAtenCall::Status PreparedAtenCall::run(const std::vector<Datum>& slots, 
     if (want == OperandClass::Tensor ? !isTensorDatum(d) : classOf(d) != want) return Status::Rebind;
     args.push_back(d);
   }
+  if (p.direct.kind != DirectCall::Kind::None) {
+    at::Tensor tensors[3];
+    for (size_t i = 0; i < args.size() && i < 3; ++i) tensors[i] = tensorOf(args[i]);
+    args.clear();
+    try {
+      at::Tensor r = runDirect(p.direct, tensors);
+      results.clear();
+      results.push_back(makeTensorDatum(std::move(r)));
+      return Status::Ok;
+    } catch (const std::exception& e) {
+      error = qualifiedName(p.op->schema()) + ": " + exceptionMessage(e);
+      noteOpError(std::current_exception(), error);  // See Note [ATen error translation]
+      return Status::Failed;
+    }
+  }
   const auto& schemaArgs = p.op->schema().arguments();
   torch::jit::Stack stack(p.tmpl);
   for (const auto& [pos, src] : p.fills) {
@@ -730,6 +757,8 @@ PreparedAtenCall::Status PreparedAtenCall::run(const std::vector<Datum>& slots, 
   args.clear();
   return callAndCollect(*p.op, stack, /*meta=*/false, results, error) ? Status::Ok : Status::Failed;
 }
+
+bool PreparedAtenCall::direct() const { return impl_->direct.kind != DirectCall::Kind::None; }
 
 bool PreparedAtenCall::fail(ir::Interpreter& interp, const std::string& error) const {
   return reportFailure(interp, *impl_->node, error);

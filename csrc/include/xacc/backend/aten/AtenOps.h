@@ -159,6 +159,8 @@ public:
   /// interp rule would; `Failed`: `error` says why, as the rule's message.
   Status run(const std::vector<ir::Datum>& slots, const std::vector<int>& operands,
              std::vector<ir::Datum>& results, std::string& error) const;
+  /// Whether calls go through the op's C++ function (Note [Direct ATen calls]).
+  bool direct() const;
   /// Reports a `Failed` run through `interp` with the interp rule's code and
   /// message (E0602 for shape errors, else E0601); returns false.
   bool fail(ir::Interpreter& interp, const std::string& error) const;
