@@ -36,11 +36,39 @@ struct AtenExecutable::Step {
   c10::IValue constant;       ///< Const
   int64_t index = 0;          ///< TupleGet
   bool fault = false;         ///< See Note [Test fault injection]
+  aten::DirectCall direct;    ///< Aten: Note [Direct ATen calls]; kind None: the boxed call
   /// If: the ^then and ^else arms; Loop: ^cond and ^body (prepared once, run on demand).
   std::vector<std::unique_ptr<AtenExecutable>> regions;
 };
 
 AtenExecutable::~AtenExecutable() = default;
+
+namespace {
+
+/// A step with a direct call (Note [Direct ATen calls]) on tensor slots. False
+/// with `error` empty: an operand is not a tensor this time; take the boxed call.
+bool runDirectStep(const AtenExecutable::Step& s, std::vector<c10::IValue>& slots, std::string& error) {
+  at::Tensor t[3];
+  size_t k = 0;
+  for (const auto& f : s.fills) {
+    const c10::IValue& v = slots[f.slots[0]];
+    if (!v.isTensor() || k == 3) return false;
+    t[k++] = v.toTensor();
+  }
+  try {
+    at::Tensor r = aten::runDirect(s.direct, t);
+    if (s.fault) r = r.add(c10::Scalar(1));  // See Note [Test fault injection]
+    slots[s.results[0]] = std::move(r);
+  } catch (const std::exception& e) {
+    error = aten::qualifiedName(s.op->schema()) + ": " + aten::exceptionMessage(e);
+    aten::noteOpError(std::current_exception(), error);  // See Note [ATen error translation]
+    return false;
+  }
+  return true;
+}
+
+}  // namespace
+
 size_t AtenExecutable::numSteps() const { return steps_.size(); }
 
 namespace {
@@ -170,6 +198,17 @@ std::unique_ptr<AtenExecutable> AtenExecutable::create(const ir::Graph& g, std::
           }
         }
       }
+      // Note [Direct ATen calls]: every operand a tensor of its own Tensor argument, in order.
+      std::vector<size_t> positions;
+      bool tensorsOnly = !op->effect && op->schema().returns().size() == 1;
+      for (const Step::Fill& f : s.fills) {
+        tensorsOnly &= f.kind == Step::Fill::Kind::Single && f.slots[0] == ops[first + positions.size()] &&
+                       n->operand(first + positions.size())->type().isTensor() &&
+                       args[size_t(f.pos)].real_type()->kind() == c10::TypeKind::TensorType;
+        positions.push_back(size_t(f.pos));
+      }
+      if (tensorsOnly && positions.size() + first == n->numOperands())
+        aten::prepareDirect(*op, s.tmpl, positions, s.direct);
     } else if (n->op().is(ir::CoreOp::Const) && n->attr("value") &&
                attrToConstant(*n->attr("value"), n->result(0)->type(), s.constant)) {
       s.kind = Step::Kind::Const;
@@ -334,6 +373,8 @@ bool AtenExecutable::run(std::vector<c10::IValue>& inputs, std::vector<c10::IVal
         break;
       }
       case Step::Kind::Aten: {
+        if (s.direct.kind != aten::DirectCall::Kind::None && runDirectStep(s, slots, error)) break;
+        if (!error.empty()) return false;
         stack.assign(s.tmpl.begin(), s.tmpl.end());
         for (const Step::Fill& f : s.fills) {
           switch (f.kind) {
