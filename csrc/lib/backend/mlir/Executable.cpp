@@ -295,7 +295,7 @@ bool XpuExecutable::run(const std::vector<Datum>& inputs, std::vector<Datum>& ou
       if (status != aten::PreparedAtenCall::Status::Ok) {
         if (!interp) interp = std::make_unique<ir::Interpreter>(diag);
         if (status == aten::PreparedAtenCall::Status::Failed) return s.call->fail(*interp, error);
-        if (!runStep(*interp, s, slots)) return false;
+        if (!runInterpStep(*interp, s, slots)) return false;
       }
     }
     for (int sl : s.release) slots[sl] = Datum();
@@ -422,6 +422,10 @@ bool XpuExecutable::runStep(ir::Interpreter& interp, const Step& s, std::vector<
     case aten::PreparedAtenCall::Status::Failed: return s.call->fail(interp, error);
     case aten::PreparedAtenCall::Status::Rebind: break;  // not prepared, or operands of another class
   }
+  return runInterpStep(interp, s, slots);
+}
+
+bool XpuExecutable::runInterpStep(ir::Interpreter& interp, const Step& s, std::vector<Datum>& slots) {
   std::vector<Datum> args, results;
   args.reserve(s.inSlots.size());
   for (int i : s.inSlots) args.push_back(slots[i]);

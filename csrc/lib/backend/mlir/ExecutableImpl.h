@@ -283,6 +283,8 @@ private:
   /// A fallback step's node, its operands and results at the slots build()
   /// assigned (runNodes looks each value's slot up in a map).
   bool runStep(ir::Interpreter& interp, const Step& s, std::vector<Datum>& slots);
+  /// runStep without the prepared call: the node's interp rule binds from the datums.
+  bool runInterpStep(ir::Interpreter& interp, const Step& s, std::vector<Datum>& slots);
   /// A fallback step through its prepared call (Note [Prepared ATen calls]):
   /// Ok (results in their slots), Failed (`error`), or Rebind (not prepared,
   /// or operands of another class: runStep's interp rule binds from the datums).
