@@ -11,6 +11,7 @@
 #include "Bindings.h"
 #include "xacc/backend/aten/AtenOps.h"
 #include "xacc/backend/aten/NativeMeta.h"
+#include "xacc/backend/aten/SkinnyGemm.h"
 #include "xacc/backend/aten/TensorDatum.h"
 
 bool xaccTensorToDatum(py::handle obj, xacc::ir::Datum& out) {
@@ -30,6 +31,25 @@ void bindAten(py::module_& m) {
   // Note [Native meta kernels] (AtenNativeMeta.cpp): the C++ meta result of a
   // common op, or None when the table has no rule for it or these arguments.
   m.def("native_meta_ops", &xacc::backend::aten::nativeMetaOps);
+  // Note [Skinny matrix products] (SkinnyGemm.cpp): the kernels' result for
+  // addmm (bias given) or mm, or None where the call keeps ATen's; for tests
+  // and benchmarks/models/skinny_gemm.py.
+  m.def(
+      "skinny_gemm",
+      [](py::handle a, py::handle b, py::handle bias, double beta, double alpha) -> py::object {
+        if (!THPVariable_Check(a.ptr()) || !THPVariable_Check(b.ptr()) ||
+            (!bias.is_none() && !THPVariable_Check(bias.ptr())))
+          throw py::type_error("skinny_gemm: a, b (and bias) must be tensors");
+        const at::Tensor& ta = THPVariable_Unpack(a.ptr());
+        const at::Tensor& tb = THPVariable_Unpack(b.ptr());
+        at::Tensor y = bias.is_none()
+                           ? xacc::backend::aten::skinnyMm(ta, tb)
+                           : xacc::backend::aten::skinnyAddmm(THPVariable_Unpack(bias.ptr()), ta, tb, beta, alpha);
+        if (!y.defined()) return py::none();
+        return py::reinterpret_steal<py::object>(THPVariable_Wrap(y));
+      },
+      py::arg("a"), py::arg("b"), py::arg("bias") = py::none(), py::arg("beta") = 1.0, py::arg("alpha") = 1.0);
+  m.def("skinny_available", &xacc::backend::aten::skinnyAvailable);
   m.def("native_meta", [](const std::string& name, const std::string& overload, py::tuple args,
                           py::dict kwargs) -> py::object {
     auto op = c10::Dispatcher::singleton().findSchema({name, overload == "default" ? "" : overload});

@@ -193,7 +193,10 @@ TEST_F(PreparedCallTest, DirectCallsMatchTheBoxedCall) {
     ASSERT_EQ(call->run(slots, in, got, error), Status::Ok) << n->opName() << ": " << error;
     ASSERT_TRUE(interpRun(*n, args, want, diag_)) << diag_.renderAllText();
     const at::Tensor &g = tensorOf(got[0]), &r = tensorOf(want[0]);
-    EXPECT_TRUE(at::equal(g, r)) << n->opName();
+    // mm and addmm of a few rows take the skinny kernels (Note [Skinny matrix
+    // products]), whose summation order differs from ATen's GEMM.
+    const bool skinny = n->opName() == "aten.mm.default" || n->opName() == "aten.addmm.default";
+    EXPECT_TRUE(skinny ? at::allclose(g, r, 1e-5, 1e-5) : at::equal(g, r)) << n->opName();
     EXPECT_EQ(g.sizes(), r.sizes()) << n->opName();
     EXPECT_EQ(g.strides(), r.strides()) << n->opName();
     EXPECT_EQ(g.is_alias_of(tensorOf(args[0])), r.is_alias_of(tensorOf(args[0]))) << n->opName();

@@ -198,6 +198,9 @@ ENV: tuple[EnvVar, ...] = (
                                      "layout (Note [Packed GEMM weights], Executable.cpp; read at each compile); "
                                      "default off: no gain measured with torch 2.13, a second copy of each "
                                      "weight", _bit, "0 or 1"),
+    EnvVar("XACC_SKINNY_GEMM", "1", "`0`: matrix products of a few rows stay with ATen's GEMM instead of the "
+                                    "skinny kernels (Note [Skinny matrix products], SkinnyGemm.cpp; read once "
+                                    "per process), for A/B runs", _bit, "0 or 1"),
     EnvVar("XACC_KEEP_FREED_MEMORY", "1", "the MLIR backend raises glibc's mmap and trim thresholds (32 MB, "
                                           "128 MB) once so large buffers are reused instead of returned to the "
                                           "system on every call; `0`: keep glibc's defaults", _bit, "0 or 1"),

@@ -17,6 +17,7 @@ inline constexpr const char kMlirVectorWidth[] = "XACC_MLIR_VECTOR_WIDTH";
 inline constexpr const char kMlirInterleave[] = "XACC_MLIR_INTERLEAVE";
 inline constexpr const char kCompileThreads[] = "XACC_COMPILE_THREADS";
 inline constexpr const char kPackWeights[] = "XACC_PACK_WEIGHTS";
+inline constexpr const char kSkinnyGemm[] = "XACC_SKINNY_GEMM";
 inline constexpr const char kKeepFreedMemory[] = "XACC_KEEP_FREED_MEMORY";
 inline constexpr const char kBuildDir[] = "XACC_BUILD_DIR";
 inline constexpr const char kExecutorPath[] = "XACC_EXECUTOR_PATH";

@@ -24,6 +24,7 @@
 #include <unordered_map>
 
 #include "AtenOp.h"
+#include "xacc/backend/aten/SkinnyGemm.h"
 
 namespace xacc::backend::aten {
 
@@ -124,9 +125,16 @@ at::Tensor runDirect(const DirectCall& d, const at::Tensor* t) {
     case Kind::Permute: return at::permute(t[0], d.ints);
     case Kind::Expand: return t[0].expand(d.ints, d.flag);
     case Kind::Detach: return at::detach(t[0]);
-    case Kind::Mm: return at::mm(t[0], t[1]);
+    case Kind::Mm: {
+      // Note [Skinny matrix products]: a few rows against a weight, streamed at bandwidth.
+      at::Tensor y = d.skinny ? skinnyMm(t[0], t[1]) : at::Tensor();
+      return y.defined() ? y : at::mm(t[0], t[1]);
+    }
     case Kind::Bmm: return at::bmm(t[0], t[1]);
-    case Kind::Addmm: return at::addmm(t[0], t[1], t[2], d.beta, d.alpha);
+    case Kind::Addmm: {
+      at::Tensor y = d.skinny ? skinnyAddmm(t[0], t[1], t[2], d.beta, d.alpha) : at::Tensor();
+      return y.defined() ? y : at::addmm(t[0], t[1], t[2], d.beta, d.alpha);
+    }
     case Kind::None: break;
   }
   throw std::logic_error("runDirect: no direct call");

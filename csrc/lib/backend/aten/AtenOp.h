@@ -107,6 +107,10 @@ struct DirectCall {
   int64_t i0 = 0, i1 = 0;     ///< dims
   bool flag = false;          ///< expand's `implicit`
   c10::Scalar beta, alpha;    ///< addmm's
+  /// mm and addmm may take the skinny kernels (Note [Skinny matrix products]):
+  /// set for xpu0's prepared calls; the ATen executor (device "cpu") keeps
+  /// ATen's GEMM, so its values stay eager's to the bit.
+  bool skinny = false;
 };
 
 /// Fills `out` when `op`, with the constant arguments `tmpl` (by schema

@@ -713,8 +713,9 @@ std::unique_ptr<PreparedAtenCall> PreparedAtenCall::prepare(const ir::Node& node
                    args[pos].real_type()->kind() == c10::TypeKind::TensorType;
     tensorPositions.push_back(pos);
   }
-  if (tensorsOnly && tensorPositions.size() == impl->classes.size())
-    prepareDirect(*impl->op, impl->tmpl, tensorPositions, impl->direct);
+  if (tensorsOnly && tensorPositions.size() == impl->classes.size() &&
+      prepareDirect(*impl->op, impl->tmpl, tensorPositions, impl->direct))
+    impl->direct.skinny = true;  // Note [Skinny matrix products]: xpu0's products
   return std::unique_ptr<PreparedAtenCall>(new PreparedAtenCall(std::move(impl)));
 }
 
