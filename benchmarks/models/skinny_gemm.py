@@ -11,9 +11,13 @@ call time and the weight bytes streamed per second.
 --small: products whose weights stay in cache (depth 32 to 512), twenty in a
 chain per call (x @ w1 then @ w2, ten times) so that the graph call's own
 cost is spread; the table gives the median chain time, eager and captured.
-These two tables are behind the rows rule of the Note (skinnyShape).
+--kernel: the kernels alone (`xacc._C.skinny_gemm`) against `torch.addmm` on
+small in-cache shapes, best of 7 rounds of 2000 calls, both layouts; a shape
+the rows rule leaves to ATen shows "-".
+These tables are behind the rows rule of the Note (skinnyShape).
 
-    PYTHONPATH=. python benchmarks/models/skinny_gemm.py [--threads 1,2] [--rows 1,2,4,8,16] [--small]
+    PYTHONPATH=. python benchmarks/models/skinny_gemm.py [--threads 1,2] [--rows 1,2,4,8,16]
+                [--small | --kernel]
 """
 from __future__ import annotations
 
@@ -24,6 +28,7 @@ import time
 import torch
 
 import xacc
+from xacc import _C
 
 SHAPES = [(768, 2304), (768, 3072), (3072, 768), (768, 50257)]
 SMALL = [(32, 64), (64, 256), (128, 512), (256, 1024), (512, 2048)]
@@ -46,9 +51,13 @@ def main() -> None:
     ap.add_argument("--threads", default="1,2")
     ap.add_argument("--rows", default="1,2,4,8,16")
     ap.add_argument("--small", action="store_true", help="chains of small products (weights in cache)")
+    ap.add_argument("--kernel", action="store_true", help="the kernels alone against torch.addmm")
     a = ap.parse_args()
     if a.small:
         small(a)
+        return
+    if a.kernel:
+        kernel(a)
         return
 
     def linear(x, w, b):
@@ -76,6 +85,39 @@ def main() -> None:
                     gb = k * n * 4 / 1e9
                     print(f"{name:7} {m:4} {k:5} {n:6} {te*1e3:9.3f} {gb/te:5.1f} {tx*1e3:9.3f} {gb/tx:5.1f} {tx/te:10.2f}")
                     del args
+
+
+KERNEL_SHAPES = [(16, 64), (32, 2048), (64, 128), (64, 256), (96, 256), (128, 512), (256, 1024)]
+
+
+def kernel(a) -> None:
+    def best(f, n=2000) -> float:
+        for _ in range(50):
+            f()
+        rounds = []
+        for _ in range(7):
+            t0 = time.perf_counter()
+            for _ in range(n):
+                f()
+            rounds.append((time.perf_counter() - t0) / n)
+        return min(rounds)
+
+    for th in [int(t) for t in a.threads.split(",")]:
+        torch.set_num_threads(th)
+        print(f"threads {th}: one product, y = b + x @ w (us)")
+        print("    M     K      N   linear: addmm  kernel  ratio   conv1d: addmm  kernel  ratio")
+        for m in [int(r) for r in a.rows.split(",")]:
+            for k, n in KERNEL_SHAPES:
+                x, bias = torch.randn(m, k), torch.randn(n)
+                cells = []
+                for w in (torch.randn(n, k).t(), torch.randn(k, n)):
+                    ta = best(lambda: torch.addmm(bias, x, w))
+                    if _C.skinny_gemm(x, w, bias) is None:
+                        cells.append(f"{ta * 1e6:14.2f} {'-':>7} {'-':>6}")
+                        continue
+                    tk = best(lambda: _C.skinny_gemm(x, w, bias))
+                    cells.append(f"{ta * 1e6:14.2f} {tk * 1e6:7.2f} {tk / ta:6.2f}")
+                print(f"{m:5} {k:5} {n:6} {cells[0]}  {cells[1]}")
 
 
 def small(a) -> None:

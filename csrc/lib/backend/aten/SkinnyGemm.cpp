@@ -40,6 +40,11 @@
 
 #include <immintrin.h>
 
+// GCC 12's _mm512_reduce_add_ps extracts halves with an _mm256_undefined_pd()
+// passthrough that -Wmaybe-uninitialized reports at every inlined use.
+#pragma GCC diagnostic ignored "-Wuninitialized"
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+
 #include <algorithm>
 #include <cstdlib>
 #include <string_view>
@@ -64,6 +69,43 @@ inline void store(const Args& g, int64_t row, int64_t col, float acc) {
   float v = g.alpha * acc;
   if (g.bias) v += g.beta * g.bias[row * g.biasM + col * g.biasN];
   g.y[row * g.n + col] = v;
+}
+
+/// store() of the 16 columns from `col` whose bits are set in `mask`, at once
+/// (at small depth the epilogue is a large part of a product).
+__attribute__((target("avx512f"))) inline void store16(const Args& g, int64_t row, int64_t col, __m512 acc,
+                                                       __mmask16 mask) {
+  __m512 v = _mm512_mul_ps(_mm512_set1_ps(g.alpha), acc);
+  if (g.bias) {
+    const float* bp = g.bias + row * g.biasM + col * g.biasN;
+    __m512 bv;
+    if (g.biasN == 1) {
+      bv = _mm512_maskz_loadu_ps(mask, bp);
+    } else if (g.biasN == 0) {
+      bv = _mm512_set1_ps(*bp);
+    } else {
+      alignas(64) float tmp[16] = {};
+      for (int c = 0; c < 16; ++c)
+        if (mask >> c & 1) tmp[c] = bp[c * g.biasN];
+      bv = _mm512_load_ps(tmp);
+    }
+    v = _mm512_add_ps(v, _mm512_mul_ps(_mm512_set1_ps(g.beta), bv));
+  }
+  _mm512_mask_storeu_ps(g.y + row * g.n + col, mask, v);
+}
+
+/// The sums of the lanes of a, b, c and d, in that order: one transposing
+/// tree of adds instead of four reductions (which dominated at depth 32).
+__attribute__((target("avx512f"))) inline __m128 reduce4(__m512 a, __m512 b, __m512 c, __m512 d) {
+  // Per 128-bit lane: [a0+a2, b0+b2, a1+a3, b1+b3], then [a, b, c, d] partials.
+  __m512 ab = _mm512_add_ps(_mm512_unpacklo_ps(a, b), _mm512_unpackhi_ps(a, b));
+  __m512 cd = _mm512_add_ps(_mm512_unpacklo_ps(c, d), _mm512_unpackhi_ps(c, d));
+  __m512 abcd = _mm512_add_ps(_mm512_shuffle_ps(ab, cd, _MM_SHUFFLE(1, 0, 1, 0)),
+                              _mm512_shuffle_ps(ab, cd, _MM_SHUFFLE(3, 2, 3, 2)));
+  // Fold the four 128-bit lanes.
+  abcd = _mm512_add_ps(abcd, _mm512_shuffle_f32x4(abcd, abcd, _MM_SHUFFLE(1, 0, 3, 2)));
+  abcd = _mm512_add_ps(abcd, _mm512_shuffle_f32x4(abcd, abcd, _MM_SHUFFLE(2, 3, 0, 1)));
+  return _mm512_castps512_ps128(abcd);
 }
 
 // b transposed (its element [k][n] at b[n * ldb + k]): MB rows of a against NB
@@ -95,8 +137,14 @@ __attribute__((target("avx512f"))) void dotBlock(const Args& g, int64_t m0, int6
       for (int j = 0; j < NB; ++j) acc[i][j] = _mm512_fmadd_ps(wv[j], xv, acc[i][j]);
     }
   }
-  for (int i = 0; i < MB; ++i)
-    for (int j = 0; j < NB; ++j) store(g, m0 + i, n0 + j, _mm512_reduce_add_ps(acc[i][j]));
+  for (int i = 0; i < MB; ++i) {
+    if constexpr (NB == 4) {
+      __m512 sums = _mm512_castps128_ps512(reduce4(acc[i][0], acc[i][1], acc[i][2], acc[i][3]));
+      store16(g, m0 + i, n0, sums, 0xF);
+    } else {
+      for (int j = 0; j < NB; ++j) store(g, m0 + i, n0 + j, _mm512_reduce_add_ps(acc[i][j]));
+    }
+  }
 }
 
 template <int NB>
@@ -171,7 +219,11 @@ __attribute__((target("avx512f"))) void axpyColumns(const Args& g, int64_t n0, i
       default: break;
     }
     for (int64_t i = 0; i < g.m; ++i)
-      for (int64_t c = 0; c < width; ++c) store(g, i, c0 + c, acc[i * stride + c]);
+      for (int64_t c = 0; c < width; c += 16) {
+        const int64_t left = std::min<int64_t>(16, width - c);
+        store16(g, i, c0 + c, _mm512_load_ps(acc + i * stride + c),
+                static_cast<__mmask16>(left == 16 ? 0xFFFF : (1u << left) - 1));
+      }
   }
 }
 
@@ -195,13 +247,16 @@ bool recordsNothing(std::initializer_list<const at::Tensor*> ts) {
 }
 
 /// Whether the kernels beat ATen's GEMM on m rows of depth k (measured by
-/// benchmarks/models/skinny_gemm.py, with and without --small, one and two threads):
-/// the dot kernel up to 32 rows, and up to 128 when the depth is at least 128
-/// (at 64 rows of depth 32 they tie, at 128 ATen is faster); the row-major
-/// kernel up to 16 rows (at 32 its chunks narrow to 256 columns and a wide b,
-/// an LM head, streams slower than ATen).
+/// benchmarks/models/skinny_gemm.py, its --small and --kernel tables, one and
+/// two threads): the dot kernel up to 4 rows at any depth, up to 32 at depth
+/// >= 64 and up to 128 at depth >= 128 (below depth 64 its per-output
+/// reductions cost more than ATen's GEMM once rows are many: 8 rows of depth
+/// 32 against [2048, 32] take 1.4x ATen's time); the row-major kernel up to 16
+/// rows (at 32 its chunks narrow to 256 columns and a wide b, an LM head,
+/// streams slower than ATen).
 bool skinnyShape(int64_t m, int64_t k, bool transposed) {
-  return transposed ? (m <= 32 || (m <= kSkinnyMaxRows && k >= 128)) : m <= 16;
+  if (!transposed) return m <= 16;
+  return m <= 4 || (m <= 32 && k >= 64) || (m <= kSkinnyMaxRows && k >= 128);
 }
 
 /// Fills the operands' part of `g` and allocates y; false when the product is not one the kernels take.
