@@ -72,7 +72,7 @@ def test_strided_operands_and_bias_broadcasts(transposed):
     for bias in (torch.randn(n), torch.randn(1, n), torch.randn(m, n), torch.randn(m, 1), torch.randn(1, 1),
                  torch.randn(()), torch.randn(n, m).t(), torch.randn(n).expand(m, n), torch.randn(2 * n)[::2]):
         check(_C.skinny_gemm(a, b, bias), a, b, bias)
-    for beta, alpha in ((0.5, 2.0), (1.0, -1.5), (0.0, 3.0), (2.0, 0.0)):
+    for beta, alpha in ((0.5, 2.0), (1.0, -1.5), (0.0, 3.0), (2.0, 1e-30)):
         bias = torch.randn(n)
         check(_C.skinny_gemm(a, b, bias, beta, alpha), a, b, bias, beta, alpha)
 
@@ -83,6 +83,13 @@ def test_beta_zero_ignores_nan_in_the_bias_as_aten_does():
     got = _C.skinny_gemm(a, b, bias, 0.0, 1.0)
     assert not got.isnan().any()
     torch.testing.assert_close(got, torch.addmm(bias, a, b, beta=0))
+
+
+def test_alpha_zero_keeps_aten_which_does_not_read_the_operands():
+    a, b, bias = torch.randn(2, 20), torch.randn(30, 20).t(), torch.randn(30)
+    a[0, 0] = float("inf")
+    assert _C.skinny_gemm(a, b, bias, 1.0, 0.0) is None
+    assert torch.isfinite(torch.addmm(bias, a, b, alpha=0)).all()
 
 
 def test_the_rows_rule_per_layout():

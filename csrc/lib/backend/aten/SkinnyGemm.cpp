@@ -324,7 +324,8 @@ at::Tensor skinnyAddmm(const at::Tensor& bias, const at::Tensor& a, const at::Te
   Args g{};
   bool transposed = false;
   if (!bind(a, b, g, transposed) || !plainCpuFloat(bias) || !recordsNothing({&bias, &a, &b})) return {};
-  if (beta.isComplex() || alpha.isComplex() || bias.dim() > 2) return {};
+  // alpha 0: ATen's GEMM does not read a and b (an inf in them gives no NaN); keep its call.
+  if (beta.isComplex() || alpha.isComplex() || bias.dim() > 2 || alpha.to<float>() == 0) return {};
   // bias broadcasts to [M, N] as ATen's addmm requires; anything else keeps ATen's error.
   int64_t bm = 1, bn = 1, sm = 0, sn = 0;
   if (bias.dim() == 2) {
