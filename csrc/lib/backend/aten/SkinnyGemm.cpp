@@ -3,20 +3,21 @@
 // a short sequence multiplies a few rows. Those products read each weight once
 // and do two flops per weight element, so their time is the time to stream the
 // weight from memory. ATen's CPU GEMM streams a [768, 3072] float32 weight at
-// about 16 GB/s for one row and 10-13 GB/s for eight rows on this project's
+// about 16 GB/s for one row and 9-13 GB/s for eight rows on this project's
 // machine, on one or two threads alike; a loop that keeps a block of output
-// rows in vector registers and walks the weight once reaches 28-37 GB/s
-// (benchmarks/models/skinny_gemm.py measures both on the same shapes).
+// rows in vector registers and walks the weight once reaches 25-32 GB/s on one
+// thread and 31-45 GB/s on two (benchmarks/models/skinny_gemm.py measures both
+// on the same shapes).
 //
 // xpu0's prepared calls use them (DirectCall::skinny); the ATen executor keeps
 // ATen's GEMM so that device "cpu" stays eager's to the bit. The kernels take
 // y = beta * bias + alpha * (a @ b) when all of these hold,
 // and otherwise the caller makes the ATen call:
-//   - every tensor is a dense float32 CPU tensor with no dispatch key beyond
-//     CPU, autograd's and autocast's (no subclass, no functorch wrapper), no
-//     Python mode or CPU autocast is active, and autograd would record nothing (grad mode off, or no
-//     operand requires grad): the kernels bypass the dispatcher, so nothing
-//     the dispatcher would do may be skipped;
+//   - every tensor is a dense float32 CPU tensor with no dispatch key
+//     beyond CPU, autograd's and autocast's (no subclass, no
+//     functorch wrapper); no Python mode or CPU autocast is active; autograd
+//     would record nothing (grad mode off, or no operand requires grad): the
+//     kernels bypass the dispatcher, so nothing it would do may be skipped;
 //   - a is [M, K] with 1 <= M <= kSkinnyMaxRows, K >= 1, unit column stride;
 //   - b is [K, N] with a unit stride in one of its dims: unit row stride is a
 //     transposed weight (x @ w.t(), nn.Linear's layout: each output is the dot
@@ -65,14 +66,9 @@ struct Args {
   float* y;  ///< [M, N], contiguous
 };
 
-inline void store(const Args& g, int64_t row, int64_t col, float acc) {
-  float v = g.alpha * acc;
-  if (g.bias) v += g.beta * g.bias[row * g.biasM + col * g.biasN];
-  g.y[row * g.n + col] = v;
-}
-
-/// store() of the 16 columns from `col` whose bits are set in `mask`, at once
-/// (at small depth the epilogue is a large part of a product).
+/// y = alpha * acc + beta * bias for the (up to 16) columns from `col` whose
+/// bits are set in `mask`, at once (at small depth the epilogue is a large part
+/// of a product).
 __attribute__((target("avx512f"))) inline void store16(const Args& g, int64_t row, int64_t col, __m512 acc,
                                                        __mmask16 mask) {
   __m512 v = _mm512_mul_ps(_mm512_set1_ps(g.alpha), acc);
@@ -142,7 +138,8 @@ __attribute__((target("avx512f"))) void dotBlock(const Args& g, int64_t m0, int6
       __m512 sums = _mm512_castps128_ps512(reduce4(acc[i][0], acc[i][1], acc[i][2], acc[i][3]));
       store16(g, m0 + i, n0, sums, 0xF);
     } else {
-      for (int j = 0; j < NB; ++j) store(g, m0 + i, n0 + j, _mm512_reduce_add_ps(acc[i][j]));
+      for (int j = 0; j < NB; ++j)
+        store16(g, m0 + i, n0 + j, _mm512_set1_ps(_mm512_reduce_add_ps(acc[i][j])), 0x1);
     }
   }
 }
