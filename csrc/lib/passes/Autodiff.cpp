@@ -315,6 +315,7 @@ std::unique_ptr<ir::Graph> buildGradGraph(const ir::Graph& fwd, const GradOption
   PassContext ctx{diag, stats};
   for (const char* p : {"canonicalize", "cse", "dce"})
     if (!createPass(p)->run(tmp, ctx)) return nullptr;
+  narrowOutputMasks(*gp);
   return gp->clone();
 }
 
@@ -336,11 +337,42 @@ bool cleanup(std::unique_ptr<ir::Graph>& g, support::DiagnosticEngine& diag) {
   Statistics stats;
   PassContext ctx{diag, stats};
   if (!createPass("dce")->run(tmp, ctx)) return false;
+  narrowOutputMasks(*gp);
   g = gp->clone();
   return true;
 }
 
 }  // namespace
+
+// Note [Output masks of backward ops]: the rules emit convolution_backward
+// and the norms' *_backward with every gradient they can give requested
+// (output_mask). Which ones are read is known only after the whole gradient
+// graph is built and dead code is dropped: the first convolution's input
+// gradient, for one, when the input needs none. ATen skips a masked-off
+// gradient (the result is an undefined tensor, never read), as eager's
+// autograd does when it asks only for the inputs that require grad; so a
+// result without uses gets `false` in the mask. Only these ops, whose mask
+// means exactly "compute result i", are touched.
+void narrowOutputMasks(ir::Graph& g) {
+  static const std::unordered_set<std::string> masked = {
+      "aten.convolution_backward", "aten.convolution_backward.default",
+      "aten.native_layer_norm_backward", "aten.native_layer_norm_backward.default",
+      "aten.native_group_norm_backward", "aten.native_group_norm_backward.default",
+      "aten.native_batch_norm_backward", "aten.native_batch_norm_backward.default"};
+  for (Node* n = g.front(); n; n = n->next()) {
+    if (!masked.count(n->opName())) continue;
+    const Attr* m = n->attrs().get("output_mask");
+    if (!m || m->kind() != Attr::Kind::Array || m->getArray().size() != n->numResults()) continue;
+    Attr::Array narrowed = m->getArray();
+    bool changed = false;
+    for (size_t i = 0; i < narrowed.size(); ++i)
+      if (narrowed[i].kind() == Attr::Kind::Bool && narrowed[i].getBool() && !n->result(i)->hasUses()) {
+        narrowed[i] = Attr::boolean(false);
+        changed = true;
+      }
+    if (changed) n->attrs().set("output_mask", Attr::array(std::move(narrowed)));
+  }
+}
 
 std::vector<bool> dependsOnWrt(const ir::Graph& fwd, const std::vector<size_t>& wrt) {
   static const std::unordered_set<std::string> cut = {

@@ -379,8 +379,9 @@ def b_fused(p):
 
 
 def b_norm_pool(p):
-    # Inference forms of batch norm, native_layer_norm and max pooling: only
-    # result 0 is used (the statistics and indices have no uses, so they lower).
+    # Inference forms of batch norm and native_layer_norm: only result 0 is
+    # used (the statistics have no uses, so they lower). Max pooling's indices
+    # lower too (the training form).
     A = p.op
     x = p.param(F32, (2, 3, 8, 9), "wide")
     w, b, rm = p.param(F32, (3,)), p.param(F32, (3,)), p.param(F32, (3,))
@@ -427,7 +428,10 @@ def b_norm_pool(p):
         p.case = "max_pool2d " + name
         p.out(A("aten.max_pool2d.default", x, **attrs))
         p.case = "max_pool2d_with_indices " + name
-        p.out(A("aten.max_pool2d_with_indices.default", x, **attrs).result(0))
+        pool = A("aten.max_pool2d_with_indices.default", x, **attrs)
+        p.out(pool.result(0))
+        p.case = "max_pool2d_with_indices indices " + name
+        p.out(pool.result(1))
     p.case = "max_pool2d rank 3"
     p.out(A("aten.max_pool2d.default", p.param(F32, (3, 6, 7)), kernel_size=[2, 3]))
     # The conv block's tails: bn -> relu, and bn -> gelu -> max_pool2d.

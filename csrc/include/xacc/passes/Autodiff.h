@@ -88,6 +88,12 @@ struct TrainingGraphs {
 /// forward alone (Note [Training graphs]; training.py).
 std::vector<bool> dependsOnWrt(const ir::Graph& fwd, const std::vector<size_t>& wrt);
 
+/// Sets output_mask[i] to false on every convolution/norm backward op of `g`
+/// (top level) whose result i has no uses, so ATen skips that gradient (Note
+/// [Output masks of backward ops]). Gradient and training graphs get it after
+/// their dead code is dropped.
+void narrowOutputMasks(ir::Graph& g);
+
 /// See Note [Training graphs]. False after reporting an error (an op without a
 /// rule, effects, ...).
 bool buildTrainingGraphs(const ir::Graph& fwd, const std::vector<size_t>& wrt, TrainingGraphs& out,

@@ -223,9 +223,8 @@ bool canLowerNode(const ir::Node& n, std::string& reason) {
     }
   }
   // Ops whose rule computes result 0 only (inference forms): the others
-  // (pooling indices, normalisation statistics) must have no uses.
+  // (normalisation statistics) must have no uses.
   static const std::unordered_map<std::string, const char*> firstOnly = {
-      {"aten.max_pool2d_with_indices.default", "the indices"},
       {"aten.native_layer_norm.default", "mean/rstd"},
       {"aten.native_batch_norm.default", "the saved statistics"},
       {"aten._native_batch_norm_legit_no_training.default", "the saved statistics"}};

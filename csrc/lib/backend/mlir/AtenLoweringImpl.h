@@ -170,6 +170,18 @@ public:
     return k_.add(n);
   }
 
+  /// The i64 tensor of `shape` whose element at index d is `base + sum_j coef[j] * d[j]`.
+  int iota(std::vector<int64_t> outShape, std::vector<int64_t> coef, int64_t base = 0) {
+    KNode n;
+    n.kind = KNode::Iota;
+    n.dtype = DType::I64;
+    n.shape = std::move(outShape);
+    n.coef = std::move(coef);
+    n.ival = base;
+    n.fval = static_cast<double>(base);
+    return k_.add(n);
+  }
+
   /// ATen's result_type over kernel values: dimensioned tensors outrank
   /// zero-dim tensors, which outrank scalars, unless a weaker one is of a higher
   /// category (bool < int < float), which then gives that category's default.

@@ -160,9 +160,15 @@ void addReductionRules(RuleTable& t) {
         if (a.present("bias")) beta = L.bin("add", perChannel("bias"), beta);
         return std::vector<int>{finish(L, a, L.bin("add", L.bin("mul", x, alpha), beta))};
       };
-  // max_pool2d without padding: the max over the kh*kw strided views
-  // x[..., a*dh :: sh, b*dw :: sw] (each an affine index map). The indices
-  // of max_pool2d_with_indices must be unused (canLowerNode).
+  // max_pool2d without padding: the kh*kw strided views x[..., a*dh :: sh,
+  // b*dw :: sw] (each an affine index map), scanned in ATen's order (window
+  // rows, then columns): a position replaces the running maximum when it is
+  // greater or NaN, so ties keep the first position and the last NaN wins,
+  // and -0.0/+0.0 ties keep the first, as ATen's CPU kernel does (a
+  // maximumf chain would return +0.0). The indices of
+  // max_pool2d_with_indices, when used, are the flat positions within each
+  // [H, W] plane: the window's row-major origin (an Iota over the output's
+  // last two dims) plus the chosen position's offset in the window.
   t["aten.max_pool2d.default"] = t["aten.max_pool2d_with_indices.default"] = [](Lowerer& L, const Args& a) {
     int x = a.value("self");
     std::vector<int64_t> s = L.shape(x);
@@ -193,7 +199,10 @@ void addReductionRules(RuleTable& t) {
       out[r - 2 + i] = floorOut;
     }
     if (numelOf(out) == 0) throw Failure{"max_pool2d of an empty tensor"};
-    int acc = -1;
+    const ir::Node& node = a.node();
+    bool indices = node.numResults() > 1 && !node.result(1)->uses().empty();
+    int64_t width = s[r - 1];
+    int acc = -1, at = -1;
     for (int64_t i = 0; i < k[0]; ++i)
       for (int64_t j = 0; j < k[1]; ++j) {
         std::vector<AffineIndex> idx;
@@ -201,9 +210,20 @@ void addReductionRules(RuleTable& t) {
         idx.push_back(AffineIndex{static_cast<int>(r - 2), st[0], i * dil[0]});
         idx.push_back(AffineIndex{static_cast<int>(r - 1), st[1], j * dil[1]});
         int v = L.view(x, out, idx);
-        acc = acc < 0 ? v : L.bin("max", acc, v);
+        int offset = indices ? L.constant(static_cast<double>(i * dil[0] * width + j * dil[1]), DType::I64) : -1;
+        if (acc < 0) {
+          acc = v, at = offset;
+          continue;
+        }
+        int take = L.bin("or", L.cmp("gt", v, acc), L.cmp("ne", v, v));
+        acc = L.select(take, v, acc);
+        if (indices) at = L.select(take, offset, at);
       }
-    return std::vector<int>{acc};
+    if (!indices) return std::vector<int>{acc};
+    std::vector<int64_t> coef(r, 0);
+    coef[r - 2] = st[0] * width;
+    coef[r - 1] = st[1];
+    return std::vector<int>{acc, L.bin("add", L.iota(out, coef), at)};
   };
   // rms_norm: x * rsqrt(mean(x^2) + eps) * weight
   t["aten.rms_norm.default"] = [](Lowerer& L, const Args& a) {

@@ -12,7 +12,10 @@
 // one dtype, result Bool) and `select` (args[0] Bool). A `View` reads its arg
 // through `index`: input dim j is `index[j].mul * d[index[j].dim] + add` of the
 // view's own index d (dim -1: the constant `add`), so permutes, transposes,
-// (un)squeezes, expands, slices and selects cost nothing at run time.
+// (un)squeezes, expands, slices and selects cost nothing at run time. An
+// `Iota` is the i64 value `ival + sum_d coef[d] * d[d]` of its own index d
+// (flat positions: max_pool2d's argmax indices), computed from the loop
+// indices where it is read, never stored.
 #pragma once
 
 #include <cstdint>
@@ -39,6 +42,7 @@ struct KNode {
     Map,     ///< elementwise `op` over broadcast args
     View,    ///< args[0] read through `index` (no data movement)
     Reduce,  ///< `op` in {sum, prod, max, min} over `dims` of args[0]
+    Iota,    ///< i64 `ival + sum_d coef[d] * index[d]` (no arguments)
   };
   Kind kind = Map;
   std::string op;
@@ -51,6 +55,7 @@ struct KNode {
   std::vector<int> dims;              ///< Reduce: reduced dims of args[0], sorted
   bool keepDim = false;               ///< Reduce
   std::vector<AffineIndex> viewIndex; ///< View: one entry per dim of args[0]
+  std::vector<int64_t> coef;          ///< Iota: one coefficient per dim of `shape`
   /// Const of a size-generic kernel (float dtypes): the value is the size of
   /// this symbol plus `fval` (mean's count n, var's n - 1).
   int symbol = -1;

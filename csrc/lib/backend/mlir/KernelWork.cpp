@@ -47,6 +47,9 @@ bool splittableOverDim0(const KernelIR& k) {
         n.shape[0] != 1)
       return false;
     if (n.kind == KNode::Input && n.shape.size() == s0.size() && n.shape[0] != s0[0] && n.shape[0] != 1) return false;
+    // An index value that depends on row positions would read chunk-relative
+    // row indices in a split kernel.
+    if (n.kind == KNode::Iota && n.shape.size() == s0.size() && !n.coef.empty() && n.coef[0] != 0) return false;
   }
   return true;
 }

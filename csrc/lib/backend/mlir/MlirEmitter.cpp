@@ -388,6 +388,9 @@ private:
         case KNode::View:
           v = b.memo.at(keyOf(ops[0].first, ops[0].second));
           break;
+        case KNode::Iota:
+          v = iotaValue(b, n, at);
+          break;
         case KNode::Map: {
           std::vector<std::string> args;
           for (const auto& [a, aidx] : ops) args.push_back(b.memo.at(keyOf(a, aidx)));
@@ -399,6 +402,32 @@ private:
       stack.pop_back();
     }
     return b.memo.at(rootKey);
+  }
+
+  /// An Iota read at `at`: its coefficients applied to the loop indices
+  /// (`linalg.index`) the read's affine index names. A kernel split over rows
+  /// sees chunk-relative indices of loop 0, so an Iota that depends on loop
+  /// 0 cannot be printed there (splittableOverDim0 keeps such kernels whole).
+  std::string iotaValue(Body& b, const KNode& n, const std::vector<AffineIndex>& at) {
+    int64_t base = n.ival;
+    std::map<int, int64_t> perLoop;
+    for (size_t d = 0; d < n.coef.size() && d < at.size(); ++d) {
+      if (n.coef[d] == 0) continue;
+      base += n.coef[d] * at[d].add;
+      if (at[d].dim >= 0) perLoop[at[d].dim] += n.coef[d] * at[d].mul;
+    }
+    std::string acc = constant(b, DType::I64, 0, base);
+    for (const auto& [loop, mul] : perLoop) {
+      if (mul == 0) continue;
+      if (tDynRows.rows >= 0 && loop == 0) unsupported_ = "an index value of the rows of a split kernel";
+      std::string i = fresh(), j = fresh(), m = constant(b, DType::I64, 0, mul), p = fresh(), s = fresh();
+      b.text << "    " << i << " = linalg.index " << loop << " : index\n";
+      b.text << "    " << j << " = arith.index_cast " << i << " : index to i64\n";
+      b.text << "    " << p << " = arith.muli " << j << ", " << m << " : i64\n";
+      b.text << "    " << s << " = arith.addi " << acc << ", " << p << " : i64\n";
+      acc = s;
+    }
+    return acc;
   }
 
   /// A Const whose value is a symbol's size plus fval (KNode::symbol): the

@@ -141,6 +141,7 @@ public:
       if (!found) return fail("a constant that depends on sizes" + what);
     }
     if (!same([](const KNode& n) { return n.viewIndex; })) return fail("a view index that depends on sizes");
+    if (!same([](const KNode& n) { return n.coef; })) return fail("an index value that depends on sizes");
     return shape(a.shape, b.shape, c.shape, out.shape);
   }
 
