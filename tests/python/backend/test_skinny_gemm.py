@@ -161,8 +161,6 @@ def test_calls_the_kernels_must_leave_to_aten():
 
 @pytest.mark.parametrize("device", ["cpu", "xpu0"])
 def test_captured_linear_layers_reach_the_kernels_on_xpu0_and_keep_autograd(device):
-    # An entry compiled before any xpu0 jit carries no device guard (amp._Mode)
-    # and would stand in for this one: start from an empty cache.
     xacc_jit.reset()
     torch.manual_seed(3)
     lin, head = torch.nn.Linear(96, 200), torch.randn(50, 200)

@@ -38,3 +38,27 @@ def test_cpu_then_xpu_compiles_per_device():
     assert again["frames"] == after_xpu["frames"]
     assert again["hook_hits"] == after_xpu["hook_hits"] + 2
     J.reset()
+
+
+def test_entry_compiled_before_any_other_device_does_not_stand_in():
+    # A fresh process: the cpu entry is compiled while no jit with other options
+    # has ever existed. The xpu0 call that follows must get an entry of its own.
+    import os
+    import subprocess
+    import textwrap
+    code = textwrap.dedent("""
+        import torch, xacc
+        from xacc._C import capture as C
+        def f(x):
+            return torch.relu(x * 2 + 1).sum(1)
+        x = torch.randn(16, 8)
+        xacc.jit(f)(x)
+        got = xacc.jit(f, device="xpu0")(x)
+        assert torch.allclose(got, f(x))
+        print(sorted(e["device"] for e in C.entries(f.__code__)))
+    """)
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
+    env = dict(os.environ, PYTHONPATH=root + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=300)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip().splitlines()[-1] == "['cpu', 'xpu0']", out.stdout

@@ -65,14 +65,6 @@ class Options:
     # 1 (xacc.jit) translates on the first call; `python -m xjit` uses 2.
     hot_calls: int = 1
 
-    def __post_init__(self) -> None:
-        # Once options other than the defaults exist, every new entry is guarded on
-        # mode_key (amp._Mode), so that an entry compiled for one device or precision
-        # never stands in for another (the same function under xacc.jit(device="cpu")
-        # and xacc.jit(device="xpu0") gets an entry per device).
-        if self.mode_key != "float32":
-            _MODE.used = True
-
     @property
     def mode_key(self) -> str:
         """What cache entries are guarded on (amp._Mode): the device (when not
