@@ -112,3 +112,16 @@ def test_conv_block_training_keeps_the_pool_in_a_kernel(monkeypatch):
     assert not any(ln.startswith("fallback") and "max_pool2d" in ln for ln in lines), plan
     # The input needs no gradient: the convolution's input gradient is masked off.
     assert "output_mask = [false, true, true]" in bwd.text(), bwd.text()
+
+
+def test_rows_split_across_threads_keep_absolute_indices():
+    # Large enough to be split over dim 0 across two threads: each chunk's
+    # loop indices are chunk-relative, and the Iota reads only H and W.
+    n = torch.get_num_threads()
+    try:
+        torch.set_num_threads(2)
+        p, e = compile_pool((64, 16, 32, 32), dict(kernel_size=[2, 2]))
+        x = torch.randint(-3, 3, (64, 16, 32, 32)).float()
+        assert_same(e.run([x]), p.eager([x]), "split")
+    finally:
+        torch.set_num_threads(n)
