@@ -20,6 +20,12 @@ python's wall time; on the longer scripts at most 0.8x; peak memory at most
     PYTHONPATH=. python benchmarks/xjit_script/run.py [--quick] [--reps N]
                 [--only NAME,...] [--devices cpu,xpu0] [--compiled]
 
+Long scripts also run as `floor`: plain python with the script's imports and
+set-up only (its --floor flag), which every command pays alike (import torch,
+and torch._dynamo, which torch.optim imports); beside each row of a long
+script, "beyond the floor" is (wall - floor) / (python's wall - floor), the
+ratio on the work the script exists to do.
+
 --compiled: the long scripts also run under torch.compile (compiled.py: the
 script's top-level model compiled in place, the script's code unchanged), the
 anchor the issue's users judge against; its row has no verdict, only ratios.
@@ -83,6 +89,8 @@ def commands(script: Path, devices: list[str], quick: bool, compiled: bool) -> d
         cmds[f"xjit {d}"] = [sys.executable, "-m", "xjit", "--device", d, str(script), *extra]
     if compiled and long:
         cmds["compile"] = [sys.executable, str(HERE / "compiled.py"), str(script), *extra]
+    if long:
+        cmds["floor"] = [sys.executable, str(script), *extra, "--floor"]
     return cmds
 
 
@@ -138,10 +146,13 @@ def main() -> int:
                 outs[name] = text
         base_w, base_m = statistics.median(walls["python"]), statistics.median(mems["python"])
         base_c = statistics.median(cpus["python"])
+        floor = statistics.median(walls["floor"]) if "floor" in walls else None
         for name in cmds:
             w, m, c = statistics.median(walls[name]), statistics.median(mems[name]), statistics.median(cpus[name])
             verdict = ""
-            if name == "compile":
+            if name == "floor":
+                verdict = "(plain python, imports and set-up only)"
+            elif name == "compile":
                 verdict = "(torch.compile anchor)" + ("" if outs[name] == outs["python"] else "; stdout differs")
             elif name != "python":
                 ok_mem = m / base_m <= MEMORY_TARGET
@@ -149,6 +160,8 @@ def main() -> int:
                 same = outs[name] == outs["python"]
                 verdict = ("ok" if ok_mem and ok_wall else "MISSES TARGET") + ("" if same else "; stdout differs")
                 failed += not (ok_mem and ok_wall)
+            if floor is not None and name not in ("python", "floor") and base_w - floor > 0.05:
+                verdict += f"; beyond the floor {(w - floor) / (base_w - floor):.2f}x"
             print(f"{script.name:<20} {name:<10} {w:8.2f} {w / base_w:9.2f} {c:8.2f} {c / base_c:9.2f} "
                   f"{m:9.0f} {m / base_m:9.2f}  {verdict}",
                   flush=True)

@@ -23,6 +23,9 @@ B = "benchmarks"
 CASES = {
     "xjit_script": ([f"{B}/xjit_script/run.py", "--quick", "--reps", "1", "--only", "mlp", "--devices", "cpu"],
                     "row(s) miss their target", {0, 1}),
+    # A long script: its floor row (imports and set-up only) and the ratio beyond it.
+    "xjit_script_long": ([f"{B}/xjit_script/run.py", "--quick", "--reps", "1", "--only", "cnn_train",
+                          "--devices", "cpu"], "beyond the floor", {0, 1}),
     "attention": ([f"{B}/backend/attention.py", "--quick", "--no-compile", "--decomposed"], "bool mask:", {0}),
     "amp": ([f"{B}/amp/run.py", "--repeat", "1", "--models", "mlp"], "CRITERION", {0, 1}),
     "aot": ([f"{B}/aot/run.py", "--models", "mlp", "--devices", "cpu"], "criterion (warm start", {0, 1}),
