@@ -225,6 +225,26 @@ struct Call {
   Node* emitNode(std::string_view op) { return c.ad.opNode(op, ops, attrs); }
 };
 
+/// See the softmax rules.
+bool softmaxBackward(RuleCtx& c, bool log) {
+  Autodiff& ad = c.ad;
+  int64_t d;
+  if (!argInt(c.arg("dim"), d)) return c.fail("'dim' must be a constant");
+  Value* x = c.val("self");
+  if (x->type().isTensor() && c.out->type().isTensor()) {
+    ir::AttrDict attrs = ir::attrs({{"dim", Attr::integer(d)},
+                                    {"input_dtype", Attr::string(ir::dtypeName(x->type().dtype()))}});
+    return c.give("self", ad.op(log ? "aten._log_softmax_backward_data" : "aten._softmax_backward_data",
+                                {c.g, c.out}, std::move(attrs))),
+           true;
+  }
+  auto sumDim = [&](Value* v) {
+    return ad.op("aten.sum.dim_IntList", {v}, ir::attrs({{"dim", intArray({d})}, {"keepdim", Attr::boolean(true)}}));
+  };
+  if (log) return c.give("self", ad.sub(c.g, ad.mul(ad.op("aten.exp", {c.out}), sumDim(c.g)))), true;
+  return c.give("self", ad.mul(c.out, ad.sub(c.g, sumDim(ad.mul(c.g, c.out))))), true;
+}
+
 /// The layer/group/batch norm rules' common end: `k` (the backward op's
 /// operands so far) gets an output mask for input, weight and bias, and the
 /// three gradients are given.
@@ -535,22 +555,16 @@ const std::unordered_map<std::string, Rule>& rules() {
         [](RuleCtx& c) { return reduceRule(c, false); });
     def({"mean", "mean.dim"}, {A{"self", T}, A{"dim", IL}, A{"keepdim", S, Attr::boolean(false)}, A{"dtype", X}},
         [](RuleCtx& c) { return reduceRule(c, true); });
+    // softmax and log_softmax: eager autograd's own backward ops, which read
+    // the output alone (so the forward saves no exp(output) beside it) and give
+    // eager's bits on the ATen executor; xpu0 lowers them into kernels
+    // (AtenReductionRules.cpp). For a value of no tensor type, the formulas:
+    // softmax dx = y * (g - sum(g * y)), log_softmax dx = g - exp(y) * sum(g).
     def({"_softmax", "softmax.int"}, {A{"self", T}, A{"dim", S}, A{"half_to_float", S}}, [](RuleCtx& c) {
-      Autodiff& ad = c.ad;
-      int64_t d;
-      if (!argInt(c.arg("dim"), d)) return c.fail("'dim' must be a constant");
-      Value* go = ad.mul(c.g, c.out);
-      Value* s = ad.op("aten.sum.dim_IntList", {go},
-                       ir::attrs({{"dim", intArray({d})}, {"keepdim", Attr::boolean(true)}}));
-      return c.give("self", ad.mul(c.out, ad.sub(c.g, s))), true;
+      return softmaxBackward(c, false);
     });
     def({"_log_softmax", "log_softmax.int"}, {A{"self", T}, A{"dim", S}, A{"half_to_float", S}}, [](RuleCtx& c) {
-      Autodiff& ad = c.ad;
-      int64_t d;
-      if (!argInt(c.arg("dim"), d)) return c.fail("'dim' must be a constant");
-      Value* s = ad.op("aten.sum.dim_IntList", {c.g},
-                       ir::attrs({{"dim", intArray({d})}, {"keepdim", Attr::boolean(true)}}));
-      return c.give("self", ad.sub(c.g, ad.mul(ad.op("aten.exp", {c.out}), s))), true;
+      return softmaxBackward(c, true);
     });
     // Non-differentiable: integer-valued or piecewise-constant results.
     def({"sign", "round", "floor", "ceil", "trunc", "zeros_like", "ones_like", "detach", "lift_fresh",
@@ -639,14 +653,10 @@ const std::unordered_map<std::string, Rule>& rules() {
     def({"math::round", "math::floor", "math::ceil"}, {A{"self", T}}, [](RuleCtx&) { return true; });
 
     // --- training ops (XJIT captured graphs; Note [Training graphs]) ----------
-    def({"_safe_softmax"}, {A{"self", T}, A{"dim", S}, A{"dtype", X}}, [](RuleCtx& c) {
-      Autodiff& ad = c.ad;
-      int64_t d;
-      if (!argInt(c.arg("dim"), d)) return c.fail("'dim' must be a constant");
-      Value* s = ad.op("aten.sum.dim_IntList", {ad.mul(c.g, c.out)},
-                       ir::attrs({{"dim", intArray({d})}, {"keepdim", Attr::boolean(true)}}));
-      return c.give("self", ad.mul(c.out, ad.sub(c.g, s))), true;
-    });
+    // As eager's: _softmax_backward_data of the output (a fully masked row's
+    // output is 0, so is its gradient).
+    def({"_safe_softmax"}, {A{"self", T}, A{"dim", S}, A{"dtype", X}},
+        [](RuleCtx& c) { return softmaxBackward(c, false); });
     def({"expm1"}, {A{"self", T}}, [](RuleCtx& c) {
       Value* e = c.ad.op("aten.add.Scalar", {c.out}, ir::attrs({{"other", Attr::real(1.0)}}));
       return c.give("self", c.ad.mul(c.g, e)), true;

@@ -256,6 +256,15 @@ def b_reductions(p):
     for shape, dim in [((3, 7), 1), ((2, 3, 5), -1), ((4, 1), 0)]:
         p.case = f"_safe_softmax{list(shape)}{dim}"
         p.out(p.op("aten._safe_softmax.default", p.param(F32, shape, "wide"), dim=dim))
+    # Their backward ops (training graphs): of the forward's output.
+    for shape, dim in [((3, 7), 1), ((2, 3, 5), -1), ((4, 6), 0)]:
+        x, g = p.param(F32, shape, "wide"), p.param(F32, shape)
+        y = p.op("aten._softmax.default", x, dim=dim, half_to_float=False)
+        p.case = f"_softmax_backward_data{list(shape)}{dim}"
+        p.out(p.op("aten._softmax_backward_data.default", g, y, dim=dim, input_dtype=F32))
+        ly = p.op("aten._log_softmax.default", x, dim=dim, half_to_float=False)
+        p.case = f"_log_softmax_backward_data{list(shape)}{dim}"
+        p.out(p.op("aten._log_softmax_backward_data.default", g, ly, dim=dim, input_dtype=F32))
     x = p.param(F64, (3, 7))
     p.case = "softmax:f64"
     p.out(p.op("aten.softmax.int", x, dim=1))

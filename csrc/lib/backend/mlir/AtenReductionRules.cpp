@@ -109,6 +109,22 @@ void addReductionRules(RuleTable& t) {
   t["aten._softmax.default"] = t["aten.softmax.int"] = softmaxRule(false);
   t["aten._log_softmax.default"] = t["aten.log_softmax.int"] = softmaxRule(true);
   t["aten._safe_softmax.default"] = softmaxRule(false, true);
+  // Their backward ops (training graphs), in the result's opmath type:
+  // softmax dx = y * (g - sum(g * y)), log_softmax dx = g - exp(y) * sum(g).
+  t["aten._softmax_backward_data.default"] = [](Lowerer& L, const Args& a) {
+    int g = in(L, a, "grad_output"), y = in(L, a, "output");
+    if (L.shape(y).empty()) throw Failure{"softmax backward of a 0-dim tensor"};
+    std::vector<int> dims{normDim(static_cast<int64_t>(a.number("dim", 0)), L.shape(y).size())};
+    int s = L.reduce("sum", L.bin("mul", g, y), dims, true);
+    return std::vector<int>{finish(L, a, L.bin("mul", y, L.bin("sub", g, s)))};
+  };
+  t["aten._log_softmax_backward_data.default"] = [](Lowerer& L, const Args& a) {
+    int g = in(L, a, "grad_output"), y = in(L, a, "output");
+    if (L.shape(y).empty()) throw Failure{"softmax backward of a 0-dim tensor"};
+    std::vector<int> dims{normDim(static_cast<int64_t>(a.number("dim", 0)), L.shape(y).size())};
+    int s = L.reduce("sum", g, dims, true);
+    return std::vector<int>{finish(L, a, L.bin("sub", g, L.bin("mul", L.un("exp", y), s)))};
+  };
   // layer_norm: (x - mean) * rsqrt(var + eps) * weight + bias over the last
   // dims. native_layer_norm also returns mean and rstd: lowered only when
   // nothing uses them (canLowerNode), so its rule returns the output alone.
