@@ -925,6 +925,24 @@ const std::unordered_map<std::string, Rule>& rules() {
           bool twod = c.n->opName().find("2d") != std::string::npos;
           return c.give("self", k.emit(twod ? "aten.nll_loss2d_backward" : "aten.nll_loss_backward")), true;
         });
+    // CPU flash attention (Note [Attention as one node] in capture/sdpa.py):
+    // eager autograd's own backward kernel, of the forward's output and
+    // logsumexp (result 1, a residual read by nothing else). The mask is a
+    // constant: a gradient reaching it is refused.
+    def({"_scaled_dot_product_flash_attention_for_cpu"},
+        {A{"query", T}, A{"key", T}, A{"value", T}, A{"dropout_p", S, Attr::real(0.0)},
+         A{"is_causal", S, Attr::boolean(false)}, A{"attn_mask", TO}, A{"scale", X}},
+        [](RuleCtx& c) {
+          if (c.active("attn_mask")) return c.fail("the attention mask must not require grad");
+          Call k(c, {c.g, c.val("query"), c.val("key"), c.val("value"), c.n->result(0), c.n->result(1)});
+          k.pass("dropout_p").pass("is_causal").opt("attn_mask").pass("scale");
+          Node* m = k.emitNode("aten._scaled_dot_product_flash_attention_for_cpu_backward");
+          if (!m) return false;
+          c.give("query", m->result(0));
+          c.give("key", m->result(1));
+          c.give("value", m->result(2));
+          return true;
+        });
     def({"native_layer_norm"}, {A{"input", T}, A{"normalized_shape", IL}, A{"weight", TO}, A{"bias", TO}, A{"eps", S}},
         [](RuleCtx& c) {
           Call k(c, {c.g, c.val("input")});

@@ -23,11 +23,17 @@ the kernel eager calls with the arguments eager gives it: the same bits
 (tests/python/capture/test_sdpa_node.py checks a grid of masks, GQA, scales,
 layouts and dtypes against eager with torch.equal).
 
+Under grad mode with an operand that requires grad the node is recorded
+too: the GIR autodiff (Note [Training graphs]) differentiates it with eager
+autograd's own backward kernel,
+`_scaled_dot_product_flash_attention_for_cpu_backward`, of the node's output
+and logsumexp, so a training step's gradients are eager's bits (before, the
+decomposition ran: other bits and about 3x the time). A mask that requires
+grad and grouped-query heads keep the decomposition there.
+
 Left to the previous path (the composite traced on meta: its math
 decomposition): a choice other than flash (math: dropout, 3-d inputs, head
-dims that differ), and any call under grad mode with an operand that requires
-grad, whose graph must go through the GIR autodiff (Note [Training graphs]),
-which has rules for the decomposition's ops but none for the flash kernel.
+dims that differ), and the training cases above.
 The choice is fixed at capture: disabling flash attention globally
 (`torch.backends.cuda.enable_flash_sdp(False)`) after a graph was captured
 does not reach that graph (the math path gives values within float rounding
@@ -50,8 +56,10 @@ def _params(query: Any, key: Any, value: Any, attn_mask: Any = None, dropout_p: 
 
 
 def _stand_in(t: torch.Tensor) -> torch.Tensor:
-    """A CPU tensor with `t`'s sizes, strides and dtype (its values unused)."""
-    return torch.empty_strided(tuple(t.shape), tuple(t.stride()), dtype=t.dtype, device="cpu")
+    """A CPU tensor with `t`'s sizes, strides, dtype and requires_grad (its
+    values unused): the backend choice may depend on each."""
+    return torch.empty_strided(tuple(t.shape), tuple(t.stride()), dtype=t.dtype, device="cpu",
+                               requires_grad=t.requires_grad and (t.is_floating_point() or t.is_complex()))
 
 
 def _modes_pass_it_on() -> bool:
@@ -85,7 +93,13 @@ def flash_call(args: tuple, kwargs: dict) -> Callable[[], torch.Tensor] | None:
             or type(gqa) is not bool or not (scale is None or type(scale) in (int, float)):
         return None
     if torch.is_grad_enabled() and any(t.requires_grad for t in tensors):
-        return None
+        # Training: the node's backward is eager's flash backward kernel (the
+        # GIR autodiff's rule). A mask that requires grad, or grouped heads
+        # (whose key/value gradients the kernel would have to sum over the
+        # group), keep the decomposition.
+        if (mask is not None and mask.requires_grad) or q.dim() != 4 or k.dim() != 4 \
+                or not (q.shape[-3] == k.shape[-3] == v.shape[-3]):
+            return None
     try:
         SDPA(*args, **kwargs)  # eager's argument checks, on meta (nothing is recorded here)
         stand = [_stand_in(t) for t in (q, k, v)]

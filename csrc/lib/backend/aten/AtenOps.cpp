@@ -12,6 +12,7 @@
 #include <algorithm>
 #include <mutex>
 #include <unordered_map>
+#include <unordered_set>
 
 #include "AtenOp.h"
 #include "xacc/backend/aten/AtenOps.h"
@@ -511,7 +512,11 @@ const AtenOp* resolveAtenOp(std::string_view name, std::string& error) {
   bool generator = false;
   for (const auto& arg : schema.arguments())
     generator |= unwrapOptional(arg.real_type())->kind() == c10::TypeKind::GeneratorType;
-  op->random = handle->hasTag(at::Tag::nondeterministic_seeded) || generator;
+  // CPU flash attention is tagged for its dropout, which its CPU kernel
+  // refuses (dropout_p > 0 raises): it never draws from the RNG, so it is
+  // pure (Note [Attention as one node] in capture/sdpa.py).
+  static const std::unordered_set<std::string> drawsNothing = {"aten::_scaled_dot_product_flash_attention_for_cpu"};
+  op->random = (handle->hasTag(at::Tag::nondeterministic_seeded) && !drawsNothing.count(schema.name())) || generator;
   // Note [Collectives as nodes], Note [Custom operators as nodes]
   op->collective = foreign && isCollectiveNamespace(opName.substr(0, opName.find("::")));
   op->effect = schema.is_mutable() || op->random || schema.returns().empty() || foreign;

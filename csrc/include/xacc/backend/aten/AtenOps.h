@@ -33,7 +33,8 @@
 //
 // Note [ATen effects]: an op whose schema writes an argument (`add_`, `out=`
 // variants), whose schema is tagged `nondeterministic_seeded` or takes a
-// `Generator` (random ops consume the RNG state), or that returns nothing is
+// `Generator` (random ops consume the RNG state; CPU flash attention, whose
+// kernel refuses dropout, is exempt), or that returns nothing is
 // effectful: operand 0 is an `!token` and result 0 a new `!token`, followed by
 // the schema's returns (see Note [Effect tokens]). Random ops are also
 // `kNondeterministic`; every other op is `kPure`.
