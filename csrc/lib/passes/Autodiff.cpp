@@ -354,13 +354,10 @@ bool cleanup(std::unique_ptr<ir::Graph>& g, support::DiagnosticEngine& diag) {
 // result without uses gets `false` in the mask. Only these ops, whose mask
 // means exactly "compute result i", are touched.
 void narrowOutputMasks(ir::Graph& g) {
-  static const std::unordered_set<std::string> masked = {
-      "aten.convolution_backward", "aten.convolution_backward.default",
-      "aten.native_layer_norm_backward", "aten.native_layer_norm_backward.default",
-      "aten.native_group_norm_backward", "aten.native_group_norm_backward.default",
-      "aten.native_batch_norm_backward", "aten.native_batch_norm_backward.default"};
+  static const std::unordered_set<std::string> masked = {"convolution_backward", "native_layer_norm_backward",
+                                                         "native_group_norm_backward", "native_batch_norm_backward"};
   for (Node* n = g.front(); n; n = n->next()) {
-    if (!masked.count(n->opName())) continue;
+    if (n->opName().rfind("aten.", 0) != 0 || !masked.count(ruleKey(*n))) continue;
     const Attr* m = n->attrs().get("output_mask");
     if (!m || m->kind() != Attr::Kind::Array || m->getArray().size() != n->numResults()) continue;
     Attr::Array narrowed = m->getArray();

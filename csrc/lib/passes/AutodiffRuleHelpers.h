@@ -252,14 +252,19 @@ bool softmaxBackward(RuleCtx& c, bool log) {
 /// The layer/group/batch norm rules' common end: `k` (the backward op's
 /// operands so far) gets an output mask for input, weight and bias, and the
 /// three gradients are given.
-bool normBackward(RuleCtx& c, Call& k, const char* op) {
-  k.set("output_mask", boolArray({true, !c.arg("weight").isNone(), !c.arg("bias").isNone()}));
+/// Emits the backward op `k` builds and gives its results, in order, to the
+/// arguments `names` (a backward op with one result per differentiated input).
+bool emitAndGive(RuleCtx& c, Call& k, const char* op, std::initializer_list<const char*> names) {
   Node* m = k.emitNode(op);
   if (!m) return false;
-  c.give("input", m->result(0));
-  c.give("weight", m->result(1));
-  c.give("bias", m->result(2));
+  size_t i = 0;
+  for (const char* name : names) c.give(name, m->result(i++));
   return true;
+}
+
+bool normBackward(RuleCtx& c, Call& k, const char* op) {
+  k.set("output_mask", boolArray({true, !c.arg("weight").isNone(), !c.arg("bias").isNone()}));
+  return emitAndGive(c, k, op, {"input", "weight", "bias"});
 }
 
 /// Zeros shaped like `x` (from its static shape when known, so the backward

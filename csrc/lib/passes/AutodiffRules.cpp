@@ -660,12 +660,8 @@ const std::unordered_map<std::string, Rule>& rules() {
           if (c.active("attn_mask")) return c.fail("the attention mask must not require grad");
           Call k(c, {c.g, c.val("query"), c.val("key"), c.val("value"), c.n->result(0), c.n->result(1)});
           k.pass("dropout_p").pass("is_causal").opt("attn_mask").pass("scale");
-          Node* m = k.emitNode("aten._scaled_dot_product_flash_attention_for_cpu_backward");
-          if (!m) return false;
-          c.give("query", m->result(0));
-          c.give("key", m->result(1));
-          c.give("value", m->result(2));
-          return true;
+          return emitAndGive(c, k, "aten._scaled_dot_product_flash_attention_for_cpu_backward",
+                             {"query", "key", "value"});
         });
     def({"native_layer_norm"}, {A{"input", T}, A{"normalized_shape", IL}, A{"weight", TO}, A{"bias", TO}, A{"eps", S}},
         [](RuleCtx& c) {
@@ -714,12 +710,7 @@ const std::unordered_map<std::string, Rule>& rules() {
           }
           k.pass("stride").pass("padding").pass("dilation").pass("transposed").pass("output_padding").pass("groups");
           k.set("output_mask", boolArray({true, true, bias}));
-          Node* m = k.emitNode("aten.convolution_backward");
-          if (!m) return false;
-          c.give("input", m->result(0));
-          c.give("weight", m->result(1));
-          c.give("bias", m->result(2));
-          return true;
+          return emitAndGive(c, k, "aten.convolution_backward", {"input", "weight", "bias"});
         });
     def({"max_pool2d_with_indices"},
         {A{"self", T}, A{"kernel_size", IL}, A{"stride", IL}, A{"padding", IL, Attr::integer(0)},

@@ -178,7 +178,6 @@ public:
     n.shape = std::move(outShape);
     n.coef = std::move(coef);
     n.ival = base;
-    n.fval = static_cast<double>(base);
     return k_.add(n);
   }
 

@@ -55,6 +55,18 @@ Rule softmaxRule(bool log, bool safe = false) {
     return std::vector<int>{finish(L, a, softmax(L, x, dim, log, safe))};
   };
 }
+/// _softmax_backward_data / _log_softmax_backward_data of grad_output g and the
+/// forward's output y: y * (g - sum(g * y)), or g - exp(y) * sum(g).
+Rule softmaxBackwardRule(bool log) {
+  return [log](Lowerer& L, const Args& a) {
+    int g = in(L, a, "grad_output"), y = in(L, a, "output");
+    if (L.shape(y).empty()) throw Failure{"softmax backward of a 0-dim tensor"};
+    std::vector<int> dims{normDim(static_cast<int64_t>(a.number("dim", 0)), L.shape(y).size())};
+    int s = L.reduce("sum", log ? g : L.bin("mul", g, y), dims, true);
+    int dx = log ? L.bin("sub", g, L.bin("mul", L.un("exp", y), s)) : L.bin("mul", y, L.bin("sub", g, s));
+    return std::vector<int>{finish(L, a, dx)};
+  };
+}
 /// var/std: sum((x - mean)^2) / (N - correction).
 Rule varRule(bool sqrtOf) {
   return [sqrtOf](Lowerer& L, const Args& a) {
@@ -111,20 +123,8 @@ void addReductionRules(RuleTable& t) {
   t["aten._safe_softmax.default"] = softmaxRule(false, true);
   // Their backward ops (training graphs), in the result's opmath type:
   // softmax dx = y * (g - sum(g * y)), log_softmax dx = g - exp(y) * sum(g).
-  t["aten._softmax_backward_data.default"] = [](Lowerer& L, const Args& a) {
-    int g = in(L, a, "grad_output"), y = in(L, a, "output");
-    if (L.shape(y).empty()) throw Failure{"softmax backward of a 0-dim tensor"};
-    std::vector<int> dims{normDim(static_cast<int64_t>(a.number("dim", 0)), L.shape(y).size())};
-    int s = L.reduce("sum", L.bin("mul", g, y), dims, true);
-    return std::vector<int>{finish(L, a, L.bin("mul", y, L.bin("sub", g, s)))};
-  };
-  t["aten._log_softmax_backward_data.default"] = [](Lowerer& L, const Args& a) {
-    int g = in(L, a, "grad_output"), y = in(L, a, "output");
-    if (L.shape(y).empty()) throw Failure{"softmax backward of a 0-dim tensor"};
-    std::vector<int> dims{normDim(static_cast<int64_t>(a.number("dim", 0)), L.shape(y).size())};
-    int s = L.reduce("sum", g, dims, true);
-    return std::vector<int>{finish(L, a, L.bin("sub", g, L.bin("mul", L.un("exp", y), s)))};
-  };
+  t["aten._softmax_backward_data.default"] = softmaxBackwardRule(false);
+  t["aten._log_softmax_backward_data.default"] = softmaxBackwardRule(true);
   // layer_norm: (x - mean) * rsqrt(var + eps) * weight + bias over the last
   // dims. native_layer_norm also returns mean and rstd: lowered only when
   // nothing uses them (canLowerNode), so its rule returns the output alone.
