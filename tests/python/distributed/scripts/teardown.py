@@ -34,13 +34,22 @@ exits (checked at exit; see the Note). Imported by the scripts before they call
 """
 
 import atexit
+import faulthandler
 import gc
 import glob
 import os
+import signal
 import sys
 
 import torch.distributed as dist
 import torch.distributed.nn  # noqa: F401  before init_process_group: Note [Gloo group at exit]
+
+# A launch that runs past its time bound is sent STACK_SIGNAL before it is killed
+# (dist_proc.run): every process of it writes every thread's Python stack to stderr,
+# so a hang reports where each rank waits (a collective one rank never joined, or a
+# teardown) instead of an empty stderr.
+STACK_SIGNAL = signal.SIGUSR1
+faulthandler.register(STACK_SIGNAL, all_threads=True)
 
 # Thread names of a gloo process group and of the TCP store it rendezvoused on.
 _GROUP_THREADS = ("pt_gloo", "gloo_", "pt_tcpstore")
