@@ -5,9 +5,10 @@
 #   make venvs    build/venv-3.12 (3.13) with the extension built for it in build-py3.12
 #                 (3.13) when that interpreter exists (issue 20)
 #   make build    incremental CMake build in build/ (Ninja, ccache)
-#   make test     every suite (GoogleTest, lit, pytest) under 3.11, then make venvs and every
-#                 pytest directory under 3.12 and 3.13 (TEST_PY_VERSIONS; a version not
-#                 installed is a skipped line), one summary line each
+#   make test     make venvs, every suite (GoogleTest, lit, pytest) under 3.11 and every pytest
+#                 directory under 3.12 and 3.13 (TEST_PY_VERSIONS; a version not installed
+#                 is a skipped line), two versions side by side (XACC_TEST_JOBS), one
+#                 summary line each
 #   make test-versions  make venvs, then only the pytest directories under 3.12 and 3.13
 #   make wheel    one wheel per available version into dist/ (cp311 from build/, cp312/cp313
 #                 from build-py3.X after make venvs; Note [Wheel layout] in setup.py)

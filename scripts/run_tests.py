@@ -24,9 +24,13 @@ The last line is exactly ``N passed, N failed``; the exit status is 1 when any s
 failed. A suite with no tests yet counts as empty, not failed -- but a suite whose test
 sources exist and that ran nothing (ctest finding no tests, pytest collecting none) fails.
 
+Each CPython's suites run in turn; with ``--jobs N`` (default 2, ``XACC_TEST_JOBS``) up to
+N versions run side by side, each suite's output printed whole when it ends (Note [Versions
+side by side]). After each pytest suite its slowest test files are named.
+
 Environment: ``XACC_BUILD_DIR`` (default ``<repo>/build``), ``XACC_SUITE_TIMEOUT``
-(seconds per suite, default 1800). ``--only NAME`` runs the suites whose name contains
-NAME (e.g. ``--only lit``).
+(seconds per suite, default 3600), ``XACC_TEST_JOBS``. ``--only NAME`` runs the suites
+whose name contains NAME (e.g. ``--only lit``).
 """
 
 from __future__ import annotations
@@ -41,6 +45,8 @@ import sys
 import tempfile
 import time
 import xml.etree.ElementTree as ET
+import threading
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
@@ -48,7 +54,9 @@ from typing import Callable
 REPO_ROOT = Path(__file__).resolve().parent.parent
 BUILD_DIR = Path(os.environ.get("XACC_BUILD_DIR", REPO_ROOT / "build")).resolve()
 RESULTS_DIR = BUILD_DIR / "test-results"
-SUITE_TIMEOUT = int(os.environ.get("XACC_SUITE_TIMEOUT", "1800"))
+SUITE_TIMEOUT = int(os.environ.get("XACC_SUITE_TIMEOUT", "3600"))
+# How many of a pytest suite's slowest test files its output names.
+SLOWEST_FILES = 12
 
 # pytest directories that run first, in this order; any other tests/<dir>/ with test
 # files runs after them in name order. tests/lit and tests/unit belong to lit and ctest.
@@ -72,12 +80,35 @@ class Result:
 class Suite:
     name: str
     run: Callable[[], Result]
+    # The CPython whose suites run one after another ("" for this interpreter's); see
+    # Note [Versions side by side].
+    stream: str = ""
+
+
+# Where a suite's output goes: this process's stdout, or (suites running side by side) the
+# suite's own log file, which is printed whole when the suite ends.
+_sink = threading.local()
+
+
+def say(text: str) -> None:
+    out = getattr(_sink, "file", None)
+    if out is None:
+        print(text, flush=True)
+    else:
+        out.write(text + "\n")
+        out.flush()
 
 
 def run_streaming(cmd: list[str], env: dict[str, str] | None = None) -> int | None:
-    """Runs cmd with output going straight to ours; None when it hit the timeout."""
-    print(f"$ {' '.join(cmd)}", flush=True)
-    proc = subprocess.Popen(cmd, cwd=REPO_ROOT, env=env, start_new_session=True)
+    """Runs cmd with output going to the suite's sink (ours, or its log file); None when it
+    hit the timeout."""
+    say(f"$ {' '.join(cmd)}")
+    out = getattr(_sink, "file", None)
+    stream_env = getattr(_sink, "env", None)
+    if stream_env:
+        env = dict(env if env is not None else os.environ, **stream_env)
+    proc = subprocess.Popen(cmd, cwd=REPO_ROOT, env=env, start_new_session=True,
+                            stdout=out, stderr=subprocess.STDOUT if out else None)
     try:
         return proc.wait(timeout=SUITE_TIMEOUT)
     except subprocess.TimeoutExpired:
@@ -205,6 +236,29 @@ def extra_pythons(versions: list[str] | None) -> list[tuple[str, Path | None, st
     return found
 
 
+def test_file_of(classname: str) -> str:
+    """The repo-relative file of a JUnit classname (``tests.python.capture.test_x.TestY``):
+    its longest dotted prefix that names a .py file."""
+    parts = classname.split(".")
+    for n in range(len(parts), 0, -1):
+        path = Path(*parts[:n]).with_suffix(".py")
+        if (REPO_ROOT / path).is_file():
+            return str(path)
+    return classname
+
+
+def print_slowest_files(root: ET.Element, count: int = SLOWEST_FILES) -> None:
+    """Prints the suite's ``count`` slowest test files (summed test times from the JUnit
+    report): what to look at first when the whole run nears CI's time budget."""
+    seconds: dict[str, float] = {}
+    for case in root.iter("testcase"):
+        file = test_file_of(case.get("classname", ""))
+        seconds[file] = seconds.get(file, 0.0) + float(case.get("time", 0) or 0)
+    slowest = sorted(seconds.items(), key=lambda kv: -kv[1])[:count]
+    if slowest:
+        say("-- slowest test files: " + ", ".join(f"{f} {t:.0f}s" for f, t in slowest))
+
+
 def make_pytest(rel: str, python: Path | None = None, version: str = "") -> Callable[[], Result]:
     def run() -> Result:
         path = REPO_ROOT / rel
@@ -227,6 +281,7 @@ def make_pytest(rel: str, python: Path | None = None, version: str = "") -> Call
                 result.passed += total - failed - skipped
                 result.failed += failed
                 result.skipped += skipped
+            print_slowest_files(root)
         if rc == 5:  # pytest: no tests collected, although test files exist
             return Result(failed=1, note="test files exist but pytest collected no tests")
         return finish(result, rc, "pytest")
@@ -238,7 +293,7 @@ def not_set_up(why: str) -> Callable[[], Result]:
     """A further version's suite that cannot run: a note when its interpreter is not
     installed, a failure when it is (`make venvs` failed or was not run)."""
     def run() -> Result:
-        print(f"-- {why}", flush=True)
+        say(f"-- {why}")
         return Result(note=why) if why.startswith("skipped") else Result(failed=1, note=why)
 
     return run
@@ -252,8 +307,66 @@ def all_suites(versions: list[str] | None = None, full_versions: bool = False) -
     for version, python, why in extra_pythons(versions):
         for rel in pytest_dirs():
             run = make_pytest(rel, python, version) if python else not_set_up(why)
-            suites.append(Suite(f"pytest {rel} (python {version})", run))
+            suites.append(Suite(f"pytest {rel} (python {version})", run, stream=version))
     return suites
+
+
+# Note [Versions side by side]
+# Each CPython's suites run one after another, but with --jobs N (default 2) up to N
+# versions' streams run at once: 3.11's layers/gtest/lit/pytest beside 3.12's pytest, then
+# 3.13's. Most of a pytest run is one busy thread (translation, MLIR compiles, small
+# tensors), so two streams on this 2-core machine take little more than the longer one
+# (the figures are in docs/python-versions.md, "Cost"). Side by side, a suite's output goes
+# to its own log under <build>/test-results/ and is printed whole when the suite ends, and
+# each stream has a kernel disk cache and a TMPDIR of its own, so no stream reads another's
+# half-written files. The summary keeps the suites' order and each suite's own time.
+DEFAULT_JOBS = 2
+
+
+def run_stream(suites: list[Suite], lock: threading.Lock, side_by_side: bool,
+               root: Path) -> list[tuple[Suite, Result, float]]:
+    done = []
+    if side_by_side:
+        tag = suites[0].stream or "base"
+        cache, tmp = root / f"cache-{tag}", root / f"tmp-{tag}"
+        cache.mkdir()
+        tmp.mkdir()
+        _sink.env = {"XACC_CACHE_DIR": str(cache), "TMPDIR": str(tmp)}
+    for suite in suites:
+        start = time.monotonic()
+        if not side_by_side:
+            print(f"\n===== {suite.name} =====", flush=True)
+            result = suite.run()
+        else:
+            log = fresh_report("log-" + "".join(c if c.isalnum() or c in ".-" else "-" for c in suite.name) + ".txt")
+            with open(log, "w") as out:
+                _sink.file = out
+                try:
+                    result = suite.run()
+                finally:
+                    _sink.file = None
+            with lock:
+                print(f"\n===== {suite.name} ({time.monotonic() - start:.0f}s, side by side) =====", flush=True)
+                sys.stdout.write(log.read_text(errors="replace"))
+                sys.stdout.flush()
+        done.append((suite, result, time.monotonic() - start))
+    return done
+
+
+def run_suites(suites: list[Suite], jobs: int) -> list[tuple[Suite, Result, float]]:
+    """Runs the suites, each CPython's in order, up to ``jobs`` CPythons at once (Note
+    [Versions side by side]); returns (suite, result, seconds) in the suites' order."""
+    streams: dict[str, list[Suite]] = {}
+    for suite in suites:
+        streams.setdefault(suite.stream, []).append(suite)
+    lock = threading.Lock()
+    if jobs <= 1 or len(streams) <= 1:
+        return run_stream(suites, lock, False, REPO_ROOT)
+    with tempfile.TemporaryDirectory(prefix="xacc-test-streams-") as root, \
+            ThreadPoolExecutor(max_workers=jobs) as pool:
+        futures = [pool.submit(run_stream, group, lock, True, Path(root)) for group in streams.values()]
+        results = {id(s): (s, r, t) for f in futures for s, r, t in f.result()}
+    return [results[id(s)] for s in suites]
 
 
 def main() -> int:
@@ -265,6 +378,9 @@ def main() -> int:
                         "(default: every build/venv-3.X)")
     parser.add_argument("--full-versions", action="store_true",
                         help="run only the further versions' suites (every pytest directory each)")
+    parser.add_argument("--jobs", type=int, default=int(os.environ.get("XACC_TEST_JOBS", DEFAULT_JOBS)),
+                        help="CPython versions whose suites run side by side (default "
+                        f"XACC_TEST_JOBS or {DEFAULT_JOBS}; 1 runs every suite in turn)")
     args = parser.parse_args()
 
     versions = [v for v in args.versions.split(",") if v] if args.versions is not None else None
@@ -280,12 +396,8 @@ def main() -> int:
     # compiled by an earlier build or run, and the user's cache is left alone.
     cache = tempfile.TemporaryDirectory(prefix="xacc-test-cache-")
     os.environ["XACC_CACHE_DIR"] = cache.name
-    summary = []
-    for suite in suites:
-        print(f"\n===== {suite.name} =====", flush=True)
-        start = time.monotonic()
-        result = suite.run()
-        summary.append((suite, result, time.monotonic() - start))
+    started = time.monotonic()
+    summary = run_suites(suites, args.jobs)
 
     print("\n===== summary =====")
     total_passed = total_failed = 0
@@ -296,6 +408,7 @@ def main() -> int:
         print(f"{suite.name}: {r.passed} passed, {r.failed} failed ({'; '.join(extras)})")
         total_passed += r.passed
         total_failed += r.failed
+    print(f"-- wall time {time.monotonic() - started:.1f}s ({args.jobs} at a time)")
     print(f"{total_passed} passed, {total_failed} failed", flush=True)
     return 1 if total_failed else 0
 

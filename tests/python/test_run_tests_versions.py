@@ -59,3 +59,48 @@ def test_each_version_runs_the_same_pytest_directories_as_311():
     assert [n for n in suites if n.endswith("(python 3.99)")] == [f"{n} (python 3.99)" for n in base]
     # The capture suite and the examples check are part of it.
     assert "tests/python" in run_tests.pytest_dirs()
+
+
+def _printing_suite(name, stream, marker):
+    """A suite whose one process prints its marker, its stream's cache and TMPDIR, then
+    the marker again a moment later (so that two such suites overlap in time)."""
+    code = ("import os, sys, time; print(sys.argv[1], os.environ.get('XACC_CACHE_DIR'), os.environ.get('TMPDIR'));"
+            " sys.stdout.flush(); time.sleep(0.5); print(sys.argv[1] + '-end')")
+
+    def run():
+        rc = run_tests.run_streaming([sys.executable, "-c", code, marker])
+        return run_tests.Result(passed=1) if rc == 0 else run_tests.Result(failed=1)
+
+    return run_tests.Suite(name, run, stream=stream)
+
+
+def test_versions_side_by_side_keep_each_suites_output_whole(capsys):
+    # Note [Versions side by side]: two streams at once; each suite's output is printed as
+    # one block, each stream has its own cache and TMPDIR, and the summary keeps the order.
+    suites = [_printing_suite("a1", "", "A1"), _printing_suite("a2", "", "A2"),
+              _printing_suite("b1", "3.99", "B1")]
+    start = run_tests.time.monotonic()
+    done = run_tests.run_suites(suites, jobs=2)
+    assert run_tests.time.monotonic() - start < 1.5 * 3 * 0.5 + 5
+    assert [s.name for s, _, _ in done] == ["a1", "a2", "b1"]
+    assert all(r.passed == 1 for _, r, _ in done)
+    out = capsys.readouterr().out
+    blocks = {}
+    for block in out.split("\n===== ")[1:]:
+        blocks[block.split(" ", 1)[0]] = block
+    assert set(blocks) == {"a1", "a2", "b1"}
+    dirs = {}
+    for name, marker in (("a1", "A1"), ("a2", "A2"), ("b1", "B1")):
+        lines = [l for l in blocks[name].splitlines() if l.startswith(marker)]
+        assert [l.split()[0] for l in lines] == [marker, marker + "-end"], blocks[name]
+        dirs[name] = tuple(lines[0].split()[1:])
+    assert dirs["a1"] == dirs["a2"] != dirs["b1"]
+    assert dirs["a1"][0] != dirs["b1"][0] and dirs["a1"][1] != dirs["b1"][1]
+
+
+def test_one_job_runs_in_turn_with_output_streamed(capfd):
+    suites = [_printing_suite("a1", "", "A1"), _printing_suite("b1", "3.99", "B1")]
+    done = run_tests.run_suites(suites, jobs=1)
+    assert [s.name for s, _, _ in done] == ["a1", "b1"]
+    out = capfd.readouterr().out
+    assert out.index("A1-end") < out.index("===== b1") < out.index("B1-end")

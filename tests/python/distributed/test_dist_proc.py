@@ -5,6 +5,7 @@ is killed), and no process of it outlives the test."""
 from __future__ import annotations
 
 import os
+import uuid
 
 import pytest
 
@@ -12,20 +13,24 @@ from dist_proc import SCRIPTS, run
 
 
 def test_a_hang_reports_every_process_stack():
+    # A token in the launch's environment marks its processes (the spawned child's command
+    # line does not name hang.py), so another test run on this machine does not count.
+    token = f"XACC_HANG_TEST={uuid.uuid4().hex}".encode()
     with pytest.raises(AssertionError) as e:
-        run([str(SCRIPTS / "hang.py")], timeout=20, relaunch_hang=False)
+        run([str(SCRIPTS / "hang.py")], timeout=20, env={"XACC_HANG_TEST": token.split(b"=")[1].decode()},
+            relaunch_hang=False)
     msg = str(e.value)
     assert "ran past 20 s" in msg
     assert "in parent_waits_forever" in msg, msg
     assert "in child_waits_forever" in msg, msg
     assert "thread 0x" in msg.lower()  # faulthandler's dump of every thread, not a traceback
-    # Nothing of the launch is left: no process runs hang.py any more.
+    # Nothing of the launch is left: no process carries its token any more.
     left = []
     for pid in os.listdir("/proc"):
         if pid.isdigit():
             try:
-                with open(f"/proc/{pid}/cmdline", "rb") as f:
-                    if b"hang.py" in f.read():
+                with open(f"/proc/{pid}/environ", "rb") as f:
+                    if token in f.read().split(b"\0"):
                         left.append(pid)
             except OSError:
                 pass
