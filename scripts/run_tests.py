@@ -250,10 +250,14 @@ def test_file_of(classname: str) -> str:
 def print_slowest_files(root: ET.Element, count: int = SLOWEST_FILES) -> None:
     """Prints the suite's ``count`` slowest test files (summed test times from the JUnit
     report): what to look at first when the whole run nears CI's time budget."""
-    seconds: dict[str, float] = {}
+    by_class: dict[str, float] = {}
     for case in root.iter("testcase"):
-        file = test_file_of(case.get("classname", ""))
-        seconds[file] = seconds.get(file, 0.0) + float(case.get("time", 0) or 0)
+        name = case.get("classname", "")
+        by_class[name] = by_class.get(name, 0.0) + float(case.get("time", 0) or 0)
+    seconds: dict[str, float] = {}
+    for name, t in by_class.items():
+        file = test_file_of(name)
+        seconds[file] = seconds.get(file, 0.0) + t
     slowest = sorted(seconds.items(), key=lambda kv: -kv[1])[:count]
     if slowest:
         say("-- slowest test files: " + ", ".join(f"{f} {t:.0f}s" for f, t in slowest))
@@ -323,21 +327,28 @@ def all_suites(versions: list[str] | None = None, full_versions: bool = False) -
 DEFAULT_JOBS = 2
 
 
-def run_stream(suites: list[Suite], lock: threading.Lock, side_by_side: bool,
-               root: Path) -> list[tuple[Suite, Result, float]]:
+def run_in_turn(suites: list[Suite]) -> list[tuple[Suite, Result, float]]:
     done = []
-    if side_by_side:
-        tag = suites[0].stream or "base"
-        cache, tmp = root / f"cache-{tag}", root / f"tmp-{tag}"
-        cache.mkdir()
-        tmp.mkdir()
-        _sink.env = {"XACC_CACHE_DIR": str(cache), "TMPDIR": str(tmp)}
     for suite in suites:
+        print(f"\n===== {suite.name} =====", flush=True)
         start = time.monotonic()
-        if not side_by_side:
-            print(f"\n===== {suite.name} =====", flush=True)
-            result = suite.run()
-        else:
+        result = suite.run()
+        done.append((suite, result, time.monotonic() - start))
+    return done
+
+
+def run_stream_aside(suites: list[Suite], lock: threading.Lock, root: Path) -> list[tuple[Suite, Result, float]]:
+    """One CPython's suites in turn, beside other streams: its own cache and TMPDIR under
+    ``root``, each suite's output into its log, printed whole (under ``lock``) when it ends."""
+    tag = suites[0].stream or "base"
+    cache, tmp = root / f"cache-{tag}", root / f"tmp-{tag}"
+    cache.mkdir()
+    tmp.mkdir()
+    _sink.env = {"XACC_CACHE_DIR": str(cache), "TMPDIR": str(tmp)}
+    done = []
+    try:
+        for suite in suites:
+            start = time.monotonic()
             log = fresh_report("log-" + "".join(c if c.isalnum() or c in ".-" else "-" for c in suite.name) + ".txt")
             with open(log, "w") as out:
                 _sink.file = out
@@ -349,7 +360,9 @@ def run_stream(suites: list[Suite], lock: threading.Lock, side_by_side: bool,
                 print(f"\n===== {suite.name} ({time.monotonic() - start:.0f}s, side by side) =====", flush=True)
                 sys.stdout.write(log.read_text(errors="replace"))
                 sys.stdout.flush()
-        done.append((suite, result, time.monotonic() - start))
+            done.append((suite, result, time.monotonic() - start))
+    finally:
+        _sink.env = None
     return done
 
 
@@ -359,12 +372,12 @@ def run_suites(suites: list[Suite], jobs: int) -> list[tuple[Suite, Result, floa
     streams: dict[str, list[Suite]] = {}
     for suite in suites:
         streams.setdefault(suite.stream, []).append(suite)
-    lock = threading.Lock()
     if jobs <= 1 or len(streams) <= 1:
-        return run_stream(suites, lock, False, REPO_ROOT)
+        return run_in_turn(suites)
+    lock = threading.Lock()
     with tempfile.TemporaryDirectory(prefix="xacc-test-streams-") as root, \
             ThreadPoolExecutor(max_workers=jobs) as pool:
-        futures = [pool.submit(run_stream, group, lock, True, Path(root)) for group in streams.values()]
+        futures = [pool.submit(run_stream_aside, group, lock, Path(root)) for group in streams.values()]
         results = {id(s): (s, r, t) for f in futures for s, r, t in f.result()}
     return [results[id(s)] for s in suites]
 

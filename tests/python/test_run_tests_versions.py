@@ -61,27 +61,33 @@ def test_each_version_runs_the_same_pytest_directories_as_311():
     assert "tests/python" in run_tests.pytest_dirs()
 
 
-def _printing_suite(name, stream, marker):
-    """A suite whose one process prints its marker, its stream's cache and TMPDIR, then
-    the marker again a moment later (so that two such suites overlap in time)."""
+def _printing_suite(name, stream, marker, signal="", wait_for=""):
+    """A suite whose one process prints its marker and its stream's cache and TMPDIR,
+    creates the file ``signal`` (if given), waits up to 60 s for the file ``wait_for`` (if
+    given; exit status 1 when it never comes), then prints the marker again."""
     code = ("import os, sys, time; print(sys.argv[1], os.environ.get('XACC_CACHE_DIR'), os.environ.get('TMPDIR'));"
-            " sys.stdout.flush(); time.sleep(0.5); print(sys.argv[1] + '-end')")
+            " sys.stdout.flush(); sig, wait = sys.argv[2:4];"
+            " sig and open(sig, 'w').close(); deadline = time.monotonic() + 60\n"
+            "while wait and not os.path.exists(wait):\n"
+            "    time.sleep(0.05)\n"
+            "    if time.monotonic() > deadline: sys.exit(1)\n"
+            "print(sys.argv[1] + '-end')")
 
     def run():
-        rc = run_tests.run_streaming([sys.executable, "-c", code, marker])
+        rc = run_tests.run_streaming([sys.executable, "-c", code, marker, signal, wait_for])
         return run_tests.Result(passed=1) if rc == 0 else run_tests.Result(failed=1)
 
     return run_tests.Suite(name, run, stream=stream)
 
 
-def test_versions_side_by_side_keep_each_suites_output_whole(capsys):
+def test_versions_side_by_side_keep_each_suites_output_whole(capsys, tmp_path):
     # Note [Versions side by side]: two streams at once; each suite's output is printed as
     # one block, each stream has its own cache and TMPDIR, and the summary keeps the order.
-    suites = [_printing_suite("a1", "", "A1"), _printing_suite("a2", "", "A2"),
-              _printing_suite("b1", "3.99", "B1")]
-    start = run_tests.time.monotonic()
+    # a1 finishes only once b1 (the other stream) has started: run in turn, a1 would fail.
+    started = str(tmp_path / "b1-started")
+    suites = [_printing_suite("a1", "", "A1", wait_for=started), _printing_suite("a2", "", "A2"),
+              _printing_suite("b1", "3.99", "B1", signal=started)]
     done = run_tests.run_suites(suites, jobs=2)
-    assert run_tests.time.monotonic() - start < 1.5 * 3 * 0.5 + 5
     assert [s.name for s, _, _ in done] == ["a1", "a2", "b1"]
     assert all(r.passed == 1 for _, r, _ in done)
     out = capsys.readouterr().out

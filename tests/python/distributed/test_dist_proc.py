@@ -15,10 +15,10 @@ from dist_proc import SCRIPTS, run
 def test_a_hang_reports_every_process_stack():
     # A token in the launch's environment marks its processes (the spawned child's command
     # line does not name hang.py), so another test run on this machine does not count.
-    token = f"XACC_HANG_TEST={uuid.uuid4().hex}".encode()
+    mark = uuid.uuid4().hex
+    token = f"XACC_HANG_TEST={mark}".encode()
     with pytest.raises(AssertionError) as e:
-        run([str(SCRIPTS / "hang.py")], timeout=20, env={"XACC_HANG_TEST": token.split(b"=")[1].decode()},
-            relaunch_hang=False)
+        run([str(SCRIPTS / "hang.py")], timeout=20, env={"XACC_HANG_TEST": mark}, relaunch_hang=False)
     msg = str(e.value)
     assert "ran past 20 s" in msg
     assert "in parent_waits_forever" in msg, msg
