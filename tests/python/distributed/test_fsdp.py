@@ -3,9 +3,13 @@ CUDA and NCCL runs under `python -m xjit --device cpu` on 2 ranks over gloo
 (spawn and torchrun): both ranks translate frames and compile graphs, what
 cannot be captured breaks with a reason (no internal errors), and the gathered
 parameters equal plain python's run of the CPU version within 1e-5; the CPU
-script with `xacc.jit` on the model ends with the same parameters too."""
+script with `xacc.jit` on the model ends with the same parameters too, and both
+of its ranks compiled graphs and ran their compiled backward (a forward that fell
+back to eager as a whole would give the same parameters) with no internal error."""
 
 from __future__ import annotations
+
+import json
 
 import pytest
 
@@ -42,3 +46,9 @@ def test_fsdp2_with_xacc_jit_on_the_model(tmp_path, reference):
     out = str(tmp_path / "params")
     run([str(SCRIPTS / "fsdp_cpu.py"), out, "jit"])
     _same_params(out, reference)
+    for r in (0, 1):
+        with open(f"{out}.rank{r}.xacc") as f:
+            counters = json.load(f)
+        assert counters["graphs"] > 0, (r, counters)
+        assert counters["compiled_backward_runs"] > 0, (r, counters)
+        assert counters["internal_errors"] == 0, (r, counters)

@@ -249,7 +249,6 @@ bool Translator::branch(Frame& f, const Instr& ins, bool jumpIfTrue, bool& done,
   auto giveUp = [&](const std::string& why) { return notCaptured(f, line, offset, why); };
   if (f.lazy) return giveUp("inside a generator");
   if (branchDepth_ >= kMaxBranchDepth) return giveUp("branches nested too deeply");
-  const auto& instrs = f.bc->instrs();
   if (!jumpIfTrue && jumpIp > fallIp && whileBottom(f.bc, fallIp, jumpIp))
     return whileLoop(f, fallIp, jumpIp, line, offset);  // `while <tensor>:`
   VarRef c = f.stack.back();
