@@ -1,8 +1,7 @@
 """The CPU/gloo twin of fsdp_cuda.py (the reference run): 3 steps of SGD on an
 FSDP2-sharded MLP over 2 ranks. argv: <out> [jit] (jit: the forward runs under
 xacc.jit). Every rank saves the full parameters to <out>.rank<r>; under jit,
-also xacc's counters (graphs, breaks, internal errors, training graphs and their
-runs) to <out>.rank<r>.xacc, as JSON."""
+also `xacc.jit.counters()` to <out>.rank<r>.xacc, as JSON."""
 
 import json
 import os
@@ -54,7 +53,7 @@ def worker(rank, world, out, jit):
     full = {k: v.full_tensor().cpu() for k, v in model.state_dict().items()}
     torch.save(full, f"{out}.rank{rank}")
     if jit:
-        from xacc._src.jit import counters
+        from xacc.jit import counters
         with open(f"{out}.rank{rank}.xacc", "w") as f:
             json.dump(counters(), f)
     # FSDP2 holds the group past destroy_process_group (plain PyTorch; Note [Gloo group at exit])
