@@ -108,9 +108,9 @@ def _forked_worker(ns: argparse.Namespace) -> None:
     _WORKER = (time.perf_counter(), w, ns.rec)
     C.reset_stats()
     convert.EVENTS.clear()
-    for table in (convert.COUNTERS, convert.training.COUNTERS):
-        for k in table:
-            table[k] = 0
+    for k in convert.COUNTERS:
+        convert.COUNTERS[k] = 0
+    convert.training.reset()
 
 
 def _report(t0: float, ns: argparse.Namespace, rec: object) -> str:

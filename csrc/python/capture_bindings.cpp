@@ -161,6 +161,7 @@ py::dict entryInfo(const std::shared_ptr<cap::CacheEntry>& e) {
 }  // namespace
 
 void bindTranslate(py::module_& c);  // translate_bindings.cpp
+void bindTrainingRunner(py::module_& c);  // training_runner.cpp
 
 void bindCapture(py::module_& m) {
   py::module_ c = m.def_submodule("capture", "XJIT frame hook, caches, guards and graphs");
@@ -758,4 +759,5 @@ void bindCapture(py::module_& m) {
   });
   c.def("reset_stats", &cap::resetHookStats);
   bindTranslate(c);
+  bindTrainingRunner(c);
 }

@@ -145,9 +145,7 @@ def reset() -> None:
     _convert.aot_store.forget()
     for k in _convert.COUNTERS:
         _convert.COUNTERS[k] = 0
-    for k in _convert.training.COUNTERS:
-        _convert.training.COUNTERS[k] = 0
-    _convert.training.FALLBACKS.clear()
+    _convert.training.reset()
 
 
 def counters() -> dict[str, int]:
@@ -157,7 +155,7 @@ def counters() -> dict[str, int]:
     again for a size change its frame already made dynamic counts as a
     `dynamic_followups`, not a recompile (Note [Fragment groups] in dynamic.py)."""
     out = dict(_convert.COUNTERS)
-    out.update(_convert.training.COUNTERS)
+    out.update(_convert.training.counters())
     out.update({f"hook_{k}": v for k, v in _C.stats().items()})
     return out
 

@@ -37,8 +37,6 @@ void setGraphTap(PyObject* tap) {
   Py_XSETREF(gGraphTap, tap);
 }
 
-namespace {
-
 bool pythonToIValue(PyObject* o, c10::IValue& out, std::string& error) {
   if (THPVariable_Check(o)) {
     out = THPVariable_Unpack(o);
@@ -62,6 +60,8 @@ bool pythonToIValue(PyObject* o, c10::IValue& out, std::string& error) {
   }
   return true;
 }
+
+namespace {
 
 /// The registered backends, by target (Note [Backend interface]).
 struct BackendRegistry {
@@ -317,6 +317,62 @@ bool CompiledGraph::run(PyObject* const* inputs, size_t n, std::vector<c10::IVal
     callTap(id(), "out", out);
     Py_DECREF(out);
   }
+  return true;
+}
+
+bool CompiledGraph::runValues(std::vector<c10::IValue> inputs, std::vector<c10::IValue>& outs, std::string& error,
+                              std::exception_ptr& escaped) const {
+  if (!exe_) {
+    error = "graph is not prepared for a backend (its entry runs other graphs): " + plan_;
+    return false;
+  }
+  if (inputs.size() != numInputs_) {
+    error = "graph expects " + std::to_string(numInputs_) + " inputs, got " + std::to_string(inputs.size());
+    return false;
+  }
+  std::vector<c10::IValue> args(paramIsToken_.size());
+  for (size_t i = 0, k = 0; i < paramIsToken_.size(); ++i)
+    if (!paramIsToken_[i]) args[i] = std::move(inputs[k++]);
+  // The tap sees Python objects: converted under the GIL, which this thread may
+  // not hold (PyGILState_Ensure works either way).
+  auto tap = [this](const char* what, const std::vector<c10::IValue>& vals, const std::vector<int8_t>& isToken) {
+    PyGILState_STATE gs = PyGILState_Ensure();
+    if (gGraphTap) {
+      PyObject* t = PyList_New(0);
+      for (size_t i = 0; t && i < vals.size(); ++i) {
+        if (isToken[i]) continue;
+        PyObject* o = ivalueToPython(vals[i]);
+        if (!o) {
+          PyErr_Clear();
+          o = Py_NewRef(Py_None);
+        }
+        PyList_Append(t, o);
+        Py_DECREF(o);
+      }
+      if (t) {
+        PyObject* tup = PyList_AsTuple(t);
+        Py_DECREF(t);
+        if (tup) callTap(id(), what, tup);
+        Py_XDECREF(tup);
+      }
+    }
+    PyGILState_Release(gs);
+  };
+  if (gGraphTap) tap("in", args, paramIsToken_);
+  std::vector<c10::IValue> all;
+  bool ok = false;
+  CaptureState prevState = setState(CaptureState::Off);
+  try {
+    ok = exe_->run(args, all, error);
+  } catch (...) {
+    escaped = std::current_exception();
+  }
+  setState(prevState);
+  if (escaped || !ok) return false;
+  if (gGraphTap) tap("out", all, resultIsToken_);
+  outs.clear();
+  for (size_t i = 0; i < all.size(); ++i)
+    if (!resultIsToken_[i]) outs.push_back(std::move(all[i]));
   return true;
 }
 

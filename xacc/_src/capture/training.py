@@ -32,7 +32,6 @@ from __future__ import annotations
 from typing import Any
 
 import torch
-from torch.autograd.function import once_differentiable
 
 from xacc._C import capture as C
 from xacc._src.capture import ddp_split
@@ -46,6 +45,26 @@ COUNTERS: dict[str, int] = {"training_graphs": 0, "training_fallbacks": 0,
                             "ddp_split_graphs": 0, "ddp_split_pieces": 0}
 # (function, reason) of every fallback, newest last (tests and explain read it).
 FALLBACKS: list[tuple[str, str]] = []
+# Training graphs run through C++ (Note [Native training runner] in
+# csrc/python/training_runner.cpp); tests set it False to compare with the
+# Python autograd.Function, which is kept for graphs with non-tensor results.
+NATIVE_RUNNER = True
+
+
+def counters() -> dict[str, int]:
+    """COUNTERS with the C++ runners' runs added (Note [Native training runner])."""
+    out = dict(COUNTERS)
+    fwd, bwd = C.training_runner_runs()
+    out["compiled_forward_runs"] += fwd
+    out["compiled_backward_runs"] += bwd
+    return out
+
+
+def reset() -> None:
+    for k in COUNTERS:
+        COUNTERS[k] = 0
+    C.reset_training_runner_runs()
+    FALLBACKS.clear()
 
 
 def _wrt(inputs: list[Any] | None) -> list[int]:
@@ -148,8 +167,41 @@ def _fallback(name: str, why: str) -> None:
     return None
 
 
+def _refuse_second_order(grads: tuple, name: str) -> tuple:
+    """A compiled backward's gradients under create_graph=True, each given a
+    node that raises when differentiated: the backward records no history (it
+    reads residuals the forward computed without any), so a second backward
+    through it must raise, not drop the second-order terms. The same as the C++
+    runner's (Note [Native training runner])."""
+    idx = [i for i, g in enumerate(grads) if isinstance(g, torch.Tensor)]
+    if not idx:
+        return grads
+    err = torch._C._functions.DelayedError(
+        f"xacc: trying to differentiate twice through a compiled backward ({name}), which records no history",
+        len(idx))
+    wrapped = err(*[grads[i].detach().requires_grad_() for i in idx])
+    if len(idx) == 1:
+        wrapped = (wrapped,)
+    out = list(grads)
+    for i, g in zip(idx, wrapped):
+        out[i] = g
+    return tuple(out)
+
+
 def _make_runner(fwd: Any, bwd: Any, n_inputs: int, wrt: list[int], n_results: int, n_res: int,
                  saved: list[int], cot: list[bool], req: list[bool], name: str) -> Any:
+    """The C++ runner (Note [Native training runner]), or this module's
+    autograd.Function when some result is not a tensor."""
+    if NATIVE_RUNNER:
+        try:
+            return C.TrainingRunner(fwd, bwd, n_inputs, wrt, n_results, saved, cot, req, name)
+        except ValueError as e:
+            log("training", "%s: Python runner: %s", name, e)
+    return _python_runner(fwd, bwd, n_inputs, wrt, n_results, n_res, saved, cot, req, name)
+
+
+def _python_runner(fwd: Any, bwd: Any, n_inputs: int, wrt: list[int], n_results: int, n_res: int,
+                   saved: list[int], cot: list[bool], req: list[bool], name: str) -> Any:
     wrt_t = tuple(wrt)
     saved_t = tuple(saved)
     cot_idx = tuple(i for i, c in enumerate(cot) if c)
@@ -180,26 +232,32 @@ def _make_runner(fwd: Any, bwd: Any, n_inputs: int, wrt: list[int], n_results: i
             return tuple(results)
 
         @staticmethod
-        @once_differentiable
         def backward(ctx: Any, *grads: Any) -> tuple:
-            tensors = ctx.saved_tensors
-            vals = [tensors[k] if is_t else ctx.others[k] for is_t, k in ctx.layout]
-            n_saved = len(saved_t)
-            cots = []
-            for i in cot_idx:
-                g = grads[i]
-                if g is None:
-                    meta = ctx.result_meta[i]
-                    g = torch.zeros(meta[0], dtype=meta[1], device=meta[2]) if meta else 0.0
-                elif isinstance(g, torch.Tensor) and not g.is_contiguous():
-                    g = g.contiguous()
-                cots.append(g)
-            d = bwd(*vals[:n_saved], *cots, *vals[n_saved:])
-            COUNTERS["compiled_backward_runs"] += 1
-            out: list[Any] = [None] * n_inputs
-            for j, i in enumerate(wrt_t):
-                out[i] = d[j]
-            return tuple(out)
+            if not torch.is_grad_enabled():
+                return _backward(ctx, grads)
+            with torch.no_grad():  # create_graph=True
+                d = _backward(ctx, grads)
+            return _refuse_second_order(d, name)
+
+    def _backward(ctx: Any, grads: tuple) -> tuple:
+        tensors = ctx.saved_tensors
+        vals = [tensors[k] if is_t else ctx.others[k] for is_t, k in ctx.layout]
+        n_saved = len(saved_t)
+        cots = []
+        for i in cot_idx:
+            g = grads[i]
+            if g is None:
+                meta = ctx.result_meta[i]
+                g = torch.zeros(meta[0], dtype=meta[1], device=meta[2]) if meta else 0.0
+            elif isinstance(g, torch.Tensor) and not g.is_contiguous():
+                g = g.contiguous()
+            cots.append(g)
+        d = bwd(*vals[:n_saved], *cots, *vals[n_saved:])
+        COUNTERS["compiled_backward_runs"] += 1
+        out: list[Any] = [None] * n_inputs
+        for j, i in enumerate(wrt_t):
+            out[i] = d[j]
+        return tuple(out)
 
     CompiledGraphFunction.__name__ = CompiledGraphFunction.__qualname__ = f"CompiledGraphFunction[{name}]"
 

@@ -17,6 +17,7 @@
 #include <Python.h>
 
 #include <atomic>
+#include <exception>
 #include <functional>
 #include <map>
 #include <memory>
@@ -57,6 +58,14 @@ public:
   /// False with `error` set, or with a Python exception set when an exception
   /// escaped the backend (it never propagates).
   bool run(PyObject* const* inputs, size_t n, std::vector<c10::IValue>& outs, std::string& error) const;
+  /// The same on inputs that are IValues already (the non-token ones, in
+  /// order), callable with or without the GIL (a compiled backward runs on the
+  /// autograd engine's thread, Note [Native training runner]): nothing here
+  /// touches Python but the graph tap, which takes the GIL. False with `error`
+  /// set; an exception that escaped the backend is kept in `escaped` (not
+  /// raised), an op's failure is noted as run() notes it (takeRunFailure).
+  bool runValues(std::vector<c10::IValue> inputs, std::vector<c10::IValue>& outs, std::string& error,
+                 std::exception_ptr& escaped) const;
 
   const ir::Graph& graph() const { return *graph_; }
   const ir::Module& module() const { return *module_; }
@@ -101,6 +110,9 @@ void raiseAsEager();
 
 /// Converts one executor output to Python (new reference; null + error set).
 PyObject* ivalueToPython(const c10::IValue& v);
+/// A graph input as the executables take it (tensor, bool, int, float, None);
+/// false with `error` set for anything else.
+bool pythonToIValue(PyObject* o, c10::IValue& out, std::string& error);
 
 /// How a whole-frame entry rebuilds the frame's return value.
 struct OutTemplate {
@@ -127,8 +139,9 @@ public:
   OutTemplate ret;
   /// Note [Training runner]: when set (strong), the graph's inputs are passed to
   /// this Python callable instead of running `graph`, and it returns the tuple of
-  /// outputs (xacc/_src/capture/training.py: the compiled forward wrapped in an
-  /// autograd.Function whose backward runs the compiled backward graph).
+  /// outputs (xacc/_src/capture/training.py: the compiled forward in a custom
+  /// autograd function whose backward runs the compiled backward graph, Note
+  /// [Native training runner]).
   PyObject* runner = nullptr;
   // Code
   /// strong: the break function's code object, made into a function per call
