@@ -67,6 +67,7 @@ def test_training_graphs_run_through_the_native_runner(runners):
     assert runners[0].forward_graph.num_nodes > 0 and runners[0].backward_graph.num_nodes > 0
     c = counters()
     assert c["compiled_forward_runs"] == 3 and c["compiled_backward_runs"] == 3, c
+    assert c["python_runners"] == 0
 
 
 def test_native_and_python_runners_give_the_same_bits(monkeypatch, runners):
@@ -77,6 +78,7 @@ def test_native_and_python_runners_give_the_same_bits(monkeypatch, runners):
         m = _mlp()
         got[native] = (_train(m, jit(m)), [p.detach().clone() for p in m.parameters()])
     assert isinstance(runners[0], C.TrainingRunner) and not isinstance(runners[1], C.TrainingRunner)
+    assert counters()["python_runners"] == 1
     assert got[True][0] == got[False][0]
     for a, b in zip(got[True][1], got[False][1]):
         assert torch.equal(a, b)

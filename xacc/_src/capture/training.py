@@ -40,9 +40,11 @@ from xacc._src.capture.config import log
 # Counters merged into xacc.jit.counters(): graphs compiled with a backward,
 # graphs that fell back to replay, runs of compiled forwards and backwards.
 # Graphs split at DDP bucket boundaries and their pieces (Note [Bucket split]).
+# Training graphs run by the Python autograd.Function rather than the C++
+# runner (a non-tensor result; Note [Native training runner]).
 COUNTERS: dict[str, int] = {"training_graphs": 0, "training_fallbacks": 0,
                             "compiled_forward_runs": 0, "compiled_backward_runs": 0,
-                            "ddp_split_graphs": 0, "ddp_split_pieces": 0}
+                            "ddp_split_graphs": 0, "ddp_split_pieces": 0, "python_runners": 0}
 # (function, reason) of every fallback, newest last (tests and explain read it).
 FALLBACKS: list[tuple[str, str]] = []
 # Training graphs run through C++ (Note [Native training runner] in
@@ -197,6 +199,7 @@ def _make_runner(fwd: Any, bwd: Any, n_inputs: int, wrt: list[int], n_results: i
             return C.TrainingRunner(fwd, bwd, n_inputs, wrt, n_results, saved, cot, req, name)
         except ValueError as e:
             log("training", "%s: Python runner: %s", name, e)
+    COUNTERS["python_runners"] += 1
     return _python_runner(fwd, bwd, n_inputs, wrt, n_results, n_res, saved, cot, req, name)
 
 
