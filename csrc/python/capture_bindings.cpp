@@ -162,6 +162,7 @@ py::dict entryInfo(const std::shared_ptr<cap::CacheEntry>& e) {
 
 void bindTranslate(py::module_& c);  // translate_bindings.cpp
 void bindTrainingRunner(py::module_& c);  // training_runner.cpp
+size_t functionalizeFreshInplace(ir::Graph& g);  // training_inplace.cpp
 
 void bindCapture(py::module_& m) {
   py::module_ c = m.def_submodule("capture", "XJIT frame hook, caches, guards and graphs");
@@ -637,8 +638,12 @@ void bindCapture(py::module_& m) {
          bool forwardOnly) -> py::object {
         xacc::python::ensureBackend(device);
         support::DiagnosticEngine diag;
-        const ir::Module* m = pm.module.get();
+        // A copy whose fresh in-place writes are out of place (Note [Fresh
+        // in-place ops in training graphs], training_inplace.cpp).
+        auto copy = pm.clone();
+        const ir::Module* m = copy->module.get();
         if (m->graphs().empty()) throw py::value_error("training_graphs: the module has no graph");
+        functionalizeFreshInplace(*m->graphs().front());
         // `wrt`, savedParams and the result lists count graph inputs (what the
         // executable takes and returns): token parameters and results are skipped.
         const ir::Graph& g = *m->graphs().front();
