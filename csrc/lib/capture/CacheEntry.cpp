@@ -252,8 +252,30 @@ void CompiledGraph::setGraph(std::unique_ptr<ir::Module> module, ir::Graph* grap
 
 std::string CompiledGraph::text() const { return ir::printGraph(*graph_); }
 
-bool CompiledGraph::run(PyObject* const* inputs, size_t n, std::vector<c10::IValue>& outs,
-                        std::string& error) const {
+namespace {
+/// Calls the graph tap with `vals` as Python objects (a value that cannot be
+/// converted shows as None). Takes the GIL, which the caller may not hold.
+void tapValues(uintptr_t id, const char* what, const std::vector<c10::IValue>& vals) {
+  PyGILState_STATE gs = PyGILState_Ensure();
+  if (gGraphTap) {
+    if (PyObject* t = PyTuple_New(static_cast<Py_ssize_t>(vals.size()))) {
+      for (size_t i = 0; i < vals.size(); ++i) {
+        PyObject* o = ivalueToPython(vals[i]);
+        if (!o) {
+          PyErr_Clear();
+          o = Py_NewRef(Py_None);
+        }
+        PyTuple_SET_ITEM(t, i, o);
+      }
+      callTap(id, what, t);
+      Py_DECREF(t);
+    }
+  }
+  PyGILState_Release(gs);
+}
+}  // namespace
+
+bool CompiledGraph::checkCall(size_t n, std::string& error) const {
   if (!exe_) {
     error = "graph is not prepared for a backend (its entry runs other graphs): " + plan_;
     return false;
@@ -262,6 +284,38 @@ bool CompiledGraph::run(PyObject* const* inputs, size_t n, std::vector<c10::IVal
     error = "graph expects " + std::to_string(numInputs_) + " inputs, got " + std::to_string(n);
     return false;
   }
+  return true;
+}
+
+bool CompiledGraph::execute(std::vector<c10::IValue>& args, std::vector<c10::IValue>& outs, std::string& error,
+                            std::exception_ptr& escaped) const {
+  std::vector<c10::IValue> all;
+  bool ok = false;
+  // This runs under the eval-frame hook, which CPython calls from C, or on the
+  // autograd engine's thread: an exception that left here would reach
+  // std::terminate (it aborted the process when an xpu region read a vmap
+  // BatchedTensor's memory), and it would skip re-taking the GIL. So every
+  // exception stops here. The Python an op's kernel runs (a custom op's, Note
+  // [Custom operators as nodes]) is eager's opaque call, never captured: Note
+  // [Capture state].
+  CaptureState prevState = setState(CaptureState::Off);
+  try {
+    ok = exe_->run(args, all, error);
+  } catch (...) {
+    escaped = std::current_exception();
+  }
+  setState(prevState);
+  if (escaped || !ok) return false;
+  outs.clear();
+  for (size_t i = 0; i < all.size(); ++i)
+    if (!resultIsToken_[i]) outs.push_back(std::move(all[i]));
+  if (gGraphTap) tapValues(id(), "out", outs);
+  return true;
+}
+
+bool CompiledGraph::run(PyObject* const* inputs, size_t n, std::vector<c10::IValue>& outs,
+                        std::string& error) const {
+  if (!checkCall(n, error)) return false;
   std::vector<c10::IValue> args(paramIsToken_.size());
   size_t k = 0;
   for (size_t i = 0; i < paramIsToken_.size(); ++i) {
@@ -277,103 +331,26 @@ bool CompiledGraph::run(PyObject* const* inputs, size_t n, std::vector<c10::IVal
     callTap(id(), "in", in);
     Py_DECREF(in);
   }
-  std::vector<c10::IValue> all;
   bool ok = false;
   std::exception_ptr escaped;
-  // This runs under the eval-frame hook, which CPython calls from C: an
-  // exception that left here would reach std::terminate (it aborted the
-  // process when an xpu region read a vmap BatchedTensor's memory), and it
-  // would skip re-taking the GIL. So every exception stops here. The Python
-  // an op's kernel runs (a custom op's, Note [Custom operators as nodes]) is
-  // eager's opaque call, never captured: Note [Capture state].
-  CaptureState prevState = setState(CaptureState::Off);
   Py_BEGIN_ALLOW_THREADS
-  try {
-    ok = exe_->run(args, all, error);
-  } catch (...) {
-    escaped = std::current_exception();
-  }
+  ok = execute(args, outs, error, escaped);
   Py_END_ALLOW_THREADS
-  setState(prevState);
   if (escaped) {
     raiseEscaped(escaped, device_);
     return false;
   }
-  if (!ok) return false;
-  outs.clear();
-  for (size_t i = 0; i < all.size(); ++i)
-    if (!resultIsToken_[i]) outs.push_back(std::move(all[i]));
-  if (gGraphTap) {
-    PyObject* out = PyTuple_New(static_cast<Py_ssize_t>(outs.size()));
-    for (size_t i = 0; i < outs.size(); ++i) {
-      PyObject* o = ivalueToPython(outs[i]);
-      if (!o) {
-        PyErr_Clear();
-        Py_INCREF(Py_None);
-        o = Py_None;
-      }
-      PyTuple_SET_ITEM(out, i, o);
-    }
-    callTap(id(), "out", out);
-    Py_DECREF(out);
-  }
-  return true;
+  return ok;
 }
 
 bool CompiledGraph::runValues(std::vector<c10::IValue> inputs, std::vector<c10::IValue>& outs, std::string& error,
                               std::exception_ptr& escaped) const {
-  if (!exe_) {
-    error = "graph is not prepared for a backend (its entry runs other graphs): " + plan_;
-    return false;
-  }
-  if (inputs.size() != numInputs_) {
-    error = "graph expects " + std::to_string(numInputs_) + " inputs, got " + std::to_string(inputs.size());
-    return false;
-  }
+  if (!checkCall(inputs.size(), error)) return false;
+  if (gGraphTap) tapValues(id(), "in", inputs);
   std::vector<c10::IValue> args(paramIsToken_.size());
   for (size_t i = 0, k = 0; i < paramIsToken_.size(); ++i)
     if (!paramIsToken_[i]) args[i] = std::move(inputs[k++]);
-  // The tap sees Python objects: converted under the GIL, which this thread may
-  // not hold (PyGILState_Ensure works either way).
-  auto tap = [this](const char* what, const std::vector<c10::IValue>& vals, const std::vector<int8_t>& isToken) {
-    PyGILState_STATE gs = PyGILState_Ensure();
-    if (gGraphTap) {
-      PyObject* t = PyList_New(0);
-      for (size_t i = 0; t && i < vals.size(); ++i) {
-        if (isToken[i]) continue;
-        PyObject* o = ivalueToPython(vals[i]);
-        if (!o) {
-          PyErr_Clear();
-          o = Py_NewRef(Py_None);
-        }
-        PyList_Append(t, o);
-        Py_DECREF(o);
-      }
-      if (t) {
-        PyObject* tup = PyList_AsTuple(t);
-        Py_DECREF(t);
-        if (tup) callTap(id(), what, tup);
-        Py_XDECREF(tup);
-      }
-    }
-    PyGILState_Release(gs);
-  };
-  if (gGraphTap) tap("in", args, paramIsToken_);
-  std::vector<c10::IValue> all;
-  bool ok = false;
-  CaptureState prevState = setState(CaptureState::Off);
-  try {
-    ok = exe_->run(args, all, error);
-  } catch (...) {
-    escaped = std::current_exception();
-  }
-  setState(prevState);
-  if (escaped || !ok) return false;
-  if (gGraphTap) tap("out", all, resultIsToken_);
-  outs.clear();
-  for (size_t i = 0; i < all.size(); ++i)
-    if (!resultIsToken_[i]) outs.push_back(std::move(all[i]));
-  return true;
+  return execute(args, outs, error, escaped);
 }
 
 PyObject* CompiledGraph::call(PyObject* const* inputs, size_t n) const {

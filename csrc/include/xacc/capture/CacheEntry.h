@@ -82,6 +82,14 @@ public:
 
 private:
   void setGraph(std::unique_ptr<ir::Module> module, ir::Graph* graph);
+  /// Prepared, and called with `n` inputs; else false with `error` set.
+  bool checkCall(size_t n, std::string& error) const;
+  /// Runs the executable on `args` (token parameters included), the calling
+  /// thread's capture state Off, catching every exception into `escaped`;
+  /// `outs` gets the non-token results, then the graph tap sees them. Needs no
+  /// GIL (the tap takes it).
+  bool execute(std::vector<c10::IValue>& args, std::vector<c10::IValue>& outs, std::string& error,
+               std::exception_ptr& escaped) const;
 
   std::unique_ptr<ir::Module> module_;
   ir::Graph* graph_ = nullptr;
