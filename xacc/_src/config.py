@@ -201,6 +201,10 @@ ENV: tuple[EnvVar, ...] = (
     EnvVar("XACC_SKINNY_GEMM", "1", "`0`: matrix products of a few rows stay with ATen's GEMM instead of the "
                                     "skinny kernels (Note [Skinny matrix products], SkinnyGemm.cpp; read once "
                                     "per process), for A/B runs", _bit, "0 or 1"),
+    EnvVar("XACC_CONSTANT_STEPS", "1", "`0`: the MLIR backend runs every step on every call instead of "
+                                       "computing input-independent ones (position ids, masks) once per "
+                                       "executable (Note [Input-independent steps], ExecutableConstants.cpp; "
+                                       "read at each compile), for A/B runs", _bit, "0 or 1"),
     EnvVar("XACC_KEEP_FREED_MEMORY", "1", "the MLIR backend raises glibc's mmap and trim thresholds (32 MB, "
                                           "128 MB) once so large buffers are reused instead of returned to the "
                                           "system on every call; `0`: keep glibc's defaults", _bit, "0 or 1"),

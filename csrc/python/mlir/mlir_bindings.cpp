@@ -146,6 +146,8 @@ py::dict statsDict(const xm::CompileStats& s) {
   d["split_runs"] = s.splitRuns;
   d["packed_gemm_runs"] = s.packedGemmRuns;
   d["weights_packed"] = s.weightsPacked;
+  d["constant_steps"] = s.constantSteps;
+  d["constant_steps_skipped"] = s.constantStepsSkipped;
   return d;
 }
 

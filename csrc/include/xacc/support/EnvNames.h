@@ -18,6 +18,7 @@ inline constexpr const char kMlirInterleave[] = "XACC_MLIR_INTERLEAVE";
 inline constexpr const char kCompileThreads[] = "XACC_COMPILE_THREADS";
 inline constexpr const char kPackWeights[] = "XACC_PACK_WEIGHTS";
 inline constexpr const char kSkinnyGemm[] = "XACC_SKINNY_GEMM";
+inline constexpr const char kConstantSteps[] = "XACC_CONSTANT_STEPS";
 inline constexpr const char kKeepFreedMemory[] = "XACC_KEEP_FREED_MEMORY";
 inline constexpr const char kBuildDir[] = "XACC_BUILD_DIR";
 inline constexpr const char kExecutorPath[] = "XACC_EXECUTOR_PATH";

@@ -213,6 +213,7 @@ bool XpuExecutable::build(support::DiagnosticEngine& diag) {
   }
   for (ir::Value* v : graph_->results()) resultSlots_.push_back(slotOf(v));
   planRelease();
+  planConstants();
   // Compile the variants for the declared types now, when they are static
   // (Note [Parallel kernel compiles]).
   std::vector<RegionState*> now;
@@ -278,7 +279,15 @@ bool XpuExecutable::run(const std::vector<Datum>& inputs, std::vector<Datum>& ou
     for (int r : resultSlots_) outputs.push_back(slots[r]);
     return true;
   }
+  // Note [Input-independent steps]: values computed once, in their slots.
+  bool computedNow = false;
+  const std::vector<Datum>* constants = foldedConstants(computedNow);
+  if (constants) {
+    for (size_t i = 0; i < keptSlots_.size(); ++i) slots[keptSlots_[i]] = (*constants)[i];
+    if (!computedNow) constantStepsSkipped_ += stats_.constantSteps;
+  }
   for (auto& s : steps_) {
+    if (constants && s.constant) continue;
     if (s.region) {
       if (runRegion(*s.region, slots)) {
         ++kernelLaunches_;
@@ -313,6 +322,7 @@ const CompileStats& XpuExecutable::stats() const {
   snapshot_.splitRuns = splitRuns_.load();
   snapshot_.packedGemmRuns = packedGemmRuns_.load();
   snapshot_.weightsPacked = weightsPacked_.load();
+  snapshot_.constantStepsSkipped = constantStepsSkipped_.load();
   return snapshot_;
 }
 
@@ -356,6 +366,7 @@ std::string XpuExecutable::describe() const {
     } else {
       os << "fallback: " << s.node->opName() << "\n";
     }
+    if (s.constant) os << "  (constant: computed on the first call only)\n";
   }
   return os.str();
 }

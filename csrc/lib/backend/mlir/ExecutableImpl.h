@@ -254,6 +254,8 @@ struct Step {
   /// A fallback `aten.` node bound once (Note [Prepared ATen calls]); null:
   /// the node runs through its interp rule.
   std::unique_ptr<aten::PreparedAtenCall> call;
+  /// Input-independent: computed once (Note [Input-independent steps]).
+  bool constant = false;
 };
 
 class XpuExecutable : public Executable {
@@ -291,6 +293,11 @@ private:
   aten::PreparedAtenCall::Status runPrepared(const Step& s, std::vector<Datum>& slots, std::string& error);
   /// Fills each step's `release` (build(), once the steps exist).
   void planRelease();
+  /// Marks the constant steps and the kept slots (Note [Input-independent steps]).
+  void planConstants();
+  /// The kept slots' values, parallel to keptSlots_, computed on the first
+  /// call (`computedNow`: by this call); null: this call runs every step.
+  const std::vector<Datum>* foldedConstants(bool& computedNow);
 
   /// Note [Packed GEMM weights]. False: run the node through ATen as usual.
   bool runPackedGemm(Step& s, std::vector<Datum>& slots);
@@ -357,6 +364,14 @@ private:
   std::map<size_t, std::pair<Samples, Samples>> regionProf_;
   std::map<std::string, Samples> fallbackProf_;
   std::vector<std::string> leftToAten_;  ///< region keys the profile left to ATen
+  // Note [Input-independent steps]: constValues_ is written once, under
+  // constMu_, before constState_ becomes kConstantsReady.
+  static constexpr int kConstantsPending = 0, kConstantsReady = 1, kConstantsOff = 2;
+  std::vector<int> keptSlots_;
+  std::vector<Datum> constValues_;
+  std::mutex constMu_;
+  std::atomic<int> constState_{kConstantsPending};
+  std::atomic<int64_t> constantStepsSkipped_{0};
 };
 
 }  // namespace xacc::backend::mlir::exec

@@ -74,6 +74,11 @@ struct CompileStats {
   /// weights packed (Note [Packed GEMM weights] in Executable.cpp).
   int64_t packedGemmRuns = 0;
   int64_t weightsPacked = 0;
+  /// Steps whose values do not depend on the inputs, computed on the first
+  /// call only, and the step runs later calls skipped (Note [Input-independent
+  /// steps] in ExecutableConstants.cpp).
+  int constantSteps = 0;
+  int64_t constantStepsSkipped = 0;
   /// One line per node or region that fell back, with the reason (including
   /// regions whose kernel for a run-time input signature failed to build).
   std::vector<std::string> fallbackReasons;
