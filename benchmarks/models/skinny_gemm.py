@@ -4,9 +4,11 @@ in x, eager ATen against the same call in a graph captured by
 `xacc.jit(device="xpu0")` (a prepared direct call of the node), in both
 weight layouts: "linear" (x @ w.t(), w [N, K] contiguous: nn.Linear) and
 "conv1d" (x @ w, w [K, N] contiguous: GPT-2's Conv1D). Each shape cycles
-through enough distinct weights (about 400 MB) that every call reads its
-weight from memory, as a model's forward does; the table gives the median
-call time and the weight bytes streamed per second.
+through enough distinct weights (--working-set MB, default 400) that every
+call reads its weight from memory, as a model's forward does; the table gives
+the median call time and the weight bytes streamed per second. Set the
+working set well above the machine's last-level cache (`lscpu`): a cache
+that holds it measures the cache, not memory.
 
 --small: products whose weights stay in cache (depth 32 to 512), twenty in a
 chain per call (x @ w1 then @ w2, ten times) so that the graph call's own
@@ -17,7 +19,7 @@ the rows rule leaves to ATen shows "-".
 These tables are behind the rows rule of the Note (skinnyShape).
 
     PYTHONPATH=. python benchmarks/models/skinny_gemm.py [--threads 1,2] [--rows 1,2,4,8,16]
-                [--small | --kernel]
+                [--working-set MB] [--small | --kernel]
 """
 from __future__ import annotations
 
@@ -70,6 +72,8 @@ def main() -> None:
     ap.add_argument("--rows", default="1,2,4,8,16")
     ap.add_argument("--small", action="store_true", help="chains of small products (weights in cache)")
     ap.add_argument("--kernel", action="store_true", help="the kernels alone against torch.addmm")
+    ap.add_argument("--working-set", type=float, default=400, metavar="MB",
+                    help="distinct weights cycled through per shape, in MB (default 400)")
     a = ap.parse_args()
     if a.small:
         small(a)
@@ -86,7 +90,7 @@ def main() -> None:
 
     for m in tables(a, "", "layout     M     K      N   eager ms  GB/s   xacc ms  GB/s  xacc/eager"):
         for k, n in SHAPES:
-            count = max(1, int(4e8 / (k * n * 4)))
+            count = max(1, int(a.working_set * 1e6 / (k * n * 4)))
             for name, fn in (("linear", linear), ("conv1d", conv1d)):
                 shape = (n, k) if name == "linear" else (k, n)
                 args = [(torch.randn(m, k), torch.randn(*shape), torch.randn(n)) for _ in range(count)]
