@@ -42,6 +42,7 @@ BAD_ENV = {
     "XACC_COMPILE_THREADS": "0",
     "XACC_PACK_WEIGHTS": "off",
     "XACC_SKINNY_GEMM": "no",
+    "XACC_CONSTANT_STEPS": "off",
     "XACC_KEEP_FREED_MEMORY": "yes",
     "XACC_BUILD_DIR": FILE,
     "XACC_EXECUTOR_PATH": DIR + ":" + FILE,
@@ -123,7 +124,7 @@ def test_default_and_good_values_pass(name: str, monkeypatch: pytest.MonkeyPatch
             "XACC_PGO_PROFILE": str(tmp_path / "p.json"), "XACC_TEST_FAULT_OP": "aten.relu.default",
             "XACC_TEST_STACK_DEPTH": "1",
             "XACC_MLIR_VECTOR_WIDTH": "256", "XACC_MLIR_INTERLEAVE": "2", "XACC_COMPILE_THREADS": "2",
-            "XACC_PACK_WEIGHTS": "0", "XACC_SKINNY_GEMM": "0",
+            "XACC_PACK_WEIGHTS": "0", "XACC_SKINNY_GEMM": "0", "XACC_CONSTANT_STEPS": "0",
             "XACC_KEEP_FREED_MEMORY": "1", "XACC_EXECUTOR_PATH": f"{tmp_path}:{DIR}", "CAMEL_PACKAGES": DIR,
             "XACC_BUILD_DIR": str(tmp_path / "build"),
             "CAMEL_STD_LIB": str(tmp_path / "std")}
